@@ -1,0 +1,54 @@
+// Every option of the worker, declared once as data: name, environment variable, type, default and
+// description. Parsing, validation, `switchyard config --help`-style docs and the README table all
+// come from this one list (the Renovate habit).
+
+export type OptionKind = 'string' | 'secret' | 'url' | 'int' | 'list' | 'secret-list' | 'enum' | 'bool'
+
+export interface OptionSpec {
+  env: string
+  kind: OptionKind
+  description: string
+  default?: string
+  /** For `enum`. */
+  values?: readonly string[]
+  /** For `int`. */
+  min?: number
+  max?: number
+}
+
+export const OPTIONS = {
+  port: { env: 'PORT', kind: 'int', default: '3000', min: 0, max: 65535, description: 'HTTP port the worker listens on (0: any free port).' },
+  host: { env: 'HOST', kind: 'string', default: '0.0.0.0', description: 'Address the worker binds to.' },
+  baseUrl: { env: 'BASE_URL', kind: 'url', description: 'Public address of the worker, as the service reaches it; fills the manifest and the OAuth redirect URI. Default: http://localhost:PORT.' },
+  appSecrets: { env: 'APP_SECRET', kind: 'secret-list', description: 'The app_secret(s) the service signs webhooks with; comma-separated to rotate (every one is tried).' },
+  clientId: { env: 'CLIENT_ID', kind: 'string', description: 'OAuth client id of the app.' },
+  clientSecret: { env: 'CLIENT_SECRET', kind: 'secret', description: 'OAuth client secret; also the key of the JWTs on settings callbacks.' },
+  authUrl: { env: 'AUTH_URL', kind: 'url', description: 'Address of the authorization server ({auth_url}).' },
+  apiUrl: { env: 'API_URL', kind: 'string', description: 'Address of the enterprise API ({enterprise_api_url}); may hold {organization_domain}.' },
+  storeUrl: { env: 'STORE_URL', kind: 'string', description: 'Where state lives: sqlite://PATH (default), redis://..., postgres://..., or memory:// (tests; loses everything on exit).' },
+  dataDir: { env: 'DATA_DIR', kind: 'string', default: './data', description: 'Directory for the embedded SQLite store and the generated token key.' },
+  pipelinesDir: { env: 'PIPELINES_DIR', kind: 'string', description: 'Directory of pipeline files (*.yaml). Default: the shipped pipelines/.' },
+  pluginsDir: { env: 'PLUGINS_DIR', kind: 'string', description: "Directory of the operator's own plugins (*.js, *.mjs)." },
+  openaiApiKey: { env: 'OPENAI_API_KEY', kind: 'secret', description: 'API key of the OpenAI-compatible endpoint used by ai-proofread.' },
+  openaiBaseUrl: { env: 'OPENAI_BASE_URL', kind: 'url', description: 'Base URL of an OpenAI-compatible endpoint (self-hosted models).' },
+  headerPrefix: { env: 'HEADER_PREFIX', kind: 'string', default: 'X-Service-', description: 'Prefix of the webhook headers (X-Service-Signature, ...); the real platform uses X-Crowdin-.' },
+  bodyLimit: { env: 'BODY_LIMIT', kind: 'int', default: String(20 * 1024 * 1024), min: 1024, description: 'Largest webhook body accepted, in bytes; larger ones get 413.' },
+  queueLimit: { env: 'QUEUE_LIMIT', kind: 'int', default: '50000', min: 1, description: 'Strings waiting or running at most; beyond it webhooks get 503 with Retry-After.' },
+  concurrency: { env: 'CONCURRENCY', kind: 'int', default: '4', min: 1, max: 1024, description: 'Pipeline runs at once.' },
+  apiMaxInFlight: { env: 'API_MAX_IN_FLIGHT', kind: 'int', default: '20', min: 1, max: 1000, description: "API requests in flight per organization (the service's limit is 20)." },
+  apiMaxAttempts: { env: 'API_MAX_ATTEMPTS', kind: 'int', default: '8', min: 1, max: 100, description: 'Attempts of one API request before its strings are parked.' },
+  apiTimeoutMs: { env: 'API_TIMEOUT_MS', kind: 'int', default: '30000', min: 100, description: 'Timeout of one API request.' },
+  reportLingerMs: { env: 'REPORT_LINGER_MS', kind: 'int', default: '250', min: 0, description: 'How long status updates wait to be coalesced into one PATCH (up to 500 strings).' },
+  dedupeTtlMs: { env: 'DEDUPE_TTL_MS', kind: 'int', default: String(10 * 60_000), min: 0, description: 'How long a finished string is remembered, so a repeated delivery is absorbed.' },
+  reconcileIntervalMs: { env: 'RECONCILE_INTERVAL_MS', kind: 'int', default: String(5 * 60_000), min: 0, description: 'Period of the NEED_PROCESS reconciliation sweep (0: off).' },
+  shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', kind: 'int', default: '20000', min: 0, description: 'Deadline for finishing running work on SIGTERM/SIGINT.' },
+  tokenKey: { env: 'TOKEN_KEY', kind: 'secret', description: 'Key that encrypts OAuth tokens at rest (32 bytes, base64 or hex). Default: a key file in DATA_DIR, created with mode 0600.' },
+  oauthScopes: { env: 'OAUTH_SCOPES', kind: 'string', default: 'project', description: 'Scopes asked for in the authorization request, space-separated.' },
+  oauthTokenFormat: { env: 'OAUTH_TOKEN_FORMAT', kind: 'enum', values: ['json', 'form'], default: 'json', description: 'Body encoding of token requests: json (the service) or form (standard OAuth servers).' },
+  settingsScriptUrl: { env: 'SETTINGS_SCRIPT_URL', kind: 'string', default: '', description: "URL of the service's iframe script (defines AP) loaded by settings pages." },
+  queue: { env: 'QUEUE', kind: 'enum', values: ['memory', 'bullmq'], default: 'memory', description: 'Work queue: in-process (default) or BullMQ on Redis (QUEUE_REDIS_URL or a redis STORE_URL).' },
+  queueRedisUrl: { env: 'QUEUE_REDIS_URL', kind: 'string', description: 'Redis for QUEUE=bullmq; default: STORE_URL when it is redis://.' },
+  logLevel: { env: 'LOG_LEVEL', kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'Log level.' },
+} as const satisfies Record<string, OptionSpec>
+
+export type OptionName = keyof typeof OPTIONS

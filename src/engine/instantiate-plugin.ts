@@ -1,0 +1,55 @@
+// Turning a plugin definition plus the options a pipeline gives it into a running instance:
+// options are validated against the plugin's own JSON Schema (defaults applied) once, at load.
+import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
+import type { PluginContext, PluginDefinition, PluginInstance } from './types.js'
+
+const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
+const validators = new WeakMap<object, ValidateFunction>()
+
+export class PluginOptionsError extends Error {
+  constructor(readonly plugin: string, readonly errors: string[]) {
+    super(`options of "${plugin}": ${errors.join('; ')}`)
+    this.name = 'PluginOptionsError'
+  }
+}
+
+/** Human-readable ajv errors, each naming the option path. */
+export function formatAjvErrors(errors: ErrorObject[] | null | undefined, root = ''): string[] {
+  return (errors ?? []).map((e) => {
+    const where = `${root}${e.instancePath.replace(/^\//, '').replaceAll('/', '.')}` || '(options)'
+    if (e.keyword === 'additionalProperties') return `${where}: unknown option "${(e.params as { additionalProperty: string }).additionalProperty}"`
+    if (e.keyword === 'enum') return `${where}: must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`
+    return `${where}: ${e.message ?? 'is invalid'}`
+  })
+}
+
+/** Validate options (applying defaults, on a copy) and return them; throws PluginOptionsError. */
+export function resolvePluginOptions<O>(definition: PluginDefinition<O>, options: unknown): O {
+  let validate = validators.get(definition)
+  if (!validate) {
+    validate = ajv.compile(definition.options as object)
+    validators.set(definition, validate)
+  }
+  const copy = structuredClone(options ?? {}) as O
+  if (!validate(copy)) throw new PluginOptionsError(definition.name, formatAjvErrors(validate.errors))
+  return copy
+}
+
+export async function instantiatePlugin<O>(
+  definition: PluginDefinition<O>,
+  options: unknown,
+  context: PluginContext,
+): Promise<PluginInstance> {
+  const resolved = resolvePluginOptions(definition, options)
+  const instance = await definition.create(resolved, context)
+  if (!instance || (typeof instance.check !== 'function' && typeof instance.checkBatch !== 'function' && typeof instance.onEvent !== 'function')) {
+    throw new Error(`plugin "${definition.name}": create() must return an object with check(), checkBatch() or onEvent()`)
+  }
+  return instance
+}
+
+/** Is this value shaped like a plugin definition? (For plugins loaded from files and packages.) */
+export function isPluginDefinition(value: unknown): value is PluginDefinition {
+  const v = value as PluginDefinition | null
+  return !!v && typeof v === 'object' && typeof v.name === 'string' && typeof v.create === 'function' && typeof v.options === 'object'
+}

@@ -1,0 +1,158 @@
+// Table-driven tests for plugins, in the manner of ESLint's RuleTester: a list of `valid` cases
+// (no finding at all) and `invalid` cases (exactly the findings listed). It registers one test per
+// case with the test framework's `describe`/`it`, taken from the globals or set on the class.
+import { languageFromCode } from './languages.js'
+import { instantiatePlugin } from './instantiate-plugin.js'
+import type { Finding, FindingInput, Item, PluginCache, PluginContext, PluginDefinition, PluginInstance, PluralForm, Severity } from './types.js'
+import { silentLogger } from '../util/logger.js'
+
+export interface PluginTestCase {
+  /** Shown in the test name; defaults to the texts. */
+  name?: string
+  source: string
+  translation: string
+  /** Language codes; default `en` and `fr`. */
+  sourceLanguage?: string
+  targetLanguage?: string
+  options?: Record<string, unknown>
+  key?: string
+  context?: string
+  maxLength?: number
+  isPlural?: boolean
+  plurals?: PluralForm[]
+  fileType?: string
+  labelIds?: number[]
+  settings?: Record<string, unknown>
+}
+
+export interface ExpectedFinding {
+  /** Substring the message must contain, or a pattern it must match. */
+  message?: string | RegExp
+  severity?: Severity
+  suggestion?: string
+  span?: { start: number; end: number }
+}
+
+export interface InvalidPluginTestCase extends PluginTestCase {
+  /** The findings expected, in order; a number checks only how many. */
+  findings: ExpectedFinding[] | number
+}
+
+type Describe = (name: string, fn: () => void) => void
+type It = (name: string, fn: () => Promise<void>) => void
+
+function memoryCache(): PluginCache {
+  const map = new Map<string, unknown>()
+  return {
+    async get<T>(key: string) { return map.get(key) as T | undefined },
+    async set(key: string, value: unknown) { map.set(key, value) },
+  }
+}
+
+export function testContext(definition: PluginDefinition<never>, overrides: Partial<PluginContext> = {}): PluginContext {
+  return {
+    pipelineKey: 'test',
+    pipelineDir: process.cwd(),
+    checkId: definition.name,
+    log: silentLogger(),
+    cache: memoryCache(),
+    env: {},
+    metrics: { add() {} },
+    ...overrides,
+  }
+}
+
+/** An item as the engine would build it, from a test case. */
+export function testItem(c: PluginTestCase, id = 1): Item {
+  return {
+    id,
+    key: c.key ?? `key.${id}`,
+    context: c.context ?? '',
+    maxLength: c.maxLength ?? 0,
+    source: c.source,
+    translation: c.translation,
+    plurals: c.plurals,
+    isPlural: c.isPlural ?? !!c.plurals,
+    fileType: c.fileType ?? '',
+    filePath: '',
+    labelIds: c.labelIds ?? [],
+    sourceLanguage: languageFromCode(c.sourceLanguage ?? 'en'),
+    targetLanguage: languageFromCode(c.targetLanguage ?? 'fr'),
+    settings: c.settings ?? {},
+    projectId: 1,
+    stepId: 1,
+    organizationId: '1',
+    log: silentLogger(),
+    signal: new AbortController().signal,
+  }
+}
+
+/** Run a plugin on one case and return its findings, with check and severity filled in. */
+export async function runPluginCase(definition: PluginDefinition<never>, c: PluginTestCase, context?: Partial<PluginContext>): Promise<Finding[]> {
+  const instance: PluginInstance = await instantiatePlugin(definition, c.options ?? {}, testContext(definition, context))
+  const item = testItem(c)
+  let raw: FindingInput[]
+  if (instance.check) raw = await instance.check(item)
+  else if (instance.checkBatch) raw = (await instance.checkBatch([item]))[0] ?? []
+  else throw new Error(`plugin "${definition.name}" has neither check() nor checkBatch()`)
+  await instance.close?.()
+  return raw.map((f) => ({ check: f.check ?? definition.name, severity: f.severity ?? 'error', ...f }) as Finding)
+}
+
+function describeCase(c: PluginTestCase): string {
+  const text = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s)
+  return c.name ?? `${c.sourceLanguage ?? 'en'}→${c.targetLanguage ?? 'fr'} ${text(c.source)} → ${text(c.translation)}`
+}
+
+function mismatch(expected: ExpectedFinding, actual: Finding): string | undefined {
+  if (expected.message !== undefined) {
+    const ok = typeof expected.message === 'string' ? actual.message.includes(expected.message) : expected.message.test(actual.message)
+    if (!ok) return `message ${JSON.stringify(actual.message)} does not match ${String(expected.message)}`
+  }
+  if (expected.severity && expected.severity !== actual.severity) return `severity ${actual.severity}, expected ${expected.severity}`
+  if (expected.suggestion !== undefined && expected.suggestion !== actual.suggestion) return `suggestion ${JSON.stringify(actual.suggestion)}, expected ${JSON.stringify(expected.suggestion)}`
+  if (expected.span && (actual.span?.start !== expected.span.start || actual.span?.end !== expected.span.end)) {
+    return `span ${JSON.stringify(actual.span)}, expected ${JSON.stringify(expected.span)}`
+  }
+  return undefined
+}
+
+export class PluginTester {
+  /** Set these when the test framework does not expose `describe`/`it` as globals (vitest without globals). */
+  static describe?: Describe
+  static it?: It
+
+  run(definition: PluginDefinition<never>, cases: { valid: PluginTestCase[]; invalid: InvalidPluginTestCase[] }): void {
+    const g = globalThis as unknown as { describe?: Describe; it?: It }
+    const describe = PluginTester.describe ?? g.describe
+    const it = PluginTester.it ?? g.it
+    if (!describe || !it) throw new Error('PluginTester needs describe/it: set PluginTester.describe and PluginTester.it')
+    describe(definition.name, () => {
+      describe('valid', () => {
+        for (const c of cases.valid) {
+          it(describeCase(c), async () => {
+            const findings = await runPluginCase(definition, c)
+            if (findings.length) throw new Error(`expected no finding, got ${findings.length}:\n${findings.map((f) => `  ${f.severity}: ${f.message}`).join('\n')}`)
+          })
+        }
+      })
+      describe('invalid', () => {
+        for (const c of cases.invalid) {
+          it(describeCase(c), async () => {
+            const findings = await runPluginCase(definition, c)
+            const want = typeof c.findings === 'number' ? c.findings : c.findings.length
+            if (findings.length !== want) {
+              throw new Error(`expected ${want} finding(s), got ${findings.length}:\n${findings.map((f) => `  ${f.severity}: ${f.message}`).join('\n') || '  (none)'}`)
+            }
+            if (Array.isArray(c.findings)) {
+              c.findings.forEach((expected, i) => {
+                const problem = mismatch(expected, findings[i]!)
+                if (problem) throw new Error(`finding ${i + 1}: ${problem}`)
+              })
+            }
+          })
+        }
+      })
+    })
+  }
+}

@@ -1,0 +1,152 @@
+// The plugin API: what a plugin author writes against and what the engine hands to checks.
+// Everything a plugin needs comes through `create(options, context)` and the item; plugins
+// import no globals of ours (CONVENTIONS.md, rule 4).
+import type { Logger } from '../util/logger.js'
+import type { JSONSchemaType, SchemaObject } from 'ajv'
+
+export type Severity = 'error' | 'warning' | 'info'
+export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info']
+
+/** A character range in the text the finding is about: [start, end) in UTF-16 code units. */
+export interface Span {
+  start: number
+  end: number
+  /** Which text the span refers to; the translation unless said otherwise. */
+  in?: 'source' | 'translation'
+}
+
+export interface Finding {
+  /** The check's id in the pipeline (its `id`, or the plugin name). */
+  check: string
+  severity: Severity
+  message: string
+  span?: Span
+  suggestion?: string
+}
+
+/** What a check returns: `check` and `severity` may be left out; the engine fills them in. */
+export type FindingInput = Omit<Finding, 'check' | 'severity'> & Partial<Pick<Finding, 'check' | 'severity'>>
+
+/** Language record as the service sends it (section 2.6). */
+export interface Language {
+  id: string
+  name?: string
+  editorCode?: string
+  twoLettersCode?: string
+  threeLettersCode?: string
+  locale?: string
+  androidCode?: string
+  osxCode?: string
+  osxLocale?: string
+  textDirection?: string
+  dialectOf?: string | null
+}
+
+export interface PluralForm {
+  /** CLDR category: zero, one, two, few, many, other. */
+  plural: string
+  text: string
+}
+
+/** One string as a check sees it. */
+export interface Item {
+  /** The service's string id. */
+  id: number
+  key: string
+  context: string
+  /** 0 when the string has no limit. */
+  maxLength: number
+  /** Source text. For plural strings, the source as sent (often ICU or the `other` form). */
+  source: string
+  /**
+   * Target text. Present when a plugin of the pipeline declared `needs: ['translation']`;
+   * for plural strings, the `other` form (all forms are in `plurals`).
+   */
+  translation?: string
+  /** Target plural forms, when the string has plurals and the translation was fetched. */
+  plurals?: PluralForm[]
+  isPlural: boolean
+  /** The file's type as the service names it (`android`, `json`, `xliff`, ...); '' when unknown. */
+  fileType: string
+  filePath: string
+  labelIds: number[]
+  sourceLanguage: Language
+  targetLanguage: Language
+  /** The step's settings, defaults applied. */
+  settings: Record<string, unknown>
+  /** Project, step and organization the string came from. */
+  projectId: number
+  stepId: number
+  organizationId: string
+  log: Logger
+  signal: AbortSignal
+}
+
+/** What the engine gives a plugin once, at pipeline load. */
+export interface PluginContext {
+  /** Module key of the pipeline that uses the plugin. */
+  pipelineKey: string
+  /** Directory of the pipeline file, for resolving files a plugin's options name (glossaries, ...). */
+  pipelineDir: string
+  /** The check's id in the pipeline. */
+  checkId: string
+  log: Logger
+  /** A namespaced key-value cache that survives restarts (Keyv). */
+  cache: PluginCache
+  /** Environment of the operator, for plugins that call out (API keys, base URLs). */
+  env: Readonly<Record<string, string | undefined>>
+  /** Counters a plugin may add to; shown in /metrics and in `switchyard try --pretty`. */
+  metrics: PluginMetrics
+}
+
+export interface PluginCache {
+  get<T = unknown>(key: string): Promise<T | undefined>
+  set(key: string, value: unknown, ttlMs?: number): Promise<void>
+}
+
+export interface PluginMetrics {
+  add(name: string, value?: number): void
+}
+
+export interface PluginEvent {
+  /** Event name, as sent (`project.translated`, ...). */
+  event: string
+  /** The event object as received. */
+  payload: Record<string, unknown>
+  organizationId: string
+  domain: string
+  log: Logger
+  signal: AbortSignal
+}
+
+export interface PluginInstance {
+  /** Check one string. */
+  check?(item: Item): FindingInput[] | Promise<FindingInput[]>
+  /**
+   * Check many strings at once (plugins that batch remote calls). Returns the findings of each
+   * item in the order of `items`.
+   */
+  checkBatch?(items: Item[]): Promise<FindingInput[][]>
+  /** Handle another event the pipeline subscribed this plugin to. */
+  onEvent?(event: PluginEvent): void | Promise<void>
+  /** Release what `create` acquired (clients, timers). */
+  close?(): void | Promise<void>
+}
+
+export type Need = 'translation'
+
+export interface PluginDefinition<O = Record<string, unknown>> {
+  name: string
+  description: string
+  /** JSON Schema of the options, `additionalProperties: false`, defaults inside. */
+  options: SchemaObject | JSONSchemaType<O>
+  needs?: Need[]
+  /** Longest a single check may run, in ms, before it becomes an engine finding. */
+  timeoutMs?: number
+  create(options: O, context: PluginContext): PluginInstance | Promise<PluginInstance>
+}
+
+/** Declare a plugin. Typed identity: the engine validates the definition at load. */
+export function definePlugin<O = Record<string, unknown>>(definition: PluginDefinition<O>): PluginDefinition<O> {
+  return definition
+}
