@@ -65,7 +65,8 @@ export async function createStores(storeUrl: string): Promise<Stores> {
   // One adapter per namespace: Keyv sets `namespace` on its adapter, and iteration (journal
   // replay) and clear() use it, so namespaces sharing an adapter would read each other's keys.
   const adapters = STORE_NAMES.map(() => make())
-  const stores = Object.fromEntries(STORE_NAMES.map((n, i) => [n, new Keyv({ store: adapters[i], namespace: n })])) as Record<StoreName, Keyv>
+  const stores = Object.fromEntries(STORE_NAMES.map((n, i) => [n, new Keyv({ store: adapters[i], namespace: n, throwOnErrors: true })])) as Record<StoreName, Keyv>
+  // Errors are thrown to the caller (throwOnErrors); the listener only keeps the emitter quiet.
   for (const k of Object.values(stores)) k.on('error', () => undefined)
   return {
     ...stores,

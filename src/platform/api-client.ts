@@ -1,0 +1,176 @@
+// The service's API, as the worker uses it: string statuses (4.4, 4.5) and translations (platform
+// notes). At most `maxInFlight` requests per organization (the service allows 20 at once), 429
+// honoured with Retry-After, 5xx/network errors/timeouts retried with exponential back-off and
+// full jitter, 401 answered by one refresh and one retry, a bounded number of attempts.
+import PQueue from 'p-queue'
+import { apiUrlFor, type Config } from '../config/load-config.js'
+import type { Logger } from '../util/logger.js'
+import type { TokenProvider } from './token-provider.js'
+
+export class ApiError extends Error {
+  constructor(readonly status: number, readonly body: string, readonly method: string, readonly path: string, readonly attempts: number) {
+    super(`${method} ${path} answered ${status}${body ? `: ${body.slice(0, 300)}` : ''}`)
+    this.name = 'ApiError'
+  }
+  /** The request itself was refused (bad port, unknown language): retrying won't help. */
+  get permanent(): boolean {
+    return this.status >= 400 && this.status < 500 && this.status !== 408 && this.status !== 429
+  }
+}
+
+export interface ApiObserver {
+  request?(info: { method: string; route: string; status: number; ms: number; domain: string }): void
+  retry?(info: { reason: string; delayMs: number; domain: string }): void
+}
+
+export interface PatchOperation {
+  op: 'replace'
+  path: string
+  value: string
+}
+
+export interface TranslationRecord {
+  stringId: number
+  text?: string
+  plurals?: Array<{ plural: string; text: string }>
+}
+
+export interface ApiClientOptions {
+  config: Pick<Config, 'apiUrl' | 'apiMaxInFlight' | 'apiMaxAttempts' | 'apiTimeoutMs'>
+  tokens: TokenProvider
+  log: Logger
+  observer?: ApiObserver
+  fetch?: typeof fetch
+  /** Longest single back-off, ms. */
+  maxDelayMs?: number
+  baseDelayMs?: number
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Retry-After as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
+export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
+  if (!value) return undefined
+  const seconds = Number(value)
+  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
+  const at = Date.parse(value)
+  return Number.isFinite(at) ? Math.max(0, at - now) : undefined
+}
+
+export class ApiClient {
+  private readonly limiters = new Map<string, PQueue>()
+  private readonly doFetch: typeof fetch
+  private readonly maxDelayMs: number
+  private readonly baseDelayMs: number
+
+  constructor(private readonly options: ApiClientOptions) {
+    this.doFetch = options.fetch ?? fetch
+    this.maxDelayMs = options.maxDelayMs ?? 30_000
+    this.baseDelayMs = options.baseDelayMs ?? 200
+  }
+
+  private limiter(domain: string): PQueue {
+    let q = this.limiters.get(domain)
+    if (!q) {
+      q = new PQueue({ concurrency: this.options.config.apiMaxInFlight })
+      this.limiters.set(domain, q)
+    }
+    return q
+  }
+
+  /** Requests in flight for an organization right now. */
+  inFlight(domain: string): number {
+    return this.limiters.get(domain)?.pending ?? 0
+  }
+
+  private backoff(attempt: number): number {
+    const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** attempt)
+    return Math.round(cap / 2 + Math.random() * (cap / 2))
+  }
+
+  async request<T>(domain: string, method: string, path: string, route: string, body?: unknown): Promise<T> {
+    const url = `${apiUrlFor(this.options.config, domain)}${path}`
+    const maxAttempts = this.options.config.apiMaxAttempts
+    let token = await this.options.tokens.getAccessToken(domain)
+    let refreshed = false
+    let lastError: ApiError | Error | undefined
+    for (let attempt = 0; attempt < maxAttempts; attempt++) {
+      let delay = 0
+      // The slot is held only for the request itself, never while backing off, so the limit
+      // counts real requests in flight.
+      const outcome = await this.limiter(domain).add(async () => {
+        const started = performance.now()
+        try {
+          const response = await this.doFetch(url, {
+            method,
+            headers: {
+              authorization: `Bearer ${token}`,
+              accept: 'application/json',
+              ...(body === undefined ? {} : { 'content-type': 'application/json' }),
+            },
+            body: body === undefined ? undefined : JSON.stringify(body),
+            signal: AbortSignal.timeout(this.options.config.apiTimeoutMs),
+          })
+          const text = await response.text()
+          this.options.observer?.request?.({ method, route, status: response.status, ms: performance.now() - started, domain })
+          return { status: response.status, text, retryAfter: response.headers.get('retry-after') }
+        } catch (error) {
+          this.options.observer?.request?.({ method, route, status: 0, ms: performance.now() - started, domain })
+          return { status: 0, text: (error as Error).message, retryAfter: null }
+        }
+      })
+      if (!outcome) throw new Error('request dropped by the limiter')
+      const { status, text, retryAfter } = outcome
+      if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T
+      lastError = new ApiError(status, status === 0 ? `network error: ${text}` : text, method, path, attempt + 1)
+      if (status === 401 && !refreshed) {
+        refreshed = true
+        token = await this.options.tokens.refreshAfterUnauthorized(domain, token)
+        attempt--
+        continue
+      }
+      if (status === 429) delay = retryAfterMs(retryAfter) ?? this.backoff(attempt)
+      else if (status === 0 || status === 408 || status >= 500) delay = retryAfterMs(retryAfter) ?? this.backoff(attempt)
+      else throw lastError
+      if (attempt + 1 >= maxAttempts) break
+      delay = Math.min(delay, this.maxDelayMs)
+      this.options.observer?.retry?.({ reason: status === 0 ? 'network' : String(status), delayMs: delay, domain })
+      this.options.log.debug({ domain, route, status, delay, attempt: attempt + 1 }, 'api request will be retried')
+      await sleep(delay)
+      // A long wait may outlive the token: take the current one.
+      token = await this.options.tokens.getAccessToken(domain)
+    }
+    throw lastError ?? new Error(`${method} ${path} failed`)
+  }
+
+  patchStatuses(domain: string, projectId: number, stepId: number, languageId: string, ops: PatchOperation[]): Promise<unknown> {
+    const path = `/api/v2/projects/${projectId}/workflow-steps/${stepId}/languages/${encodeURIComponent(languageId)}/status`
+    return this.request(domain, 'PATCH', path, 'status.patch', ops)
+  }
+
+  async getStatuses(
+    domain: string, projectId: number, stepId: number, languageId: string,
+    query: { status?: string; stringIds?: number[]; limit?: number; offset?: number } = {},
+  ): Promise<Array<{ stringId: number; languageId: string; stepId: number; status: string; output: string }>> {
+    const params = new URLSearchParams()
+    if (query.status) params.set('status', query.status)
+    if (query.stringIds?.length) params.set('stringIds', query.stringIds.join(','))
+    params.set('limit', String(query.limit ?? 500))
+    params.set('offset', String(query.offset ?? 0))
+    const path = `/api/v2/projects/${projectId}/workflow-steps/${stepId}/languages/${encodeURIComponent(languageId)}/status?${params}`
+    const body = await this.request<{ data?: Array<{ data: { stringId: number; languageId: string; stepId: number; status: string; output: string } }> }>(domain, 'GET', path, 'status.get')
+    return (body?.data ?? []).map((d) => d.data)
+  }
+
+  /** Target texts of up to any number of strings, 500 ids a call. */
+  async getTranslations(domain: string, projectId: number, languageId: string, stringIds: number[]): Promise<Map<number, TranslationRecord>> {
+    const out = new Map<number, TranslationRecord>()
+    for (let i = 0; i < stringIds.length; i += 500) {
+      const ids = stringIds.slice(i, i + 500)
+      const path = `/api/v2/projects/${projectId}/languages/${encodeURIComponent(languageId)}/translations?stringIds=${ids.join(',')}&limit=500`
+      const body = await this.request<{ data?: Array<{ data: TranslationRecord }> }>(domain, 'GET', path, 'translations.get')
+      for (const d of body?.data ?? []) if (d?.data && typeof d.data.stringId === 'number') out.set(d.data.stringId, d.data)
+    }
+    return out
+  }
+}

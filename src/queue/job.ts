@@ -1,0 +1,46 @@
+// A job: one string in one target language at one step, as much of the event as the pipeline and
+// the reporter need and no more (the project's logo and other bulk stay out of the queue).
+import type { Language } from '../engine/types.js'
+
+export interface Job {
+  /** De-duplication identity: organization, project, step, language, string and revision. */
+  key: string
+  organizationId: string
+  domain: string
+  moduleKey: string
+  projectId: number
+  stepId: number
+  languageId: string
+  stringId: number
+  revision: number
+  string: {
+    key: string
+    context: string
+    maxLength: number
+    text: string
+    isPlural: boolean
+    fileType: string
+    filePath: string
+    labelIds: number[]
+  }
+  sourceLanguage: Language
+  targetLanguage: Language
+  /** Journal entry (acknowledged batch) the job belongs to. */
+  batchId: string
+  /** Pipeline runs that ended in `retry` so far. */
+  attempts: number
+}
+
+/** The string a job is about, whatever its revision. */
+export function stringKeyOf(j: Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId'>): string {
+  return `${j.organizationId}|${j.projectId}|${j.stepId}|${j.languageId}|${j.stringId}`
+}
+
+export function jobKeyOf(j: Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision'>): string {
+  return `${stringKeyOf(j)}|${j.revision}`
+}
+
+/** Jobs that can share one pipeline run, one translation fetch and one status PATCH. */
+export function groupKeyOf(j: Pick<Job, 'domain' | 'projectId' | 'stepId' | 'languageId' | 'moduleKey'>): string {
+  return `${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}|${j.moduleKey}`
+}

@@ -1,0 +1,150 @@
+// One pipeline run over a group of jobs that share organization, project, step, language and
+// module: look up the pipeline and the step's settings, fetch the translations once (only when a
+// check needs them), run, and hand each string's output to the reporter.
+import type { Finding, Item } from '../engine/types.js'
+import type { ApiClient, TranslationRecord } from '../platform/api-client.js'
+import { isOrganizationUnavailable } from '../platform/token-provider.js'
+import type { Reporter } from '../platform/reporter.js'
+import type { Logger } from '../util/logger.js'
+import type { Job } from './job.js'
+
+/** What the worker needs of a compiled pipeline (the engine's Pipeline has all of it). */
+export interface RunnablePipeline {
+  key: string
+  needsTranslation: boolean
+  resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
+  run(items: Item[], options?: { signal?: AbortSignal }): Promise<Array<{ id: number; port: string; output: string | null; findings: Finding[]; retry?: boolean }>>
+}
+
+export interface PipelineLookup {
+  get(key: string): RunnablePipeline | undefined
+}
+
+export interface StepSettingsLookup {
+  get(ref: { organizationId: string; projectId: number; stepId: number; moduleKey: string }): Promise<Record<string, unknown> | undefined>
+}
+
+export interface ProcessDeps {
+  pipelines(): PipelineLookup
+  settings?: StepSettingsLookup
+  api: ApiClient
+  reporter: Reporter
+  log: Logger
+  /** Pipeline runs a string may take when its pipeline says `retry` (or a fetch fails) before it is parked. */
+  maxAttempts: number
+  signal: AbortSignal
+  isCurrent(job: Job): boolean
+  /** Superseded by a newer revision: finished without a report. */
+  superseded(job: Job): void | Promise<void>
+  /** Run again later (retry policy, failed fetch). */
+  retryLater(jobs: Job[], delayMs: number): void
+  park(job: Job, reason: string): void | Promise<void>
+  hold(jobs: Job[], reason: string): void
+  countRun(pipelineKey: string): void
+}
+
+function toItem(job: Job, translation: TranslationRecord | undefined, settings: Record<string, unknown>, log: Logger, signal: AbortSignal): Item {
+  const plurals = translation?.plurals
+  const other = plurals?.find((p) => p.plural === 'other') ?? plurals?.[plurals.length - 1]
+  return {
+    id: job.stringId,
+    key: job.string.key,
+    context: job.string.context,
+    maxLength: job.string.maxLength,
+    source: job.string.text,
+    translation: translation ? (translation.text ?? other?.text ?? '') : undefined,
+    plurals,
+    isPlural: job.string.isPlural || !!plurals,
+    fileType: job.string.fileType,
+    filePath: job.string.filePath,
+    labelIds: job.string.labelIds,
+    sourceLanguage: job.sourceLanguage,
+    targetLanguage: job.targetLanguage,
+    settings,
+    projectId: job.projectId,
+    stepId: job.stepId,
+    organizationId: job.organizationId,
+    log,
+    signal,
+  }
+}
+
+export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
+  const retryDelay = (attempts: number) => Math.min(60_000, 1000 * 2 ** attempts)
+
+  const giveUpOrRetry = async (jobs: Job[], reason: string) => {
+    const again: Job[] = []
+    for (const job of jobs) {
+      job.attempts++
+      if (job.attempts >= deps.maxAttempts) await deps.park(job, reason)
+      else again.push(job)
+    }
+    if (again.length) deps.retryLater(again, retryDelay(again[0]!.attempts))
+  }
+
+  return async function processJobs(all: Job[]): Promise<void> {
+    const jobs: Job[] = []
+    for (const job of all) {
+      if (deps.isCurrent(job)) jobs.push(job)
+      else await deps.superseded(job)
+    }
+    const first = jobs[0]
+    if (!first) return
+    const log = deps.log.child({ organization: first.organizationId, project: first.projectId, step: first.stepId, language: first.languageId, module: first.moduleKey })
+    const pipeline = deps.pipelines().get(first.moduleKey)
+    if (!pipeline) {
+      for (const job of jobs) await deps.park(job, `no pipeline declares module key "${first.moduleKey}"`)
+      return
+    }
+
+    let settings: Record<string, unknown>
+    const stored = await deps.settings?.get({ organizationId: first.organizationId, projectId: first.projectId, stepId: first.stepId, moduleKey: first.moduleKey })
+    const resolved = pipeline.resolveSettings(stored)
+    if (resolved.ok) settings = resolved.settings
+    else {
+      log.warn({ errors: resolved.errors }, 'stored step settings are invalid for the pipeline; using its defaults')
+      const defaults = pipeline.resolveSettings(undefined)
+      settings = defaults.ok ? defaults.settings : {}
+    }
+
+    let translations: Map<number, TranslationRecord> | undefined
+    if (pipeline.needsTranslation) {
+      try {
+        translations = await deps.api.getTranslations(first.domain, first.projectId, first.languageId, jobs.map((j) => j.stringId))
+      } catch (error) {
+        if (isOrganizationUnavailable(error)) return deps.hold(jobs, (error as Error).message)
+        log.warn({ err: error }, 'fetching translations failed; the strings will be tried again')
+        return giveUpOrRetry(jobs, `translations could not be fetched: ${(error as Error).message}`)
+      }
+    }
+
+    const items = jobs.map((job) => toItem(job, pipeline.needsTranslation ? (translations!.get(job.stringId) ?? { stringId: job.stringId, text: '' }) : undefined, settings, log, deps.signal))
+    deps.countRun(pipeline.key)
+    let results: Awaited<ReturnType<RunnablePipeline['run']>>
+    try {
+      results = await pipeline.run(items, { signal: deps.signal })
+    } catch (error) {
+      log.error({ err: error }, 'pipeline run failed')
+      return giveUpOrRetry(jobs, `pipeline failed: ${(error as Error).message}`)
+    }
+    const retry: Job[] = []
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i]!
+      const result = results[i]
+      if (!result || result.retry) retry.push(job)
+      else deps.reporter.add({ job, port: result.port })
+    }
+    if (retry.length) {
+      const exhausted: Job[] = []
+      const again: Job[] = []
+      for (const job of retry) (job.attempts + 1 >= deps.maxAttempts ? exhausted : again).push(job)
+      // A string whose retries ran out is parked at the service as TODO (output ""), visible to
+      // managers, rather than left waiting forever.
+      for (const job of exhausted) {
+        log.warn({ string: job.stringId }, 'pipeline asked for a retry too many times; parking the string as TODO')
+        deps.reporter.add({ job, port: '' })
+      }
+      if (again.length) await giveUpOrRetry(again, 'pipeline asked for a retry')
+    }
+  }
+}

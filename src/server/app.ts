@@ -1,0 +1,72 @@
+// The Koa app: routes and one error middleware that turns thrown http-errors into JSON answers,
+// with `expose` deciding what the client sees. No business logic here.
+import { createReadStream } from 'node:fs'
+import Router from '@koa/router'
+import Koa, { type Middleware } from 'koa'
+import type { Logger } from '../util/logger.js'
+import type { Metrics } from '../util/metrics.js'
+import { WEBHOOK_PATH } from './manifest.js'
+
+export interface AppDeps {
+  log: Logger
+  metrics: Metrics
+  webhook: Middleware
+  health(): Promise<Record<string, unknown>>
+  ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }>
+  manifest(): Record<string, unknown>
+  logo(key: string): { path: string; contentType: string } | undefined
+  /** Routers of other parts (OAuth, settings, operator page), mounted as they are. */
+  routers?: Router[]
+}
+
+export function errorMiddleware(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next()
+    } catch (error) {
+      const e = error as { status?: number; statusCode?: number; expose?: boolean; message?: string; code?: string; headers?: Record<string, string> }
+      const status = e.status ?? e.statusCode ?? 500
+      if (status >= 500) log.error({ err: error, path: ctx.path }, 'request failed')
+      ctx.status = status
+      if (e.headers) ctx.set(e.headers)
+      const message = e.expose ? (e.message ?? 'error') : status >= 500 ? 'internal error' : (e.message ?? 'error')
+      ctx.body = { error: { code: e.code ?? (status >= 500 ? 'internal' : 'bad_request'), message } }
+    }
+  }
+}
+
+export function createApp(deps: AppDeps): Koa {
+  const app = new Koa()
+  app.proxy = true
+  // Koa logs errors itself unless told otherwise; ours are logged (or not) by the middleware.
+  app.silent = true
+  app.use(errorMiddleware(deps.log))
+
+  const router = new Router()
+  router.post(WEBHOOK_PATH, deps.webhook)
+  router.get('/healthz', async (ctx) => {
+    ctx.body = await deps.health()
+  })
+  router.get('/readyz', async (ctx) => {
+    const r = await deps.ready()
+    ctx.status = r.ready ? 200 : 503
+    ctx.body = r
+  })
+  router.get('/metrics', async (ctx) => {
+    ctx.type = deps.metrics.registry.contentType
+    ctx.body = await deps.metrics.registry.metrics()
+  })
+  router.get('/manifest.json', (ctx) => {
+    ctx.body = deps.manifest()
+  })
+  router.get('/steps/:key/logo', (ctx) => {
+    const logo = deps.logo(ctx.params.key!)
+    if (!logo) return ctx.throw(404, 'no logo for this step')
+    ctx.type = logo.contentType
+    ctx.set('Cache-Control', 'public, max-age=3600')
+    ctx.body = createReadStream(logo.path)
+  })
+  app.use(router.routes()).use(router.allowedMethods())
+  for (const r of deps.routers ?? []) app.use(r.routes()).use(r.allowedMethods())
+  return app
+}

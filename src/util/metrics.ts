@@ -1,0 +1,26 @@
+// The worker's metrics, on a registry of its own (several workers can share a test process).
+// Served at GET /metrics in Prometheus text format.
+import { Counter, Gauge, Histogram, Registry, collectDefaultMetrics } from 'prom-client'
+
+export function createMetrics(options: { defaults?: boolean } = {}) {
+  const registry = new Registry()
+  if (options.defaults !== false) collectDefaultMetrics({ register: registry, prefix: 'switchyard_' })
+  const m = {
+    registry,
+    batches: new Counter({ name: 'switchyard_webhook_batches_total', help: 'Webhook requests by result', labelNames: ['result'], registers: [registry] }),
+    events: new Counter({ name: 'switchyard_webhook_events_total', help: 'Events received by event name', labelNames: ['event'], registers: [registry] }),
+    jobs: new Counter({ name: 'switchyard_jobs_total', help: 'Strings by outcome (reported, duplicate, stale, superseded, rejected, parked, held, retried) and output port', labelNames: ['outcome', 'port'], registers: [registry] }),
+    queueDepth: new Gauge({ name: 'switchyard_queue_depth', help: 'Strings accepted and not yet finished', registers: [registry] }),
+    queueWaiting: new Gauge({ name: 'switchyard_queue_waiting', help: 'Strings waiting for a pipeline run', registers: [registry] }),
+    journalSize: new Gauge({ name: 'switchyard_journal_jobs', help: 'Strings in the intake journal', registers: [registry] }),
+    parked: new Gauge({ name: 'switchyard_parked_jobs', help: 'Strings parked after retries ran out', registers: [registry] }),
+    apiLatency: new Histogram({ name: 'switchyard_api_request_seconds', help: 'API requests by route and status code', labelNames: ['route', 'status'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry] }),
+    apiRetries: new Counter({ name: 'switchyard_api_retries_total', help: 'API retries by reason (429, 5xx, network)', labelNames: ['reason'], registers: [registry] }),
+    pipelineRuns: new Counter({ name: 'switchyard_pipeline_runs_total', help: 'Pipeline runs by pipeline', labelNames: ['pipeline'], registers: [registry] }),
+    plugin: new Counter({ name: 'switchyard_plugin_total', help: 'Counters kept by plugins (ai.requests, ai.tokens.in, ai.cache.hits, ...)', labelNames: ['metric'], registers: [registry] }),
+    reconcileOrphans: new Counter({ name: 'switchyard_reconcile_orphans_total', help: 'Strings the service waits on that this worker holds no job for', registers: [registry] }),
+  }
+  return m
+}
+
+export type Metrics = ReturnType<typeof createMetrics>

@@ -1,0 +1,120 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { recalculationEvent, signedRequest } from '../support/events.js'
+import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
+import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+
+const running: Array<{ stop(): Promise<void> }> = []
+afterEach(async () => {
+  while (running.length) await running.pop()!.stop()
+})
+
+async function worker(config = {}) {
+  const service = fakeServiceFetch()
+  const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config })
+  running.push(w)
+  return { w, service, post: (init: RequestInit) => fetch(`${w.url}/webhooks`, init) }
+}
+
+const batch = (n: number, from = 1) => JSON.stringify({ events: Array.from({ length: n }, (_, i) => recalculationEvent({ stringId: from + i })) })
+
+describe('POST /webhooks', () => {
+  it('accepts a signed batch, queues every string and reports it', async () => {
+    const { w, service, post } = await worker()
+    const res = await post(signedRequest(batch(3), SECRET))
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ accepted: 3, duplicates: 0 })
+    await w.idle()
+    expect(service.patches).toHaveLength(1)
+    expect(service.patches[0]!.ops.map((o) => o.path).sort()).toEqual(['/1/output', '/2/output', '/3/output'])
+    expect(service.patches[0]!.url).toContain('/api/v2/projects/7/workflow-steps/11/languages/de/status')
+  })
+
+  it('refuses a missing signature or module key with 400, nothing queued', async () => {
+    const { w, post } = await worker()
+    const req = signedRequest(batch(1), SECRET)
+    const noSig = { ...req, headers: { ...req.headers, 'X-Service-Signature': '' } }
+    expect((await post(noSig)).status).toBe(400)
+    const noKey = { ...req, headers: { ...req.headers, 'X-Service-Module-Key': '' } }
+    const res = await post(noKey)
+    expect(res.status).toBe(400)
+    expect((await res.json()).error.message).toMatch(/Module-Key/)
+    expect(w.stats().journal).toBe(0)
+  })
+
+  it('refuses a bad signature with 401 and parses nothing', async () => {
+    const { w, post } = await worker()
+    const req = signedRequest('{not json at all', 'another-secret')
+    const res = await post(req)
+    expect(res.status).toBe(401)
+    expect((await res.json()).error.code).toBe('bad_signature')
+    expect(w.stats().journal).toBe(0)
+  })
+
+  it('refuses everything with 401 when no APP_SECRET is configured', async () => {
+    const { post } = await worker({ appSecrets: [] })
+    expect((await post(signedRequest(batch(1), SECRET))).status).toBe(401)
+  })
+
+  it('answers 400 with a reason to malformed JSON and to a batch that fails the schema', async () => {
+    const { post } = await worker()
+    const bad = await post(signedRequest('{"events": [', SECRET))
+    expect(bad.status).toBe(400)
+    expect((await bad.json()).error.message).toMatch(/not valid JSON/)
+    const noEvents = await post(signedRequest('{"items": []}', SECRET))
+    expect(noEvents.status).toBe(400)
+    expect((await noEvents.json()).error.message).toMatch(/events/)
+    const event = recalculationEvent({ stringId: 1 }) as { stringStatus: { translation: Record<string, unknown> } }
+    delete event.stringStatus.translation.project
+    const badEvent = await post(signedRequest(JSON.stringify({ events: [event] }), SECRET))
+    expect(badEvent.status).toBe(400)
+    expect((await badEvent.json()).error.message).toMatch(/\/events\/0\/stringStatus\/translation: missing field "project"/)
+  })
+
+  it('answers 413 to a body over the limit', async () => {
+    const { post } = await worker({ bodyLimit: 2048 })
+    const res = await post(signedRequest(batch(20), SECRET))
+    expect(res.status).toBe(413)
+  })
+
+  it('answers 404 to a module key no pipeline declares', async () => {
+    const { post } = await worker()
+    expect((await post(signedRequest(batch(1), SECRET, { moduleKey: 'nobody' }))).status).toBe(404)
+    const other = JSON.stringify({ events: [recalculationEvent({ stringId: 1, moduleKey: 'not-ours' })] })
+    expect((await post(signedRequest(other, SECRET))).status).toBe(404)
+  })
+
+  it('acknowledges and counts an event type nobody handles', async () => {
+    const { w, post } = await worker()
+    const res = await post(signedRequest(JSON.stringify({ events: [{ event: 'project.built', project: { id: 1 } }] }), SECRET))
+    expect(res.status).toBe(200)
+    const metrics = await (await fetch(`${w.url}/metrics`)).text()
+    expect(metrics).toMatch(/switchyard_webhook_events_total\{event="project.built"\} 1/)
+  })
+
+  it('absorbs duplicates within and across deliveries', async () => {
+    const { w, service, post } = await worker()
+    const body = JSON.stringify({ events: [recalculationEvent({ stringId: 1 }), recalculationEvent({ stringId: 1 })] })
+    expect(await (await post(signedRequest(body, SECRET))).json()).toMatchObject({ accepted: 1, duplicates: 1 })
+    expect(await (await post(signedRequest(body, SECRET))).json()).toMatchObject({ accepted: 0, duplicates: 2 })
+    await w.idle()
+    expect(service.patches.flatMap((p) => p.ops)).toHaveLength(1)
+  })
+
+  it('answers 503 with Retry-After when the queue is full, and journals nothing of that batch', async () => {
+    const service = fakeServiceFetch()
+    const w = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { delayMs: 200 }), fetch: service.fetch, config: { queueLimit: 5 } })
+    running.push(w)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(5), SECRET))).status).toBe(200)
+    const res = await fetch(`${w.url}/webhooks`, signedRequest(batch(5, 100), SECRET))
+    expect(res.status).toBe(503)
+    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect(w.stats().journal).toBe(5)
+    await w.idle()
+  })
+
+  it('accepts the platform header prefix when configured', async () => {
+    const { post } = await worker({ headerPrefix: 'X-Crowdin-' })
+    expect((await post(signedRequest(batch(1), SECRET, { prefix: 'X-Crowdin-' }))).status).toBe(200)
+    expect((await post(signedRequest(batch(1, 5), SECRET))).status).toBe(400)
+  })
+})
