@@ -1,0 +1,92 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { recalculationEvent, signedRequest } from '../support/events.js'
+import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
+import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+
+const running: Array<{ stop(): Promise<void> }> = []
+afterEach(async () => {
+  while (running.length) await running.pop()!.stop()
+})
+
+const batch = (ids: number[], languageId = 'de') => JSON.stringify({ events: ids.map((stringId) => recalculationEvent({ stringId, languageId })) })
+
+describe('reporting outputs', () => {
+  it('coalesces many batches into few PATCHes of at most 500', async () => {
+    const service = fakeServiceFetch()
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config: { reportLingerMs: 100 } })
+    running.push(w)
+    await Promise.all(Array.from({ length: 12 }, (_, b) => fetch(`${w.url}/webhooks`, signedRequest(batch(Array.from({ length: 100 }, (_, i) => b * 100 + i + 1)), SECRET))))
+    await w.idle()
+    const ops = service.patches.flatMap((p) => p.ops)
+    expect(ops).toHaveLength(1200)
+    expect(Math.max(...service.patches.map((p) => p.ops.length))).toBeLessThanOrEqual(500)
+    expect(service.patches.length).toBeLessThanOrEqual(6)
+  })
+
+  it('splits a PATCH refused with 400 so that the other strings still go through', async () => {
+    const service = fakeServiceFetch(({ method, body }) => {
+      if (method === 'PATCH' && (body as Array<{ path: string }>).some((o) => o.path === '/13/output')) return { status: 400, body: { error: 'port not declared' } }
+      return undefined
+    })
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch })
+    running.push(w)
+    await fetch(`${w.url}/webhooks`, signedRequest(batch(Array.from({ length: 40 }, (_, i) => i + 1)), SECRET))
+    await w.idle()
+    const reported = service.patches.flatMap((p) => p.ops.map((o) => o.path))
+    expect(reported).toHaveLength(39)
+    expect(reported).not.toContain('/13/output')
+    const metrics = await w.metrics.registry.metrics()
+    expect(metrics).toMatch(/switchyard_jobs_total\{outcome="rejected",port="approved"\} 1/)
+    expect(w.stats().journal).toBe(0)
+  })
+
+  it('honours 429 Retry-After and retries 500s, then succeeds', async () => {
+    let calls = 0
+    const times: number[] = []
+    const service = fakeServiceFetch(({ method }) => {
+      if (method !== 'PATCH') return undefined
+      calls++
+      times.push(Date.now())
+      if (calls === 1) return { status: 429, headers: { 'retry-after': '1' } }
+      if (calls === 2) return { status: 500 }
+      return undefined
+    })
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch })
+    running.push(w)
+    ;(w.api as unknown as { baseDelayMs: number }).baseDelayMs = 10
+    await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2]), SECRET))
+    await w.idle()
+    expect(calls).toBe(3)
+    expect(times[1]! - times[0]!).toBeGreaterThanOrEqual(950)
+    expect(service.patches.flatMap((p) => p.ops)).toHaveLength(2)
+  })
+
+  it('parks strings whose PATCH keeps failing, durably, and takes them back on restart', async () => {
+    let fail = true
+    const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && fail ? { status: 503 } : undefined))
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config: { apiMaxAttempts: 2 } })
+    ;(w.api as unknown as { baseDelayMs: number }).baseDelayMs = 5
+    await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3]), SECRET))
+    await w.idle()
+    expect(w.stats().parked).toBe(3)
+    expect(await w.metrics.registry.metrics()).toMatch(/switchyard_jobs_total\{outcome="parked",port="approved"\} 3/)
+    await w.stop()
+    fail = false
+    const again = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, stores: w.stores })
+    running.push(again)
+    await again.idle()
+    expect(service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort()).toEqual(['/1/output', '/2/output', '/3/output'])
+    expect((await again.stores.journal.iterator!(undefined).next()).done).toBe(true)
+  })
+
+  it('holds the strings of an organization without a usable token instead of failing them', async () => {
+    const service = fakeServiceFetch()
+    const { StaticTokenProvider } = await import('../../src/platform/token-provider.js')
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, tokens: new StaticTokenProvider(new Map()) })
+    running.push(w)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2]), SECRET))).status).toBe(200)
+    await new Promise((r) => setTimeout(r, 200))
+    expect(w.stats()).toMatchObject({ held: 2, journal: 2, depth: 2 })
+    expect(service.patches).toHaveLength(0)
+  })
+})
