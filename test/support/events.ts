@@ -44,3 +44,8 @@ export function signedRequest(body: string | Buffer, secret: string, o: { module
     body,
   }
 }
+
+/** The JSON error body the worker answers refusals with. */
+export async function errorOf(res: Response): Promise<{ code: string; message: string }> {
+  return ((await res.json()) as { error: { code: string; message: string } }).error
+}

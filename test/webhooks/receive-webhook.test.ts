@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { recalculationEvent, signedRequest } from '../support/events.js'
+import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 
@@ -37,7 +37,7 @@ describe('POST /webhooks', () => {
     const noKey = { ...req, headers: { ...req.headers, 'X-Service-Module-Key': '' } }
     const res = await post(noKey)
     expect(res.status).toBe(400)
-    expect((await res.json()).error.message).toMatch(/Module-Key/)
+    expect((await errorOf(res)).message).toMatch(/Module-Key/)
     expect(w.stats().journal).toBe(0)
   })
 
@@ -46,7 +46,7 @@ describe('POST /webhooks', () => {
     const req = signedRequest('{not json at all', 'another-secret')
     const res = await post(req)
     expect(res.status).toBe(401)
-    expect((await res.json()).error.code).toBe('bad_signature')
+    expect((await errorOf(res)).code).toBe('bad_signature')
     expect(w.stats().journal).toBe(0)
   })
 
@@ -59,15 +59,15 @@ describe('POST /webhooks', () => {
     const { post } = await worker()
     const bad = await post(signedRequest('{"events": [', SECRET))
     expect(bad.status).toBe(400)
-    expect((await bad.json()).error.message).toMatch(/not valid JSON/)
+    expect((await errorOf(bad)).message).toMatch(/not valid JSON/)
     const noEvents = await post(signedRequest('{"items": []}', SECRET))
     expect(noEvents.status).toBe(400)
-    expect((await noEvents.json()).error.message).toMatch(/events/)
+    expect((await errorOf(noEvents)).message).toMatch(/events/)
     const event = recalculationEvent({ stringId: 1 }) as { stringStatus: { translation: Record<string, unknown> } }
     delete event.stringStatus.translation.project
     const badEvent = await post(signedRequest(JSON.stringify({ events: [event] }), SECRET))
     expect(badEvent.status).toBe(400)
-    expect((await badEvent.json()).error.message).toMatch(/\/events\/0\/stringStatus\/translation: missing field "project"/)
+    expect((await errorOf(badEvent)).message).toMatch(/\/events\/0\/stringStatus\/translation: missing field "project"/)
   })
 
   it('answers 413 to a body over the limit', async () => {
