@@ -37,6 +37,8 @@ export interface FakeOpenAiOptions {
   /** Seed of the generator behind `rate` faults and latency ranges. */
   seed?: number
   models?: string[]
+  /** Sees each chat-completions body (after the auth check), for tests of what was sent. */
+  onRequest?: (body: Record<string, unknown>) => void
 }
 
 export interface FakeOpenAiStats {
@@ -173,6 +175,7 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     } catch {
       return fail(ctx, 400, 'The body is not JSON.', 'invalid_request_error')
     }
+    options.onRequest?.(body)
     const format = body.response_format as { type?: unknown; json_schema?: { name?: unknown; schema?: unknown } } | undefined
     if (format?.type !== 'json_schema' || typeof format.json_schema?.name !== 'string' || typeof format.json_schema.schema !== 'object') {
       return fail(ctx, 400, 'This fake answers only structured requests: response_format must be { type: "json_schema", json_schema: { name, schema } }.', 'invalid_request_error')
