@@ -1,0 +1,236 @@
+// AI proofreading: a language model reviews each translation (MQM errors and a score) and the
+// review becomes findings. Strings are looked up in the cache first, the rest are sent many per
+// request; a string the model leaves out is asked again alone, then reported as "no verdict:".
+import { createHash } from 'node:crypto'
+import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
+import { loadGlossary, type GlossaryEntry, type GlossaryTerm } from './glossary.js'
+import { ModelClient } from './model-client.js'
+import { MQM_SEVERITIES, PROMPT_VERSION, estimateTokens, promptItem, promptLanguage, type MqmSeverity, type PromptItem, type PromptLanguage, type Verdict } from './prompt.js'
+import { verdictToFindings } from './to-findings.js'
+
+export { BudgetExhaustedError } from './token-budget.js'
+export { ModelRequestError } from './model-client.js'
+
+/** How many more times a string left out of an answer is asked about alone. */
+export const MISSING_RETRIES = 2
+
+export interface AiProofreadOptions {
+  model: string
+  baseUrl?: string
+  apiKey?: string
+  glossary?: string | GlossaryEntry[]
+  instructions: string
+  errorAt: MqmSeverity
+  minScore: number
+  batchSize: number
+  maxInputTokens: number
+  concurrency: number
+  timeoutMs: number
+  maxRetries: number
+  retryBaseMs: number
+  tokensPerHour: number
+  cacheTtlHours: number
+}
+
+/** One distinct question to the model (identical strings in a batch are asked once). */
+interface Ask {
+  cacheKey: string
+  group: string
+  sourceLanguage: PromptLanguage
+  targetLanguage: PromptLanguage
+  instructions: string
+  fields: Omit<PromptItem, 'id'>
+  signals: AbortSignal[]
+}
+
+/** Aborts once every one of the signals has: a request serves all its strings. */
+function allAborted(signals: AbortSignal[]): AbortSignal {
+  const distinct = [...new Set(signals)]
+  if (distinct.length === 1) return distinct[0]!
+  const controller = new AbortController()
+  const check = () => { if (distinct.every((s) => s.aborted)) controller.abort(distinct[0]!.reason) }
+  for (const s of distinct) s.addEventListener('abort', check, { once: true })
+  check()
+  return controller.signal
+}
+
+function instructionsOf(option: string, item: Item): string {
+  const fromSettings = typeof item.settings.instructions === 'string' ? item.settings.instructions : ''
+  return [...new Set([option.trim(), fromSettings.trim()])].filter(Boolean).join('\n\n')
+}
+
+export default definePlugin<AiProofreadOptions>({
+  name: 'ai-proofread',
+  description: 'A language model reviews each translation (MQM errors with severity, span and fix).',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      model: { type: 'string', minLength: 1, default: 'gpt-4o-mini', description: 'Model name as the server knows it.' },
+      baseUrl: { type: 'string', minLength: 1, description: 'Base URL of an OpenAI-compatible API (ending in /v1); default OPENAI_BASE_URL, else OpenAI.' },
+      apiKey: { type: 'string', description: 'API key; default OPENAI_API_KEY. Prefer the environment: pipelines are often committed.' },
+      glossary: {
+        description: 'Terms to follow: inline, or a CSV file (columns term, translation, note, language) relative to the pipeline file.',
+        oneOf: [
+          { type: 'string', minLength: 1 },
+          {
+            type: 'array',
+            items: {
+              type: 'object',
+              additionalProperties: false,
+              required: ['term', 'translation'],
+              properties: { term: { type: 'string', minLength: 1 }, translation: { type: 'string' }, note: { type: 'string' }, language: { type: 'string' } },
+            },
+          },
+        ],
+      },
+      instructions: { type: 'string', default: '', description: "The step's instructions for the reviewer (typically ${settings.instructions})." },
+      errorAt: { type: 'string', enum: [...MQM_SEVERITIES], default: 'major', description: 'Lowest MQM severity that is an error; one level below is a warning, further below info.' },
+      minScore: { type: 'number', minimum: 0, maximum: 100, default: 0, description: 'A score below this is an error as well; 0 ignores the score.' },
+      batchSize: { type: 'integer', minimum: 1, maximum: 500, default: 20, description: 'Strings per request, at most.' },
+      maxInputTokens: { type: 'integer', minimum: 200, default: 16000, description: 'Estimated prompt tokens per request, at most (about chars/3); a batch is split to fit.' },
+      concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 4, description: 'Requests in flight at once, at most.' },
+      timeoutMs: { type: 'integer', minimum: 100, default: 60000, description: 'Time limit of one request.' },
+      maxRetries: { type: 'integer', minimum: 0, maximum: 10, default: 4, description: 'Retries of a request on 429, 5xx, network errors and timeouts.' },
+      retryBaseMs: { type: 'integer', minimum: 1, default: 1000, description: 'First back-off wait when the server names none; doubles each retry (max 30 s).' },
+      tokensPerHour: { type: 'integer', minimum: 0, default: 0, description: 'Prompt+completion tokens per rolling hour; 0 means unlimited.' },
+      cacheTtlHours: { type: 'number', minimum: 0, default: 720, description: 'How long a verdict is kept; 0 keeps it forever.' },
+    },
+  },
+  needs: ['translation'],
+  // A batch may wait for several requests and their retries; the engine's usual limit is for one string.
+  timeoutMs: 600_000,
+  async create(options, context) {
+    const glossary = await loadGlossary(options.glossary, context.pipelineDir)
+    const apiKey = options.apiKey || context.env.OPENAI_API_KEY || undefined
+    const baseUrl = options.baseUrl || context.env.OPENAI_BASE_URL || 'https://api.openai.com/v1'
+    if (!apiKey) context.log.warn('ai-proofread: no OPENAI_API_KEY; every check will fail until one is set')
+    const client = new ModelClient({
+      apiKey, baseUrl, model: options.model, timeoutMs: options.timeoutMs, maxRetries: options.maxRetries,
+      retryBaseMs: options.retryBaseMs, concurrency: options.concurrency, tokensPerHour: options.tokensPerHour,
+      metrics: context.metrics, log: context.log,
+    })
+    const { metrics, cache } = context
+    const ttl = options.cacheTtlHours > 0 ? options.cacheTtlHours * 3_600_000 : undefined
+
+    const askFor = (item: Item): Ask => {
+      const sourceLanguage = promptLanguage(item.sourceLanguage)
+      const targetLanguage = promptLanguage(item.targetLanguage)
+      const instructions = instructionsOf(options.instructions, item)
+      const terms: GlossaryTerm[] = glossary.termsFor(item.source, item.targetLanguage)
+      const fields: Omit<PromptItem, 'id'> = {
+        key: item.key, context: item.context, maxLength: item.maxLength, source: item.source, translation: item.translation ?? '',
+        plurals: item.plurals?.map((p) => ({ plural: p.plural, text: p.text })), glossary: terms,
+      }
+      // Everything that can change the verdict, and nothing that cannot (not the threshold).
+      const cacheKey = 'ai-proofread:' + createHash('sha256').update(JSON.stringify([
+        options.model, PROMPT_VERSION, sourceLanguage.code, targetLanguage.code, instructions,
+        fields.source, fields.translation, fields.plurals ?? [], terms, fields.context, fields.maxLength,
+      ])).digest('base64url')
+      return { cacheKey, group: JSON.stringify([sourceLanguage, targetLanguage, instructions]), sourceLanguage, targetLanguage, instructions, fields, signals: [item.signal] }
+    }
+
+    /** Requests of one language pair and instructions: at most batchSize strings and maxInputTokens. */
+    const chunksOf = (asks: Ask[]): Ask[][] => {
+      const chunks: Ask[][] = []
+      let chunk: Ask[] = []
+      let tokens = 0
+      for (const ask of asks) {
+        const cost = estimateTokens(JSON.stringify(promptItem(String(chunk.length + 1), ask.fields)))
+        if (chunk.length && (chunk.length >= options.batchSize || tokens + cost > budgetPerRequest(ask))) {
+          chunks.push(chunk)
+          chunk = []
+          tokens = 0
+        }
+        chunk.push(ask)
+        tokens += cost
+      }
+      if (chunk.length) chunks.push(chunk)
+      return chunks
+    }
+    // What the system prompt and the instructions take leaves the room for strings.
+    const budgetPerRequest = (ask: Ask) => Math.max(1, options.maxInputTokens - 1200 - estimateTokens(ask.instructions))
+
+    const request = async (asks: Ask[]): Promise<Map<string, Verdict>> => {
+      const first = asks[0]!
+      const answer = await client.review({
+        sourceLanguage: first.sourceLanguage,
+        targetLanguage: first.targetLanguage,
+        instructions: first.instructions,
+        items: asks.map((a, i) => promptItem(String(i + 1), a.fields)),
+      }, allAborted(asks.flatMap((a) => a.signals)))
+      const byKey = new Map<string, Verdict>()
+      asks.forEach((a, i) => {
+        const verdict = answer.get(String(i + 1))
+        if (verdict) byKey.set(a.cacheKey, verdict)
+      })
+      return byKey
+    }
+
+    const remember = async (key: string, verdict: Verdict) => {
+      try {
+        await cache.set(key, verdict, ttl)
+      } catch (error) {
+        context.log.warn({ err: error }, 'ai-proofread: could not cache a verdict')
+      }
+    }
+
+    /** Verdicts of one chunk; a string left out is asked alone up to MISSING_RETRIES times. */
+    const reviewChunk = async (asks: Ask[], verdicts: Map<string, Verdict>) => {
+      const answered = await request(asks)
+      await Promise.all(asks.map(async (ask) => {
+        let verdict = answered.get(ask.cacheKey)
+        for (let attempt = 0; !verdict && attempt < MISSING_RETRIES; attempt++) {
+          metrics.add('ai.retries')
+          verdict = (await request([ask])).get(ask.cacheKey)
+        }
+        if (!verdict) return
+        verdicts.set(ask.cacheKey, verdict)
+        await remember(ask.cacheKey, verdict)
+      }))
+    }
+
+    return {
+      async checkBatch(items) {
+        const asks = items.map((item) => (item.translation ? askFor(item) : undefined))
+        const verdicts = new Map<string, Verdict>()
+        await Promise.all(asks.map(async (ask) => {
+          if (!ask || verdicts.has(ask.cacheKey)) return
+          try {
+            const cached = await cache.get<Verdict>(ask.cacheKey)
+            if (cached) verdicts.set(ask.cacheKey, cached)
+          } catch (error) {
+            context.log.warn({ err: error }, 'ai-proofread: cache read failed; asking the model')
+          }
+        }))
+        for (const ask of asks) if (ask && verdicts.has(ask.cacheKey)) metrics.add('ai.cache.hits')
+
+        // Distinct questions, grouped by what the request header carries.
+        const pending = new Map<string, Ask>()
+        for (const ask of asks) {
+          if (!ask || verdicts.has(ask.cacheKey)) continue
+          const seen = pending.get(ask.cacheKey)
+          if (seen) seen.signals.push(...ask.signals)
+          else pending.set(ask.cacheKey, ask)
+        }
+        const groups = new Map<string, Ask[]>()
+        for (const ask of pending.values()) groups.set(ask.group, [...(groups.get(ask.group) ?? []), ask])
+        const chunks = [...groups.values()].flatMap(chunksOf)
+
+        // Every chunk runs to its end so its verdicts are cached even when another one fails.
+        const outcomes = await Promise.allSettled(chunks.map((chunk) => reviewChunk(chunk, verdicts)))
+        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
+        if (failed) throw failed.reason
+
+        return items.map((item, i): FindingInput[] => {
+          const ask = asks[i]
+          if (!ask) return []
+          const verdict = verdicts.get(ask.cacheKey)
+          if (!verdict) return [{ severity: 'error', message: `no verdict: the model gave none for this string in ${MISSING_RETRIES + 1} attempts` }]
+          return verdictToFindings(verdict, item.translation ?? '', options)
+        })
+      },
+      close: () => client.close(),
+    }
+  },
+})

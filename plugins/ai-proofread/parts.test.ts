@@ -1,0 +1,69 @@
+// The small parts of ai-proofread on their own: Retry-After, back-off, the budget, CSV glossaries.
+import { describe, expect, it } from 'vitest'
+import { languageFromCode } from '../../src/engine/languages.js'
+import { backoffMs, retryAfterMs } from './backoff.js'
+import { createGlossary, glossaryFromCsv } from './glossary.js'
+import { parseAnswer } from './model-client.js'
+import { BudgetExhaustedError, TokenBudget } from './token-budget.js'
+import { locateSpan, severityFor } from './to-findings.js'
+
+const headers = (h: Record<string, string>) => new Headers(h)
+
+describe('ai-proofread parts', () => {
+  it('reads Retry-After as seconds or an HTTP date, and retry-after-ms first', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z')
+    expect(retryAfterMs(headers({ 'retry-after': '2' }), now)).toBe(2000)
+    expect(retryAfterMs(headers({ 'retry-after': 'Thu, 01 Jan 2026 00:00:05 GMT' }), now)).toBe(5000)
+    expect(retryAfterMs(headers({ 'retry-after': '3', 'retry-after-ms': '120' }), now)).toBe(120)
+    expect(retryAfterMs(headers({ 'retry-after': 'soon' }), now)).toBeUndefined()
+    expect(retryAfterMs(headers({}), now)).toBeUndefined()
+  })
+
+  it('backs off exponentially with jitter, capped', () => {
+    expect(backoffMs(0, 100, 30_000, () => 0)).toBe(50)
+    expect(backoffMs(3, 100, 30_000, () => 1)).toBe(800)
+    expect(backoffMs(20, 100, 30_000, () => 1)).toBe(30_000)
+  })
+
+  it('refuses a request the rolling hour cannot afford, counting requests in flight', () => {
+    let now = 0
+    const budget = new TokenBudget(1000, () => now)
+    const settle = budget.reserve(600)
+    expect(() => budget.reserve(600)).toThrow(BudgetExhaustedError)
+    settle(300)
+    budget.reserve(600)(700)
+    expect(() => budget.reserve(1)).toThrow(/1000 of 1000/)
+    now += 3_600_001
+    expect(() => budget.reserve(900)).not.toThrow()
+    expect(() => new TokenBudget(0).reserve(1e9)).not.toThrow()
+  })
+
+  it('parses CSV glossaries and picks whole-word terms for the target language', () => {
+    const entries = glossaryFromCsv('\uFEFFSource,Target,Notes,Language\r\n"file, the noun",fichier,,fr\nfile,Datei,,de\n"say ""hi""",salut,casual,\n')
+    expect(entries).toEqual([
+      { term: 'file, the noun', translation: 'fichier', language: 'fr' },
+      { term: 'file', translation: 'Datei', language: 'de' },
+      { term: 'say "hi"', translation: 'salut', note: 'casual' },
+    ])
+    expect(glossaryFromCsv('cat,chat\ndog,chien')).toEqual([{ term: 'cat', translation: 'chat' }, { term: 'dog', translation: 'chien' }])
+    const glossary = createGlossary([{ term: 'file', translation: 'Datei', language: 'de' }, { term: 'Save', translation: 'Speichern' }])
+    expect(glossary.termsFor('Save the FILE', languageFromCode('de-DE'))).toEqual([{ term: 'file', translation: 'Datei' }, { term: 'Save', translation: 'Speichern' }])
+    expect(glossary.termsFor('Your profile', languageFromCode('de'))).toEqual([])
+    expect(glossary.termsFor('file', languageFromCode('fr'))).toEqual([])
+  })
+
+  it('maps severities by threshold and finds spans', () => {
+    expect(['minor', 'major', 'critical'].map((s) => severityFor(s as 'minor', 'major'))).toEqual(['warning', 'error', 'error'])
+    expect(locateSpan('Enregistrer le Fichier', 'fichier')).toEqual({ start: 15, end: 22, in: 'translation' })
+    expect(locateSpan('abc', 'zzz')).toBeUndefined()
+    expect(locateSpan('abc', '')).toBeUndefined()
+  })
+
+  it('rejects answers that are not JSON or not the schema, and clamps scores', () => {
+    expect(parseAnswer('nope')).toBe('answer is not JSON')
+    expect(parseAnswer('{"verdicts":[{"id":"1","score":"high","errors":[]}]}')).toMatch(/schema/)
+    expect(parseAnswer(null)).toBe('empty answer')
+    const ok = parseAnswer('{"verdicts":[{"id":"1","score":140,"errors":[]}]}')
+    expect(ok instanceof Map && ok.get('1')).toEqual({ score: 100, errors: [] })
+  })
+})

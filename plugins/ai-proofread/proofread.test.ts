@@ -1,0 +1,289 @@
+// The plugin against the fake OpenAI server on loopback: the real SDK code path, with faults.
+import { mkdtemp, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import { join } from 'node:path'
+import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { instantiatePlugin } from '../../src/engine/instantiate-plugin.js'
+import { testContext, testItem, type PluginTestCase } from '../../src/engine/plugin-tester.js'
+import type { Item, PluginCache, PluginContext, PluginDefinition } from '../../src/engine/types.js'
+import { startFakeOpenAi, type RunningFakeOpenAi } from '../../src/emulator/fake-openai.js'
+import aiProofread, { BudgetExhaustedError, ModelRequestError } from './index.js'
+
+let fake: RunningFakeOpenAi
+const bodies: Record<string, unknown>[] = []
+beforeAll(async () => { fake = await startFakeOpenAi({ onRequest: (b) => bodies.push(b) }) })
+afterAll(async () => { await fake.stop() })
+beforeEach(() => { fake.reset(); bodies.length = 0 })
+
+const definition = aiProofread as unknown as PluginDefinition<never>
+
+function memoryCache(): PluginCache {
+  const map = new Map<string, unknown>()
+  return { async get<T>(k: string) { return map.get(k) as T | undefined }, async set(k, v) { map.set(k, v) } }
+}
+
+async function setUp(options: Record<string, unknown> = {}, context: Partial<PluginContext> = {}) {
+  const counters: Record<string, number> = {}
+  const instance = await instantiatePlugin(aiProofread, { retryBaseMs: 10, ...options }, testContext(definition, {
+    env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.url },
+    metrics: { add(name, n = 1) { counters[name] = (counters[name] ?? 0) + n } },
+    ...context,
+  }))
+  const checkBatch = instance.checkBatch!.bind(instance)
+  return { instance, checkBatch, counters }
+}
+
+const good = (n: number, from = 1): Item[] => Array.from({ length: n }, (_, i) => testItem({ source: `Save ${from + i} files`, translation: `Enregistrer ${from + i} fichiers` }, from + i))
+const item = (c: Partial<PluginTestCase> & { translation: string }, id = 1) => testItem({ source: 'Save the file', ...c }, id)
+
+describe('ai-proofread batching', () => {
+  it('sends 100 strings in 5 requests at the default batch size and matches verdicts back by id', async () => {
+    const { checkBatch, counters } = await setUp()
+    const items = good(100)
+    items[41] = item({ source: 'Delete 42 files', translation: 'Supprimer des fichiers' }, 42)
+    items[76] = item({ translation: 'XXX le fichier' }, 77)
+    const results = await checkBatch(items)
+    expect(fake.stats().requests).toBe(5)
+    expect(fake.stats().items).toBe(100)
+    expect(results).toHaveLength(100)
+    expect(results.filter((r) => r.length).length).toBe(2)
+    expect(results[41]![0]!.message).toMatch(/^accuracy \(major\): .*42/)
+    expect(results[76]![0]).toMatchObject({ severity: 'error', span: { start: 0, end: 3, in: 'translation' } })
+    expect(counters['ai.requests']).toBe(5)
+    expect(counters['ai.tokens.in']).toBe(fake.stats().tokensIn)
+    expect(counters['ai.tokens.out']).toBe(fake.stats().tokensOut)
+  })
+
+  it('splits a batch that would exceed maxInputTokens', async () => {
+    const { checkBatch } = await setUp({ maxInputTokens: 1400 })
+    const long = (i: number) => testItem({ source: `${'word '.repeat(60)}${i}`, translation: `${'mot '.repeat(60)}${i}` }, i)
+    await checkBatch([1, 2, 3, 4, 5, 6].map(long))
+    expect(fake.stats().requests).toBeGreaterThan(1)
+    expect(fake.stats().items).toBe(6)
+  })
+
+  it('asks identical strings once and groups requests by language pair', async () => {
+    const { checkBatch } = await setUp()
+    const same = [item({ translation: 'Enregistrer le fichier' }, 1), item({ translation: 'Enregistrer le fichier' }, 2)]
+    const german = item({ translation: 'Datei speichern', targetLanguage: 'de' }, 3)
+    await checkBatch([...same, german])
+    expect(fake.stats().requests).toBe(2)
+    expect(fake.stats().items).toBe(2)
+  })
+})
+
+describe('ai-proofread answers with gaps or garbage', () => {
+  it('asks again alone for a string missing from an answer, then uses its verdict', async () => {
+    const { checkBatch, counters } = await setUp()
+    fake.setFaults({ dropItem: { times: 1 } })
+    const items = [...good(4), item({ translation: 'TODO' }, 5)]
+    const results = await checkBatch(items)
+    expect(fake.stats().requests).toBe(2)
+    expect(JSON.stringify(bodies[1]).match(/\\"id\\":/g)).toHaveLength(1)
+    expect(results[4]).toHaveLength(1)
+    expect(results[4]![0]!.message).toContain('accuracy (major)')
+    expect(counters['ai.retries']).toBe(1)
+  })
+
+  it('reports "no verdict:" as an error when the model keeps leaving a string out', async () => {
+    const { checkBatch } = await setUp()
+    fake.setFaults({ dropItem: { match: 'NOVERDICT' } })
+    const results = await checkBatch([...good(3), item({ source: 'NOVERDICT here', translation: 'ici' }, 4)])
+    expect(fake.stats().requests).toBe(3)
+    expect(results.slice(0, 3)).toEqual([[], [], []])
+    expect(results[3]).toEqual([{ severity: 'error', message: expect.stringMatching(/^no verdict:/) }])
+  })
+
+  it('retries a malformed answer (not JSON, wrong schema) and then succeeds', async () => {
+    const { checkBatch, counters } = await setUp()
+    fake.setFaults({ malformed: { times: 1, kind: 'not-json' } })
+    expect(await checkBatch(good(3))).toEqual([[], [], []])
+    fake.setFaults({ malformed: { times: 1, kind: 'wrong-schema' } })
+    expect(await checkBatch(good(3, 10))).toEqual([[], [], []])
+    expect(fake.stats().requests).toBe(4)
+    expect(counters['ai.errors']).toBe(2)
+  })
+
+  it('fails the batch when every answer is malformed', async () => {
+    const { checkBatch } = await setUp()
+    fake.setFaults({ malformed: { kind: 'wrong-schema' } })
+    await expect(checkBatch(good(2))).rejects.toThrow(/malformed answer.*schema/)
+    expect(fake.stats().requests).toBe(3)
+  })
+})
+
+describe('ai-proofread retries and bounds', () => {
+  it('honours Retry-After on 429', async () => {
+    const { checkBatch, counters } = await setUp({ retryBaseMs: 1 })
+    fake.setFaults({ tooManyRequests: { times: 1, retryAfter: '1' } })
+    const started = performance.now()
+    expect(await checkBatch(good(2))).toEqual([[], []])
+    expect(performance.now() - started).toBeGreaterThanOrEqual(1000)
+    expect(fake.stats().byStatus).toEqual({ 429: 1, 200: 1 })
+    expect(counters['ai.retries']).toBe(1)
+  })
+
+  it('prefers retry-after-ms over Retry-After', async () => {
+    const { checkBatch } = await setUp({ retryBaseMs: 1 })
+    fake.setFaults({ tooManyRequests: { times: 1, retryAfter: '30', retryAfterMs: 250 } })
+    const started = performance.now()
+    await checkBatch(good(1))
+    const took = performance.now() - started
+    expect(took).toBeGreaterThanOrEqual(250)
+    expect(took).toBeLessThan(5000)
+  })
+
+  it('retries a 500 and succeeds', async () => {
+    const { checkBatch, counters } = await setUp()
+    fake.setFaults({ serverError: { times: 1 } })
+    expect(await checkBatch(good(2))).toEqual([[], []])
+    expect(fake.stats().byStatus).toEqual({ 500: 1, 200: 1 })
+    expect(counters['ai.errors']).toBe(1)
+    expect(counters['ai.retries']).toBe(1)
+  })
+
+  it('throws after maxRetries when the server keeps failing, and does not retry a 401', async () => {
+    const { checkBatch } = await setUp({ maxRetries: 2 })
+    fake.setFaults({ serverError: { status: 503 } })
+    await expect(checkBatch(good(1))).rejects.toThrow(ModelRequestError)
+    expect(fake.stats().requests).toBe(3)
+    fake.reset()
+    const unauthorised = await setUp({}, { env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: fake.url } })
+    await expect(unauthorised.checkBatch(good(1))).rejects.toThrow(/no API key/)
+    expect(fake.stats().requests).toBe(0)
+  })
+
+  it('times out a hanging request and retries it', async () => {
+    const { checkBatch } = await setUp({ timeoutMs: 200 })
+    fake.setFaults({ hang: { times: 1 } })
+    expect(await checkBatch(good(1))).toEqual([[]])
+    expect(fake.stats().requests).toBe(2)
+  })
+
+  it('fails with a timeout when every request hangs', async () => {
+    const { checkBatch } = await setUp({ timeoutMs: 150, maxRetries: 1 })
+    fake.setFaults({ hang: {} })
+    await expect(checkBatch(good(1))).rejects.toThrow(/timeout/)
+    expect(fake.stats().requests).toBe(2)
+  })
+
+  it('keeps at most `concurrency` requests in flight', async () => {
+    const { checkBatch } = await setUp({ concurrency: 3, batchSize: 2 })
+    fake.setFaults({ latencyMs: 40 })
+    await checkBatch(good(30))
+    expect(fake.stats().requests).toBe(15)
+    expect(fake.stats().maxInFlight).toBeLessThanOrEqual(3)
+    expect(fake.stats().maxInFlight).toBeGreaterThanOrEqual(2)
+  })
+
+  it('throws BudgetExhaustedError without calling when the prompt alone exceeds the budget', async () => {
+    const { checkBatch } = await setUp({ tokensPerHour: 100 })
+    await expect(checkBatch(good(3))).rejects.toThrow(BudgetExhaustedError)
+    expect(fake.stats().requests).toBe(0)
+  })
+
+  it('stops calling once the hour\'s tokens are spent', async () => {
+    const { checkBatch, counters } = await setUp({ tokensPerHour: 2000 })
+    let runs = 0
+    let error: unknown
+    for (; runs < 10 && !error; runs++) await checkBatch(good(1, runs + 1)).catch((e: unknown) => { error = e })
+    expect(error).toBeInstanceOf(BudgetExhaustedError)
+    expect(fake.stats().requests).toBe(runs - 1)
+    expect((counters['ai.tokens.in'] ?? 0) + (counters['ai.tokens.out'] ?? 0)).toBeLessThanOrEqual(2000)
+  })
+
+  it('stops when the items are aborted', async () => {
+    const { checkBatch } = await setUp()
+    fake.setFaults({ latencyMs: 5000 })
+    const controller = new AbortController()
+    const items = good(2).map((i) => ({ ...i, signal: controller.signal }))
+    setTimeout(() => controller.abort(new Error('shutting down')), 100)
+    const started = performance.now()
+    await expect(checkBatch(items)).rejects.toThrow(/shutting down/)
+    expect(performance.now() - started).toBeLessThan(2000)
+  })
+})
+
+describe('ai-proofread cache', () => {
+  it('never asks twice about the same string, across instances sharing a cache', async () => {
+    const cache = memoryCache()
+    const first = await setUp({}, { cache })
+    const items = [...good(5), item({ translation: 'XXX' }, 6)]
+    const before = await first.checkBatch(items)
+    expect(fake.stats().requests).toBe(1)
+    const second = await setUp({}, { cache })
+    expect(await second.checkBatch(items)).toEqual(before)
+    expect(fake.stats().requests).toBe(1)
+    expect(second.counters['ai.cache.hits']).toBe(6)
+    expect(second.counters['ai.requests']).toBeUndefined()
+    // The threshold is not part of the key: a stricter step reuses the verdict.
+    const critical = await setUp({ errorAt: 'critical' }, { cache })
+    expect((await critical.checkBatch(items))[5]![0]!.severity).toBe('warning')
+    expect(fake.stats().requests).toBe(1)
+  })
+
+  it('asks again when the translation or the instructions change, and does not cache a missing verdict', async () => {
+    const cache = memoryCache()
+    const { checkBatch } = await setUp({}, { cache })
+    await checkBatch([item({ translation: 'Enregistrer le fichier' })])
+    await checkBatch([item({ translation: 'Enregistrer ce fichier' })])
+    await checkBatch([item({ translation: 'Enregistrer ce fichier', settings: { instructions: 'Use tu.' } })])
+    expect(fake.stats().requests).toBe(3)
+    fake.setFaults({ dropItem: {} })
+    expect((await checkBatch([item({ translation: 'Sauver' })]))[0]![0]!.message).toMatch(/^no verdict:/)
+    fake.setFaults({})
+    expect(await checkBatch([item({ translation: 'Sauver' })])).toEqual([[]])
+    expect(fake.stats().requests).toBe(3 + 3 + 1)
+  })
+})
+
+describe('ai-proofread findings and prompt', () => {
+  const mixed = () => [item({ translation: 'XXX  le fichier' })]
+
+  it.each([
+    ['major', ['error', 'warning']],
+    ['critical', ['warning', 'info']],
+    ['minor', ['error', 'error']],
+  ] as const)('maps MQM severities with errorAt %s', async (errorAt, severities) => {
+    const { checkBatch } = await setUp({ errorAt })
+    const [findings] = await checkBatch(mixed())
+    expect(findings!.map((f) => f.severity)).toEqual(severities)
+    expect(findings![0]).toMatchObject({ message: expect.stringMatching(/^accuracy \(major\): the marker XXX/), span: { start: 0, end: 3 } })
+    expect(findings![1]).toMatchObject({ message: 'fluency (minor): double space', span: { start: 3, end: 5 }, suggestion: ' ' })
+  })
+
+  it('adds an error when the score is below minScore', async () => {
+    const { checkBatch } = await setUp({ minScore: 80 })
+    const [findings] = await checkBatch(mixed())
+    expect(findings!.at(-1)).toEqual({ severity: 'error', message: 'score 60 is below the minimum of 80' })
+  })
+
+  it('sends what a reviewer sees: languages, key, context, max length, relevant glossary terms, instructions', async () => {
+    const dir = await mkdtemp(join(tmpdir(), 'ai-proofread-'))
+    await writeFile(join(dir, 'terms.csv'), 'term,translation,note,language\nfile,fichier,"noun, not verb",fr\nfile,Datei,,de\nfolder,dossier,,\n')
+    const { checkBatch } = await setUp({ glossary: 'terms.csv', instructions: 'Formal register.' }, { pipelineDir: dir })
+    await checkBatch([item({ translation: 'Enregistrer le fichier', key: 'save.title', context: 'Button', maxLength: 30, settings: { instructions: 'Use vous.' } })])
+    const body = bodies[0] as { model: string; response_format: { type: string; json_schema: { strict: boolean } }; messages: { role: string; content: string }[] }
+    expect(body.model).toBe('gpt-4o-mini')
+    expect(body.response_format).toMatchObject({ type: 'json_schema', json_schema: { strict: true } })
+    const user = body.messages.find((m) => m.role === 'user')!.content
+    expect(user).toContain('Formal register.\n\nUse vous.')
+    const data = JSON.parse(/```json\n([\s\S]*?)\n```/.exec(user)![1]!)
+    expect(data).toEqual({
+      sourceLanguage: { name: 'en', code: 'en' },
+      targetLanguage: { name: 'fr', code: 'fr' },
+      items: [{ id: '1', key: 'save.title', context: 'Button', maxLength: 30, source: 'Save the file', translation: 'Enregistrer le fichier', glossary: [{ term: 'file', translation: 'fichier', note: 'noun, not verb' }] }],
+    })
+  })
+
+  it('rejects a glossary file it cannot read at load', async () => {
+    await expect(setUp({ glossary: 'missing.csv' })).rejects.toThrow(/cannot read/)
+    await expect(setUp({ glossary: 'terms.tbx' })).rejects.toThrow(/only CSV/)
+  })
+
+  it('skips strings without a translation', async () => {
+    const { checkBatch } = await setUp()
+    expect(await checkBatch([item({ translation: '' })])).toEqual([[]])
+    expect(fake.stats().requests).toBe(0)
+  })
+})

@@ -1,0 +1,277 @@
+// A fake OpenAI-compatible chat-completions endpoint, for tests, the demo and benchmarks. It answers
+// the ai-proofread plugin's structured requests deterministically: the user message carries the
+// strings as a ```json block```; translations that drop a number of the source or contain a marker
+// word (XXX, TODO) get a major accuracy error, a double space a minor fluency error, the rest are
+// approved. Faults (latency, 429, 5xx, a dropped item, malformed JSON, a hang) are injected on demand.
+import { createServer, type Server } from 'node:http'
+import type { AddressInfo } from 'node:net'
+import Koa from 'koa'
+import getRawBody from 'raw-body'
+
+/**
+ * When a fault applies: to the next `times` requests; or to a fraction `rate` of requests (seeded,
+ * so runs repeat); or, with neither, to every request.
+ */
+export interface FaultRule {
+  times?: number
+  rate?: number
+}
+
+export interface FakeOpenAiFaults {
+  /** Added before every answer: fixed ms, or a [min, max] range. */
+  latencyMs?: number | [number, number]
+  /** Answer 429 with these headers (default `Retry-After: 1`). */
+  tooManyRequests?: FaultRule & { retryAfter?: string; retryAfterMs?: number }
+  /** Answer a 5xx (default 500). */
+  serverError?: FaultRule & { status?: number }
+  /** Leave an item out of the answer: the first whose source contains `match`, else the last. */
+  dropItem?: FaultRule & { match?: string }
+  /** Answer 200 with content that is not JSON, or JSON of the wrong shape. */
+  malformed?: FaultRule & { kind?: 'not-json' | 'wrong-schema' }
+  /** Never answer (until the client gives up, `reset()` or `stop()`). */
+  hang?: FaultRule
+}
+
+export interface FakeOpenAiOptions {
+  faults?: FakeOpenAiFaults
+  /** Seed of the generator behind `rate` faults and latency ranges. */
+  seed?: number
+  models?: string[]
+  /** Sees each chat-completions body (after the auth check), for tests of what was sent. */
+  onRequest?: (body: Record<string, unknown>) => void
+}
+
+export interface FakeOpenAiStats {
+  /** POST chat/completions received (including those answered with an error). */
+  requests: number
+  byStatus: Record<number, number>
+  /** Strings asked about, over all requests. */
+  items: number
+  tokensIn: number
+  tokensOut: number
+  inFlight: number
+  maxInFlight: number
+}
+
+export interface FakeOpenAi {
+  middleware: Koa.Middleware
+  stats(): FakeOpenAiStats
+  setFaults(faults: FakeOpenAiFaults): void
+  /** Zero the stats, clear the faults and release hanging requests. */
+  reset(): void
+}
+
+export interface RunningFakeOpenAi {
+  /** Base URL ending in /v1, as the OpenAI SDK's `baseURL` wants it. */
+  url: string
+  stop(): Promise<void>
+  stats(): FakeOpenAiStats
+  setFaults(faults: FakeOpenAiFaults): void
+  reset(): void
+}
+
+const MARKERS = /\b(XXX|TODO)\b/
+const NUMBER = /\d+(?:[.,]\d+)*/g
+
+interface AskedItem { id: string; source: string; translation: string }
+interface MqmError { category: string; severity: string; span: string; explanation: string; suggestion: string }
+
+/** The deterministic review of one string. */
+export function fakeVerdict(item: AskedItem): { id: string; score: number; errors: MqmError[] } {
+  const errors: MqmError[] = []
+  const translationNumbers = new Set(item.translation.match(NUMBER) ?? [])
+  for (const n of new Set(item.source.match(NUMBER) ?? [])) {
+    if (!translationNumbers.has(n)) {
+      errors.push({ category: 'accuracy', severity: 'major', span: '', explanation: `the number ${n} of the source is missing`, suggestion: `include ${n}` })
+    }
+  }
+  const marker = MARKERS.exec(item.translation)
+  if (marker) {
+    errors.push({ category: 'accuracy', severity: 'major', span: marker[0], explanation: `the marker ${marker[0]} stands where a translation should be`, suggestion: '' })
+  }
+  if (item.translation.includes('  ')) {
+    errors.push({ category: 'fluency', severity: 'minor', span: '  ', explanation: 'double space', suggestion: ' ' })
+  }
+  const score = errors.length === 0 ? 98 : Math.max(0, 100 - errors.reduce((s, e) => s + (e.severity === 'major' ? 30 : 10), 0))
+  return { id: item.id, score, errors }
+}
+
+/** The ```json block``` of the last user message, as the plugin writes it. */
+function askedItems(messages: unknown): AskedItem[] | undefined {
+  if (!Array.isArray(messages)) return undefined
+  const user = [...messages].reverse().find((m) => m && typeof m === 'object' && (m as { role?: unknown }).role === 'user') as { content?: unknown } | undefined
+  const content = typeof user?.content === 'string' ? user.content : undefined
+  const block = content && /```json\n([\s\S]*?)\n```/.exec(content)
+  if (!block) return undefined
+  try {
+    const parsed = JSON.parse(block[1]!) as { items?: unknown }
+    if (!Array.isArray(parsed.items)) return undefined
+    return parsed.items.filter((i): i is AskedItem => !!i && typeof i === 'object' && typeof (i as AskedItem).id === 'string'
+      && typeof (i as AskedItem).source === 'string' && typeof (i as AskedItem).translation === 'string')
+  } catch {
+    return undefined
+  }
+}
+
+/** mulberry32: small, seeded, good enough for fault rates. */
+function generator(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const tokens = (chars: number) => Math.ceil(chars / 4)
+
+export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
+  let random = generator(options.seed ?? 1)
+  let faults: FakeOpenAiFaults = structuredClone(options.faults ?? {})
+  let stats: FakeOpenAiStats
+  let hanging = new Set<() => void>()
+  const zero = () => { stats = { requests: 0, byStatus: {}, items: 0, tokensIn: 0, tokensOut: 0, inFlight: 0, maxInFlight: 0 } }
+  zero()
+
+  /** Does this fault apply to the current request? Consumes one of its `times`. */
+  const applies = (rule: FaultRule | undefined): boolean => {
+    if (!rule) return false
+    if (rule.times !== undefined) {
+      if (rule.times <= 0) return false
+      rule.times--
+      return true
+    }
+    if (rule.rate !== undefined) return random() < rule.rate
+    return true
+  }
+
+  const fail = (ctx: Koa.Context, status: number, message: string, type: string, code: string | null = null) => {
+    ctx.status = status
+    ctx.body = { error: { message, type, param: null, code } }
+  }
+
+  const completions = async (ctx: Koa.Context) => {
+    stats.requests++
+    stats.inFlight++
+    stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight)
+    try {
+      await answer(ctx)
+    } finally {
+      stats.inFlight--
+      stats.byStatus[ctx.status] = (stats.byStatus[ctx.status] ?? 0) + 1
+    }
+  }
+
+  const answer = async (ctx: Koa.Context) => {
+    const auth = ctx.get('authorization')
+    if (!/^Bearer \S+/.test(auth)) return fail(ctx, 401, 'Missing or empty bearer token.', 'invalid_request_error', 'invalid_api_key')
+
+    let body: Record<string, unknown>
+    try {
+      const given = (ctx.request as { body?: unknown }).body
+      body = given && typeof given === 'object' ? given as Record<string, unknown> : JSON.parse(await getRawBody(ctx.req, { encoding: 'utf8', limit: '10mb' })) as Record<string, unknown>
+    } catch {
+      return fail(ctx, 400, 'The body is not JSON.', 'invalid_request_error')
+    }
+    options.onRequest?.(body)
+    const format = body.response_format as { type?: unknown; json_schema?: { name?: unknown; schema?: unknown } } | undefined
+    if (format?.type !== 'json_schema' || typeof format.json_schema?.name !== 'string' || typeof format.json_schema.schema !== 'object') {
+      return fail(ctx, 400, 'This fake answers only structured requests: response_format must be { type: "json_schema", json_schema: { name, schema } }.', 'invalid_request_error')
+    }
+    const items = askedItems(body.messages)
+    if (!items) return fail(ctx, 400, 'No ```json block with an "items" array in the user message.', 'invalid_request_error')
+    stats.items += items.length
+
+    if (applies(faults.hang)) {
+      await new Promise<void>((resolve) => {
+        hanging.add(resolve)
+        ctx.req.once('close', resolve)
+        ctx.res.once('close', resolve)
+      })
+      ctx.status = 504
+      ctx.body = ''
+      return
+    }
+    const tooMany = faults.tooManyRequests
+    if (applies(tooMany)) {
+      ctx.set('Retry-After', tooMany?.retryAfter ?? '1')
+      if (tooMany?.retryAfterMs !== undefined) ctx.set('retry-after-ms', String(tooMany.retryAfterMs))
+      return fail(ctx, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded')
+    }
+    if (applies(faults.serverError)) return fail(ctx, faults.serverError?.status ?? 500, 'The server had an error.', 'server_error')
+
+    const latency = faults.latencyMs
+    const wait = typeof latency === 'number' ? latency : latency ? latency[0] + random() * (latency[1] - latency[0]) : 0
+    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+
+    let verdicts = items.map(fakeVerdict)
+    const drop = faults.dropItem
+    if (verdicts.length && (drop?.match === undefined || items.some((i) => i.source.includes(drop.match!))) && applies(drop)) {
+      const index = drop?.match !== undefined ? items.findIndex((i) => i.source.includes(drop.match!)) : verdicts.length - 1
+      verdicts = verdicts.filter((_, i) => i !== index)
+    }
+    let content = JSON.stringify({ verdicts })
+    const malformed = faults.malformed
+    if (applies(malformed)) content = malformed?.kind === 'wrong-schema' ? JSON.stringify({ results: verdicts.map((v) => ({ ...v, score: 'good' })) }) : `Sure! Here is my review: ${content.slice(0, 20)}`
+
+    const promptChars = JSON.stringify(body.messages).length
+    const usage = { prompt_tokens: tokens(promptChars), completion_tokens: tokens(content.length), total_tokens: tokens(promptChars) + tokens(content.length) }
+    stats.tokensIn += usage.prompt_tokens
+    stats.tokensOut += usage.completion_tokens
+    ctx.status = 200
+    ctx.body = {
+      id: `chatcmpl-fake-${stats.requests}`,
+      object: 'chat.completion',
+      created: Math.floor(Date.now() / 1000),
+      model: typeof body.model === 'string' ? body.model : 'fake',
+      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop', logprobs: null }],
+      usage,
+    }
+  }
+
+  // Matched on the path's end so it works mounted under /v1 (prefix stripped) or at the root.
+  const middleware: Koa.Middleware = async (ctx, next) => {
+    if (ctx.method === 'POST' && ctx.path.endsWith('/chat/completions')) return completions(ctx)
+    if (ctx.method === 'GET' && /\/models\/?$/.test(ctx.path)) {
+      ctx.body = { object: 'list', data: (options.models ?? ['gpt-4o-mini', 'fake-proofreader']).map((id) => ({ id, object: 'model', created: 0, owned_by: 'switchyard-fake' })) }
+      return
+    }
+    await next()
+  }
+
+  return {
+    middleware,
+    stats: () => structuredClone(stats),
+    setFaults(f) { faults = structuredClone(f) },
+    reset() {
+      zero()
+      faults = {}
+      random = generator(options.seed ?? 1)
+      for (const release of hanging) release()
+      hanging = new Set()
+    },
+  }
+}
+
+/** The fake on its own loopback server (port chosen by the OS), for tests. */
+export async function startFakeOpenAi(options: FakeOpenAiOptions = {}): Promise<RunningFakeOpenAi> {
+  const fake = createFakeOpenAi(options)
+  const app = new Koa()
+  app.use(fake.middleware)
+  const server: Server = createServer(app.callback())
+  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
+  const { port } = server.address() as AddressInfo
+  return {
+    url: `http://127.0.0.1:${port}/v1`,
+    stats: fake.stats,
+    setFaults: fake.setFaults,
+    reset: fake.reset,
+    async stop() {
+      fake.reset()
+      server.closeAllConnections()
+      await new Promise<void>((resolve) => server.close(() => resolve()))
+    },
+  }
+}
