@@ -100,7 +100,8 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
     }
     if (type === false) throw createHttpError(415, 'request body must be application/json')
     try {
-      await parseJson(ctx, async () => undefined)
+      // A body parser mounted before this router has consumed the stream already: use its result.
+      if (ctx.request.body === undefined) await parseJson(ctx, async () => undefined)
     } catch (error) {
       if (isHttpError(error) && error.status === 413) throw createHttpError(413, `request body is larger than ${SETTINGS_BODY_LIMIT}`)
       throw createHttpError(400, 'request body is not valid JSON')
