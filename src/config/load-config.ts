@@ -35,6 +35,7 @@ export interface Config {
   oauthScopes: string
   oauthTokenFormat: 'json' | 'form'
   settingsScriptUrl: string
+  settingsFrameAncestors: string
   queue: 'memory' | 'bullmq'
   queueRedisUrl: string
   logLevel: string

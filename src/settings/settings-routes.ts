@@ -1,0 +1,251 @@
+// The per-step settings routes the manifest names, for each pipeline (module key `:key`):
+//   GET    /steps/:key/settings   the settings page for the workflow editor's iframe (url)
+//   POST   /steps/:key/settings   the service saves a step's settings (updateSettingsUrl)
+//   DELETE /steps/:key/settings   the step was deleted from a workflow or template (deleteSettingsUrl)
+// Every one needs the service's JWT (verify-settings-token.ts) before anything else is read.
+import { randomBytes } from 'node:crypto'
+import { Router } from '@koa/router'
+import createHttpError, { isHttpError } from 'http-errors'
+import type { Context, Middleware, Next } from 'koa'
+import { koaBody } from 'koa-body'
+import type { Config } from '../config/load-config.js'
+import type { Logger } from '../util/logger.js'
+import { renderSettingsPage } from './render-settings-page.js'
+import type { SettingsService, StepRef } from './settings-service.js'
+import { extractToken, verifySettingsToken, type SettingsToken } from './verify-settings-token.js'
+
+export interface SettingsTarget {
+  key: string
+  name: string
+  settingsSchema: object
+  resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
+}
+
+export interface SettingsRouterDeps {
+  config: Config
+  settings: SettingsService
+  pipelines: () => { get(key: string): SettingsTarget | undefined }
+  log: Logger
+}
+
+export const SETTINGS_PATH = '/steps/:key/settings'
+/** The path of a pipeline's settings routes, for the manifest (url, updateSettingsUrl, deleteSettingsUrl). */
+export const settingsPathFor = (key: string): string => `/steps/${encodeURIComponent(key)}/settings`
+
+/** Largest settings body accepted; settings are a handful of fields. */
+export const SETTINGS_BODY_LIMIT = '100kb'
+
+interface AuthedState {
+  token: SettingsToken
+  target: SettingsTarget
+}
+
+export function createSettingsRouter(deps: SettingsRouterDeps): Router {
+  const { config, settings, log } = deps
+  const csp = contentSecurityPolicy(config)
+  const parseJson = koaBody({
+    json: true,
+    urlencoded: false,
+    text: false,
+    multipart: false,
+    jsonStrict: true,
+    jsonLimit: SETTINGS_BODY_LIMIT,
+    parsedMethods: ['POST', 'DELETE'],
+  } as Parameters<typeof koaBody>[0])
+
+  // Answer errors here rather than relying on the app's error middleware: the service and the
+  // iframe both get a clear message, and a 5xx never shows its details.
+  const answerErrors = (format: 'json' | 'text'): Middleware => async (ctx: Context, next: Next) => {
+    try {
+      await next()
+    } catch (error) {
+      const status = isHttpError(error) ? error.status : 500
+      const message = isHttpError(error) && error.expose ? error.message : 'internal error'
+      if (status >= 500) log.error({ err: error, key: ctx.params?.key }, 'settings route failed')
+      else log.info({ key: ctx.params?.key, method: ctx.method, status, reason: message }, 'settings request refused')
+      ctx.status = status
+      if (isHttpError(error) && error.headers) ctx.set(error.headers as Record<string, string>)
+      ctx.set('Cache-Control', 'no-store')
+      const details = isHttpError(error) && Array.isArray((error as { errors?: unknown }).errors) ? (error as unknown as { errors: string[] }).errors : undefined
+      if (format === 'json') {
+        ctx.body = { error: message, ...(details ? { errors: details } : {}) }
+      } else {
+        ctx.set('Content-Security-Policy', "default-src 'none'")
+        ctx.type = 'text/plain; charset=utf-8'
+        ctx.body = `${status} ${message}\n`
+      }
+    }
+  }
+
+  const authenticate: Middleware = async (ctx: Context, next: Next) => {
+    const key = String(ctx.params.key)
+    const token = await verifySettingsToken(extractToken(ctx.get('authorization') || undefined, ctx.query), {
+      clientSecret: config.clientSecret,
+      clientId: config.clientId || undefined,
+      moduleKey: key,
+    })
+    const target = deps.pipelines().get(key)
+    if (!target) throw createHttpError(404, `no pipeline with the module key "${key}"`)
+    ;(ctx.state as AuthedState).token = token
+    ;(ctx.state as AuthedState).target = target
+    await next()
+  }
+
+  const readBody = async (ctx: Context): Promise<Record<string, unknown>> => {
+    const type = ctx.is('json', '+json')
+    if (type === null) {
+      // No body. A DELETE may name the step in the query string instead.
+      if (ctx.method === 'DELETE') return { ...ctx.query }
+      throw createHttpError(400, 'request body is missing: expected JSON')
+    }
+    if (type === false) throw createHttpError(415, 'request body must be application/json')
+    try {
+      // A body parser mounted before this router has consumed the stream already: use its result.
+      if (ctx.request.body === undefined) await parseJson(ctx, async () => undefined)
+    } catch (error) {
+      if (isHttpError(error) && error.status === 413) throw createHttpError(413, `request body is larger than ${SETTINGS_BODY_LIMIT}`)
+      throw createHttpError(400, 'request body is not valid JSON')
+    }
+    const body = ctx.request.body as unknown
+    if (!body || typeof body !== 'object' || Array.isArray(body)) throw createHttpError(400, 'request body must be a JSON object')
+    return body as Record<string, unknown>
+  }
+
+  const router = new Router()
+
+  router.get(SETTINGS_PATH, answerErrors('text'), authenticate, async (ctx) => {
+    const { token, target } = ctx.state as AuthedState
+    const stepId = positiveInt(first(ctx.query.stepId) ?? first(ctx.query.workflowStepId))
+    const templateId = positiveInt(first(ctx.query.templateId))
+    let stored: Record<string, unknown> | undefined
+    let note: string
+    if (stepId === undefined) {
+      note = 'Showing the default settings of this step.'
+    } else {
+      const ref: StepRef = {
+        organizationId: token.context.organizationId,
+        moduleKey: target.key,
+        stepId,
+        ...(templateId !== undefined ? { templateId } : { projectId: token.context.projectId }),
+      }
+      stored = await settings.get(ref)
+      note = stored ? `Settings of step ${stepId}.` : `Step ${stepId} has no saved settings yet; showing the defaults.`
+    }
+    const nonce = randomBytes(16).toString('base64')
+    ctx.set('Content-Security-Policy', csp(nonce))
+    ctx.set('Cache-Control', 'no-store')
+    ctx.set('Referrer-Policy', 'no-referrer')
+    ctx.set('X-Content-Type-Options', 'nosniff')
+    ctx.type = 'text/html; charset=utf-8'
+    ctx.body = renderSettingsPage({
+      title: target.name,
+      settingsSchema: target.settingsSchema,
+      stored,
+      nonce,
+      scriptUrl: config.settingsScriptUrl || undefined,
+      note,
+    })
+  })
+
+  router.post(SETTINGS_PATH, answerErrors('json'), authenticate, async (ctx) => {
+    const { token, target } = ctx.state as AuthedState
+    const body = await readBody(ctx)
+    const ref = stepRefFrom(body, token, target.key)
+    if (!Object.hasOwn(body, 'settings')) throw createHttpError(400, 'settings: required')
+    const submitted = body.settings
+    if (!submitted || typeof submitted !== 'object' || Array.isArray(submitted)) throw createHttpError(400, 'settings: must be an object')
+    // Validated on a copy (defaults applied there); stored as submitted, so a default the
+    // pipeline changes later reaches every field the user never set.
+    const result = target.resolveSettings(structuredClone(submitted))
+    if (!result.ok) throw createHttpError(400, 'settings are invalid', { errors: result.errors })
+    await settings.put(ref, submitted as Record<string, unknown>)
+    ctx.status = 200
+    ctx.body = { status: 'saved' }
+  })
+
+  router.delete(SETTINGS_PATH, answerErrors('json'), authenticate, async (ctx) => {
+    const { token, target } = ctx.state as AuthedState
+    const body = await readBody(ctx)
+    const ref = stepRefFrom(body, token, target.key)
+    await settings.delete(ref)
+    ctx.status = 200
+    ctx.body = { status: 'deleted' }
+  })
+
+  return router
+}
+
+/**
+ * The step a callback is about: `{ organizationId, projectId, workflowId, stepId }` (a project's
+ * workflow) or `{ organizationId, templateId, stepId }` (a workflow template). A body with both a
+ * projectId and a templateId is taken as the project's.
+ */
+function stepRefFrom(body: Record<string, unknown>, token: SettingsToken, moduleKey: string): StepRef {
+  const errors: string[] = []
+  const org = body.organizationId
+  if ((typeof org !== 'string' && typeof org !== 'number') || String(org) === '') errors.push('organizationId: required (string or number)')
+  const stepId = positiveInt(body.stepId)
+  if (stepId === undefined) errors.push('stepId: required, a positive integer')
+  const projectId = positiveInt(body.projectId)
+  const templateId = positiveInt(body.templateId)
+  if (present(body.projectId) && projectId === undefined) errors.push('projectId: must be a positive integer')
+  if (present(body.templateId) && templateId === undefined) errors.push('templateId: must be a positive integer')
+  if (!present(body.projectId) && !present(body.templateId)) errors.push('projectId or templateId: one is required')
+  if (errors.length) throw createHttpError(400, 'request body is invalid', { errors })
+  if (String(org) !== token.context.organizationId) {
+    throw createHttpError(403, 'organizationId of the request is not the organization the token was issued for')
+  }
+  return {
+    organizationId: String(org),
+    moduleKey,
+    stepId: stepId as number,
+    ...(projectId !== undefined ? { projectId } : { templateId }),
+  }
+}
+
+const present = (v: unknown): boolean => v !== undefined && v !== null && v !== ''
+
+function first(v: unknown): unknown {
+  return Array.isArray(v) ? v[0] : v
+}
+
+function positiveInt(v: unknown): number | undefined {
+  const n = typeof v === 'number' ? v : typeof v === 'string' && /^\d+$/.test(v) ? Number(v) : NaN
+  return Number.isSafeInteger(n) && n > 0 ? n : undefined
+}
+
+/**
+ * The page's CSP: nothing but its own nonce'd script and style and the service's iframe script.
+ * frame-ancestors comes from SETTINGS_FRAME_ANCESTORS (default `*`): the page must be framed by
+ * the service, whose address varies per organization, and it shows nothing without a token that
+ * only the service can mint; operators who know the service's origin should narrow it.
+ */
+export function contentSecurityPolicy(config: Pick<Config, 'settingsScriptUrl' | 'settingsFrameAncestors'>): (nonce: string) => string {
+  const scriptSources = ["'self'"]
+  if (config.settingsScriptUrl) {
+    if (!config.settingsScriptUrl.startsWith('/')) {
+      let origin: string
+      try {
+        origin = new URL(config.settingsScriptUrl).origin
+      } catch {
+        throw new Error(`SETTINGS_SCRIPT_URL: "${config.settingsScriptUrl}" is not a URL (expected e.g. https://cdn.example.com/iframe.js)`)
+      }
+      if (!/^https?:\/\//.test(origin)) throw new Error(`SETTINGS_SCRIPT_URL: "${config.settingsScriptUrl}" must be an http(s) URL`)
+      scriptSources.push(origin)
+    }
+  }
+  const ancestors = (config.settingsFrameAncestors ?? '*').trim() || '*'
+  if (/[;,"\r\n]/.test(ancestors)) {
+    throw new Error(`SETTINGS_FRAME_ANCESTORS: "${ancestors}" must be CSP sources separated by spaces (no ; or ,)`)
+  }
+  return (nonce) =>
+    [
+      "default-src 'none'",
+      `script-src ${scriptSources.join(' ')} 'nonce-${nonce}'`,
+      `style-src 'nonce-${nonce}'`,
+      "img-src 'self' data:",
+      "base-uri 'none'",
+      "form-action 'none'",
+      `frame-ancestors ${ancestors}`,
+    ].join('; ')
+}
