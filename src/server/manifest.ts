@@ -4,6 +4,7 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
+import { settingsPathFor } from '../settings/settings-routes.js'
 import { RECALCULATION_EVENT } from '../webhooks/event-types.js'
 
 export const WEBHOOK_MODULE_KEY = 'switchyard-webhook'
@@ -21,7 +22,7 @@ export interface ManifestPipeline {
 }
 
 export const stepPaths = (key: string) => ({
-  settings: `/steps/${encodeURIComponent(key)}/settings`,
+  settings: settingsPathFor(key),
   logo: `/steps/${encodeURIComponent(key)}/logo`,
 })
 
