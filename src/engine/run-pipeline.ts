@@ -51,7 +51,7 @@ const SEV_INDEX: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
 
 /** Await promises for at most `ms`; those still pending then are reported as timed out. */
 async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): Promise<Array<{ value: T } | { error: string }>> {
-  const results: Array<{ value: T } | { error: string } | undefined> = new Array(promises.length)
+  const results: Array<{ value: T } | { error: string } | undefined> = Array.from({ length: promises.length }, () => undefined)
   let timer: NodeJS.Timeout | undefined
   const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })
   const all = Promise.all(promises.map((p, i) => p.then(

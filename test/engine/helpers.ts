@@ -6,7 +6,8 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { memoryCacheFor } from '../../src/cli/cli-io.js'
 import { loadPipelines, type EngineDeps, type PipelineSet } from '../../src/engine/load-pipelines.js'
-import { testItem, type PluginTestCase } from '../../src/engine/plugin-tester.js'
+import { languageFromCode } from '../../src/engine/languages.js'
+import type { PluginTestCase } from '../../src/engine/plugin-tester.js'
 import type { Item } from '../../src/engine/types.js'
 import { silentLogger } from '../../src/util/logger.js'
 
@@ -45,8 +46,18 @@ export async function loadOne(yaml: string, deps = testDeps()): Promise<{ set: P
   return { set: r.set, deps }
 }
 
+const sharedLog = silentLogger()
+const sharedSignal = new AbortController().signal
+
+/** Items as the engine gets them (one shared logger: a pino instance per item would be the slow part). */
 export function items(cases: Array<Partial<PluginTestCase> & { source: string }>, settings: Record<string, unknown> = {}): Item[] {
-  return cases.map((c, i) => ({ ...testItem({ translation: '', ...c }, i + 1), settings }))
+  return cases.map((c, i) => ({
+    id: i + 1, key: c.key ?? `key.${i + 1}`, context: c.context ?? '', maxLength: c.maxLength ?? 0,
+    source: c.source, translation: c.translation ?? '', isPlural: c.isPlural ?? false,
+    fileType: c.fileType ?? '', filePath: '', labelIds: c.labelIds ?? [],
+    sourceLanguage: languageFromCode(c.sourceLanguage ?? 'en'), targetLanguage: languageFromCode(c.targetLanguage ?? 'fr'),
+    settings, projectId: 1, stepId: 1, organizationId: '1', log: sharedLog, signal: sharedSignal,
+  }))
 }
 
 /** A minimal pipeline around some checks and routes. */
