@@ -195,6 +195,10 @@ export async function compilePipeline(
 
   async function createInstance(check: CompiledCheck, withPath: YamlPath, forChecks: boolean): Promise<PluginInstance | undefined> {
     const refs = settingReferences(check.options)
+    if (!forChecks && refs.length) {
+      err([...withPath, ...refs[0]!.path], 'events have no step, hence no step settings: ${settings.…} cannot be used here')
+      return undefined
+    }
     let missing = false
     for (const r of refs) {
       if (!settingTypes.has(r.name)) err([...withPath, ...r.path], `unknown setting "${r.name}" in \${settings.${r.name}}; declare it under settings.properties`)
@@ -314,7 +318,7 @@ export async function compilePipeline(
         context: { pipelineKey: key, pipelineDir: dir, checkId: id, log: log.child({ event: ev.on, plugin: loaded.definition.name }), cache: deps.cacheFor(loaded.definition.name), env: deps.env, metrics: deps.metrics },
         timeoutMs: typeof ev.timeout === 'number' ? ev.timeout : loaded.definition.timeoutMs ?? DEFAULT_TIMEOUT_MS, needsTranslation: false,
       }
-      // Events carry no step, so no step settings: their options are taken as written (defaults of settings).
+      // Events carry no step, hence no step settings: their options are taken as written.
       const instance = await createInstance(handler, ['events', i, ev.with ? 'with' : 'uses'], false)
       if (instance) events.push({ on: ev.on, id, plugin: handler.plugin, instance, timeoutMs: handler.timeoutMs, log: handler.context.log })
     }

@@ -89,6 +89,12 @@ route:
     ])
   })
 
+  it('imports npm: packages and refuses one that is not a plugin', async () => {
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml('checks:\n  - uses: npm:yaml\nroute:\n  - to: passed\n') })
+    const r = await loadPipelines(paths, testDeps())
+    expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual(['8:11 npm package "yaml" does not export a plugin definition as default'])
+  })
+
   it('loads events and a logo; lists the event names', async () => {
     const { dir, paths } = writePipelines({ 'p.yaml': pipelineYaml('logo: p.png\nchecks: []\nroute:\n  - to: passed\nevents:\n  - on: project.translated\n    uses: listener\n  - on: project.approved\n    uses: listener\n') })
     writeFileSync(path.join(dir, 'p.png'), readFileSync(path.join(PIPELINES, 'qa-gate.png')))
