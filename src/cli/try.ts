@@ -1,0 +1,179 @@
+// `switchyard try PIPELINE STRINGS.json [--pretty]`: a dry run of one pipeline on local strings.
+// No network except what the plugins themselves do; nothing is reported to the service.
+// Output (stdout): a JSON array, one entry per string, in input order:
+//   { id, output, findings: [{ check, severity, message }] }
+// where `output` is the PORT the string would be routed to (the status PATCH value), "" when
+// parked. --pretty prints a table, counts per output and the plugins' metrics instead.
+import { readFile } from 'node:fs/promises'
+import { formatLocatedError, loadPipelines, type RunResult } from '../engine/load-pipelines.js'
+import { languageFromCode } from '../engine/languages.js'
+import type { Item, Language, PluralForm } from '../engine/types.js'
+import { RECALCULATION_EVENT, type StringStatus } from '../webhooks/event-types.js'
+import { silentLogger } from '../util/logger.js'
+import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
+
+const USAGE = `usage: switchyard try PIPELINE STRINGS.json [--pretty]
+STRINGS.json: a JSON array of { id?, source, translation, sourceLanguage, targetLanguage, key?,
+context?, maxLength?, settings?, fileType?, labelIds? }, or a webhook batch body ({ "events": [...] }).
+Prints, per string, { id, output, findings } where output is the port ("" when parked).
+`
+
+const MAX_INPUT_BYTES = 64 * 1024 * 1024
+
+type Obj = Record<string, unknown>
+const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v)
+
+export interface TryInput { item: Item; settings: unknown }
+
+function language(v: unknown, fallback: string): Language {
+  if (isObj(v) && typeof v.id === 'string') return v as unknown as Language
+  return languageFromCode(typeof v === 'string' && v ? v : fallback)
+}
+
+function baseItem(id: number, log: Item['log'], signal: AbortSignal): Item {
+  return {
+    id, key: '', context: '', maxLength: 0, source: '', isPlural: false, fileType: '', filePath: '', labelIds: [],
+    sourceLanguage: languageFromCode('en'), targetLanguage: languageFromCode('fr'), settings: {},
+    projectId: 0, stepId: 0, organizationId: '', log, signal,
+  }
+}
+
+/** Strings of a `try` input file as items; throws with a message naming the bad entry. */
+export function itemsFromInput(input: unknown, signal: AbortSignal): TryInput[] {
+  const log = silentLogger()
+  if (isObj(input) && Array.isArray(input.events)) {
+    const out: TryInput[] = []
+    for (const [i, ev] of input.events.entries()) {
+      if (!isObj(ev) || ev.event !== RECALCULATION_EVENT || !isObj(ev.stringStatus)) continue
+      const st = ev.stringStatus as unknown as StringStatus
+      const s = st.translation
+      if (!isObj(s) || typeof s.id !== 'number' || typeof s.text !== 'string') throw new Error(`events[${i}].stringStatus.translation must have an id and a text`)
+      out.push({
+        item: {
+          ...baseItem(s.id, log, signal),
+          key: s.key ?? '', context: s.context ?? '', maxLength: Number(s.maxLength) || 0, source: s.text,
+          isPlural: !!s.hasPlurals, fileType: s.file?.type ?? '', filePath: s.file?.path ?? '', labelIds: s.labelIds ?? [],
+          sourceLanguage: language(st.sourceLanguage, 'en'), targetLanguage: language(st.affectedLanguage, 'fr'),
+          projectId: s.project?.id ?? 0, stepId: st.workflowStep?.id ?? 0, organizationId: st.organizationId ?? '',
+        },
+        settings: undefined,
+      })
+    }
+    return out
+  }
+  if (!Array.isArray(input)) throw new Error('STRINGS.json must be a JSON array of strings or a webhook batch body ({ "events": [...] })')
+  return input.map((raw, i) => {
+    if (!isObj(raw) || typeof raw.source !== 'string') throw new Error(`entry ${i}: must be an object with a "source" text`)
+    if (raw.translation !== undefined && typeof raw.translation !== 'string') throw new Error(`entry ${i}: "translation" must be a string`)
+    const item: Item = {
+      ...baseItem(typeof raw.id === 'number' ? raw.id : i + 1, log, signal),
+      key: typeof raw.key === 'string' ? raw.key : `string.${i + 1}`,
+      context: typeof raw.context === 'string' ? raw.context : '',
+      maxLength: Number(raw.maxLength) || 0,
+      source: raw.source,
+      fileType: typeof raw.fileType === 'string' ? raw.fileType : '',
+      filePath: typeof raw.filePath === 'string' ? raw.filePath : '',
+      labelIds: Array.isArray(raw.labelIds) ? raw.labelIds.filter((n): n is number => typeof n === 'number') : [],
+      sourceLanguage: language(raw.sourceLanguage, 'en'),
+      targetLanguage: language(raw.targetLanguage, 'fr'),
+    }
+    if (typeof raw.translation === 'string') item.translation = raw.translation
+    if (Array.isArray(raw.plurals)) { item.plurals = raw.plurals as PluralForm[]; item.isPlural = true }
+    if (typeof raw.isPlural === 'boolean') item.isPlural = raw.isPlural
+    return { item, settings: raw.settings }
+  })
+}
+
+function pad(s: string, n: number): string {
+  return s.length >= n ? s : s + ' '.repeat(n - s.length)
+}
+
+export async function runTry(args: string[], io: CliIo = processIo()): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) { io.stdout.write(USAGE); return 0 }
+  const pretty = args.includes('--pretty')
+  const rest = args.filter((a) => a !== '--pretty')
+  const bad = rest.find((a) => a.startsWith('-'))
+  if (bad || rest.length !== 2) { io.stderr.write(`${bad ? `unknown option ${bad}\n` : ''}${USAGE}`); return 2 }
+  const [pipelineFile, stringsFile] = rest as [string, string]
+
+  const metrics = new Map<string, number>()
+  const loaded = await loadPipelines([pipelineFile], {
+    pluginsDir: io.env.PLUGINS_DIR || undefined,
+    log: silentLogger(),
+    cacheFor: memoryCacheFor(),
+    env: io.env,
+    metrics: { add(name, value = 1) { metrics.set(name, (metrics.get(name) ?? 0) + value) } },
+  })
+  if (!loaded.ok) {
+    for (const e of loaded.errors) io.stderr.write(`${formatLocatedError(e)}\n`)
+    return 1
+  }
+  const set = loaded.set
+  try {
+    const pipeline = set.all()[0]!
+    let inputs: TryInput[]
+    try {
+      const text = await readFile(stringsFile, 'utf8')
+      if (text.length > MAX_INPUT_BYTES) throw new Error(`larger than ${MAX_INPUT_BYTES} bytes`)
+      inputs = itemsFromInput(JSON.parse(text), new AbortController().signal)
+    } catch (e) {
+      io.stderr.write(`${stringsFile}: ${(e as Error).message}\n`)
+      return 2
+    }
+    if (pipeline.needsTranslation && inputs.some((i) => i.item.translation === undefined)) {
+      io.stderr.write('note: some strings have no translation; checks that need one are skipped for them\n')
+    }
+
+    // One run per distinct settings: every item of a run shares its step's settings.
+    const groups = new Map<string, number[]>()
+    inputs.forEach((inp, i) => {
+      const k = JSON.stringify(inp.settings ?? {})
+      const g = groups.get(k)
+      if (g) g.push(i)
+      else groups.set(k, [i])
+    })
+    const results: RunResult[] = new Array(inputs.length)
+    for (const [k, indexes] of groups) {
+      const resolved = pipeline.resolveSettings(JSON.parse(k))
+      if (!resolved.ok) {
+        io.stderr.write(`settings of string ${inputs[indexes[0]!]!.item.id}: ${resolved.errors.join('; ')}\n`)
+        return 2
+      }
+      const items = indexes.map((i) => ({ ...inputs[i]!.item, settings: resolved.settings }))
+      const out = await pipeline.run(items)
+      out.forEach((r, j) => { results[indexes[j]!] = r })
+    }
+
+    if (!pretty) {
+      const json = results.map((r) => ({ id: r.id, output: r.port, findings: r.findings.map((f) => ({ check: f.check, severity: f.severity, message: f.message })) }))
+      io.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
+      return 0
+    }
+
+    const names = new Map(pipeline.outputs.map((o) => [o.name, o]))
+    const lines: string[] = [`${pipeline.name} (${pipeline.key}): ${results.length} string${results.length === 1 ? '' : 's'}`, '']
+    const idWidth = Math.max(2, ...results.map((r) => String(r.id).length))
+    lines.push(`${pad('id', idWidth)}  ${pad('output', 24)}  findings`)
+    for (const [i, r] of results.entries()) {
+      const where = r.output ? `${r.port} (${r.output})` : r.retry ? '"" (retry)' : '"" (parked)'
+      const text = inputs[i]!.item.source.replace(/\s+/g, ' ')
+      lines.push(`${pad(String(r.id), idWidth)}  ${pad(where, 24)}  ${r.findings.length || '-'}  ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`)
+      for (const f of r.findings) lines.push(`${' '.repeat(idWidth + 28)}${f.severity}  ${f.check}: ${f.message}`)
+    }
+    const counts = new Map<string, number>()
+    for (const r of results) {
+      const label = r.output ? `${names.get(r.output)?.title ?? r.output} -> ${r.port}` : r.retry ? 'to retry ("")' : 'parked ("")'
+      counts.set(label, (counts.get(label) ?? 0) + 1)
+    }
+    lines.push('', 'outputs:')
+    for (const [label, n] of counts) lines.push(`  ${pad(label, 30)} ${n}`)
+    if (metrics.size) {
+      lines.push('', 'plugin metrics:')
+      for (const [name, v] of [...metrics].sort()) lines.push(`  ${pad(name, 30)} ${v}`)
+    }
+    io.stdout.write(`${lines.join('\n')}\n`)
+    return 0
+  } finally {
+    await set.close(0)
+  }
+}

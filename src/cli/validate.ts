@@ -1,0 +1,52 @@
+// `switchyard validate [FILES...]`: check pipeline files; every error at once, each as
+// `file:line:col message` with the offending line. Exit 1 on any error, 0 otherwise.
+import path from 'node:path'
+import { PACKAGE_ROOT } from '../config/load-config.js'
+import { formatLocatedError, listPipelineFiles, loadPipelines, type LocatedError } from '../engine/load-pipelines.js'
+import { silentLogger } from '../util/logger.js'
+import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
+
+const USAGE = `usage: switchyard validate [FILES...]
+Checks pipeline files (default: every *.yaml of PIPELINES_DIR, else the shipped pipelines/).
+Plugins come from the built-ins, PLUGINS_DIR and npm packages the pipelines name.
+`
+
+function relative(e: LocatedError): LocatedError {
+  const rel = path.relative(process.cwd(), e.file)
+  return { ...e, file: rel && !rel.startsWith('..') ? rel : e.file }
+}
+
+export async function runValidate(args: string[], io: CliIo = processIo()): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) { io.stdout.write(USAGE); return 0 }
+  const unknown = args.filter((a) => a.startsWith('-'))
+  if (unknown.length) { io.stderr.write(`unknown option ${unknown[0]}\n${USAGE}`); return 2 }
+  let files = args
+  if (!files.length) {
+    const dir = io.env.PIPELINES_DIR || path.join(PACKAGE_ROOT, 'pipelines')
+    try {
+      files = await listPipelineFiles(dir)
+    } catch (e) {
+      io.stderr.write(`cannot list ${dir}: ${(e as Error).message}\n`)
+      return 1
+    }
+    if (!files.length) { io.stderr.write(`no pipeline files (*.yaml) in ${dir}\n`); return 1 }
+  }
+  const result = await loadPipelines(files, {
+    pluginsDir: io.env.PLUGINS_DIR || undefined,
+    log: silentLogger(),
+    cacheFor: memoryCacheFor(),
+    env: io.env,
+    metrics: { add() {} },
+  })
+  if (!result.ok) {
+    for (const e of result.errors) io.stdout.write(`${formatLocatedError(relative(e))}\n`)
+    const inFiles = new Set(result.errors.map((e) => e.file)).size
+    io.stdout.write(`\n${result.errors.length} error${result.errors.length === 1 ? '' : 's'} in ${inFiles} file${inFiles === 1 ? '' : 's'}\n`)
+    return 1
+  }
+  for (const w of result.warnings) io.stdout.write(`${formatLocatedError({ ...relative(w), message: `warning: ${w.message}` })}\n`)
+  const keys = result.set.all().map((p) => p.key)
+  io.stdout.write(`${keys.length} pipeline${keys.length === 1 ? '' : 's'} valid: ${keys.join(', ')}\n`)
+  await result.set.close(0)
+  return 0
+}

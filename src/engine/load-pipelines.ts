@@ -1,0 +1,182 @@
+// Loading a set of pipeline files: read (size-capped), parse (alias-capped), validate against the
+// published schema, compile each, check module keys are unique across files. Every error of every
+// file is returned at once; on any error, nothing of the set is kept (plugins created are closed).
+import { readdir, readFile, stat } from 'node:fs/promises'
+import path from 'node:path'
+import { Ajv, type ErrorObject } from 'ajv'
+import { LineCounter, parseDocument } from 'yaml'
+import { closeAll, compilePipeline, dispatchTo, type CompiledPipeline, type EngineDeps, type Pipeline, type RunTracker } from './compile-pipeline.js'
+import { SourceFile, type LocatedError, type YamlPath } from './located-error.js'
+import { pipelineSchema } from './pipeline-schema.js'
+import { PluginRegistry } from './plugin-registry.js'
+import type { PluginEvent } from './types.js'
+
+export type { EngineDeps, Pipeline, EditorMode } from './compile-pipeline.js'
+export type { LocatedError } from './located-error.js'
+export { formatLocatedError } from './located-error.js'
+export type { RunResult } from './run-pipeline.js'
+
+/** Largest pipeline file read; a pipeline is a page of YAML, not megabytes. */
+export const MAX_PIPELINE_BYTES = 1024 * 1024
+/** Most aliases a file may expand (yaml's guard against "billion laughs"). */
+export const MAX_ALIAS_COUNT = 100
+/** How long a replaced set waits for its runs to finish before closing its plugins anyway. */
+export const CLOSE_GRACE_MS = 30_000
+
+export interface PipelineSet {
+  get(key: string): Pipeline | undefined
+  all(): Pipeline[]
+  /** Every event name some pipeline subscribed a plugin to (for the manifest's webhook module). */
+  events(): string[]
+  /** Hand an event to every subscribed plugin; errors are logged; resolves when all are done. */
+  dispatchEvent(e: PluginEvent): Promise<void>
+  /** Close the plugins, after the runs in flight (or a grace period). */
+  close(graceMs?: number): Promise<void>
+}
+
+export type LoadResult = { ok: true; set: PipelineSet; warnings: LocatedError[] } | { ok: false; errors: LocatedError[] }
+
+const ajv = new Ajv({ allErrors: true, strict: false, verbose: true })
+const validatePipeline = ajv.compile(pipelineSchema)
+
+/** The pipeline files of a directory: *.yaml and *.yml, sorted. */
+export async function listPipelineFiles(dir: string): Promise<string[]> {
+  const names = await readdir(dir)
+  return names.filter((n) => /\.ya?ml$/i.test(n)).sort().map((n) => path.join(dir, n))
+}
+
+function pathOf(instancePath: string): YamlPath {
+  if (!instancePath) return []
+  return instancePath.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^\d+$/.test(s) ? Number(s) : s))
+}
+
+function schemaError(src: SourceFile, e: ErrorObject): LocatedError {
+  const p = pathOf(e.instancePath)
+  const where = p.join('.') || '(top level)'
+  switch (e.keyword) {
+    case 'additionalProperties': {
+      const extra = (e.params as { additionalProperty: string }).additionalProperty
+      const known = Object.keys((e.parentSchema as { properties?: object } | undefined)?.properties ?? {}).filter((k) => k !== '$schema')
+      return src.errorAtPath([...p, extra], `unknown key "${extra}"${p.length ? ` in ${where}` : ''}${known.length ? `; known keys: ${known.join(', ')}` : ''}`, 'key')
+    }
+    case 'required':
+      return src.errorAtPath(p, `${where}: missing required key "${(e.params as { missingProperty: string }).missingProperty}"`, 'key')
+    case 'enum':
+      return src.errorAtPath(p, `${where}: ${JSON.stringify(src.find(p).node?.toJSON?.() ?? '')} is not allowed; must be one of ${(e.params as { allowedValues: unknown[] }).allowedValues.map((v) => JSON.stringify(v)).join(', ')}`)
+    default:
+      return src.errorAtPath(p, `${where}: ${e.message ?? 'is invalid'}`)
+  }
+}
+
+async function readPipeline(file: string, errors: LocatedError[], warnings: LocatedError[]): Promise<{ src: SourceFile; data: Record<string, unknown> } | undefined> {
+  const fail = (message: string): undefined => { errors.push({ file, line: 1, col: 1, message }); return undefined }
+  let text: string
+  try {
+    const { size } = await stat(file)
+    if (size > MAX_PIPELINE_BYTES) return fail(`file is ${size} bytes; a pipeline may have at most ${MAX_PIPELINE_BYTES}`)
+    text = await readFile(file, 'utf8')
+  } catch (e) {
+    return fail(`cannot read: ${(e as Error).message}`)
+  }
+  const lineCounter = new LineCounter()
+  const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true })
+  const src = new SourceFile(file, text, lineCounter, doc)
+  if (doc.errors.length) {
+    for (const e of doc.errors) errors.push(src.errorAt(e.pos[0], e.message.split('\n')[0]!))
+    return undefined
+  }
+  for (const w of doc.warnings) warnings.push(src.errorAt(w.pos[0], w.message.split('\n')[0]!))
+  let data: unknown
+  try {
+    data = doc.toJS({ maxAliasCount: MAX_ALIAS_COUNT })
+  } catch (e) {
+    errors.push(src.errorAt(0, `refused: ${(e as Error).message} (at most ${MAX_ALIAS_COUNT} aliases)`))
+    return undefined
+  }
+  if (!data || typeof data !== 'object' || Array.isArray(data)) {
+    errors.push(src.errorAt(0, 'a pipeline file must be a mapping (key: ..., name: ..., checks: ...)'))
+    return undefined
+  }
+  if (!validatePipeline(data)) for (const e of validatePipeline.errors ?? []) errors.push(schemaError(src, e))
+  return { src, data: data as Record<string, unknown> }
+}
+
+class LoadedSet implements PipelineSet {
+  private active = 0
+  private idle: Array<() => void> = []
+  private closing: Promise<void> | undefined
+  readonly tracker: RunTracker = {
+    enter: () => { this.active++ },
+    leave: () => {
+      if (--this.active === 0) for (const resolve of this.idle.splice(0)) resolve()
+    },
+  }
+  private compiled: CompiledPipeline[] = []
+
+  constructor(private readonly deps: EngineDeps) {}
+
+  add(c: CompiledPipeline) { this.compiled.push(c) }
+  get(key: string) { return this.compiled.find((c) => c.pipeline.key === key)?.pipeline }
+  all() { return this.compiled.map((c) => c.pipeline) }
+  events() { return [...new Set(this.compiled.flatMap((c) => c.events.map((e) => e.on)))].sort() }
+
+  async dispatchEvent(e: PluginEvent): Promise<void> {
+    this.tracker.enter()
+    try {
+      await Promise.all(this.compiled.flatMap((c) => c.events.filter((h) => h.on === e.event).map((h) => dispatchTo(h, e))))
+    } finally {
+      this.tracker.leave()
+    }
+  }
+
+  close(graceMs = CLOSE_GRACE_MS): Promise<void> {
+    this.closing ??= (async () => {
+      if (this.active > 0) {
+        let timer: NodeJS.Timeout | undefined
+        await Promise.race([
+          new Promise<void>((resolve) => this.idle.push(resolve)),
+          new Promise<void>((resolve) => { timer = setTimeout(resolve, graceMs) }),
+        ])
+        clearTimeout(timer)
+      }
+      await closeAll(this.compiled.flatMap((c) => c.instances()), this.deps.log)
+    })()
+    return this.closing
+  }
+}
+
+export async function loadPipelines(files: string[] | { dir: string }, deps: EngineDeps): Promise<LoadResult> {
+  const errors: LocatedError[] = []
+  const warnings: LocatedError[] = []
+  let list: string[]
+  if (Array.isArray(files)) list = files
+  else {
+    try {
+      list = await listPipelineFiles(files.dir)
+    } catch (e) {
+      return { ok: false, errors: [{ file: files.dir, line: 1, col: 1, message: `cannot list pipelines: ${(e as Error).message}` }] }
+    }
+  }
+  const { registry, problems } = await PluginRegistry.create(deps.pluginsDir)
+  for (const p of problems) errors.push({ file: p.file, line: 1, col: 1, message: p.message })
+
+  const set = new LoadedSet(deps)
+  const keys = new Map<string, string>()
+  for (const file of list) {
+    const read = await readPipeline(file, errors, warnings)
+    if (!read) continue
+    const compiled = await compilePipeline(read.src, read.data, registry, deps, set.tracker, errors, warnings)
+    const key = read.data.key
+    if (typeof key === 'string') {
+      const first = keys.get(key)
+      if (first) errors.push(read.src.errorAtPath(['key'], `module key "${key}" is already used by ${first}; module keys must be unique`))
+      else keys.set(key, file)
+    }
+    if (compiled) set.add(compiled)
+  }
+  if (errors.length) {
+    await set.close(0)
+    return { ok: false, errors }
+  }
+  return { ok: true, set, warnings }
+}

@@ -1,0 +1,47 @@
+// Holds the current pipeline set and swaps it on reload. A reload that fails validation keeps the
+// old set and returns every error; a successful one closes the old set's plugins only once the
+// runs it started have finished (or after a grace period), so in-flight work ends as it began.
+import { loadPipelines, type EngineDeps, type LocatedError, type PipelineSet } from './load-pipelines.js'
+
+export class PipelineHost {
+  private set: PipelineSet | undefined
+  private loading: Promise<{ ok: boolean; errors: LocatedError[] }> | undefined
+
+  constructor(private readonly source: string[] | { dir: string }, private readonly deps: EngineDeps) {}
+
+  /** The first load; the same as reload(). */
+  load(): Promise<{ ok: boolean; errors: LocatedError[] }> {
+    return this.reload()
+  }
+
+  reload(): Promise<{ ok: boolean; errors: LocatedError[] }> {
+    // Reloads asked for while one runs wait for it, then load again (files may have changed since).
+    const run = async () => {
+      const result = await loadPipelines(this.source, this.deps)
+      if (!result.ok) {
+        this.deps.log.error({ errors: result.errors.length }, 'pipelines not (re)loaded; the previous ones stay in use')
+        return { ok: false, errors: result.errors }
+      }
+      for (const w of result.warnings) this.deps.log.warn(`${w.file}:${w.line}:${w.col} ${w.message}`)
+      const old = this.set
+      this.set = result.set
+      if (old) void old.close().catch((e: unknown) => this.deps.log.warn({ err: (e as Error).message }, 'closing old pipelines failed'))
+      this.deps.log.info({ pipelines: result.set.all().map((p) => p.key) }, 'pipelines loaded')
+      return { ok: true, errors: [] }
+    }
+    const next = (this.loading ?? Promise.resolve()).then(run, run)
+    this.loading = next
+    return next
+  }
+
+  /** The pipelines in use; throws before the first successful load. */
+  get current(): PipelineSet {
+    if (!this.set) throw new Error('no pipelines loaded yet: call load() and fix the errors it returns')
+    return this.set
+  }
+
+  /** Close the current set (on shutdown). */
+  async close(): Promise<void> {
+    await this.set?.close()
+  }
+}

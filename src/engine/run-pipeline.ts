@@ -1,0 +1,221 @@
+// Running a compiled pipeline over a batch of strings: checks in order, each over the strings its
+// `if` selects; batching plugins once per run; a plugin that throws, rejects or hangs becomes an
+// `engine` finding, and `on-error` decides where that string goes. Routing: first match wins.
+import type { Condition, EvalState } from './conditions.js'
+import { interpolateSettings } from './interpolate.js'
+import { resolvePluginOptions } from './instantiate-plugin.js'
+import type { Finding, FindingInput, Item, PluginContext, PluginDefinition, PluginInstance, Severity } from './types.js'
+
+export const DEFAULT_TIMEOUT_MS = 30_000
+
+export interface CompiledCheck {
+  id: string
+  /** Index in EvalState.byCheck. */
+  index: number
+  plugin: string
+  definition: PluginDefinition
+  /** Options as written (may hold ${settings.x}); undefined when `fixed` is set. */
+  options: unknown
+  /** The instance when the options take no setting. */
+  fixed?: PluginInstance
+  /** Instances by resolved options (JSON), when the options take settings. */
+  bySettings: Map<string, Promise<PluginInstance>>
+  context: PluginContext
+  severity?: Severity
+  condition?: Condition
+  timeoutMs: number
+  needsTranslation: boolean
+}
+
+export interface CompiledRoute { condition?: Condition; output: string | null; port: string }
+
+export type OnError = { kind: 'park' } | { kind: 'retry' } | { kind: 'output'; output: string; port: string }
+
+export interface RunResult {
+  id: number
+  /** Output name; null when parked. */
+  output: string | null
+  /** The value for the status PATCH: the output's port, '' when parked. */
+  port: string
+  findings: Finding[]
+  /** Set when a plugin failed and on-error is `retry`: run the string again later. */
+  retry?: boolean
+}
+
+interface State extends EvalState {
+  findings: Finding[]
+  failed: boolean
+}
+
+const SEV_INDEX: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
+
+/** Await promises for at most `ms`; those still pending then are reported as timed out. */
+async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): Promise<Array<{ value: T } | { error: string }>> {
+  const results: Array<{ value: T } | { error: string } | undefined> = Array.from({ length: promises.length }, () => undefined)
+  let timer: NodeJS.Timeout | undefined
+  const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })
+  const all = Promise.all(promises.map((p, i) => p.then(
+    (value) => { results[i] = { value } },
+    (e: unknown) => { results[i] = { error: e instanceof Error ? e.message : String(e) } },
+  )))
+  try {
+    await Promise.race([all, deadline])
+  } finally {
+    clearTimeout(timer)
+  }
+  return results.map((r) => r ?? { error: `timed out after ${ms} ms` })
+}
+
+function isThenable(v: unknown): v is PromiseLike<unknown> {
+  return !!v && typeof (v as { then?: unknown }).then === 'function'
+}
+
+export class PipelineRunner {
+  constructor(
+    private readonly checks: CompiledCheck[],
+    private readonly routes: CompiledRoute[],
+    private readonly onError: OnError,
+    private readonly outputs: ReadonlyMap<string, string>,
+  ) {}
+
+  async instanceFor(check: CompiledCheck, settings: Record<string, unknown>): Promise<PluginInstance> {
+    if (check.fixed) return check.fixed
+    const resolved = resolvePluginOptions(check.definition, interpolateSettings(check.options, settings))
+    const key = JSON.stringify(resolved)
+    let p = check.bySettings.get(key)
+    if (!p) {
+      p = Promise.resolve(check.definition.create(resolved as never, check.context))
+      check.bySettings.set(key, p)
+    }
+    return p
+  }
+
+  async run(items: Item[], signal?: AbortSignal): Promise<RunResult[]> {
+    const n = this.checks.length + 1 // + the engine's own findings
+    const states: State[] = items.map((item) => ({ item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false }))
+    const settings = items[0]?.settings ?? {}
+    for (const check of this.checks) {
+      signal?.throwIfAborted()
+      const active: State[] = []
+      for (const s of states) {
+        if (s.failed) continue
+        if (check.needsTranslation && s.item.translation === undefined) continue
+        if (check.condition && !check.condition(s)) continue
+        active.push(s)
+      }
+      if (active.length === 0) continue
+      let instance: PluginInstance
+      try {
+        instance = await this.instanceFor(check, settings)
+      } catch (e) {
+        for (const s of active) this.fail(s, check, `could not start with these settings: ${(e as Error).message}`)
+        continue
+      }
+      if (instance.checkBatch) await this.runBatch(check, instance, active)
+      else if (instance.check) await this.runEach(check, instance, active)
+      else for (const s of active) this.fail(s, check, 'has neither check() nor checkBatch()')
+    }
+    return states.map((s) => this.route(s))
+  }
+
+  private async runBatch(check: CompiledCheck, instance: PluginInstance, active: State[]): Promise<void> {
+    let p: Promise<FindingInput[][]>
+    try {
+      p = Promise.resolve(instance.checkBatch!(active.map((s) => s.item)))
+    } catch (e) {
+      p = Promise.reject(e)
+    }
+    const r = (await settleWithin([p], check.timeoutMs))[0]!
+    if ('error' in r) {
+      for (const s of active) this.fail(s, check, r.error)
+      return
+    }
+    const batch = r.value
+    if (!Array.isArray(batch) || batch.length !== active.length) {
+      for (const s of active) this.fail(s, check, `checkBatch() returned ${Array.isArray(batch) ? `${batch.length} results for ${active.length} strings` : 'no array'}`)
+      return
+    }
+    active.forEach((s, i) => this.apply(s, check, batch[i]))
+  }
+
+  private async runEach(check: CompiledCheck, instance: PluginInstance, active: State[]): Promise<void> {
+    let pending: Array<Promise<unknown>> | undefined
+    let pendingStates: State[] | undefined
+    for (const s of active) {
+      let r: unknown
+      try {
+        r = instance.check!(s.item)
+      } catch (e) {
+        this.fail(s, check, e instanceof Error ? e.message : String(e))
+        continue
+      }
+      if (isThenable(r)) {
+        (pending ??= []).push(Promise.resolve(r));
+        (pendingStates ??= []).push(s)
+      } else {
+        this.apply(s, check, r)
+      }
+    }
+    if (!pending) return
+    const results = await settleWithin(pending, check.timeoutMs)
+    results.forEach((r, i) => {
+      const s = pendingStates![i]!
+      if ('error' in r) this.fail(s, check, r.error)
+      else this.apply(s, check, r.value)
+    })
+  }
+
+  private apply(s: State, check: CompiledCheck, raw: unknown): void {
+    if (!Array.isArray(raw)) {
+      this.fail(s, check, `returned ${raw === undefined ? 'nothing' : typeof raw} instead of an array of findings`)
+      return
+    }
+    for (const f of raw as FindingInput[]) {
+      if (!f || typeof f.message !== 'string') {
+        this.fail(s, check, 'returned a finding without a message')
+        return
+      }
+      const severity: Severity = check.severity ?? (f.severity && f.severity in SEV_INDEX ? f.severity : 'error')
+      const finding: Finding = { check: f.check ?? check.id, severity, message: f.message }
+      if (f.span) finding.span = f.span
+      if (f.suggestion !== undefined) finding.suggestion = f.suggestion
+      s.findings.push(finding)
+      const i = SEV_INDEX[severity]
+      s.sev[i]!++
+      s.byCheck[check.index * 3 + i]!++
+    }
+  }
+
+  private fail(s: State, check: CompiledCheck, error: string): void {
+    s.failed = true
+    s.findings.push({ check: 'engine', severity: 'error', message: `plugin "${check.plugin}" (check "${check.id}") failed: ${error}` })
+    s.sev[0]!++
+    s.byCheck[this.checks.length * 3]!++
+    check.context.log.warn({ stringId: s.item.id, err: error }, 'plugin failed')
+  }
+
+  private route(s: State): RunResult {
+    const id = s.item.id
+    if (s.failed) {
+      const kind = this.onError.kind
+      switch (kind) {
+        case 'park': return { id, output: null, port: '', findings: s.findings }
+        case 'retry': return { id, output: null, port: '', findings: s.findings, retry: true }
+        case 'output': return { id, output: this.onError.output, port: this.onError.port, findings: s.findings }
+        default: {
+          const never: never = kind
+          throw new Error(`unknown on-error ${String(never)}`)
+        }
+      }
+    }
+    for (const r of this.routes) {
+      if (!r.condition || r.condition(s)) return { id, output: r.output, port: r.port, findings: s.findings }
+    }
+    return { id, output: null, port: '', findings: s.findings }
+  }
+
+  /** Port of an output name (for callers that hold a name). */
+  portOf(output: string): string | undefined {
+    return this.outputs.get(output)
+  }
+}

@@ -1,0 +1,54 @@
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { runTry } from '../../src/cli/try.js'
+import { FIXTURE_PLUGINS, FIXTURES } from '../engine/helpers.js'
+import { captureIo } from './io.js'
+
+const PIPELINE = path.join(FIXTURES, 'pipelines', 'try-gate.yaml')
+const env = { PLUGINS_DIR: FIXTURE_PLUGINS }
+
+describe('switchyard try', () => {
+  it('prints one { id, output (the port), findings } per string, in input order', async () => {
+    const io = captureIo(env)
+    expect(await runTry([PIPELINE, path.join(FIXTURES, 'strings', 'try.json')], io)).toBe(0)
+    expect(JSON.parse(io.out())).toEqual([
+      { id: 11, output: 'translated', findings: [{ check: 'no-double-space', severity: 'error', message: 'Double space.' }] },
+      { id: 12, output: '', findings: [{ check: 'shout', severity: 'warning', message: 'The translation shouts.' }] },
+      { id: 13, output: 'approved', findings: [] },
+      // Its own settings: minLetters 10, so OUVRIR is not shouting.
+      { id: 4, output: 'approved', findings: [] },
+    ])
+    expect(io.err()).toBe('')
+  })
+
+  it('takes a webhook batch body: strings without translations get the source-only checks', async () => {
+    const io = captureIo(env)
+    expect(await runTry([PIPELINE, path.join(FIXTURES, 'strings', 'batch.json')], io)).toBe(0)
+    expect(JSON.parse(io.out())).toEqual([{ id: 2814, output: 'translated', findings: [{ check: 'batcher', severity: 'error', message: 'bad word' }] }])
+    expect(io.err()).toMatch(/no translation; checks that need one are skipped/)
+  })
+
+  it('--pretty prints a table, counts per output and plugin metrics', async () => {
+    const io = captureIo(env)
+    expect(await runTry([PIPELINE, path.join(FIXTURES, 'strings', 'try.json'), '--pretty'], io)).toBe(0)
+    const out = io.out()
+    expect(out).toMatch(/^Try gate \(try-gate\): 4 strings/)
+    expect(out).toMatch(/11\s+translated \(failed\)\s+1\s+Save file/)
+    expect(out).toMatch(/error\s+no-double-space: Double space\./)
+    expect(out).toMatch(/Passed -> approved\s+2/)
+    expect(out).toMatch(/parked \(""\)\s+1/)
+    expect(out).toMatch(/batcher\.calls\s+2/) // one run per distinct settings
+  })
+
+  it('exits 1 with located errors for a broken pipeline, 2 for bad usage or input', async () => {
+    const broken = captureIo(env)
+    expect(await runTry([path.join(FIXTURES, 'pipelines', 'broken.yaml'), path.join(FIXTURES, 'strings', 'try.json')], broken)).toBe(1)
+    expect(broken.err()).toMatch(/broken\.yaml:4:1 unknown key "colour"/)
+    const usage = captureIo(env)
+    expect(await runTry([PIPELINE], usage)).toBe(2)
+    expect(usage.err()).toMatch(/^usage: switchyard try/)
+    const input = captureIo(env)
+    expect(await runTry([PIPELINE, PIPELINE], input)).toBe(2)
+    expect(input.err()).toMatch(/try-gate\.yaml: /)
+  })
+})

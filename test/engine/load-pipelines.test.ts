@@ -1,0 +1,141 @@
+import { readFileSync, writeFileSync } from 'node:fs'
+import path from 'node:path'
+import { describe, expect, it } from 'vitest'
+import { PACKAGE_ROOT } from '../../src/config/load-config.js'
+import { formatLocatedError, listPipelineFiles, loadPipelines } from '../../src/engine/load-pipelines.js'
+import { pipelineSchema } from '../../src/engine/pipeline-schema.js'
+import { FIXTURES, pipelineYaml, testDeps, writePipelines } from './helpers.js'
+
+const PIPELINES = path.join(PACKAGE_ROOT, 'pipelines')
+
+describe('loadPipelines: every error at once, located', () => {
+  it('reports each mistake of broken.yaml with file:line:col and the offending line', async () => {
+    const file = path.join(FIXTURES, 'pipelines', 'broken.yaml')
+    const r = await loadPipelines([file], testDeps())
+    expect(r.ok).toBe(false)
+    if (r.ok) return
+    const got = r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)
+    const want: Array<[string, RegExp]> = [
+      ['4:1', /unknown key "colour"/],
+      ['8:19', /outputs\.failed\.port: "approvd" is not allowed; must be one of "untranslated"/],
+      ['10:11', /unknown plugin or preset "speling"; plugins: .*regex/],
+      ['13:21', /check "bad-option": option target: unknown option "forbidd"/],
+      ['16:31', /check "bad-pattern": plugin "regex" refused its options: Invalid regular expression/],
+      ['19:17', /bad condition: unexpected ">"/],
+      ['21:18', /bad condition: no check with id "nope"/],
+      ['23:9', /route to "rejected", which is not an output; declared outputs: passed, failed/],
+      ['24:11', /on-error must be park, retry or an output name, not "explode"/],
+    ]
+    expect(got).toHaveLength(want.length)
+    want.forEach(([pos, message], i) => {
+      expect(got[i]).toMatch(new RegExp(`^${pos} `))
+      expect(got[i]).toMatch(message)
+    })
+    for (const e of r.errors) expect(e.file).toBe(file)
+    expect(formatLocatedError(r.errors[0]!)).toBe(`${file}:4:1 unknown key "colour"; known keys: key, name, description, logo, editorMode, input, outputs, settings, checks, route, on-error, events\n    colour: red\n    ^`)
+  })
+
+  it('collects errors across files, including duplicate module keys and yaml syntax errors', async () => {
+    const ok = pipelineYaml('checks: []\nroute:\n  - to: passed\n')
+    const { paths } = writePipelines({ 'a.yaml': ok, 'b.yaml': ok, 'c.yaml': 'key: c\n  name: [unclosed\n', 'd.yaml': pipelineYaml('checks:\n  - uses: regex\n    with: { target: { forbid: \'${settings.nope}\' } }\n') })
+    const r = await loadPipelines(paths, testDeps())
+    expect(r.ok).toBe(false)
+    if (r.ok) return
+    const byFile = r.errors.map((e) => `${path.basename(e.file)}:${e.line}:${e.col} ${e.message}`)
+    expect(byFile).toContainEqual(expect.stringMatching(/^b\.yaml:1:6 module key "t" is already used by .*a\.yaml/))
+    expect(byFile).toContainEqual(expect.stringMatching(/^c\.yaml:\d+:\d+ /))
+    expect(byFile).toContainEqual(expect.stringMatching(/^d\.yaml:9:31 unknown setting "nope"/))
+  })
+
+  it('checks options that take settings with their defaults, at load', async () => {
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml(`settings:
+  properties:
+    pattern: { type: string, default: '(' }
+checks:
+  - uses: regex
+    with:
+      target:
+        forbid: \${settings.pattern}
+route:
+  - to: passed
+`) })
+    const r = await loadPipelines(paths, testDeps())
+    expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([expect.stringMatching(/^13:7 check "regex": plugin "regex" refused its options: Invalid regular expression/)])
+  })
+
+  it('refuses an alias bomb quickly', async () => {
+    const bomb = ['key: bomb', 'a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]']
+    for (let i = 1; i < 9; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(', ')}]`)
+    const { paths } = writePipelines({ 'bomb.yaml': `${bomb.join('\n')}\n` })
+    const t0 = Date.now()
+    const r = await loadPipelines(paths, testDeps())
+    expect(Date.now() - t0).toBeLessThan(1000)
+    expect(!r.ok && r.errors[0]!.message).toMatch(/refused: .*alias/i)
+  })
+
+  it('refuses a huge file before parsing it', async () => {
+    const { paths } = writePipelines({ 'huge.yaml': `key: huge\n# ${'x'.repeat(1024 * 1024)}\n` })
+    const r = await loadPipelines(paths, testDeps())
+    expect(!r.ok && r.errors[0]!.message).toMatch(/a pipeline may have at most 1048576/)
+  })
+
+  it('reports a broken PLUGINS_DIR file and an uninstalled npm plugin', async () => {
+    const { dir, paths } = writePipelines({ 'p.yaml': pipelineYaml('checks:\n  - uses: npm:switchyard-plugin-that-is-not-installed\nroute:\n  - to: passed\n') })
+    writeFileSync(path.join(dir, 'bad.mjs'), 'export default { nope: true }\n')
+    const r = await loadPipelines(paths, testDeps({ pluginsDir: dir }))
+    expect(!r.ok && r.errors.map((e) => e.message)).toEqual([
+      expect.stringContaining('the default export is not a plugin definition'),
+      expect.stringContaining('npm package "switchyard-plugin-that-is-not-installed" is not installed'),
+    ])
+  })
+
+  it('imports npm: packages and refuses one that is not a plugin', async () => {
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml('checks:\n  - uses: npm:yaml\nroute:\n  - to: passed\n') })
+    const r = await loadPipelines(paths, testDeps())
+    expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual(['8:11 npm package "yaml" does not export a plugin definition as default'])
+  })
+
+  it('loads events and a logo; lists the event names', async () => {
+    const { dir, paths } = writePipelines({ 'p.yaml': pipelineYaml('logo: p.png\nchecks: []\nroute:\n  - to: passed\nevents:\n  - on: project.translated\n    uses: listener\n  - on: project.approved\n    uses: listener\n') })
+    writeFileSync(path.join(dir, 'p.png'), readFileSync(path.join(PIPELINES, 'qa-gate.png')))
+    const r = await loadPipelines(paths, testDeps())
+    if (!r.ok) throw new Error(r.errors.map(formatLocatedError).join('\n'))
+    expect(r.set.events()).toEqual(['project.approved', 'project.translated'])
+    expect(r.set.get('t')!.logo).toEqual({ path: path.join(dir, 'p.png'), contentType: 'image/png' })
+    await r.set.close(0)
+  })
+
+  it('rejects a missing logo and a plugin without onEvent in events', async () => {
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml('logo: nope.png\nchecks: []\nroute:\n  - to: passed\nevents:\n  - on: project.translated\n    uses: shout\n') })
+    const r = await loadPipelines(paths, testDeps())
+    expect(!r.ok && r.errors.map((e) => `${e.line} ${e.message}`)).toEqual([
+      expect.stringMatching(/^7 logo file nope.png does not exist/),
+      expect.stringMatching(/^13 plugin "shout" cannot be used for events/),
+    ])
+  })
+})
+
+describe('shipped pipelines', () => {
+  it('every pipelines/*.yaml loads', async () => {
+    const files = await listPipelineFiles(PIPELINES)
+    expect(files.map((f) => path.basename(f))).toContain('qa-gate.yaml')
+    const r = await loadPipelines(files, testDeps({ pluginsDir: undefined }))
+    if (!r.ok) throw new Error(r.errors.map(formatLocatedError).join('\n'))
+    const qa = r.set.get('qa-gate')!
+    expect(qa.outputs).toEqual([{ name: 'passed', port: 'approved', title: 'Passed' }, { name: 'failed', port: 'translated', title: 'Needs fixes' }])
+    expect(qa.logo?.contentType).toBe('image/png')
+    await r.set.close(0)
+  })
+
+  it('qa-gate.png is a 48x48 PNG', () => {
+    const png = readFileSync(path.join(PIPELINES, 'qa-gate.png'))
+    expect(png.subarray(1, 4).toString()).toBe('PNG')
+    expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([48, 48])
+  })
+
+  it('pipelines/pipeline.schema.json is the schema the loader uses', () => {
+    const published = JSON.parse(readFileSync(path.join(PIPELINES, 'pipeline.schema.json'), 'utf8'))
+    expect(published, 'regenerate it with writePipelineSchema() (see src/engine/pipeline-schema.ts)').toEqual(JSON.parse(JSON.stringify(pipelineSchema)))
+    for (const f of ['qa-gate.yaml']) expect(readFileSync(path.join(PIPELINES, f), 'utf8')).toMatch(/^# yaml-language-server: \$schema=\.\/pipeline\.schema\.json/)
+  })
+})

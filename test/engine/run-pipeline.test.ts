@@ -1,0 +1,271 @@
+import { afterEach, describe, expect, it } from 'vitest'
+import { PRESETS } from '../../plugins/presets.js'
+import type { PipelineSet } from '../../src/engine/load-pipelines.js'
+import { items, loadOne, pipelineYaml, testDeps } from './helpers.js'
+
+const open: PipelineSet[] = []
+afterEach(async () => { await Promise.all(open.splice(0).map((s) => s.close(0))) })
+async function load(yaml: string, deps = testDeps()) {
+  const r = await loadOne(yaml, deps)
+  open.push(r.set)
+  return { pipeline: r.set.get('t')!, set: r.set, counts: r.deps.counts }
+}
+
+describe('routing', () => {
+  const yaml = pipelineYaml(`checks:
+  - uses: regex
+    id: no-double-space
+    with: { target: { forbid: '\\s{2,}' } }
+  - uses: shout
+route:
+  - if: errors > 0
+    to: failed
+  - if: findings.shout > 0 and file.type == "android"
+    to: ""
+  - to: passed
+`)
+  it('first matching route wins; "" parks; last route catches the rest', async () => {
+    const { pipeline } = await load(yaml)
+    const r = await pipeline.run(items([
+      { source: 'Save file', translation: 'Enregistrer  le fichier' },
+      { source: 'Save file', translation: 'ENREGISTRER', fileType: 'android' },
+      { source: 'Save file', translation: 'ENREGISTRER', fileType: 'json' },
+      { source: 'Save', translation: 'Enregistrer' },
+    ]))
+    expect(r.map((x) => [x.id, x.output, x.port])).toEqual([[1, 'failed', 'translated'], [2, null, ''], [3, 'passed', 'approved'], [4, 'passed', 'approved']])
+    expect(r[0]!.findings).toEqual([expect.objectContaining({ check: 'no-double-space', severity: 'error', message: expect.stringContaining('must not match') })])
+    expect(r[1]!.findings).toEqual([{ check: 'shout', severity: 'warning', message: 'The translation shouts.' }])
+  })
+
+  it('a string that matches no route is parked, and the load warns about it', async () => {
+    const deps = testDeps()
+    const { paths } = (await import('./helpers.js')).writePipelines({ 'p.yaml': pipelineYaml(`checks:
+  - uses: shout
+route:
+  - if: warnings > 0
+    to: failed
+`) })
+    const r = await (await import('../../src/engine/load-pipelines.js')).loadPipelines(paths, deps)
+    expect(r.ok).toBe(true)
+    if (!r.ok) return
+    open.push(r.set)
+    expect(r.warnings.map((w) => w.message)).toEqual([expect.stringContaining('match no route are parked')])
+    const [res] = await r.set.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
+    expect(res).toMatchObject({ output: null, port: '' })
+  })
+
+  it('a check runs only on the strings its `if` selects; severity overrides the plugin', async () => {
+    const { pipeline } = await load(pipelineYaml(`checks:
+  - uses: regex
+    id: empty
+    with: { target: { require: '\\S' } }
+  - uses: shout
+    severity: error
+    if: no errors so far and labels contains 7
+route:
+  - if: errors > 0
+    to: failed
+  - to: passed
+`))
+    const r = await pipeline.run(items([
+      { source: 'x', translation: 'LOUD', labelIds: [7] },
+      { source: 'x', translation: 'LOUD', labelIds: [8] },
+      { source: 'x', translation: '', labelIds: [7] },
+    ]))
+    expect(r.map((x) => x.findings.map((f) => `${f.check}:${f.severity}`))).toEqual([['shout:error'], [], ['empty:error']])
+    expect(r.map((x) => x.output)).toEqual(['failed', 'passed', 'failed'])
+  })
+
+  it('checks that need the translation are skipped for strings without one', async () => {
+    const { pipeline } = await load(pipelineYaml('checks:\n  - uses: shout\nroute:\n  - to: passed\n'))
+    expect(pipeline.needsTranslation).toBe(true)
+    const it1 = items([{ source: 'x', translation: 'LOUD' }])[0]!
+    delete it1.translation
+    const [r] = await pipeline.run([it1])
+    expect(r!.findings).toEqual([])
+  })
+
+  it('a checkBatch plugin is called once per run, over the strings that need it', async () => {
+    const { pipeline, counts } = await load(pipelineYaml(`checks:
+  - uses: batcher
+    if: not (key == "skip")
+route:
+  - if: errors > 0
+    to: failed
+  - to: passed
+`))
+    const r = await pipeline.run(items([{ source: 'good' }, { source: 'bad' }, { source: 'bad', key: 'skip' }]))
+    expect(r.map((x) => x.output)).toEqual(['passed', 'failed', 'passed'])
+    expect(counts.get('batcher.calls')).toBe(1)
+    expect(counts.get('batcher.items')).toBe(2)
+  })
+})
+
+describe('settings', () => {
+  const yaml = pipelineYaml(`settings:
+  properties:
+    ratio: { type: number, default: 1.5 }
+    label: { type: string, default: abc }
+    flags: { type: array, default: [a, b] }
+    on: { type: boolean, default: true }
+checks:
+  - uses: echo-options
+    with:
+      ratio: \${settings.ratio}
+      label: 'label \${settings.label} / \${settings.ratio}'
+      flags: '\${settings.flags}'
+      on: \${ settings.on }
+route:
+  - to: passed
+`)
+  it('interpolates typed values: a whole ${settings.x} keeps its type, inside text it becomes text', async () => {
+    const { pipeline } = await load(yaml)
+    const defaults = pipeline.resolveSettings(undefined)
+    expect(defaults).toEqual({ ok: true, settings: { ratio: 1.5, label: 'abc', flags: ['a', 'b'], on: true } })
+    const [r] = await pipeline.run(items([{ source: 'x' }], (defaults as { settings: Record<string, unknown> }).settings))
+    expect(JSON.parse(r!.findings[0]!.message)).toEqual({ ratio: 1.5, label: 'label abc / 1.5', flags: ['a', 'b'], on: true })
+  })
+
+  it('creates one instance per distinct resolved options, reused across runs', async () => {
+    const { pipeline, counts } = await load(yaml)
+    expect(counts.get('echo.created')).toBe(1) // at load, with the defaults
+    const s2 = pipeline.resolveSettings({ ratio: 2 })
+    if (!s2.ok) throw new Error(s2.errors.join())
+    const [a] = await pipeline.run(items([{ source: 'x' }], s2.settings))
+    await pipeline.run(items([{ source: 'y' }], s2.settings))
+    await pipeline.run(items([{ source: 'y' }], pipeline.resolveSettings({}).ok ? (pipeline.resolveSettings({}) as { settings: Record<string, unknown> }).settings : {}))
+    expect(JSON.parse(a!.findings[0]!.message).ratio).toBe(2)
+    expect(counts.get('echo.created')).toBe(2)
+  })
+
+  it('resolveSettings reports invalid stored settings', async () => {
+    const { pipeline } = await load(yaml)
+    const r = pipeline.resolveSettings({ ratio: 'big' })
+    expect(r.ok).toBe(false)
+    expect(!r.ok && r.errors[0]).toMatch(/settings\.ratio: must be number/)
+  })
+
+  it('options that fail the plugin schema with a stored setting become engine findings', async () => {
+    const { pipeline } = await load(pipelineYaml(`settings:
+  properties:
+    ratio: { default: 1 }
+checks:
+  - uses: echo-options
+    with: { ratio: '\${settings.ratio}' }
+route:
+  - to: passed
+on-error: failed
+`))
+    const [r] = await pipeline.run(items([{ source: 'x' }], { ratio: 'not a number' }))
+    expect(r).toMatchObject({ output: 'failed', port: 'translated' })
+    expect(r!.findings[0]).toMatchObject({ check: 'engine', message: expect.stringContaining('ratio: must be number') })
+  })
+})
+
+describe('on-error and failing plugins', () => {
+  const base = (onError: string) => pipelineYaml(`checks:
+  - uses: flaky
+  - uses: shout
+route:
+  - if: errors > 0
+    to: failed
+  - to: passed
+on-error: ${onError}
+`)
+  const strings = [{ source: 'boom', translation: 'LOUD' }, { source: 'reject' }, { source: 'fine' }, { source: 'slow' }]
+
+  it('park: a throwing or rejecting plugin parks the string with an engine finding; others go on', async () => {
+    const { pipeline } = await load(base('park'))
+    const r = await pipeline.run(items(strings))
+    expect(r.map((x) => [x.output, x.port, x.retry])).toEqual([[null, '', undefined], [null, '', undefined], ['passed', 'approved', undefined], ['passed', 'approved', undefined]])
+    expect(r[0]!.findings).toEqual([{ check: 'engine', severity: 'error', message: 'plugin "flaky" (check "flaky") failed: kaboom' }])
+    expect(r[1]!.findings[0]!.message).toContain('rejected')
+  })
+
+  it('retry: the string is parked and marked for retry', async () => {
+    const { pipeline } = await load(base('retry'))
+    const r = await pipeline.run(items(strings))
+    expect(r.map((x) => x.retry)).toEqual([true, true, undefined, undefined])
+    expect(r[0]).toMatchObject({ output: null, port: '' })
+  })
+
+  it('a named output: the string goes there', async () => {
+    const { pipeline } = await load(base('failed'))
+    const r = await pipeline.run(items(strings))
+    expect(r.map((x) => x.port)).toEqual(['translated', 'translated', 'approved', 'approved'])
+  })
+
+  it('a hanging plugin times out (plugin timeoutMs, overridable per check)', async () => {
+    const { pipeline } = await load(base('park'))
+    const t0 = Date.now()
+    const r = await pipeline.run(items([{ source: 'hang' }, { source: 'fine' }]))
+    expect(Date.now() - t0).toBeLessThan(2000)
+    expect(r[0]!.findings[0]!.message).toBe('plugin "flaky" (check "flaky") failed: timed out after 100 ms')
+    expect(r[1]!.output).toBe('passed')
+
+    const { pipeline: p2 } = await load(pipelineYaml('checks:\n  - uses: flaky\n    timeout: 5\nroute:\n  - to: passed\n'))
+    const [slow] = await p2.run(items([{ source: 'slow' }]))
+    expect(slow!.findings[0]!.message).toContain('timed out after 5 ms')
+  })
+})
+
+describe('presets', () => {
+  it('expand, and take overrides by id: with, severity, enabled: false', async () => {
+    PRESETS['test-preset'] = [
+      { uses: 'regex', id: 'edge', with: { target: { forbid: '^\\s' } } },
+      { uses: 'regex', id: 'double', with: { target: { forbid: '\\s{2,}' } }, severity: 'warning' },
+      { uses: 'shout' },
+    ]
+    try {
+      const { pipeline } = await load(pipelineYaml(`checks:
+  - uses: test-preset
+    overrides:
+      edge: { with: { target: { forbid: 'X' } }, severity: info }
+      shout: { enabled: false }
+route:
+  - to: passed
+`))
+      const [r] = await pipeline.run(items([{ source: 'a', translation: ' X  LOUD' }]))
+      expect(r!.findings.map((f) => `${f.check}:${f.severity}`)).toEqual(['edge:info', 'double:warning'])
+    } finally {
+      delete PRESETS['test-preset']
+    }
+  })
+
+  it('a missing preset with a fallback uses the fallback checks', async () => {
+    const { pipeline } = await load(pipelineYaml(`checks:
+  - uses: no-such-preset-yet
+    fallback:
+      - uses: shout
+route:
+  - to: passed
+`))
+    const [r] = await pipeline.run(items([{ source: 'a', translation: 'LOUD' }]))
+    expect(r!.findings.map((f) => f.check)).toEqual(['shout'])
+  })
+})
+
+describe('throughput', () => {
+  it('runs thousands of strings per second through cheap checks', async () => {
+    const { pipeline } = await load(pipelineYaml(`checks:
+  - uses: regex
+    id: a
+    with: { target: { forbid: '\\s{2,}' } }
+  - uses: regex
+    id: b
+    if: no errors so far
+    with: { target: { require: '\\S' } }
+  - uses: shout
+route:
+  - if: errors > 0
+    to: failed
+  - to: passed
+`))
+    const batch = items(Array.from({ length: 5000 }, (_, i) => ({ source: `Source ${i}`, translation: i % 10 ? `Texte ${i}` : `Texte  ${i}` })))
+    const t0 = performance.now()
+    const r = await pipeline.run(batch)
+    const ms = performance.now() - t0
+    expect(r.filter((x) => x.output === 'failed')).toHaveLength(500)
+    expect(ms).toBeLessThan(1000) // 5000 strings in well under a second
+  })
+})
