@@ -14,16 +14,33 @@ const COMBINED: Record<string, string[]> = {
 /** Scripts written without spaces between words: word boundaries there are not spaces. */
 const SPACELESS = new Set(['Hani', 'Hira', 'Kana', 'Thai', 'Laoo', 'Khmr', 'Mymr', 'Tibt', 'Bopo', 'Yiii'])
 
+/**
+ * Languages commonly written in more than one script, where a code without a script subtag
+ * (`uz`, `sr`) does not say which: the likely script comes from CLDR, these are the others.
+ */
+const ALSO_WRITTEN_IN: Record<string, string[]> = {
+  sr: ['Latn'], bs: ['Cyrl'], uz: ['Cyrl', 'Arab'], az: ['Cyrl', 'Arab'], kk: ['Latn'], ky: ['Latn'],
+  tk: ['Cyrl'], tt: ['Latn'], ug: ['Cyrl', 'Latn'], mn: ['Mong'], pa: ['Arab'], sd: ['Deva'],
+  ks: ['Deva'], ku: ['Arab'], ckb: ['Latn'], ha: ['Arab'], ms: ['Arab'], be: ['Latn'], tg: ['Arab'],
+  shi: ['Latn'], zgh: ['Latn'], ber: ['Latn'], sat: ['Deva'], ff: ['Adlm'], vai: ['Latn'],
+}
+
 /** The Unicode script codes of a BCP 47 locale (`ru` -> Cyrl, `ja` -> Hani Hira Kana); [] when unknown. */
 export function scriptsOfLocale(locale: string): string[] {
   let script: string | undefined
+  let language = ''
+  let explicit = false
   try {
-    script = new Intl.Locale(locale).maximize().script
+    const parsed = new Intl.Locale(locale)
+    explicit = !!parsed.script
+    language = parsed.language
+    script = parsed.maximize().script
   } catch {
     return []
   }
   if (!script) return []
-  return COMBINED[script] ?? [script]
+  const scripts = COMBINED[script] ?? [script]
+  return explicit ? scripts : [...scripts, ...(ALSO_WRITTEN_IN[language] ?? [])]
 }
 
 /** Is the language written without spaces between words (Chinese, Japanese, Thai, ...)? */
