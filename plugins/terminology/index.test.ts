@@ -31,6 +31,7 @@ new PluginTester().run(terminology, {
     { name: 'Chinese substring', source: 'Save to the cloud', translation: '保存到云端', targetLanguage: 'zh-CN', options: inline },
     { name: 'term for another language', source: 'Open the file', translation: 'Ouvrir le fichier', targetLanguage: 'fr', options: inline },
     { name: 'source term only as part of a word', source: 'Open the profile', translation: 'Profil öffnen', targetLanguage: 'de', options: inline },
+    { name: 'term inside a placeholder or URL', source: 'Open {file} from https://example.com/file', translation: '{file} öffnen', targetLanguage: 'de', options: inline },
     { name: 'CSV alternatives', source: 'Sign in to continue', translation: 'Connectez-vous pour continuer', targetLanguage: 'fr', options: csv },
     { name: 'CSV Japanese', source: 'Open the file', translation: 'ファイルを開く', targetLanguage: 'ja', options: csv },
     { name: 'wide CSV, Hebrew', source: 'Open the file', translation: 'פתח את הקובץ', targetLanguage: 'he', options: wide },

@@ -9,6 +9,7 @@ import { definePlugin, type FindingInput, type Language } from '../../src/engine
 import { localeOf } from '../../src/engine/languages.js'
 import { hasSpacelessScript, isSpacelessLocale } from '../_shared/language-scripts.js'
 import { escapeRegExp } from '../_shared/escape-regexp.js'
+import { maskNonTranslatables } from '../_shared/non-translatables.js'
 import type { GlossaryEntry } from './glossary-entry.js'
 import { parseGlossaryCsv } from './parse-glossary-csv.js'
 import { parseTbx } from './parse-tbx.js'
@@ -168,6 +169,9 @@ export default definePlugin<Options>({
         const translation = item.translation
         if (!translation || rules.length === 0) return []
         const locale = localeOf(item.targetLanguage)
+        // Terms inside placeholders, tags and URLs (`{file}`, `/files/`) are not prose.
+        const source = maskNonTranslatables(item.source)
+        const text = maskNonTranslatables(translation)
         const findings: FindingInput[] = []
         // Rules for the same source term (homonyms, several TBX concepts) share their targets.
         const required = new Map<string, { term: string; span: { start: number; end: number }; targets: Set<string>; caseSensitive: boolean }>()
@@ -177,7 +181,7 @@ export default definePlugin<Options>({
           const caseSensitive = rule.caseSensitive ?? options.caseSensitive
           if (rule.sourceRe) {
             rule.sourceRe.lastIndex = 0
-            const m = rule.sourceRe.exec(item.source)
+            const m = rule.sourceRe.exec(source)
             if (!m) continue
             if (rule.targets.length) {
               const key = caseSensitive ? rule.source! : rule.source!.toLowerCase()
@@ -194,7 +198,7 @@ export default definePlugin<Options>({
           let found = false
           for (const target of r.targets) {
             const re = patternFor(target, options.inflection, locale, r.caseSensitive, true)
-            for (const m of translation.matchAll(re)) {
+            for (const m of text.matchAll(re)) {
               found = true
               targetSpans.push([m.index, m.index + m[0].length])
             }
@@ -208,7 +212,7 @@ export default definePlugin<Options>({
         for (const f of forbidden) {
           // Forbidden terms: endings tolerated, but only at a word start (no "Ordner" in "Unterordner").
           const re = patternFor(f.term, options.inflection === 'exact' ? 'exact' : 'prefix', locale, f.caseSensitive, false)
-          for (const m of translation.matchAll(re)) {
+          for (const m of text.matchAll(re)) {
             const start = m.index
             const end = start + m[0].length
             // Part of an approved term ("Dateiordner" approved, "Ordner" forbidden): fine.
