@@ -19,7 +19,8 @@ new PluginTester().run(doubleWords, {
     { name: 'numbers', source: 'Score: 1 1', translation: 'Счёт: 1 1', targetLanguage: 'ru' },
     { name: 'German "Sie sie"', source: 'If you see it', translation: 'Wenn Sie sie sehen', targetLanguage: 'de' },
     { name: 'Greek', source: 'Open the file', translation: 'Άνοιγμα του αρχείου', targetLanguage: 'el' },
-    { name: 'Dutch "die die"', source: 'The ones that', translation: 'Die die het weten', targetLanguage: 'nl' },
+    { name: 'Dutch relative "die die"', source: 'People who know it', translation: 'Mensen, die die het weten', targetLanguage: 'nl' },
+    { name: 'German relative "die die"', source: 'Children who attend school', translation: 'Die Kinder, die die Schule besuchen', targetLanguage: 'de' },
     { name: 'exception added by option', source: 'Go on', translation: 'Vamos vamos', targetLanguage: 'es', options: { exceptions: { es: ['vamos'] } } },
   ],
   invalid: [
@@ -32,6 +33,7 @@ new PluginTester().run(doubleWords, {
     { name: 'Hebrew function word', source: 'Open the file', translation: 'פתח את את הקובץ', targetLanguage: 'he', findings: 1 },
     { name: 'Hindi function word', source: 'In the file', translation: 'फ़ाइल में में', targetLanguage: 'hi', findings: 1 },
     { name: 'Korean', source: 'Save the file', translation: '파일을 파일을 저장', targetLanguage: 'ko', findings: 1 },
+    { name: 'German article typed twice', source: 'The file is open', translation: 'Die die Datei ist offen', targetLanguage: 'de', findings: 1 },
     { name: 'German with NBSP', source: 'Open the file', translation: 'Die\u00A0Datei Datei öffnen', targetLanguage: 'de', findings: 1 },
     { name: 'two repeats', source: 'Save the file to the disk', translation: 'Guardar el el archivo en en el disco', targetLanguage: 'es', findings: 2 },
     { name: 'source repeats fewer times', source: 'Bye bye, everyone', translation: 'Adiós adiós a a todos', targetLanguage: 'es', findings: [{ message: '"a"' }] },

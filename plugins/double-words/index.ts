@@ -18,8 +18,8 @@ const EXCEPTIONS: Record<string, string[]> = {
   '*': ['bye', 'ha', 'haha', 'hey', 'bla', 'blah', 'tsk', 'tut', 'knock', 'chop', 'boom', 'tick', 'ding', 'beep', 'ok', 'okay'],
   en: ['that', 'had', 'do', 'no', 'yes', 'so', 'very', 'far', 'much', 'many', 'really', 'little'],
   fr: ['nous', 'vous', 'si', 'très', 'oui', 'non'],
-  de: ['die', 'der', 'das', 'sie', 'ja', 'nein', 'sehr'],
-  nl: ['die', 'dat', 'ja', 'nee', 'heel'],
+  de: ['sie', 'ja', 'nein', 'sehr'],
+  nl: ['ja', 'nee', 'heel'],
   es: ['sí', 'no', 'muy'],
   pt: ['sim', 'não', 'muito'],
   it: ['sì', 'no', 'molto', 'piano', 'via'],
@@ -30,6 +30,15 @@ const EXCEPTIONS: Record<string, string[]> = {
   el: ['ναι', 'όχι', 'πολύ', 'σιγά'],
   ar: ['جدا', 'جداً', 'رويدا', 'نعم', 'لا'],
   ko: ['네', '아니요', '정말', '하나', '천천히'],
+}
+
+/**
+ * Relative pronouns after an article or pronoun of the same form, grammatical only at the start of
+ * a relative clause, after a comma: German "Kinder, die die Schule besuchen", Dutch "…, die die".
+ */
+const AFTER_COMMA: Record<string, string[]> = {
+  de: ['die', 'der', 'das', 'den', 'dem'],
+  nl: ['die', 'dat'],
 }
 
 /**
@@ -141,6 +150,7 @@ export default definePlugin<Options>({
           if (!/\p{L}/u.test(word)) continue // "1 1", "2024 2024": numbers, not words
           if (hasSpacelessScript(word)) continue // ideographs, kana, Thai: reduplication, not typos
           if (allowed(word)) continue
+          if (AFTER_COMMA[base]?.includes(word) && /,\s*$/u.test(translation.slice(0, first.index))) continue
           if (onlyFunctionWords && !onlyFunctionWords.has(word)) continue
           findings.push({
             message: `The word "${second.text}" is repeated`,

@@ -77,11 +77,14 @@ function codesOf(language: Language): string[] {
     .map((c) => c.toLowerCase().replace(/_/g, '-'))
 }
 
-/** Does a glossary's language code (`de`, `pt-BR`) cover this language? */
+/**
+ * Does a glossary's language code cover this language? `de` covers `de-AT`; `de-DE` covers a
+ * target named just `de`; `pt-BR` does not cover `pt-PT`.
+ */
 function covers(code: string | undefined, language: Language): boolean {
   if (!code) return true
   const want = code.toLowerCase().replace(/_/g, '-')
-  return codesOf(language).some((c) => c === want || c.startsWith(`${want}-`))
+  return codesOf(language).some((c) => c === want || c.startsWith(`${want}-`) || want.startsWith(`${c}-`))
 }
 
 async function loadFile(file: string, dir: string): Promise<GlossaryEntry[]> {
