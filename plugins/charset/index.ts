@@ -16,7 +16,8 @@ interface Options {
 }
 
 /** Scripts with letters that look alike: a word mixing two of them is almost always a typo or a spoof. */
-const CONFUSABLE = new Set(['Latn', 'Cyrl', 'Grek'])
+const CONFUSABLE = (['Latn', 'Cyrl', 'Grek'] as const).map((code) => [code, new RegExp(`\\p{sc=${code}}`, 'u')] as const)
+const confusableScriptOf = (ch: string) => CONFUSABLE.find(([, re]) => re.test(ch))?.[0]
 const LETTERS = /[\p{L}\p{M}]+/gu
 const GREEK = /\p{sc=Grek}/u
 const CONTROL = /[\p{Cc}\p{Cs}\uFFFD]/gu
@@ -101,8 +102,8 @@ export default definePlugin<Options>({
           for (const [i, ch] of chars.entries()) {
             // A Greek letter opening or closing a word is a unit or symbol (µm, Ωcm, α版), not a lookalike.
             if ((i === 0 || i === chars.length - 1) && loneGreek(chars, i)) continue
-            const s = scriptOfChar(ch)
-            if (s && CONFUSABLE.has(s)) byScript.set(s, [...(byScript.get(s) ?? []), ch])
+            const s = confusableScriptOf(ch)
+            if (s) byScript.set(s, [...(byScript.get(s) ?? []), ch])
           }
           if (options.mixedScriptWords && byScript.size > 1) {
             // The script with most letters is the word's; the others are the lookalikes.
