@@ -1,5 +1,6 @@
 // Named bundles of checks, in the spirit of pofilter's profiles. A pipeline writes
-// `uses: standard` and may override any check of the preset. Filled by the check catalog.
+// `uses: standard` and may override any check of the preset. Filled by the check catalog;
+// documented in presets.md.
 export interface PresetCheck {
   uses: string
   id?: string
@@ -7,4 +8,38 @@ export interface PresetCheck {
   severity?: 'error' | 'warning' | 'info'
 }
 
-export const PRESETS: Record<string, PresetCheck[]> = {}
+/** Broken strings: nothing translated, placeholders or markup lost. */
+const minimal: PresetCheck[] = [
+  { uses: 'empty' },
+  { uses: 'placeholders' },
+  { uses: 'tags' },
+]
+
+/** What a reviewer would send back, with matters of style as warnings. */
+const standard: PresetCheck[] = [
+  ...minimal,
+  { uses: 'icu' },
+  { uses: 'plurals' },
+  { uses: 'length' },
+  { uses: 'whitespace' },
+  { uses: 'punctuation', severity: 'warning' },
+  { uses: 'numbers' },
+  { uses: 'urls' },
+  { uses: 'brackets' },
+  { uses: 'escapes' },
+  { uses: 'accelerators' },
+  { uses: 'double-words', severity: 'warning' },
+  { uses: 'unchanged', severity: 'warning' },
+]
+
+/**
+ * Everything as an error, plus the script check and the glossary. `terminology` has no terms
+ * until the pipeline gives it some (`with: { file: glossary.tbx }`); without, it finds nothing.
+ */
+const strict: PresetCheck[] = [
+  ...standard.map(({ severity, ...check }) => (severity === 'warning' ? { ...check, severity: 'error' as const } : check)),
+  { uses: 'charset' },
+  { uses: 'terminology' },
+]
+
+export const PRESETS: Record<string, PresetCheck[]> = { minimal, standard, strict }

@@ -1,11 +1,45 @@
-import { PluginTester } from '../../src/engine/plugin-tester.js'
+import { describe, expect, it } from 'vitest'
+import { PluginTester, runPluginCase } from '../../src/engine/plugin-tester.js'
 import regex from './index.js'
+
+const noDoubleSpace = { target: { forbid: '\\s{2,}' } }
+// French typography: a narrow or normal no-break space before ; : ! ?
+const frenchSpacing = { languages: ['fr'], target: { forbid: '[^\\s\\u00A0\\u202F][;:!?](?=\\s|$)', message: 'No no-break space before "{match}"' } }
+const noLatinInRussian = { target: { forbid: '\\p{Script=Latin}{4,}', message: 'Latin word "{match}"' } }
 
 new PluginTester().run(regex, {
   valid: [
-    { source: 'Save', translation: 'Enregistrer', options: { target: { forbid: '\\s{2,}' } } },
+    { source: 'Save', translation: 'Enregistrer', options: noDoubleSpace },
+    { source: 'Open the file', translation: 'Открыть файл', targetLanguage: 'ru', options: noDoubleSpace },
+    { source: 'Are you sure?', translation: 'Êtes-vous sûr\u202F?', options: frenchSpacing },
+    { name: 'rule for another language', source: 'Are you sure?', translation: 'Sind Sie sicher?', targetLanguage: 'de', options: frenchSpacing },
+    { source: 'Open the file', translation: 'Открыть файл PDF', targetLanguage: 'ru', options: noLatinInRussian },
+    { source: 'Settings', translation: 'الإعدادات', targetLanguage: 'ar', options: { target: { require: '\\p{Script=Arabic}' } } },
+    { source: 'Settings', translation: 'הגדרות', targetLanguage: 'he', options: { target: { forbid: '[\\u0600-\\u06FF]' } } },
+    { source: 'Settings', translation: '設定', targetLanguage: 'ja', options: { target: { forbid: '[｡-ﾟ]', message: 'half-width katakana' } } },
+    { source: 'Settings', translation: 'การตั้งค่า', targetLanguage: 'th', options: { target: { forbid: ' $' } } },
+    { source: 'Settings', translation: 'सेटिंग्स', targetLanguage: 'hi', options: { target: { forbid: '\\.$' } } },
+    { source: 'Settings', translation: 'Ρυθμίσεις', targetLanguage: 'el', options: { target: { forbid: ';', flags: '' } } },
+    { name: 'source rule', source: 'Hello {name}', translation: 'Bonjour {name}', options: { source: { require: '\\{\\w+\\}' } } },
   ],
   invalid: [
-    { source: 'Save file', translation: 'Enregistrer  le fichier', options: { target: { forbid: '\\s{2,}' } }, findings: [{ message: 'must not match', span: { start: 11, end: 13 } }] },
+    { source: 'Save file', translation: 'Enregistrer  le fichier', options: noDoubleSpace, findings: [{ message: 'must not match', span: { start: 11, end: 13 } }] },
+    { name: 'every match', source: 'Save the file', translation: 'Enregistrer  le  fichier', options: noDoubleSpace, findings: 2 },
+    { source: 'Are you sure?', translation: 'Êtes-vous sûr?', options: frenchSpacing, findings: [{ message: 'No no-break space before "r?"' }] },
+    { source: 'Open the file', translation: 'Открыть файл Document', targetLanguage: 'ru', options: noLatinInRussian, findings: [{ message: 'Latin word "Document"', span: { start: 13, end: 21 } }] },
+    { source: 'Settings', translation: 'Settings', targetLanguage: 'ar', options: { target: { require: '\\p{Script=Arabic}', message: 'not Arabic' } }, findings: [{ message: 'not Arabic' }] },
+    { source: 'Settings', translation: 'הגדרות ملف', targetLanguage: 'he', options: { target: { forbid: '[\\u0600-\\u06FF]+' } }, findings: 1 },
+    { source: 'Settings', translation: 'ｾｯﾃｨﾝｸﾞ', targetLanguage: 'ja', options: { target: { forbid: '[｡-ﾟ]+', message: 'half-width katakana' } }, findings: [{ message: 'half-width katakana' }] },
+    { source: 'Settings', translation: 'การตั้งค่า ', targetLanguage: 'th', options: { target: { forbid: ' $' } }, findings: 1 },
+    { source: 'Settings', translation: 'सेटिंग्स.', targetLanguage: 'hi', options: { target: { forbid: '\\.$' } }, findings: 1 },
+    { name: 'case-insensitive flag', source: 'Settings', translation: 'Ρυθμίσεις TODO', targetLanguage: 'el', options: { target: { forbid: 'todo', flags: 'iu' } }, findings: 1 },
+    { name: 'source rule', source: 'Hello', translation: 'Bonjour', options: { source: { require: '\\{\\w+\\}' } }, findings: [{ message: 'The source must match' }] },
+    { name: 'at most maxFindings', source: 'x', translation: 'a  b  c  d', options: { ...noDoubleSpace, maxFindings: 2 }, findings: 2 },
   ],
+})
+
+describe('regex options', () => {
+  it('a bad pattern is a load error naming the option', async () => {
+    await expect(runPluginCase(regex, { source: 'a', translation: 'b', options: { target: { forbid: '(' } } })).rejects.toThrow(/target\.forbid is not a valid regular expression/)
+  })
 })

@@ -1,0 +1,19 @@
+// Parts of a string that stay the same in every language: placeholders of the common formats,
+// markup, URLs, e-mail addresses, file paths and numbers. Checks that compare "the words" of a
+// source and a translation remove these first.
+const PATTERNS = [
+  /<[^<>]+>/g, // tags
+  /&(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);/gi, // entities
+  /\b(?:https?|ftp|file|mailto):\/\/?[^\s<>"]+|\bwww\.[^\s<>"]+/gi, // URLs
+  /[\p{L}\p{N}._%+-]+@[\p{L}\p{N}.-]+\.\p{L}{2,}/gu, // e-mail
+  /\{\{[^{}]*\}\}|\$\{[^{}]*\}|\{[^{}]*\}|%(?:\d+\$)?[-+ #0]*\d*(?:\.\d+)?(?:hh|h|ll|l|L|z|j|t)?[sdifuxXoeEgGcp@%]|%\([^)]+\)[sdif]|%\w+%|\$\w+\$?|\[\[?[^\]]*\]\]?|:[a-z_]+\b/gu, // placeholders
+  /(?:[A-Za-z]:)?(?:[\\/][\w.-]+){2,}|\b[\w-]+\.(?:png|jpe?g|gif|svg|pdf|txt|csv|json|xml|html?|js|ts|css|zip|exe|docx?|xlsx?)\b/gi, // paths, file names
+  /\p{N}+(?:[.,:/-]\p{N}+)*/gu, // numbers, dates, times
+]
+
+/** The text with the non-translatable parts replaced by spaces (offsets are kept). */
+export function maskNonTranslatables(text: string): string {
+  let out = text
+  for (const re of PATTERNS) out = out.replace(re, (m) => ' '.repeat(m.length))
+  return out
+}

@@ -1,0 +1,42 @@
+// Unicode word segmentation (UAX #29 via Intl.Segmenter, with ICU dictionaries for Thai, CJK, ...),
+// so that checks never split words on ASCII-only rules. Segmenters are cached per locale: building
+// one is far dearer than using it.
+export interface WordSegment {
+  /** The segment's text. */
+  text: string
+  /** Start offset in UTF-16 code units. */
+  index: number
+  /** End offset (exclusive). */
+  end: number
+  /** A word (letters, numbers, ideographs), as opposed to spaces and punctuation. */
+  isWordLike: boolean
+}
+
+const segmenters = new Map<string, Intl.Segmenter>()
+
+function segmenterFor(locale: string): Intl.Segmenter {
+  let segmenter = segmenters.get(locale)
+  if (!segmenter) {
+    try {
+      segmenter = new Intl.Segmenter(locale, { granularity: 'word' })
+    } catch {
+      segmenter = new Intl.Segmenter('en', { granularity: 'word' })
+    }
+    segmenters.set(locale, segmenter)
+  }
+  return segmenter
+}
+
+/** Every segment of `text` (words, spaces, punctuation), in order. */
+export function segmentWords(text: string, locale: string): WordSegment[] {
+  const out: WordSegment[] = []
+  for (const s of segmenterFor(locale).segment(text)) {
+    out.push({ text: s.segment, index: s.index, end: s.index + s.segment.length, isWordLike: s.isWordLike ?? false })
+  }
+  return out
+}
+
+/** Only the word-like segments of `text`. */
+export function wordsOf(text: string, locale: string): WordSegment[] {
+  return segmentWords(text, locale).filter((s) => s.isWordLike)
+}

@@ -1,0 +1,40 @@
+import { PluginTester } from '../../src/engine/plugin-tester.js'
+import charset from './index.js'
+
+new PluginTester().run(charset, {
+  valid: [
+    { source: 'Open the file', translation: 'Ouvrir le fichier' },
+    { source: 'Open the file', translation: 'Открыть файл', targetLanguage: 'ru' },
+    { name: 'Greek with a brand name and emoji', source: 'Open Google Drive 🚀', translation: 'Άνοιγμα του Google Drive 🚀', targetLanguage: 'el' },
+    { name: 'Arabic with digits and marks', source: 'You have 3 messages', translation: 'لديك ٣ رسائل، \u200Fانقر هنا', targetLanguage: 'ar' },
+    { name: 'Hebrew with niqqud', source: 'Peace', translation: 'שָׁלוֹם', targetLanguage: 'he' },
+    { name: 'Japanese kana, kanji, prolonged mark', source: 'Open the server', translation: 'サーバーを開く（ファイル）', targetLanguage: 'ja' },
+    { name: 'Korean hangul', source: 'Settings', translation: '설정', targetLanguage: 'ko' },
+    { name: 'Chinese traditional with bopomofo', source: 'Hello', translation: '你好 ㄋㄧˇ', targetLanguage: 'zh-TW' },
+    { name: 'Thai', source: 'Settings', translation: 'การตั้งค่า', targetLanguage: 'th' },
+    { name: 'Hindi with danda', source: 'Settings saved.', translation: 'सेटिंग्स सहेजी गईं।', targetLanguage: 'hi' },
+    { name: 'Cyrillic with a Latin brand, hyphenated', source: 'PDF file', translation: 'PDF-файл', targetLanguage: 'uk' },
+    { name: 'language name kept from the source', source: 'Language: Русский', translation: 'Langue : Русский', targetLanguage: 'fr' },
+    { name: 'Serbian in Latin script', source: 'Open the file', translation: 'Otvori datoteku', targetLanguage: 'sr' },
+    { name: 'allowed extra character', source: 'The value of pi', translation: 'Значение π', targetLanguage: 'ru', options: { allow: '[π]' } },
+    { name: 'Greek letters as symbols', source: 'Alpha version, 10 um', translation: 'α版、10 μm', targetLanguage: 'ja' },
+    { name: 'Uzbek in Cyrillic', source: 'Settings', translation: 'Созламалар', targetLanguage: 'uz' },
+    { name: 'tabs and newlines', source: 'A\tB\nC', translation: 'А\tБ\nВ', targetLanguage: 'bg' },
+  ],
+  invalid: [
+    { name: 'Cyrillic letters in Greek', source: 'Open the file', translation: 'Άνοιγμα του фαйл', targetLanguage: 'el', findings: [{ message: 'mixes Cyrillic letters with Greek "α"', span: { start: 12, end: 16 } }] },
+    { name: 'Cyrillic word in Greek', source: 'Open the file', translation: 'Άνοιγμα файл', targetLanguage: 'el', findings: [{ message: 'Cyrillic letters "файл" in a translation written in Greek' }] },
+    { name: 'Latin lookalike inside a Russian word', source: 'Hello', translation: 'Пpивет', targetLanguage: 'ru', findings: [{ message: 'mixes Cyrillic letters with Latin "p"', span: { start: 0, end: 6 } }] },
+    { name: 'Cyrillic lookalike inside a French word', source: 'Open', translation: 'Оuvrir', findings: [{ message: 'mixes' }] },
+    { name: 'replacement character', source: 'Cafe', translation: 'Caf\uFFFD', targetLanguage: 'es', findings: [{ message: 'U+FFFD', span: { start: 3, end: 4 } }] },
+    { name: 'control character', source: 'Save', translation: 'Speichern\u0007', targetLanguage: 'de', findings: [{ message: 'control character U+0007' }] },
+    { name: 'Hebrew in Arabic', source: 'Settings', translation: 'الإعدادات שלום', targetLanguage: 'ar', findings: [{ message: 'Hebrew' }] },
+    { name: 'Arabic in Hebrew', source: 'Settings', translation: 'הגדרות الإعدادات', targetLanguage: 'he', findings: 1 },
+    { name: 'Hangul in Japanese', source: 'Settings', translation: '設定 설정', targetLanguage: 'ja', findings: [{ message: 'Hangul' }] },
+    { name: 'Thai in Hindi', source: 'Settings', translation: 'सेटिंग्स การตั้งค่า', targetLanguage: 'hi', findings: [{ message: 'Thai' }] },
+    { name: 'Devanagari in Thai', source: 'Settings', translation: 'การตั้งค่า सेटिंग्स', targetLanguage: 'th', findings: 1 },
+    { name: 'Latin refused when told so', source: 'Settings', translation: 'Настройки Options', targetLanguage: 'ru', options: { allowLatin: false }, findings: [{ message: 'Latin' }] },
+    { name: 'Uzbek in Latin script, said so', source: 'Settings', translation: 'Созламалар', targetLanguage: 'uz-Latn', findings: 1 },
+    { name: 'scripts override', source: 'Settings', translation: 'Настройки', targetLanguage: 'ru', options: { scripts: ['Greek'] }, findings: 1 },
+  ],
+})

@@ -1,0 +1,42 @@
+import { PluginTester } from '../../src/engine/plugin-tester.js'
+import doubleWords from './index.js'
+
+new PluginTester().run(doubleWords, {
+  valid: [
+    { source: 'Save the file', translation: 'Enregistrer le fichier' },
+    { name: 'French reflexive "nous nous"', source: 'We meet at noon', translation: 'Nous nous retrouvons à midi' },
+    { name: 'English "that that"', source: 'He said that that was fine', translation: 'He said that that was fine', sourceLanguage: 'fr', targetLanguage: 'en' },
+    { name: 'Indonesian hyphenated reduplication', source: 'The children', translation: 'Anak-anak', targetLanguage: 'id' },
+    { name: 'Russian hyphenated', source: 'A little', translation: 'Чуть-чуть', targetLanguage: 'ru' },
+    { name: 'Chinese reduplication', source: 'Thanks, everyone can use it', translation: '谢谢，人人都可以使用', targetLanguage: 'zh-CN' },
+    { name: 'Japanese 々 and reduplication', source: 'Sometimes people', translation: '時々人々が', targetLanguage: 'ja' },
+    { name: 'Thai', source: 'Very good', translation: 'ดีมาก ๆ', targetLanguage: 'th' },
+    { name: 'Hindi reduplication', source: 'Slowly', translation: 'धीरे धीरे', targetLanguage: 'hi' },
+    { name: 'Hebrew reduplication', source: 'Slowly', translation: 'לאט לאט', targetLanguage: 'he' },
+    { name: 'Turkish reduplication', source: 'Slowly', translation: 'Yavaş yavaş', targetLanguage: 'tr' },
+    { name: 'the source repeats it too', source: 'Bye bye, see you', translation: 'Adieu adieu, à bientôt' },
+    { name: 'comma between', source: 'Well, well', translation: 'Bon, bon', targetLanguage: 'fr', sourceLanguage: 'de' },
+    { name: 'numbers', source: 'Score: 1 1', translation: 'Счёт: 1 1', targetLanguage: 'ru' },
+    { name: 'German "Sie sie"', source: 'If you see it', translation: 'Wenn Sie sie sehen', targetLanguage: 'de' },
+    { name: 'Greek', source: 'Open the file', translation: 'Άνοιγμα του αρχείου', targetLanguage: 'el' },
+    { name: 'Dutch relative "die die"', source: 'People who know it', translation: 'Mensen, die die het weten', targetLanguage: 'nl' },
+    { name: 'German relative "die die"', source: 'Children who attend school', translation: 'Die Kinder, die die Schule besuchen', targetLanguage: 'de' },
+    { name: 'exception added by option', source: 'Go on', translation: 'Vamos vamos', targetLanguage: 'es', options: { exceptions: { es: ['vamos'] } } },
+  ],
+  invalid: [
+    { source: 'Save the file', translation: 'Enregistrer le le fichier', findings: [{ message: '"le" is repeated', span: { start: 12, end: 17 }, suggestion: 'le' }] },
+    { name: 'English', source: 'Speichern Sie die Datei', translation: 'Save the the file', sourceLanguage: 'de', targetLanguage: 'en', findings: [{ span: { start: 5, end: 12 } }] },
+    { name: 'Russian', source: 'Put it on the table', translation: 'Положите на на стол', targetLanguage: 'ru', findings: [{ message: '"на"' }] },
+    { name: 'case differs', source: 'The file', translation: 'Le Le fichier', findings: 1 },
+    { name: 'Greek', source: 'Open the file', translation: 'Άνοιγμα του του αρχείου', targetLanguage: 'el', findings: 1 },
+    { name: 'Arabic', source: 'In the file', translation: 'في في الملف', targetLanguage: 'ar', findings: 1 },
+    { name: 'Hebrew function word', source: 'Open the file', translation: 'פתח את את הקובץ', targetLanguage: 'he', findings: 1 },
+    { name: 'Hindi function word', source: 'In the file', translation: 'फ़ाइल में में', targetLanguage: 'hi', findings: 1 },
+    { name: 'Korean', source: 'Save the file', translation: '파일을 파일을 저장', targetLanguage: 'ko', findings: 1 },
+    { name: 'German article typed twice', source: 'The file is open', translation: 'Die die Datei ist offen', targetLanguage: 'de', findings: 1 },
+    { name: 'German with NBSP', source: 'Open the file', translation: 'Die\u00A0Datei Datei öffnen', targetLanguage: 'de', findings: 1 },
+    { name: 'two repeats', source: 'Save the file to the disk', translation: 'Guardar el el archivo en en el disco', targetLanguage: 'es', findings: 2 },
+    { name: 'source repeats fewer times', source: 'Bye bye, everyone', translation: 'Adiós adiós a a todos', targetLanguage: 'es', findings: [{ message: '"a"' }] },
+    { name: 'exceptions of another language do not apply', source: 'We meet', translation: 'We we meet', sourceLanguage: 'fr', targetLanguage: 'en', findings: 1 },
+  ],
+})

@@ -1,0 +1,165 @@
+// A word typed twice by mistake ("the the", "le le", "на на"). Words come from Unicode word
+// segmentation; only repeats separated by whitespace count, so hyphenated reduplication
+// ("anak-anak", "чуть-чуть") and scripts written without spaces (谢谢, 人人, 時々, Thai) never
+// look like a repeat. Grammatical repeats are exceptions per language, and a repeat the source
+// has too (a "bye bye" in the source) is intended.
+import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { localeOf } from '../../src/engine/languages.js'
+import { segmentWords, type WordSegment } from '../_shared/segment-words.js'
+import { hasSpacelessScript } from '../_shared/language-scripts.js'
+
+interface Options {
+  exceptions: Record<string, string[]>
+  reduplicating: Record<string, string[]>
+}
+
+/** Repeats that are grammatical or idiomatic, per language ('*': any language). */
+const EXCEPTIONS: Record<string, string[]> = {
+  '*': ['bye', 'ha', 'haha', 'hey', 'bla', 'blah', 'tsk', 'tut', 'knock', 'chop', 'boom', 'tick', 'ding', 'beep', 'ok', 'okay'],
+  en: ['that', 'had', 'do', 'no', 'yes', 'so', 'very', 'far', 'much', 'many', 'really', 'little'],
+  fr: ['nous', 'vous', 'si', 'très', 'oui', 'non'],
+  de: ['sie', 'ja', 'nein', 'sehr'],
+  nl: ['ja', 'nee', 'heel'],
+  es: ['sí', 'no', 'muy'],
+  pt: ['sim', 'não', 'muito'],
+  it: ['sì', 'no', 'molto', 'piano', 'via'],
+  ru: ['да', 'нет', 'очень', 'так', 'ну'],
+  uk: ['так', 'ні', 'дуже', 'ну'],
+  pl: ['tak', 'nie', 'bardzo', 'no'],
+  cs: ['ano', 'ne', 'velmi'],
+  el: ['ναι', 'όχι', 'πολύ', 'σιγά'],
+  ar: ['جدا', 'جداً', 'رويدا', 'نعم', 'لا'],
+  ko: ['네', '아니요', '정말', '하나', '천천히'],
+}
+
+/**
+ * Relative pronouns after an article or pronoun of the same form, grammatical only at the start of
+ * a relative clause, after a comma: German "Kinder, die die Schule besuchen", Dutch "…, die die".
+ */
+const AFTER_COMMA: Record<string, string[]> = {
+  de: ['die', 'der', 'das', 'den', 'dem'],
+  nl: ['die', 'dat'],
+}
+
+/**
+ * Languages where reduplication with a space is productive grammar (Turkish "yavaş yavaş", Hindi
+ * "धीरे धीरे", Hebrew "לאט לאט", Vietnamese "từ từ", Persian "کم کم"): there, only the listed
+ * function words, which are never reduplicated, count as mistakes.
+ */
+const REDUPLICATING: Record<string, string[]> = {
+  tr: ['ve', 'bir', 'bu', 'şu', 'ile', 'için', 'de', 'da', 'ki', 'mi', 'ama'],
+  az: ['və', 'bir', 'bu', 'ilə', 'üçün'],
+  hi: ['में', 'का', 'की', 'के', 'है', 'हैं', 'को', 'से', 'और', 'ने', 'पर', 'यह', 'कि'],
+  mr: ['आणि', 'आहे', 'या', 'हे', 'की'],
+  ne: ['र', 'छ', 'को', 'मा', 'ले'],
+  bn: ['এবং', 'এই', 'করে', 'হয়', 'ও', 'যে'],
+  ur: ['کے', 'کی', 'کا', 'میں', 'ہے', 'اور', 'کو', 'سے', 'نے', 'پر', 'یہ'],
+  fa: ['و', 'از', 'به', 'در', 'را', 'که', 'این', 'با', 'برای', 'است'],
+  he: ['את', 'של', 'על', 'עם', 'אל', 'זה', 'הוא', 'היא', 'או'],
+  id: ['yang', 'dan', 'di', 'ke', 'dari', 'untuk', 'ini', 'itu', 'dengan', 'atau'],
+  ms: ['yang', 'dan', 'di', 'ke', 'dari', 'untuk', 'ini', 'itu', 'dengan', 'atau'],
+  tl: ['ang', 'ng', 'sa', 'mga', 'at', 'na'],
+  vi: ['của', 'và', 'các', 'những', 'là', 'được', 'cho', 'với', 'này'],
+  sw: ['na', 'ya', 'wa', 'kwa', 'za', 'la'],
+  ta: ['மற்றும்', 'ஒரு', 'இந்த'],
+  te: ['మరియు', 'ఒక', 'ఈ'],
+}
+
+const SEPARATED_BY_SPACE = /^[\s\u00A0\u202F]+$/u
+
+interface Repeat { first: WordSegment; second: WordSegment }
+
+/** Words repeated with only whitespace between them, compared case-insensitively. */
+function repeats(text: string, locale: string): Repeat[] {
+  const segments = segmentWords(text, locale)
+  const out: Repeat[] = []
+  let previous: WordSegment | undefined
+  let gap = ''
+  for (const s of segments) {
+    if (!s.isWordLike) {
+      gap += s.text
+      continue
+    }
+    if (previous && SEPARATED_BY_SPACE.test(gap) && previous.text.toLocaleLowerCase(locale) === s.text.toLocaleLowerCase(locale)) {
+      out.push({ first: previous, second: s })
+    }
+    previous = s
+    gap = ''
+  }
+  return out
+}
+
+export default definePlugin<Options>({
+  name: 'double-words',
+  description: 'No word is repeated by mistake ("the the"), with grammatical repeats per language allowed.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      exceptions: {
+        type: 'object',
+        additionalProperties: { type: 'array', items: { type: 'string' } },
+        default: {},
+        description: 'More words that may be repeated, by language code ("*" for all); added to the built-in list.',
+      },
+      reduplicating: {
+        type: 'object',
+        additionalProperties: { type: 'array', items: { type: 'string' } },
+        default: {},
+        description: 'More languages with productive reduplication, each with the function words that still count as mistakes.',
+      },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    const lower = (words: string[]) => new Set(words.map((w) => w.toLowerCase()))
+    const exceptions = new Map<string, Set<string>>()
+    for (const table of [EXCEPTIONS, options.exceptions]) {
+      for (const [lang, words] of Object.entries(table)) {
+        const key = lang.toLowerCase()
+        exceptions.set(key, new Set([...(exceptions.get(key) ?? []), ...lower(words)]))
+      }
+    }
+    const reduplicating = new Map<string, Set<string>>()
+    for (const [lang, words] of Object.entries({ ...REDUPLICATING, ...options.reduplicating })) reduplicating.set(lang.toLowerCase(), lower(words))
+
+    return {
+      check(item): FindingInput[] {
+        const translation = item.translation
+        if (!translation) return []
+        const locale = localeOf(item.targetLanguage)
+        const base = locale.split('-')[0]!.toLowerCase()
+        let found = repeats(translation, locale)
+        if (found.length === 0) return []
+        // The source repeats words too: that many repeats are meant ("Knock knock", "bye bye").
+        // The intended ones are taken to be the longest words; "a a", "le le" stay suspect.
+        const intended = repeats(item.source, localeOf(item.sourceLanguage)).length
+        if (intended >= found.length) return []
+        if (intended > 0) {
+          const byLength = [...found].sort((a, b) => b.second.text.length - a.second.text.length)
+          const meant = new Set(byLength.slice(0, intended))
+          found = found.filter((r) => !meant.has(r))
+        }
+
+        const allowed = (word: string) =>
+          exceptions.get('*')?.has(word) || exceptions.get(base)?.has(word) || exceptions.get(locale.toLowerCase())?.has(word)
+        const onlyFunctionWords = reduplicating.get(base)
+        const findings: FindingInput[] = []
+        for (const { first, second } of found) {
+          const word = second.text.toLocaleLowerCase(locale)
+          if (!/\p{L}/u.test(word)) continue // "1 1", "2024 2024": numbers, not words
+          if (hasSpacelessScript(word)) continue // ideographs, kana, Thai: reduplication, not typos
+          if (allowed(word)) continue
+          if (AFTER_COMMA[base]?.includes(word) && /,\s*$/u.test(translation.slice(0, first.index))) continue
+          if (onlyFunctionWords && !onlyFunctionWords.has(word)) continue
+          findings.push({
+            message: `The word "${second.text}" is repeated`,
+            span: { start: first.index, end: second.end },
+            suggestion: first.text,
+          })
+        }
+        return findings
+      },
+    }
+  },
+})

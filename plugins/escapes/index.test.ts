@@ -1,0 +1,34 @@
+import { PluginTester } from '../../src/engine/plugin-tester.js'
+import escapes from './index.js'
+
+new PluginTester().run(escapes, {
+  valid: [
+    { source: 'First line\\nSecond line', translation: 'Première ligne\\nDeuxième ligne' },
+    { name: 'no escapes', source: 'Save', translation: 'Сохранить', targetLanguage: 'ru' },
+    { name: 'Arabic with tab', source: 'Name:\\tValue', translation: 'الاسم:\\tالقيمة', targetLanguage: 'ar' },
+    { name: 'Hebrew with two line breaks', source: 'A\\n\\nB', translation: 'א\\n\\nב', targetLanguage: 'he' },
+    { name: 'Japanese typographic quotes instead of \\"', source: 'Click \\"Save\\"', translation: '「保存」をクリック', targetLanguage: 'ja' },
+    { name: 'French guillemets', source: 'Click \\"Save\\"', translation: 'Cliquez sur « Enregistrer »' },
+    { name: 'Android apostrophe escaped', source: 'Don\\\'t save', translation: 'Ne pas l\\\'enregistrer' },
+    { name: 'backslash in a path', source: 'Saved to C:\\\\Users', translation: 'Αποθηκεύτηκε στο C:\\\\Users', targetLanguage: 'el' },
+    { name: 'unicode escape replaced by its character', source: 'Loading\\u2026', translation: 'Загрузка…', targetLanguage: 'ru' },
+    { name: 'quoted pair added, Korean', source: 'Press OK', translation: '\\"확인\\"을 누르세요', targetLanguage: 'ko' },
+    { name: 'NBSP typed as an escape', source: 'Total:', translation: 'Total\\u00A0:' },
+    { name: 'Thai with \\r\\n', source: 'Line\\r\\nNext', translation: 'บรรทัด\\r\\nถัดไป', targetLanguage: 'th' },
+    { name: 'Hindi, \\n escaped as \\\\n is a backslash then n', source: 'Type \\\\n for a new line', translation: 'नई पंक्ति के लिए \\\\n टाइप करें', targetLanguage: 'hi' },
+  ],
+  invalid: [
+    { source: 'First line\\nSecond line', translation: 'Première ligne Deuxième ligne', findings: [{ message: 'has 0 line break (\\n) where the source has 1', span: { start: 10, end: 12 } }] },
+    { name: 'added line break, Russian', source: 'Save the file', translation: 'Сохранить\\nфайл', targetLanguage: 'ru', findings: [{ message: 'has 1 line break', span: { start: 9, end: 11 } }] },
+    { name: 'lost tab, Arabic', source: 'Name:\\tValue', translation: 'الاسم: القيمة', targetLanguage: 'ar', findings: 1 },
+    { name: 'one line break of two, Hebrew', source: 'A\\n\\nB', translation: 'א\\nב', targetLanguage: 'he', findings: 1 },
+    { name: 'unescaped quote, German', source: 'Click \\"Save\\"', translation: 'Klicken Sie auf "Speichern"', targetLanguage: 'de', findings: [{ message: 'unescaped "', span: { start: 16, end: 17 } }] },
+    { name: 'unescaped apostrophe, Italian', source: 'Don\\\'t save', translation: "Non salvare l'elemento", targetLanguage: 'it', findings: [{ message: 'unescaped \'' }] },
+    { name: 'lost backslash, Greek', source: 'Saved to C:\\\\Users', translation: 'Αποθηκεύτηκε στο C:Users', targetLanguage: 'el', findings: 1 },
+    { name: 'lost unicode escape, Chinese', source: 'Wait\\u2026', translation: '请稍候', targetLanguage: 'zh-CN', findings: [{ message: '\\u2026' }] },
+    { name: 'added control escape, Thai', source: 'Done', translation: 'เสร็จ\\u0007', targetLanguage: 'th', findings: 1 },
+    { name: 'lost \\r, Hindi', source: 'Line\\r\\nNext', translation: 'पंक्ति\\nअगली', targetLanguage: 'hi', findings: 1 },
+    { name: 'unbalanced quote added, Portuguese', source: 'Press OK', translation: 'Pressione \\"OK', targetLanguage: 'pt', findings: 1 },
+    { name: 'odd quote left, Spanish', source: 'Press \\"OK\\" or \\"Cancel\\"', translation: 'Pulse \\"Aceptar\\" o Cancelar\\"', targetLanguage: 'es', findings: 1 },
+  ],
+})

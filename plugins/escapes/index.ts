@@ -1,0 +1,138 @@
+// Backslash escapes (`\n`, `\t`, `\r`, `\\`, `\"`, `\'`, `\uXXXX`, `\xNN`) in strings from files
+// that use them (Android, iOS .strings, properties, JSON, PO): a lost `\n` joins lines, an added
+// one breaks the layout, an unescaped quote breaks the file. Line breaks, tabs and backslashes
+// must match one for one. Quotes may change: a translation may use its own quotation marks
+// (« », „ “, 「 」) instead of `\"`, but a bare `"` or `'` where the source escaped it is an error.
+// A `\u`/`\x` escape may be replaced by the character it stands for.
+import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+
+interface Options {
+  kinds: Kind[]
+}
+
+type Kind = 'n' | 't' | 'r' | '\\' | '"' | "'" | 'u'
+const KINDS: Kind[] = ['n', 't', 'r', '\\', '"', "'", 'u']
+const NAMES: Record<Kind, string> = {
+  n: 'line break (\\n)', t: 'tab (\\t)', r: 'carriage return (\\r)', '\\': 'backslash (\\\\)',
+  '"': 'escaped quote (\\")', "'": "escaped apostrophe (\\')", u: 'character escape',
+}
+
+const ESCAPE = /\\(?:u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[ntr\\"'])/g
+
+interface Escape { text: string; kind: Kind; index: number }
+
+function escapesOf(text: string): Escape[] {
+  const out: Escape[] = []
+  for (const m of text.matchAll(ESCAPE)) {
+    const c = m[0][1]!
+    const kind: Kind = c === 'u' || c === 'x' ? 'u' : (c as Kind)
+    out.push({ text: m[0], kind, index: m.index })
+  }
+  return out
+}
+
+/** The character a `\uXXXX`, `\u{...}` or `\xNN` escape stands for. */
+function decode(escape: string): string {
+  const hex = escape.slice(2).replace(/[{}]/g, '')
+  return String.fromCodePoint(parseInt(hex, 16))
+}
+
+/** Offsets of `quote` characters not preceded by a backslash escape. */
+function bareQuotes(text: string, quote: string): number[] {
+  const masked = text.replace(ESCAPE, (m) => ' '.repeat(m.length))
+  const out: number[] = []
+  for (let i = masked.indexOf(quote); i >= 0; i = masked.indexOf(quote, i + 1)) out.push(i)
+  return out
+}
+
+const count = (list: Escape[], kind: Kind) => list.filter((e) => e.kind === kind)
+
+export default definePlugin<Options>({
+  name: 'escapes',
+  description: 'Backslash escapes of the source (\\n, \\t, \\r, \\\\, \\", \\uXXXX) are kept in the translation, and none added.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      kinds: {
+        type: 'array',
+        items: { enum: KINDS },
+        uniqueItems: true,
+        default: KINDS,
+        description: 'Escapes to check: n, t, r, \\ (backslash), " (quote), \' (apostrophe), u (\\uXXXX and \\xNN).',
+      },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    const kinds = new Set(options.kinds)
+    return {
+      check(item): FindingInput[] {
+        const translation = item.translation
+        if (translation === undefined || translation === '') return []
+        const source = escapesOf(item.source)
+        const target = escapesOf(translation)
+        if (source.length === 0 && target.length === 0) return []
+        const findings: FindingInput[] = []
+
+        for (const kind of ['n', 't', 'r', '\\'] as const) {
+          if (!kinds.has(kind)) continue
+          const s = count(source, kind)
+          const t = count(target, kind)
+          if (t.length > s.length) {
+            const extra = t[s.length]!
+            findings.push({ message: `The translation has ${t.length} ${NAMES[kind]} where the source has ${s.length}`, span: { start: extra.index, end: extra.index + 2 } })
+          } else if (t.length < s.length) {
+            const missing = s[t.length]!
+            findings.push({ message: `The translation has ${t.length} ${NAMES[kind]} where the source has ${s.length}`, span: { start: missing.index, end: missing.index + 2, in: 'source' } })
+          }
+        }
+
+        for (const [kind, quote] of [['"', '"'], ["'", "'"]] as const) {
+          if (!kinds.has(kind)) continue
+          const s = count(source, kind)
+          const t = count(target, kind)
+          const bare = s.length ? bareQuotes(translation, quote) : []
+          if (bare.length) {
+            findings.push({ message: `The source escapes ${quote} as \\${quote} but the translation has an unescaped ${quote}`, span: { start: bare[0]!, end: bare[0]! + 1 } })
+            continue
+          }
+          // Fewer or more: fine when the translator used other quotation marks (none left) or
+          // quoted a word more (pairs added); an odd difference leaves a quote unmatched.
+          if (kind === '"' && t.length !== 0 && Math.abs(s.length - t.length) % 2 === 1) {
+            findings.push({ message: `The translation has ${t.length} ${NAMES[kind]} where the source has ${s.length}` })
+          }
+        }
+
+        if (kinds.has('u')) {
+          const s = count(source, 'u')
+          const t = count(target, 'u')
+          const byChar = (list: Escape[]) => {
+            const map = new Map<string, Escape[]>()
+            for (const e of list) map.set(decode(e.text), [...(map.get(decode(e.text)) ?? []), e])
+            return map
+          }
+          const targetByChar = byChar(t)
+          const literal = translation.replace(ESCAPE, '')
+          for (const [ch, list] of byChar(s)) {
+            const kept = (targetByChar.get(ch)?.length ?? 0) + literal.split(ch).length - 1
+            if (kept < list.length) {
+              findings.push({ message: `The escape ${list[0]!.text} of the source is missing in the translation`, span: { start: list[0]!.index, end: list[0]!.index + list[0]!.text.length, in: 'source' } })
+            }
+          }
+          // Added escapes of visible characters or spaces are a way of typing them; added control
+          // characters are not.
+          for (const [ch, list] of targetByChar) {
+            if (!/\p{Cc}/u.test(ch)) continue
+            const inSource = s.filter((e) => decode(e.text) === ch).length
+            if (list.length > inSource) {
+              const e = list[inSource]!
+              findings.push({ message: `The translation adds the control character escape ${e.text}`, span: { start: e.index, end: e.index + e.text.length } })
+            }
+          }
+        }
+        return findings
+      },
+    }
+  },
+})

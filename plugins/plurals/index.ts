@@ -1,0 +1,74 @@
+// Plural strings: every plural category the target language distinguishes for whole numbers
+// (CLDR, through Intl.PluralRules) has a non-empty form; `other` always. Russian needs one/few/many/other, Arabic
+// zero/one/two/few/many/other, Japanese only other. Extra categories are harmless and allowed.
+import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { localeOf } from '../../src/engine/languages.js'
+import { isBlank } from '../_shared/blank-text.js'
+
+interface Options {
+  ignore: string[]
+}
+
+const ORDER = ['zero', 'one', 'two', 'few', 'many', 'other']
+const byCldrOrder = (a: string, b: string) => ORDER.indexOf(a) - ORDER.indexOf(b)
+
+/**
+ * The categories a locale needs, `other` included, in CLDR order: those some whole number up to
+ * 1000 falls in. CLDR also has categories only millions or decimals reach (French, Spanish,
+ * Italian "many" for 1 000 000; Czech, Lithuanian "many" for fractions) that gettext, Android
+ * and most editors do not ask translators for: requiring them would fail correct translations.
+ */
+function requiredCategories(locale: string): string[] {
+  const categories = new Set(['other'])
+  try {
+    const rules = new Intl.PluralRules(locale)
+    for (let n = 0; n <= 1000; n++) categories.add(rules.select(n))
+  } catch {
+    // An unknown locale: only `other` is certain.
+  }
+  return [...categories].sort(byCldrOrder)
+}
+
+export default definePlugin<Options>({
+  name: 'plurals',
+  description: 'A plural string has a non-empty form for every plural category of the target language.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      ignore: {
+        type: 'array',
+        items: { enum: ['zero', 'one', 'two', 'few', 'many'] },
+        uniqueItems: true,
+        default: [],
+        description: 'Categories not to require (a project that never shows them, such as "zero" in Latvian).',
+      },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    const ignore = new Set(options.ignore)
+    const cache = new Map<string, string[]>()
+    return {
+      check(item): FindingInput[] {
+        // Plural forms are known only for plural strings whose translation was fetched.
+        if (!item.plurals || item.plurals.length === 0) return []
+        const locale = localeOf(item.targetLanguage)
+        let required = cache.get(locale)
+        if (!required) cache.set(locale, (required = requiredCategories(locale)))
+        const forms = new Map(item.plurals.map((p) => [p.plural, p.text]))
+        const missing = required.filter((c) => !ignore.has(c) && !forms.has(c))
+        const empty = required.filter((c) => !ignore.has(c) && forms.has(c) && isBlank(forms.get(c)!))
+        const findings: FindingInput[] = []
+        const needs = `${locale} needs ${required.join(', ')}`
+        if (missing.length) {
+          findings.push({ message: `Plural form${missing.length > 1 ? 's' : ''} ${missing.map((c) => `"${c}"`).join(', ')} missing (${needs})` })
+        }
+        if (empty.length) {
+          findings.push({ message: `Plural form${empty.length > 1 ? 's' : ''} ${empty.map((c) => `"${c}"`).join(', ')} empty` })
+        }
+        return findings
+      },
+    }
+  },
+})

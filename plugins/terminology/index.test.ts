@@ -1,0 +1,76 @@
+import { describe, expect, it } from 'vitest'
+import { PluginTester, runPluginCase } from '../../src/engine/plugin-tester.js'
+import terminology from './index.js'
+import { parseTbx } from './parse-tbx.js'
+import { parseGlossaryCsv } from './parse-glossary-csv.js'
+import { parseXml } from './parse-xml.js'
+
+const inline = {
+  terms: [
+    { source: 'file', target: 'Datei', language: 'de', forbidden: ['File'] },
+    { source: 'folder', target: 'папка', language: 'ru' },
+    { source: 'settings', target: 'الإعدادات', language: 'ar' },
+    { source: 'account', target: ['λογαριασμός', 'λογαριασμού'], language: 'el' },
+    { source: 'cloud', target: '云', language: 'zh' },
+    { source: 'Switchyard', target: 'Switchyard', caseSensitive: true },
+    { forbidden: ['nuage'], language: 'fr' },
+  ],
+}
+const csv = { file: 'test/fixtures/glossaries/glossary.csv' }
+const wide = { file: 'test/fixtures/glossaries/glossary-wide.csv' }
+const tbx = { file: 'test/fixtures/glossaries/glossary.tbx' }
+
+new PluginTester().run(terminology, {
+  valid: [
+    { name: 'no glossary: nothing to check', source: 'Open the file', translation: 'Ouvrir le document' },
+    { source: 'Open the file', translation: 'Datei öffnen', targetLanguage: 'de', options: inline },
+    { name: 'German plural and compound', source: 'Delete files and file names', translation: 'Dateien und Dateinamen löschen', targetLanguage: 'de', options: inline },
+    { name: 'Russian inflection', source: 'Move to folder', translation: 'Переместить в папку', targetLanguage: 'ru', options: inline },
+    { name: 'Arabic with attached article', source: 'Open settings', translation: 'افتح الإعدادات', targetLanguage: 'ar', options: inline },
+    { name: 'Greek alternatives', source: 'Your account', translation: 'Ο λογαριασμός σας', targetLanguage: 'el', options: inline },
+    { name: 'Chinese substring', source: 'Save to the cloud', translation: '保存到云端', targetLanguage: 'zh-CN', options: inline },
+    { name: 'term for another language', source: 'Open the file', translation: 'Ouvrir le fichier', targetLanguage: 'fr', options: inline },
+    { name: 'source term only as part of a word', source: 'Open the profile', translation: 'Profil öffnen', targetLanguage: 'de', options: inline },
+    { name: 'term inside a placeholder or URL', source: 'Open {file} from https://example.com/file', translation: '{file} öffnen', targetLanguage: 'de', options: inline },
+    { name: 'CSV alternatives', source: 'Sign in to continue', translation: 'Connectez-vous pour continuer', targetLanguage: 'fr', options: csv },
+    { name: 'CSV Japanese', source: 'Open the file', translation: 'ファイルを開く', targetLanguage: 'ja', options: csv },
+    { name: 'wide CSV, Hebrew', source: 'Open the file', translation: 'פתח את הקובץ', targetLanguage: 'he', options: wide },
+    { name: 'TBX, Hindi', source: 'Open settings', translation: 'सेटिंग्स खोलें', targetLanguage: 'hi', options: tbx },
+    { name: 'TBX, Thai', source: 'Open settings', translation: 'เปิดการตั้งค่า', targetLanguage: 'th', options: tbx },
+    { name: 'TBX entities and CDATA', source: 'Ask the R&D team', translation: 'Fragen Sie das F&E-Team', targetLanguage: 'de', options: tbx },
+  ],
+  invalid: [
+    { source: 'Open the file', translation: 'Dokument öffnen', targetLanguage: 'de', options: inline, findings: [{ message: 'The term "file" should be translated as "Datei"', span: { start: 9, end: 13 } }] },
+    { name: 'forbidden term', source: 'Open the file', translation: 'Datei öffnen (File)', targetLanguage: 'de', options: inline, findings: [{ message: '"File" is a forbidden term (use "Datei")', span: { start: 14, end: 18 } }] },
+    { name: 'Russian wrong term', source: 'Move to folder', translation: 'Переместить в каталог', targetLanguage: 'ru', options: inline, findings: 1 },
+    { name: 'Greek', source: 'Delete account', translation: 'Διαγραφή προφίλ', targetLanguage: 'el', options: inline, findings: 1 },
+    { name: 'Chinese', source: 'Cloud storage', translation: '在线存储', targetLanguage: 'zh-CN', options: inline, findings: 1 },
+    { name: 'case-sensitive brand', source: 'Powered by Switchyard', translation: 'Propulsé par switchyard', options: inline, findings: 1 },
+    { name: 'forbidden without a source term', source: 'Storage', translation: 'Stockage dans le nuage', options: inline, findings: [{ message: '"nuage"' }] },
+    { name: 'CSV forbidden and missing', source: 'Open the folder', translation: 'Verzeichnis öffnen', targetLanguage: 'de', options: csv, findings: 2 },
+    { name: 'CSV Russian forbidden', source: 'Folder', translation: 'Директория', targetLanguage: 'ru', options: csv, findings: 2 },
+    { name: 'wide CSV, Arabic', source: 'Open the file', translation: 'افتح المستند', targetLanguage: 'ar', options: wide, findings: 1 },
+    { name: 'TBX deprecated term', source: 'Open settings', translation: 'Optionen öffnen', targetLanguage: 'de', options: tbx, findings: 2 },
+    { name: 'TBX Thai missing', source: 'Open settings', translation: 'เปิดตัวเลือก', targetLanguage: 'th', options: tbx, findings: 1 },
+    { name: 'exact inflection', source: 'Delete files', translation: 'Dateien löschen', targetLanguage: 'de', options: { ...inline, inflection: 'exact' }, findings: 1 },
+  ],
+})
+
+describe('terminology glossaries', () => {
+  it('parses TBX v3 langSec and conceptEntry', () => {
+    const entries = parseTbx(`<tbx><text><body><conceptEntry><langSec xml:lang="en"><termSec><term>save</term></termSec></langSec>
+      <langSec xml:lang="fr"><termSec><term>enregistrer</term></termSec><termSec><term>sauver</term><descrip type="administrativeStatus">deprecated</descrip></termSec></langSec></conceptEntry></body></text></tbx>`)
+    expect(entries).toContainEqual({ source: 'save', sourceLanguage: 'en', language: 'fr', targets: ['enregistrer'], forbidden: ['sauver'] })
+  })
+  it('rejects malformed XML', () => {
+    expect(() => parseXml('<a><b></a>')).toThrow(/does not close/)
+    expect(() => parseXml('<a>')).toThrow(/not closed/)
+  })
+  it('reads quoted CSV fields with delimiters and quotes', () => {
+    const entries = parseGlossaryCsv('\uFEFFTerm,Translation,Lang\n"save, now","speichern ""jetzt""",de\n')
+    expect(entries).toEqual([{ source: 'save, now', targets: ['speichern "jetzt"'], forbidden: [], language: 'de', sourceLanguage: undefined }])
+  })
+  it('fails at load on a missing file', async () => {
+    await expect(runPluginCase(terminology, { source: 'a', translation: 'b', options: { file: 'nope.csv' } })).rejects.toThrow(/cannot read the glossary/)
+  })
+})
