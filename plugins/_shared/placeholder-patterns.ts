@@ -6,18 +6,18 @@ import { MASK_CHAR, maskSpans } from './mask-spans.js'
 export const PLACEHOLDER_FORMATS = [
   'printf', // %s %d %1$s %.2f %@ %lld ; %% is a literal percent sign
   'python', // %(name)s
-  'qt', // %1 %2
+  'qt', // %1 %2 (Qt, Windows); off by default: Turkish writes percentages as %50
   'brace', // {0} {name} {count, plural, ...} (top level only)
   'double-brace', // {{name}} {{ name | filter }}
   'dollar-brace', // ${name}
   'percent-brace', // %{name}
   'percent-name', // %name%
   'i18next-nesting', // $t(key)
-  'colon', // :name (Rails, Laravel); off by default
+  'colon', // :name (Rails, Laravel); off by default: "10:30", "Note:x"
 ] as const
 export type PlaceholderFormat = (typeof PLACEHOLDER_FORMATS)[number]
 
-export const DEFAULT_PLACEHOLDER_FORMATS: PlaceholderFormat[] = PLACEHOLDER_FORMATS.filter((f) => f !== 'colon')
+export const DEFAULT_PLACEHOLDER_FORMATS: PlaceholderFormat[] = PLACEHOLDER_FORMATS.filter((f) => f !== 'colon' && f !== 'qt')
 
 export interface Placeholder {
   /** The placeholder as written. */

@@ -41,7 +41,7 @@ function validGrouping(groups: string[]): boolean {
 
 /** One token of digits and separators as one or more numbers. */
 function parseToken(raw: string, start: number): NumberToken[] {
-  const seps = raw.match(/[^\d]/g) ?? []
+  const seps: string[] = raw.match(/[^\d]/g) ?? []
   const groups = raw.split(/[^\d]/)
   const whole = (values: string[]): NumberToken[] => [{ text: raw, start, end: start + raw.length, values: new Set(values) }]
   if (!seps.length) return whole([canonical(raw)])
