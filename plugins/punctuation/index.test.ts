@@ -22,6 +22,8 @@ new PluginTester().run(punctuation, {
     { name: 'placeholder at the end', source: 'Saved: %s', translation: 'Gespeichert: %s', targetLanguage: 'de' },
     { source: 'Welcome!', translation: '¡Bienvenido!', targetLanguage: 'es' },
     { source: 'Are you sure?', translation: 'האם אתה בטוח?', targetLanguage: 'he' },
+    { name: 'Greek question mark U+037E', source: 'Continue?', translation: 'Συνέχεια\u037e', targetLanguage: 'el' },
+    { name: 'a trailing placeholder may move', source: 'Error: %s', translation: '%s のエラー', targetLanguage: 'ja' },
   ],
   invalid: [
     { source: 'Delete this file?', translation: 'Supprimer ce fichier.', findings: [{ message: 'The source ends with a question mark, the translation with a full stop', severity: 'error' }] },

@@ -19,10 +19,10 @@ interface Options {
   spaceBeforePunctuation: boolean
 }
 
-const CLOSERS = /[\s"'»”’›」』】）)\]］〕〉》\u0001]+$|<\/?[A-Za-z][^<>]*>$/u
+const CLOSERS = /[\s"'»”’›」』】）)\]］〕〉》]+$|<\/?[A-Za-z][^<>]*>$/u
 const MARKS: [RegExp, EndClass[]][] = [
   [/(?:\.\.\.|…|⋯|。。。|．．．)$/u, ['ellipsis']],
-  [/[?？؟⸮፧][!！]?$|[!！][?？؟]$/u, ['question']],
+  [/[?？؟⸮፧\u037e][!！]?$|[!！][?？؟]$/u, ['question']],
   [/[!！՜]$/u, ['exclamation']],
   [/[.。．｡।॥۔።။។།༎܂։]$/u, ['period']],
   [/[:：፥]$/u, ['colon']],
@@ -48,16 +48,21 @@ function endClasses(text: string, language: string): EndClass[] {
     t = t.replace(CLOSERS, '')
   }
   // Greek writes the question mark as `;` (U+037E, canonically the same character).
-  if (language === 'el' && /[;;]$/.test(t)) return ['question', 'semicolon']
+  if (language === 'el' && /;$/.test(t)) return ['question', 'semicolon']
   // Armenian ends sentences with `։`, often typed as `:`.
   if (language === 'hy' && /[:։]$/.test(t)) return ['period', 'colon']
   for (const [re, classes] of MARKS) if (re.test(t)) return classes
   return ['none']
 }
 
-/** Placeholders, URLs and tags blanked out, so their `:` and `?` are not punctuation. */
+/** Placeholders and URLs blanked out, so their `:` and `?` are not punctuation. */
 function maskCode(text: string): string {
-  return maskSpans(text, [...findPlaceholders(text), ...findUrls(text), ...findTags(text)])
+  return maskSpans(text, [...findPlaceholders(text), ...findUrls(text)])
+}
+
+/** Also tags, for the spacing rules (`<a href="x">` holds no punctuation). */
+function maskMarkup(text: string): string {
+  return maskSpans(maskCode(text), findTags(text))
 }
 
 export default definePlugin<Options>({
@@ -110,7 +115,9 @@ export default definePlugin<Options>({
           if (tc.includes('exclamation') && !translation.includes('¡')) findings.push({ message: 'Spanish exclamations open with ¡' })
         }
 
-        const masked = maskCode(translation)
+        // A text ending in a placeholder ("Error: %s") ends in no punctuation: the placeholder may
+        // move ("%s のエラー") and the mark before it is not final.
+        const masked = maskMarkup(translation)
         if (target === 'fr' && options.frenchSpacing === 'required') {
           const region = regionOf(item.targetLanguage)
           const marks = region === 'CH' ? '' : region === 'CA' ? ':' : ':;!?'
@@ -122,7 +129,7 @@ export default definePlugin<Options>({
           }
         } else if (options.spaceBeforePunctuation && !NO_SPACE_RULES.has(target)) {
           const re = /(?<=[\p{L}\p{N}])[ \u00a0\u202f\u2009]+([.,:;!?])(?=\s|$|["'»”’)\]])/gu
-          const inSource = new Set([...maskCode(item.source).matchAll(re)].map((m) => m[1]))
+          const inSource = new Set([...maskMarkup(item.source).matchAll(re)].map((m) => m[1]))
           for (const m of masked.matchAll(re)) {
             if (inSource.has(m[1])) continue
             findings.push({ severity: 'warning', message: `Space before “${m[1]}”`, span: { start: m.index, end: m.index + m[0].length - 1, in: 'translation' } })
