@@ -1,0 +1,71 @@
+// Parsing ICU MessageFormat with @formatjs/icu-messageformat-parser, and what checks ask of the
+// tree: argument names, plural/select elements, whether a text is ICU at all.
+import { parse, TYPE, type MessageFormatElement, type PluralElement, type SelectElement } from '@formatjs/icu-messageformat-parser'
+
+export type IcuParse =
+  | { ok: true; elements: MessageFormatElement[] }
+  | { ok: false; message: string; offset: number }
+
+/** Parse as ICU. HTML-like tags stay literal text: tags are the tags check's business. */
+export function parseIcu(text: string): IcuParse {
+  try {
+    return { ok: true, elements: parse(text, { ignoreTag: true, captureLocation: true, requiresOtherClause: true }) }
+  } catch (err) {
+    const e = err as { message?: string; location?: { start?: { offset?: number } } }
+    return { ok: false, message: e.message ?? String(err), offset: e.location?.start?.offset ?? 0 }
+  }
+}
+
+type Visit = (el: MessageFormatElement) => void
+
+export function walkIcu(elements: readonly MessageFormatElement[], visit: Visit): void {
+  for (const el of elements) {
+    visit(el)
+    if (el.type === TYPE.plural || el.type === TYPE.select) {
+      for (const option of Object.values(el.options)) walkIcu(option.value, visit)
+    } else if (el.type === TYPE.tag) {
+      walkIcu(el.children, visit)
+    }
+  }
+}
+
+/** Names of all arguments, at any depth. */
+export function icuArgumentNames(elements: readonly MessageFormatElement[]): Set<string> {
+  const names = new Set<string>()
+  walkIcu(elements, (el) => {
+    switch (el.type) {
+      case TYPE.argument:
+      case TYPE.number:
+      case TYPE.date:
+      case TYPE.time:
+      case TYPE.plural:
+      case TYPE.select:
+        names.add(el.value)
+        break
+      case TYPE.literal:
+      case TYPE.pound:
+      case TYPE.tag:
+        break
+      default: {
+        const never: never = el
+        void never
+      }
+    }
+  })
+  return names
+}
+
+export function icuPluralsAndSelects(elements: readonly MessageFormatElement[]): (PluralElement | SelectElement)[] {
+  const out: (PluralElement | SelectElement)[] = []
+  walkIcu(elements, (el) => {
+    if (el.type === TYPE.plural || el.type === TYPE.select) out.push(el)
+  })
+  return out
+}
+
+/** True when the text parses as ICU and uses plural, select or selectordinal. */
+export function isIcuSelectMessage(text: string): boolean {
+  if (!text.includes('{')) return false
+  const parsed = parseIcu(text)
+  return parsed.ok && icuPluralsAndSelects(parsed.elements).length > 0
+}

@@ -1,0 +1,146 @@
+// Placeholder syntaxes of the common i18n formats, and a tokenizer that finds them in a text.
+// Shared by the placeholders check (which compares them) and by checks that must ignore what is
+// inside a placeholder (numbers in `%1$s`, braces in `{0}`).
+import { MASK_CHAR, maskSpans } from './mask-spans.js'
+
+export const PLACEHOLDER_FORMATS = [
+  'printf', // %s %d %1$s %.2f %@ %lld ; %% is a literal percent sign
+  'python', // %(name)s
+  'qt', // %1 %2 (Qt, Windows); off by default: Turkish writes percentages as %50
+  'brace', // {0} {name} {count, plural, ...} (top level only)
+  'double-brace', // {{name}} {{ name | filter }}
+  'dollar-brace', // ${name}
+  'percent-brace', // %{name}
+  'percent-name', // %name%
+  'i18next-nesting', // $t(key)
+  'colon', // :name (Rails, Laravel); off by default: "10:30", "Note:x"
+] as const
+export type PlaceholderFormat = (typeof PLACEHOLDER_FORMATS)[number]
+
+export const DEFAULT_PLACEHOLDER_FORMATS: PlaceholderFormat[] = PLACEHOLDER_FORMATS.filter((f) => f !== 'colon' && f !== 'qt')
+
+export interface Placeholder {
+  /** The placeholder as written. */
+  text: string
+  start: number
+  end: number
+  format: PlaceholderFormat | 'custom'
+  /** What must match between source and translation (spacing and position normalized). */
+  key: string
+  /** printf: the explicit argument position (`%2$s` -> 2). */
+  position?: number
+}
+
+const PRINTF_CONVERSION = /^(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGaAcCsSpn@]$/
+const PRINTF = /%(?:(\d+)\$)?[-+0#]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
+
+interface RegexFormat {
+  format: PlaceholderFormat
+  re: RegExp
+  key(m: RegExpExecArray): string | undefined
+  position?(m: RegExpExecArray): number | undefined
+}
+
+const trimKey = (s: string) => s.replace(/\s+/g, ' ').trim()
+
+// Order matters: longer, more specific syntaxes claim their text before the generic ones.
+const REGEX_FORMATS: RegexFormat[] = [
+  { format: 'double-brace', re: /\{\{[^{}\n]+\}\}/g, key: (m) => `{{${trimKey(m[0].slice(2, -2))}}}` },
+  { format: 'dollar-brace', re: /\$\{[^{}\n]+\}/g, key: (m) => `\${${trimKey(m[0].slice(2, -1))}}` },
+  { format: 'percent-brace', re: /%\{[A-Za-z_][\w.-]*\}/g, key: (m) => m[0] },
+  { format: 'i18next-nesting', re: /\$t\([^()\n]*\)/g, key: (m) => m[0].replace(/\s+/g, '') },
+  { format: 'python', re: /%\([^()\n]+\)[-+0# ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },
+  {
+    format: 'percent-name',
+    re: /%([A-Za-z_][\w.-]*)%(?!%)/g,
+    // `%d%` is printf followed by a percent sign, not a named placeholder.
+    key: (m) => (m[1]!.length >= 2 && !PRINTF_CONVERSION.test(m[1]!) ? m[0] : undefined),
+  },
+  {
+    format: 'printf',
+    re: PRINTF,
+    key: (m) => (m[1] ? m[0].replace(`${m[1]}$`, '') : m[0]),
+    position: (m) => (m[1] ? Number(m[1]) : undefined),
+  },
+  { format: 'qt', re: /%(\d{1,2})(?![\d$])/g, key: (m) => m[0], position: (m) => Number(m[1]) },
+  { format: 'colon', re: /(?<![\w:/\\.@])[:][A-Za-z_]\w*/g, key: (m) => m[0] },
+]
+
+const BRACE_NAME = /^\s*([A-Za-z_][\w.-]*|\d+)\s*(?:[,:][\s\S]*)?$/
+
+export interface FindPlaceholdersOptions {
+  formats?: readonly PlaceholderFormat[]
+  /** Extra patterns (global regular expressions); they claim text before the built-in formats. */
+  custom?: readonly RegExp[]
+}
+
+/** Placeholders of the given formats in a text, in order of position. */
+export function findPlaceholders(text: string, options: FindPlaceholdersOptions = {}): Placeholder[] {
+  const formats = new Set(options.formats ?? DEFAULT_PLACEHOLDER_FORMATS)
+  const found: Placeholder[] = []
+  let work = text
+  const claim = (p: Placeholder) => {
+    found.push(p)
+    work = maskSpans(work, [p])
+  }
+  for (const re of options.custom ?? []) {
+    re.lastIndex = 0
+    for (const m of [...work.matchAll(re)]) {
+      if (!m[0]) continue
+      claim({ text: m[0], start: m.index!, end: m.index! + m[0].length, format: 'custom', key: m[0] })
+    }
+  }
+  // `%%` is an escaped percent sign in printf, Python and Qt: never the start of a placeholder.
+  work = work.replace(/%%/g, MASK_CHAR + MASK_CHAR)
+  for (const f of REGEX_FORMATS) {
+    if (!formats.has(f.format)) continue
+    f.re.lastIndex = 0
+    for (const m of [...work.matchAll(f.re)] as RegExpExecArray[]) {
+      if (m[0].includes(MASK_CHAR)) continue
+      const key = f.key(m)
+      if (key === undefined) continue
+      claim({ text: m[0], start: m.index, end: m.index + m[0].length, format: f.format, key, position: f.position?.(m) })
+    }
+  }
+  if (formats.has('brace')) for (const p of topLevelBraces(work, text)) found.push(p)
+  return found.sort((a, b) => a.start - b.start)
+}
+
+/**
+ * `{name}` groups at brace depth 0. An ICU argument such as `{count, plural, one {# item} other
+ * {# items}}` is one placeholder named `count`: what is nested inside belongs to the ICU check.
+ * Groups whose content is not a name (`{ a: 1 }`, `{中文}`) are not placeholders.
+ */
+function topLevelBraces(work: string, text: string): Placeholder[] {
+  const out: Placeholder[] = []
+  let depth = 0
+  let start = -1
+  for (let i = 0; i < work.length; i++) {
+    const ch = work[i]
+    if (ch === '{') {
+      if (depth === 0) start = i
+      depth++
+    } else if (ch === '}' && depth > 0) {
+      depth--
+      if (depth === 0) {
+        const inner = work.slice(start + 1, i)
+        const m = BRACE_NAME.exec(inner)
+        if (m) {
+          const raw = text.slice(start, i + 1)
+          out.push({ text: raw, start, end: i + 1, format: 'brace', key: `{${m[1]}}` })
+        }
+      }
+    }
+  }
+  return out
+}
+
+/** The text with all placeholders of the given formats blanked out (same length). */
+export function maskPlaceholders(text: string, options: FindPlaceholdersOptions = {}): string {
+  return maskSpans(text, findPlaceholders(text, options))
+}
+
+/** How a placeholder is named in a message: ICU arguments by their name (`{count, …}`). */
+export function displayPlaceholder(p: Placeholder): string {
+  return p.format === 'brace' && /[,:]/.test(p.text) ? `${p.key.slice(0, -1)}, …}` : p.text
+}

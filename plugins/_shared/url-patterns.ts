@@ -1,0 +1,41 @@
+// URLs and e-mail addresses in running text. Sentence punctuation after a URL ("see
+// https://example.com.") and an unbalanced closing bracket are not part of it; CJK, Thai and
+// full-width characters end a URL because those scripts write it with no space around it.
+import { maskSpans } from './mask-spans.js'
+
+export interface FoundUrl {
+  text: string
+  start: number
+  end: number
+  kind: 'url' | 'email'
+}
+
+const STOP = '\\s<>"`{}|\\\\^«»“”„‘’‹›\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}\\p{Script=Thai}\\p{Script=Lao}\\p{Script=Khmer}\\u3000-\\u303f\\uff00-\\uffef،؛؟।\\u0001'
+const URL = new RegExp(`(?<![\\w@])(?:[A-Za-z][A-Za-z0-9+.-]{1,15}://|www\\.|mailto:)[^${STOP}]+`, 'gu')
+const EMAIL = /(?<![\w.+%-])[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-])/g
+const TRAILING = /[.,;:!?…'*]+$/
+
+function trimUrl(url: string): string {
+  let u = url
+  for (let prev = ''; prev !== u; ) {
+    prev = u
+    u = u.replace(TRAILING, '')
+    for (const [open, close] of [['(', ')'], ['[', ']']] as const) {
+      if (u.endsWith(close) && u.split(open).length < u.split(close).length) u = u.slice(0, -1)
+    }
+  }
+  return u
+}
+
+export function findUrls(text: string): FoundUrl[] {
+  if (!/[:@]|www\./.test(text)) return []
+  const out: FoundUrl[] = []
+  for (const m of text.matchAll(URL)) {
+    const t = trimUrl(m[0])
+    if (/^(?:[A-Za-z][A-Za-z0-9+.-]*:\/\/|www\.|mailto:)$/.test(t)) continue
+    out.push({ text: t, start: m.index, end: m.index + t.length, kind: 'url' })
+  }
+  const rest = maskSpans(text, out)
+  for (const m of rest.matchAll(EMAIL)) out.push({ text: m[0], start: m.index, end: m.index + m[0].length, kind: 'email' })
+  return out.sort((a, b) => a.start - b.start)
+}

@@ -1,0 +1,114 @@
+// Brackets: the translation's brackets balance (when the source's do: "1) Open 2) Save" and
+// emoticons are not pairs) and it has as many of each kind as the source. Full-width and ASCII
+// forms are the same kind: ( = （, [ = ［ = 【 = 〔, { = ｛. CJK quotation and title marks 「」『』《》〈〉
+// must balance but are not counted against the source, since they stand for quotes and italics.
+// Quotes are not brackets. Braces of placeholders and ICU syntax are ignored.
+import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { maskSpans } from '../_shared/mask-spans.js'
+import { findPlaceholders } from '../_shared/placeholder-patterns.js'
+import { findUrls } from '../_shared/url-patterns.js'
+
+interface Options {
+  compareCounts: boolean
+}
+
+interface Family { name: string; open: string; close: string; counted: boolean }
+
+const FAMILIES: Family[] = [
+  { name: 'parentheses', open: '(（', close: ')）', counted: true },
+  { name: 'square brackets', open: '[［【〔〖〘', close: ']］】〕〗〙', counted: true },
+  { name: 'braces', open: '{｛', close: '}｝', counted: true },
+  { name: 'corner brackets', open: '「｢', close: '」｣', counted: false },
+  { name: 'white corner brackets', open: '『', close: '』', counted: false },
+  { name: 'double angle brackets', open: '《', close: '》', counted: false },
+  { name: 'angle brackets', open: '〈', close: '〉', counted: false },
+]
+const FAMILY_OF = new Map<string, { family: Family; opens: boolean }>()
+for (const family of FAMILIES) {
+  for (const ch of family.open) FAMILY_OF.set(ch, { family, opens: true })
+  for (const ch of family.close) FAMILY_OF.set(ch, { family, opens: false })
+}
+const EMOTICON = /(?<![\p{L}\p{N}])[:;=8xX]['-]?[()[\]DPp](?![\p{L}\p{N}])|\([:;]|\^\^?\)/gu
+
+interface Problem { family: Family; message: string; at: number }
+
+function mask(text: string): string {
+  const masked = maskSpans(text, [...findPlaceholders(text), ...findUrls(text)])
+  return masked.replace(EMOTICON, (m) => '\u0001'.repeat(m.length))
+}
+
+function balanceProblems(text: string): Problem[] {
+  const stack: { family: Family; ch: string; at: number }[] = []
+  const problems: Problem[] = []
+  for (let i = 0; i < text.length; i++) {
+    const hit = FAMILY_OF.get(text[i]!)
+    if (!hit) continue
+    if (hit.opens) {
+      stack.push({ family: hit.family, ch: text[i]!, at: i })
+      continue
+    }
+    const at = stack.map((s) => s.family).lastIndexOf(hit.family)
+    if (at === -1) {
+      problems.push({ family: hit.family, message: `Closing “${text[i]}” has no opening bracket`, at: i })
+      continue
+    }
+    for (const s of stack.splice(at).slice(1)) problems.push({ family: s.family, message: `“${s.ch}” is not closed before “${text[i]}”`, at: s.at })
+  }
+  for (const s of stack) problems.push({ family: s.family, message: `“${s.ch}” is not closed`, at: s.at })
+  return problems.sort((a, b) => a.at - b.at)
+}
+
+function counts(text: string): Map<Family, { open: number; close: number }> {
+  const out = new Map<Family, { open: number; close: number }>()
+  for (const family of FAMILIES) out.set(family, { open: 0, close: 0 })
+  for (const ch of text) {
+    const hit = FAMILY_OF.get(ch)
+    if (hit) out.get(hit.family)![hit.opens ? 'open' : 'close']++
+  }
+  return out
+}
+
+export default definePlugin<Options>({
+  name: 'brackets',
+  description: 'Brackets in the translation balance and match the source’s in number (full-width and ASCII alike).',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      compareCounts: { type: 'boolean', default: true, description: 'Require as many brackets of each kind as the source has.' },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    return {
+      check(item) {
+        const translation = item.translation ?? ''
+        const source = mask(item.source)
+        const target = mask(translation)
+        if (![...source, ...target].some((ch) => FAMILY_OF.has(ch))) return []
+        const findings: FindingInput[] = []
+        const reported = new Set<Family>()
+        const sourceProblems = new Set(balanceProblems(source).map((p) => p.family))
+        for (const p of balanceProblems(target)) {
+          if (sourceProblems.has(p.family)) continue
+          reported.add(p.family)
+          findings.push({ message: p.message, span: { start: p.at, end: p.at + 1, in: 'translation' } })
+        }
+        if (options.compareCounts) {
+          const cs = counts(source)
+          const ct = counts(target)
+          for (const family of FAMILIES) {
+            if (!family.counted || reported.has(family)) continue
+            const s = cs.get(family)!
+            const t = ct.get(family)!
+            if (s.open !== t.open || s.close !== t.close) {
+              const n = (c: { open: number; close: number }) => Math.max(c.open, c.close)
+              findings.push({ message: `The source has ${n(s)} pair${n(s) === 1 ? '' : 's'} of ${family.name}, the translation ${n(t)}` })
+            }
+          }
+        }
+        return findings
+      },
+    }
+  },
+})

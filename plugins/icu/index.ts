@@ -1,0 +1,117 @@
+// ICU MessageFormat: the translation parses, uses the source's arguments, and each plural or
+// selectordinal has the categories the target language needs. Applies only when the source is
+// ICU with at least one argument; plain text is left alone.
+import { TYPE, type PluralElement, type SelectElement } from '@formatjs/icu-messageformat-parser'
+import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
+import { icuArgumentNames, icuPluralsAndSelects, parseIcu } from '../_shared/icu-message.js'
+import { localeTag } from '../_shared/language-traits.js'
+
+interface Options {
+  checkPluralCategories: boolean
+  checkSelectKeys: boolean
+}
+
+// A category is required when an integer in this range falls into it. Categories reached only by
+// fractions (Lithuanian `many`) or by millions (French, Spanish, Italian `many`) are optional:
+// translators rarely write them and a message without them still formats through `other`.
+const SAMPLE_LIMIT = 1000
+
+const CLDR_ORDER = ['zero', 'one', 'two', 'few', 'many', 'other']
+
+interface CategoryNeeds { categories: string[]; samples: Map<string, number[]> }
+
+function categoryNeeds(locale: string, type: 'cardinal' | 'ordinal'): CategoryNeeds {
+  let rules: Intl.PluralRules
+  try {
+    rules = new Intl.PluralRules(locale, { type })
+  } catch {
+    rules = new Intl.PluralRules('en', { type })
+  }
+  const samples = new Map<string, number[]>()
+  for (let n = 0; n <= SAMPLE_LIMIT; n++) {
+    const c = rules.select(n)
+    const list = samples.get(c)
+    if (list) list.push(n)
+    else samples.set(c, [n])
+  }
+  const categories = rules.resolvedOptions().pluralCategories
+    .filter((c) => c === 'other' || samples.has(c))
+    .sort((a, b) => CLDR_ORDER.indexOf(a) - CLDR_ORDER.indexOf(b))
+  return { categories, samples }
+}
+
+function spanOf(el: { location?: { start: { offset: number }; end: { offset: number } } }) {
+  return el.location ? { start: el.location.start.offset, end: el.location.end.offset, in: 'translation' as const } : undefined
+}
+
+export default definePlugin<Options>({
+  name: 'icu',
+  description: 'ICU MessageFormat translations parse, keep the source’s arguments and have the plural categories the target language needs.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      checkPluralCategories: { type: 'boolean', default: true, description: 'Require the plural categories of the target language.' },
+      checkSelectKeys: { type: 'boolean', default: true, description: 'Warn about select keys the source does not have (typos such as `femal`).' },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    const needsCache = new Map<string, CategoryNeeds>()
+    const needsFor = (locale: string, type: 'cardinal' | 'ordinal') => {
+      const k = `${locale}/${type}`
+      let n = needsCache.get(k)
+      if (!n) needsCache.set(k, (n = categoryNeeds(locale, type)))
+      return n
+    }
+    return {
+      check(item: Item) {
+        if (!item.source.includes('{')) return []
+        const source = parseIcu(item.source)
+        if (!source.ok) return []
+        const sourceNames = icuArgumentNames(source.elements)
+        if (!sourceNames.size) return []
+        const translation = item.translation ?? ''
+        const target = parseIcu(translation)
+        const quoteHint = /'[{}]/.test(translation) ? ' (an apostrophe before a brace quotes it in ICU: write ’ or \'\')' : ''
+        if (!target.ok) {
+          return [{ message: `The translation is not valid ICU MessageFormat: ${target.message}${quoteHint}`, span: { start: target.offset, end: Math.min(translation.length, target.offset + 1), in: 'translation' } }]
+        }
+        const findings: FindingInput[] = []
+        const targetNames = icuArgumentNames(target.elements)
+        for (const name of sourceNames) if (!targetNames.has(name)) findings.push({ message: `Missing ICU argument {${name}}${quoteHint}` })
+        for (const name of targetNames) if (!sourceNames.has(name)) findings.push({ message: `ICU argument {${name}} is not in the source` })
+
+        const locale = localeTag(item.targetLanguage)
+        const sourceSelects = icuPluralsAndSelects(source.elements)
+        for (const el of icuPluralsAndSelects(target.elements)) {
+          if (el.type === TYPE.plural && options.checkPluralCategories) {
+            const f = missingCategories(el, locale, needsFor)
+            if (f) findings.push(f)
+          } else if (el.type === TYPE.select && options.checkSelectKeys) {
+            const known = new Set(sourceSelects.filter((s): s is SelectElement => s.type === TYPE.select && s.value === el.value).flatMap((s) => Object.keys(s.options)))
+            if (!known.size) continue
+            const unknown = Object.keys(el.options).filter((k) => !known.has(k))
+            if (unknown.length) findings.push({ severity: 'warning', message: `Select {${el.value}} has keys the source does not have: ${unknown.join(', ')}`, span: spanOf(el) })
+          }
+        }
+        return findings
+      },
+    }
+  },
+})
+
+function missingCategories(el: PluralElement, locale: string, needsFor: (l: string, t: 'cardinal' | 'ordinal') => CategoryNeeds): FindingInput | undefined {
+  const type = el.pluralType === 'ordinal' ? 'ordinal' : 'cardinal'
+  const needs = needsFor(locale, type)
+  const present = new Set(Object.keys(el.options))
+  const missing = needs.categories.filter((c) => {
+    if (present.has(c)) return false
+    // `=1` stands in for `one` where `one` means exactly 1 (English, German), and so on.
+    const samples = needs.samples.get(c) ?? []
+    return !(samples.length && samples.every((n) => present.has(`=${n + el.offset}`)))
+  })
+  if (!missing.length) return undefined
+  const kind = type === 'ordinal' ? 'selectordinal' : 'plural'
+  return { message: `${kind} {${el.value}} lacks the categories ${locale} needs: ${missing.join(', ')}`, span: spanOf(el) }
+}

@@ -1,0 +1,93 @@
+// Length: the translation fits the string's limit (the service's maxLength, or the option), and
+// its length compared with the source's stays within generous ratios. Lengths are user-perceived
+// characters (grapheme clusters), so "é" written as e + accent, an emoji family or a Devanagari
+// conjunct count once. Ratios, as in Okapi CheckMate, are looser for short strings and skipped
+// for very short ones; CJK text is naturally far shorter than Latin text, so a dense target is
+// never "too short" and a dense source never makes the target "too long".
+import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { isDense, isSpaceless, localeTag } from '../_shared/language-traits.js'
+
+interface Options {
+  maxLength: number
+  maxRatio: number
+  maxRatioShort: number
+  minRatio: number
+  shortSource: number
+  minSource: number
+}
+
+interface Grapheme { index: number }
+
+export default definePlugin<Options>({
+  name: 'length',
+  description: 'The translation respects the length limit and stays within a ratio of the source length.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      maxLength: { type: 'integer', minimum: 0, default: 0, description: 'Longest translation in characters; 0 for none. The string’s own limit from the service applies too (the smaller wins).' },
+      maxRatio: { type: 'number', exclusiveMinimum: 0, default: 2, description: 'Longest translation, as a multiple of the source length, for sources longer than shortSource.' },
+      maxRatioShort: { type: 'number', exclusiveMinimum: 0, default: 3, description: 'Longest translation as a multiple of the source, for short sources.' },
+      minRatio: { type: 'number', minimum: 0, default: 0.3, description: 'Shortest translation as a multiple of the source, for sources longer than shortSource; 0 to disable. Never applied to CJK or Thai targets.' },
+      shortSource: { type: 'integer', minimum: 0, default: 30, description: 'Sources of at most this many characters are short: maxRatioShort applies, minRatio does not.' },
+      minSource: { type: 'integer', minimum: 0, default: 5, description: 'Sources of at most this many characters are not ratio-checked at all ("OK", "Undo").' },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    const segmenters = new Map<string, Intl.Segmenter>()
+    const graphemes = (text: string, locale: string): Grapheme[] => {
+      let s = segmenters.get(locale)
+      if (!s) {
+        try {
+          s = new Intl.Segmenter(locale, { granularity: 'grapheme' })
+        } catch {
+          s = new Intl.Segmenter('en', { granularity: 'grapheme' })
+        }
+        segmenters.set(locale, s)
+      }
+      return [...s.segment(text)]
+    }
+    return {
+      check(item) {
+        const translation = item.translation ?? ''
+        const locale = localeTag(item.targetLanguage)
+        const findings: FindingInput[] = []
+
+        const limits = [item.maxLength, options.maxLength].filter((n) => n > 0)
+        if (limits.length) {
+          const limit = Math.min(...limits)
+          const texts = new Set([translation, ...(item.plurals ?? []).map((p) => p.text)])
+          for (const text of texts) {
+            const g = graphemes(text, locale)
+            if (g.length > limit) {
+              const which = text === translation ? 'The translation' : `Plural form "${text.slice(0, 20)}…"`
+              findings.push({
+                severity: 'error',
+                message: `${which} is ${g.length} characters long; the limit is ${limit}`,
+                span: text === translation ? { start: g[limit]!.index, end: text.length, in: 'translation' } : undefined,
+              })
+            }
+          }
+        }
+
+        const sourceLength = graphemes(item.source.trim(), localeTag(item.sourceLanguage)).length
+        const targetLength = graphemes(translation.trim(), locale).length
+        if (sourceLength <= options.minSource || !targetLength) return findings
+        const ratio = targetLength / sourceLength
+        const short = sourceLength <= options.shortSource
+        const maxRatio = short ? options.maxRatioShort : options.maxRatio
+        const denseSource = isDense(item.sourceLanguage, item.source)
+        const denseTarget = isDense(item.targetLanguage, translation)
+        if (ratio > maxRatio && !(denseSource && !denseTarget)) {
+          findings.push({ severity: 'warning', message: `The translation is ${ratio.toFixed(1)} times as long as the source (${targetLength} vs ${sourceLength} characters; at most ${maxRatio})` })
+        }
+        const compactTarget = denseTarget || isSpaceless(item.targetLanguage, translation)
+        if (!short && options.minRatio > 0 && ratio < options.minRatio && !compactTarget) {
+          findings.push({ severity: 'warning', message: `The translation is only ${Math.round(ratio * 100)}% of the source’s length (${targetLength} vs ${sourceLength} characters; at least ${Math.round(options.minRatio * 100)}%)` })
+        }
+        return findings
+      },
+    }
+  },
+})

@@ -1,0 +1,149 @@
+// Numbers: the translation carries the source's numbers, in whatever digits and separators the
+// target locale writes them (٣٫٥, ३.५, ๓, １０, 1.000,5, 1 000,5, 1'000.5, 1,00,000, 1万).
+// Numbers inside placeholders, URLs, tags and ICU syntax are not text and are ignored. Small
+// numbers (up to `spelledOutUpTo`) may be spelled out or dropped ("1 file" -> "un fichier",
+// Arabic duals), unless the translation puts a different number in their place.
+import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { toAsciiDigits } from '../_shared/locale-digits.js'
+import { findTags } from '../_shared/markup-tags.js'
+import { maskSpans } from '../_shared/mask-spans.js'
+import { findPlaceholders } from '../_shared/placeholder-patterns.js'
+import { findUrls } from '../_shared/url-patterns.js'
+
+interface Options {
+  spelledOutUpTo: number
+}
+
+interface NumberToken {
+  text: string
+  start: number
+  end: number
+  /** Canonical values the token may stand for ("1,000" is 1000 in English, 1 in German). */
+  values: Set<string>
+}
+
+const TOKEN = /\d+(?:(?:[.,'’\u00a0\u202f\u2009\u066b\u066c]| (?=\d{3}(?!\d)))\d+)*/g
+const GROUPING_ONLY = /['’\u00a0\u202f\u2009\u066c ]/
+const MULTIPLIERS: Record<string, number> = { 万: 4, 萬: 4, 만: 4, 億: 8, 亿: 8, 억: 8 }
+
+function canonical(int: string, frac = ''): string {
+  const i = int.replace(/^0+(?=\d)/, '')
+  const f = frac.replace(/0+$/, '')
+  return f ? `${i}.${f}` : i
+}
+
+function validGrouping(groups: string[]): boolean {
+  if (groups.length < 2 || !/^\d{1,3}$/.test(groups[0]!) || !/^\d{3}$/.test(groups[groups.length - 1]!)) return false
+  const middle = groups.slice(1, -1)
+  // Western 1,000,000 or Indian 10,00,000.
+  return middle.every((g) => g.length === 3) || middle.every((g) => g.length === 2)
+}
+
+/** One token of digits and separators as one or more numbers. */
+function parseToken(raw: string, start: number): NumberToken[] {
+  const seps: string[] = raw.match(/[^\d]/g) ?? []
+  const groups = raw.split(/[^\d]/)
+  const whole = (values: string[]): NumberToken[] => [{ text: raw, start, end: start + raw.length, values: new Set(values) }]
+  if (!seps.length) return whole([canonical(raw)])
+  const kinds = [...new Set(seps)]
+  if (kinds.length === 1) {
+    const sep = kinds[0]!
+    if (seps.length === 1) {
+      const [left, right] = groups as [string, string]
+      if (GROUPING_ONLY.test(sep)) {
+        if (validGrouping(groups)) return whole([canonical(left + right)])
+      } else if (validGrouping(groups) && left !== '0') {
+        return whole([canonical(left + right), canonical(left, right)])
+      } else {
+        return whole([canonical(left, right)])
+      }
+    } else if (validGrouping(groups)) {
+      return whole([canonical(groups.join(''))])
+    }
+  } else if (kinds.length === 2 && seps.lastIndexOf(seps[seps.length - 1]!) === seps.length - 1 && seps.indexOf(seps[seps.length - 1]!) === seps.length - 1) {
+    const int = groups.slice(0, -1)
+    if (validGrouping(int) || int.length === 1) return whole([canonical(int.join(''), groups[groups.length - 1])])
+  }
+  // Versions, dates, IP addresses: each part on its own.
+  const out: NumberToken[] = []
+  let offset = start
+  for (const [i, g] of groups.entries()) {
+    out.push({ text: g, start: offset, end: offset + g.length, values: new Set([canonical(g)]) })
+    offset += g.length + (seps[i]?.length ?? 0)
+  }
+  return out
+}
+
+/** Numbers of a text, ignoring placeholders, URLs, tags and ICU selectors such as `=0`. */
+export function findNumbers(text: string): NumberToken[] {
+  if (!/\p{Nd}/u.test(text)) return []
+  const masked = maskSpans(toAsciiDigits(text), [...findPlaceholders(text), ...findUrls(text), ...findTags(text)])
+    .replace(/=\d+(?=\s*\{)|offset:\s*\d+/g, (m) => '\u0001'.repeat(m.length))
+  const out: NumberToken[] = []
+  for (const m of masked.matchAll(TOKEN)) {
+    const tokens = parseToken(m[0], m.index)
+    const last = tokens[tokens.length - 1]!
+    const power = MULTIPLIERS[masked[last.end] ?? '']
+    if (power && tokens.length === 1) {
+      for (const v of [...last.values]) {
+        const [i, f = ''] = v.split('.')
+        const shifted = (i! + f.padEnd(power, '0')).slice(0, i!.length + power)
+        const rest = f.slice(power)
+        last.values.add(canonical(shifted, rest))
+      }
+    }
+    out.push(...tokens.map((t) => ({ ...t, text: text.slice(t.start, t.end) })))
+  }
+  return out
+}
+
+const overlaps = (a: NumberToken, b: NumberToken) => [...a.values].some((v) => b.values.has(v))
+
+export default definePlugin<Options>({
+  name: 'numbers',
+  description: 'The translation has the same numbers as the source, in any script’s digits and any locale’s separators.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      spelledOutUpTo: {
+        type: 'integer',
+        minimum: -1,
+        default: 10,
+        description: 'Numbers up to this value may be spelled out or left out in the translation, as long as no other number takes their place; -1 to require every number.',
+      },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    const small = (t: NumberToken) => [...t.values].every((v) => /^\d+$/.test(v) && Number(v) <= options.spelledOutUpTo)
+    return {
+      check(item) {
+        const source = findNumbers(item.source)
+        const target = findNumbers(item.translation ?? '')
+        if (!source.length && !target.length) return []
+        const unmatched = [...target]
+        const missing: NumberToken[] = []
+        for (const s of source) {
+          const i = unmatched.findIndex((t) => t.text === s.text)
+          const j = i !== -1 ? i : unmatched.findIndex((t) => overlaps(s, t))
+          if (j === -1) missing.push(s)
+          else unmatched.splice(j, 1)
+        }
+        // Repeating a number of the source ("24/7" -> "24 h/24, 7 j/7") adds nothing new.
+        const extra = unmatched.filter((t) => !source.some((s) => overlaps(s, t)))
+        const both = missing.length > 0 && extra.length > 0
+        const findings: FindingInput[] = []
+        for (const s of missing) {
+          if (!both && small(s)) continue
+          findings.push({ message: `Number ${s.text} is missing from the translation`, span: { start: s.start, end: s.end, in: 'source' } })
+        }
+        for (const t of extra) {
+          if (!both && small(t)) continue
+          findings.push({ message: `Number ${t.text} is not in the source`, span: { start: t.start, end: t.end, in: 'translation' } })
+        }
+        return findings
+      },
+    }
+  },
+})

@@ -1,0 +1,101 @@
+// Placeholders in the translation match those of the source, as a multiset. Non-positional
+// printf arguments (`%s %d`) are also order-sensitive: swapping them breaks the program, so a
+// translation that must reorder has to use positions (`%2$d %1$s`).
+import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { multisetDiff } from '../_shared/multiset-diff.js'
+import {
+  DEFAULT_PLACEHOLDER_FORMATS,
+  PLACEHOLDER_FORMATS,
+  displayPlaceholder,
+  findPlaceholders,
+  type Placeholder,
+  type PlaceholderFormat,
+} from '../_shared/placeholder-patterns.js'
+
+interface Options {
+  formats: PlaceholderFormat[]
+  custom: string[]
+  checkOrder: boolean
+}
+
+/** printf arguments keyed by the argument they consume: explicit `%2$d` or the n-th plain `%d`. */
+function printfKeys(list: Placeholder[]): Map<Placeholder, string> {
+  const keys = new Map<Placeholder, string>()
+  let next = 1
+  for (const p of list) keys.set(p, `${p.position ?? next++}:${p.key}`)
+  return keys
+}
+
+export default definePlugin<Options>({
+  name: 'placeholders',
+  description: 'Placeholders in the translation match those in the source.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      formats: {
+        type: 'array',
+        items: { enum: [...PLACEHOLDER_FORMATS] },
+        uniqueItems: true,
+        default: DEFAULT_PLACEHOLDER_FORMATS,
+        description: 'Placeholder syntaxes to recognise.',
+      },
+      custom: {
+        type: 'array',
+        items: { type: 'string' },
+        default: [],
+        description: 'Extra placeholder patterns (regular expressions, Unicode mode).',
+      },
+      checkOrder: {
+        type: 'boolean',
+        default: true,
+        description: 'Report non-positional printf placeholders (%s, %d) whose order changed.',
+      },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    const custom = options.custom.map((source) => new RegExp(source, 'gu'))
+    const find = (text: string) => findPlaceholders(text, { formats: options.formats, custom })
+    return {
+      check(item) {
+        const translation = item.translation ?? ''
+        const source = find(item.source)
+        const target = find(translation)
+        const findings: FindingInput[] = []
+        const report = (missing: Placeholder[], extra: Placeholder[]) => {
+          for (const p of missing) {
+            findings.push({ message: `Missing placeholder ${displayPlaceholder(p)}`, span: { start: p.start, end: p.end, in: 'source' } })
+          }
+          for (const p of extra) {
+            findings.push({ message: `Placeholder ${displayPlaceholder(p)} is not in the source`, span: { start: p.start, end: p.end, in: 'translation' } })
+          }
+        }
+
+        const isPrintf = (p: Placeholder) => p.format === 'printf'
+        const other = multisetDiff(source.filter((p) => !isPrintf(p)), target.filter((p) => !isPrintf(p)), (p) => p.key)
+        const sp = source.filter(isPrintf)
+        const tp = target.filter(isPrintf)
+        const positional = [...sp, ...tp].some((p) => p.position !== undefined)
+        if (positional) {
+          const sk = printfKeys(sp)
+          const tk = printfKeys(tp)
+          const d = multisetDiff(sp, tp, (p) => (sk.get(p) ?? tk.get(p))!)
+          report(d.missing, d.extra)
+        } else {
+          const d = multisetDiff(sp, tp, (p) => p.key)
+          report(d.missing, d.extra)
+          const order = (list: Placeholder[]) => list.map((p) => p.key).join(' ')
+          if (options.checkOrder && !d.missing.length && !d.extra.length && order(sp) !== order(tp)) {
+            findings.push({
+              message: `printf placeholders changed order (${order(sp)} → ${order(tp)}); use positional ones such as %1$s to reorder`,
+              span: { start: tp[0]!.start, end: tp[tp.length - 1]!.end, in: 'translation' },
+            })
+          }
+        }
+        report(other.missing, other.extra)
+        return findings.sort((a, b) => (a.span?.in === b.span?.in ? a.span!.start - b.span!.start : a.span?.in === 'source' ? -1 : 1))
+      },
+    }
+  },
+})

@@ -1,0 +1,142 @@
+// Punctuation: the translation ends like the source (a question stays a question) in the target
+// script's own marks, Spanish questions and exclamations open with ¿ ¡, and spacing before
+// punctuation follows the target language: French puts a (narrow) no-break space before
+// `: ; ! ?`, other languages put none before `. , : ; ! ?`. Languages that drop the final mark
+// (Thai, Lao, Khmer, Myanmar; Chinese and Japanese UI text) are not asked for one.
+import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
+import { baseLanguage, regionOf } from '../_shared/language-traits.js'
+import { findTags } from '../_shared/markup-tags.js'
+import { maskSpans } from '../_shared/mask-spans.js'
+import { findPlaceholders } from '../_shared/placeholder-patterns.js'
+import { findUrls } from '../_shared/url-patterns.js'
+
+type EndClass = 'period' | 'question' | 'exclamation' | 'colon' | 'semicolon' | 'comma' | 'ellipsis' | 'none'
+
+interface Options {
+  endPunctuation: boolean
+  spanishOpeningMarks: boolean
+  frenchSpacing: 'required' | 'optional'
+  spaceBeforePunctuation: boolean
+}
+
+const CLOSERS = /[\s"'»”’›」』】）)\]］〕〉》]+$|<\/?[A-Za-z][^<>]*>$/u
+const MARKS: [RegExp, EndClass[]][] = [
+  [/(?:\.\.\.|…|⋯|。。。|．．．)$/u, ['ellipsis']],
+  [/[?？؟⸮፧\u037e][!！]?$|[!！][?？؟]$/u, ['question']],
+  [/[!！՜]$/u, ['exclamation']],
+  [/[.。．｡।॥۔።။។།༎܂։]$/u, ['period']],
+  [/[:：፥]$/u, ['colon']],
+  [/[;；؛፤·\u0387]$/u, ['semicolon']],
+  [/[,，、،፣]$/u, ['comma']],
+]
+
+const DROPS_FINAL_MARK = new Set(['th', 'lo', 'km', 'my', 'bo', 'dz'])
+const CJK = new Set(['zh', 'ja', 'yue', 'wuu'])
+const SPANISH = new Set(['es', 'ast'])
+const NO_SPACE_RULES = new Set(['fr', 'th', 'lo', 'km', 'my', 'bo', 'br'])
+
+const NAMES: Record<EndClass, string> = {
+  period: 'a full stop', question: 'a question mark', exclamation: 'an exclamation mark', colon: 'a colon',
+  semicolon: 'a semicolon', comma: 'a comma', ellipsis: 'an ellipsis', none: 'no punctuation',
+}
+
+/** The classes the text's final punctuation may stand for, after closing quotes, brackets and tags. */
+function endClasses(text: string, language: string): EndClass[] {
+  let t = text
+  for (let prev = ''; prev !== t; ) {
+    prev = t
+    t = t.replace(CLOSERS, '')
+  }
+  // Greek writes the question mark as `;` (U+037E, canonically the same character).
+  if (language === 'el' && /;$/.test(t)) return ['question', 'semicolon']
+  // Armenian ends sentences with `։`, often typed as `:`.
+  if (language === 'hy' && /[:։]$/.test(t)) return ['period', 'colon']
+  for (const [re, classes] of MARKS) if (re.test(t)) return classes
+  return ['none']
+}
+
+/** Placeholders and URLs blanked out, so their `:` and `?` are not punctuation. */
+function maskCode(text: string): string {
+  return maskSpans(text, [...findPlaceholders(text), ...findUrls(text)])
+}
+
+/** Also tags, for the spacing rules (`<a href="x">` holds no punctuation). */
+function maskMarkup(text: string): string {
+  return maskSpans(maskCode(text), findTags(text))
+}
+
+export default definePlugin<Options>({
+  name: 'punctuation',
+  description: 'Ending punctuation matches the source in the target script, with the target language’s spacing rules.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      endPunctuation: { type: 'boolean', default: true, description: 'The translation ends with the same kind of punctuation as the source.' },
+      spanishOpeningMarks: { type: 'boolean', default: true, description: 'Spanish questions and exclamations open with ¿ and ¡.' },
+      frenchSpacing: {
+        enum: ['required', 'optional'],
+        default: 'required',
+        description: 'French: require a space (no-break or narrow no-break) before : ; ! ? (only before : for fr-CA; never required for fr-CH). Its presence is never flagged.',
+      },
+      spaceBeforePunctuation: { type: 'boolean', default: true, description: 'Outside French, flag a space before . , : ; ! ? that the source does not have.' },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    return {
+      check(item: Item) {
+        const translation = item.translation ?? ''
+        if (!translation.trim() || !/\p{L}/u.test(item.source)) return []
+        const findings: FindingInput[] = []
+        const target = baseLanguage(item.targetLanguage)
+        const source = baseLanguage(item.sourceLanguage)
+        const sc = endClasses(maskCode(item.source), source)
+        const tc = endClasses(maskCode(translation), target)
+
+        if (options.endPunctuation && !sc.some((c) => tc.includes(c))) {
+          const s = sc[0]!
+          const t = tc[0]!
+          const lenient =
+            (DROPS_FINAL_MARK.has(target) && t === 'none' && ['period', 'question', 'exclamation'].includes(s)) ||
+            (CJK.has(target) && ((['period', 'exclamation'].includes(s) && ['none', 'period'].includes(t)) || (s === 'none' && t === 'period'))) ||
+            (target === 'hy' && ((s === 'question' && /՞/.test(translation)) || (s === 'exclamation' && /՜/.test(translation))))
+          if (!lenient) {
+            const tone = s === 'exclamation' || t === 'exclamation'
+            findings.push({
+              severity: tone ? 'warning' : 'error',
+              message: `The source ends with ${NAMES[s]}, the translation with ${NAMES[t]}`,
+            })
+          }
+        }
+
+        if (options.spanishOpeningMarks && SPANISH.has(target)) {
+          if (tc.includes('question') && !translation.includes('¿')) findings.push({ message: 'Spanish questions open with ¿' })
+          if (tc.includes('exclamation') && !translation.includes('¡')) findings.push({ message: 'Spanish exclamations open with ¡' })
+        }
+
+        // A text ending in a placeholder ("Error: %s") ends in no punctuation: the placeholder may
+        // move ("%s のエラー") and the mark before it is not final.
+        const masked = maskMarkup(translation)
+        if (target === 'fr' && options.frenchSpacing === 'required') {
+          const region = regionOf(item.targetLanguage)
+          const marks = region === 'CH' ? '' : region === 'CA' ? ':' : ':;!?'
+          if (marks) {
+            const re = new RegExp(`(?<=[\\p{L}\\p{N}»”’)\\]])[${marks}](?=[\\s!?»”"'’)]|$)`, 'gu')
+            for (const m of masked.matchAll(re)) {
+              findings.push({ severity: 'warning', message: `French puts a no-break space before “${m[0]}”`, span: { start: m.index, end: m.index + 1, in: 'translation' } })
+            }
+          }
+        } else if (options.spaceBeforePunctuation && !NO_SPACE_RULES.has(target)) {
+          const re = /(?<=[\p{L}\p{N}])[ \u00a0\u202f\u2009]+([.,:;!?])(?=\s|$|["'»”’)\]])/gu
+          const inSource = new Set([...maskMarkup(item.source).matchAll(re)].map((m) => m[1]))
+          for (const m of masked.matchAll(re)) {
+            if (inSource.has(m[1])) continue
+            findings.push({ severity: 'warning', message: `Space before “${m[1]}”`, span: { start: m.index, end: m.index + m[0].length - 1, in: 'translation' } })
+          }
+        }
+        return findings
+      },
+    }
+  },
+})

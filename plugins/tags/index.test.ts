@@ -1,0 +1,28 @@
+import { PluginTester } from '../../src/engine/plugin-tester.js'
+import tags from './index.js'
+
+new PluginTester().run(tags, {
+  valid: [
+    { source: 'Click <b>here</b> to <i>continue</i>', translation: 'Pour <i>continuer</i>, cliquez <b>ici</b>' },
+    { source: 'Line one<br>Line two', translation: '第一行<br/>第二行', targetLanguage: 'zh-CN' },
+    { name: '"a < b" is not a tag', source: 'Use a < b and c > d', translation: 'Используйте a < b и c > d', targetLanguage: 'ru' },
+    { name: 'title and alt may be translated', source: '<img src="logo.png" alt="Logo"> <abbr title="World Wide Web">WWW</abbr>', translation: '<img src="logo.png" alt="شعار"> <abbr title="الشبكة العالمية">WWW</abbr>', targetLanguage: 'ar' },
+    { source: 'Read the <a href="/terms" class="link">terms</a>.', translation: 'קראו את <a class="link" href="/terms">התנאים</a>.', targetLanguage: 'he' },
+    { name: 'react-i18next numbered tags', source: 'Hello <0>{{name}}</0>, <1/>', translation: 'नमस्ते <0>{{name}}</0>, <1/>', targetLanguage: 'hi' },
+    { name: 'fragment: source itself unbalanced', source: '<b>Warning', translation: '<b>Προειδοποίηση', targetLanguage: 'el' },
+    { source: 'Press <kbd>Ctrl</kbd>+<kbd>S</kbd>', translation: 'กด <kbd>Ctrl</kbd>+<kbd>S</kbd>', targetLanguage: 'th' },
+    { name: 'XML namespaces', source: 'Hello <xliff:g id="name">%s</xliff:g>', translation: 'Hallo <xliff:g id="name">%s</xliff:g>', targetLanguage: 'de' },
+    { name: 'comments are not tags', source: 'Save<!-- verb -->', translation: 'Enregistrer' },
+  ],
+  invalid: [
+    { source: 'Click <b>here</b>', translation: 'Cliquez <b>ici', findings: [{ message: 'Tag <b> is not closed' }, { message: 'Missing tag </b>' }] },
+    { source: '<b>Bold <i>and italic</i></b>', translation: '<b>粗体<i>和斜体</b></i>', targetLanguage: 'zh-CN', findings: [{ message: 'Tag <i> is not closed before </b>' }, { message: 'Closing tag </i> has no opening tag' }] },
+    { source: 'Read the <a href="/terms">terms</a>', translation: 'Lesen Sie die <a href="/de/terms">Bedingungen</a>', targetLanguage: 'de', findings: [{ message: 'Attributes of <a href="/terms"> changed in the translation (href)' }] },
+    { source: 'Line one<br>Line two', translation: 'Строка одна Строка две', targetLanguage: 'ru', findings: [{ message: 'Missing tag <br>' }] },
+    { source: 'Hello <0>{{name}}</0>', translation: 'नमस्ते <0>{{name}}</1>', targetLanguage: 'hi', findings: 4 },
+    { source: 'Text', translation: 'نص <script>alert(1)</script>', targetLanguage: 'ar', findings: [{ message: 'Tag <script> is not in the source' }, { message: 'Tag </script> is not in the source' }] },
+    { source: '<span class="price">10</span>', translation: '<span class="prix">10</span>', findings: [{ message: 'class' }] },
+    { source: 'Press <kbd>Ctrl</kbd>', translation: 'กด <kdb>Ctrl</kdb>', targetLanguage: 'th', findings: 4 },
+    { source: '<strong>Note:</strong> saved', translation: '<strong>Σημείωση:</strong> <strong>αποθηκεύτηκε', targetLanguage: 'el', findings: [{ message: 'not closed' }, { message: 'Tag <strong> is not in the source' }] },
+  ],
+})

@@ -1,0 +1,70 @@
+// HTML/XML tags: the translation's tags are well formed (when the source's are: a fragment of a
+// larger text may open a tag it does not close) and the same as the source's, in any order.
+// Attributes that carry human text may be translated; the others must be kept as they are.
+import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { findTags, tagNestingProblems, type MarkupTag } from '../_shared/markup-tags.js'
+import { multisetDiff } from '../_shared/multiset-diff.js'
+
+interface Options {
+  translatableAttributes: string[]
+  checkNesting: boolean
+}
+
+export default definePlugin<Options>({
+  name: 'tags',
+  description: 'HTML/XML tags in the translation are well formed and the same as in the source.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      translatableAttributes: {
+        type: 'array',
+        items: { type: 'string' },
+        default: ['title', 'alt', 'placeholder', 'aria-label', 'aria-description', 'aria-placeholder', 'aria-roledescription', 'aria-valuetext', 'label', 'value', 'summary', 'abbr'],
+        description: 'Attributes whose values are text for people and may differ from the source.',
+      },
+      checkNesting: { type: 'boolean', default: true, description: 'Report unbalanced or badly nested tags in the translation.' },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    const translatable = new Set(options.translatableAttributes.map((a) => a.toLowerCase()))
+    const signature = (tag: MarkupTag): string => {
+      if (tag.kind === 'close') return `</${tag.name}>`
+      const attributes = tag.attributes
+        .map((a) => (translatable.has(a.name.toLowerCase()) || a.value === undefined ? a.name : `${a.name}=${JSON.stringify(a.value)}`))
+        .sort()
+      return `<${[tag.name, ...attributes].join(' ')}${tag.kind === 'self' ? '/' : ''}>`
+    }
+    return {
+      check(item) {
+        const translation = item.translation ?? ''
+        const source = findTags(item.source)
+        const target = findTags(translation)
+        if (!source.length && !target.length) return []
+        const findings: FindingInput[] = []
+        if (options.checkNesting && !tagNestingProblems(source).length) {
+          for (const p of tagNestingProblems(target)) findings.push({ message: p.message, span: { start: p.tag.start, end: p.tag.end, in: 'translation' } })
+        }
+        const diff = multisetDiff(source, target, signature)
+        const extra = [...diff.extra]
+        for (const tag of diff.missing) {
+          // The same element with other attribute values: one finding that says which ones.
+          const twin = extra.findIndex((t) => t.name === tag.name && t.kind === tag.kind)
+          if (twin !== -1) {
+            const other = extra.splice(twin, 1)[0]!
+            const values = (t: MarkupTag) => new Map(t.attributes.map((a) => [a.name, translatable.has(a.name.toLowerCase()) ? '' : a.value ?? '']))
+            const a = values(tag)
+            const b = values(other)
+            const changed = [...new Set([...a.keys(), ...b.keys()])].filter((k) => a.get(k) !== b.get(k))
+            findings.push({ message: `Attributes of ${tag.text} changed in the translation (${changed.join(', ')}): ${other.text}`, span: { start: other.start, end: other.end, in: 'translation' } })
+            continue
+          }
+          findings.push({ message: `Missing tag ${tag.text}`, span: { start: tag.start, end: tag.end, in: 'source' } })
+        }
+        for (const tag of extra) findings.push({ message: `Tag ${tag.text} is not in the source`, span: { start: tag.start, end: tag.end, in: 'translation' } })
+        return findings
+      },
+    }
+  },
+})

@@ -1,0 +1,29 @@
+import { PluginTester } from '../../src/engine/plugin-tester.js'
+import urls from './index.js'
+
+new PluginTester().run(urls, {
+  valid: [
+    { source: 'Visit https://example.com/help.', translation: 'Rendez-vous sur https://example.com/help.' },
+    { name: 'trailing punctuation is not part of the URL', source: 'See https://example.com/docs.', translation: 'Siehe https://example.com/docs', targetLanguage: 'de' },
+    { name: 'CJK text around the URL', source: 'Visit https://example.com for details.', translation: '详情请访问https://example.com。', targetLanguage: 'zh-CN' },
+    { source: 'Write to support@example.com', translation: 'اكتب إلى support@example.com', targetLanguage: 'ar' },
+    { source: 'Write to support@example.com', translation: 'כתבו אל support@example.com', targetLanguage: 'he' },
+    { source: 'Open (https://en.wikipedia.org/wiki/Unicode_(disambiguation))', translation: 'Открыть (https://en.wikipedia.org/wiki/Unicode_(disambiguation))', targetLanguage: 'ru' },
+    { name: 'localized path when allowed', source: 'See https://example.com/en/docs', translation: 'Siehe https://example.com/de/docs', targetLanguage: 'de', options: { allowLocalizedUrls: true } },
+    { name: 'localized subdomain when allowed', source: 'See https://en.example.com/docs', translation: 'ดูที่ https://th.example.com/docs', targetLanguage: 'th', options: { allowLocalizedUrls: true } },
+    { name: 'localized query when allowed', source: 'Go to https://example.com/?lang=en-US', translation: 'Μετάβαση στο https://example.com/?lang=el-GR', targetLanguage: 'el', options: { allowLocalizedUrls: true } },
+    { source: 'Download from www.example.org!', translation: 'www.example.org से डाउनलोड करें!', targetLanguage: 'hi' },
+    { name: 'no URL at all', source: 'Time: 10:30', translation: 'Heure : 10:30' },
+  ],
+  invalid: [
+    { source: 'Visit https://example.com/help', translation: 'Rendez-vous sur https://exemple.com/aide', findings: [{ message: 'URL https://example.com/help was changed to https://exemple.com/aide' }] },
+    { source: 'Visit https://example.com/help', translation: 'Besuchen Sie unsere Hilfe', targetLanguage: 'de', findings: [{ message: 'URL https://example.com/help is missing', span: { start: 6, end: 30 } }] },
+    { name: 'localized path when not allowed', source: 'See https://example.com/en/docs', translation: 'Siehe https://example.com/de/docs', targetLanguage: 'de', findings: 1 },
+    { source: 'Write to support@example.com', translation: 'اكتب إلى help@example.com', targetLanguage: 'ar', findings: [{ message: 'E-mail address support@example.com was changed' }] },
+    { source: 'Contact us', translation: 'Свяжитесь с нами: sales@example.ru', targetLanguage: 'ru', findings: [{ message: 'E-mail address sales@example.ru is not in the source' }] },
+    { source: 'Visit https://example.com for details.', translation: '详情请访问http://example.com。', targetLanguage: 'zh-CN', findings: 1 },
+    { name: 'a foreign locale is still a change', source: 'See https://example.com/en/docs', translation: 'Δείτε https://example.com/fr/docs', targetLanguage: 'el', options: { allowLocalizedUrls: true }, findings: 1 },
+    { source: 'Download from www.example.org', translation: 'www.example.com से डाउनलोड करें', targetLanguage: 'hi', findings: 1 },
+    { source: 'See https://a.example.com and https://b.example.com', translation: 'ดู https://a.example.com', targetLanguage: 'th', findings: [{ message: 'https://b.example.com is missing' }] },
+  ],
+})

@@ -1,0 +1,68 @@
+// URLs and e-mail addresses are kept unchanged in the translation (as a multiset). Sentence
+// punctuation after a URL is not part of it. With `allowLocalizedUrls`, a URL whose only change
+// is its locale (a path segment, subdomain or query value such as /en/ -> /fr/, en.example.com
+// -> fr.example.com, ?lang=en -> ?lang=fr) counts as the same URL.
+import { definePlugin, type FindingInput, type Language } from '../../src/engine/types.js'
+import { baseLanguage } from '../_shared/language-traits.js'
+import { multisetDiff } from '../_shared/multiset-diff.js'
+import { findUrls, type FoundUrl } from '../_shared/url-patterns.js'
+
+interface Options {
+  allowLocalizedUrls: boolean
+  emails: boolean
+}
+
+const LOCALE_PART = /^([a-z]{2,3})(?:[-_][A-Za-z]{2,4}){0,2}$/i
+
+/** The URL with parts naming one of the languages replaced by a marker. */
+function delocalize(url: string, languages: readonly Language[]): string {
+  const bases = new Set(languages.map(baseLanguage))
+  const swap = (part: string) => {
+    const m = LOCALE_PART.exec(part)
+    return m && bases.has(m[1]!.toLowerCase()) ? '{locale}' : part
+  }
+  return url.replace(/(?<=^[a-z][a-z0-9+.-]*:\/\/)[^/.?#:]+(?=\.)/i, swap).replace(/(?<=[/=])[^/?#&=.]+(?=[/?#&]|$)/g, swap)
+}
+
+export default definePlugin<Options>({
+  name: 'urls',
+  description: 'URLs and e-mail addresses are kept unchanged in the translation.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      allowLocalizedUrls: { type: 'boolean', default: false, description: 'Accept a URL whose only change is a locale segment (/en/ -> /fr/, en.example.com -> fr.example.com, ?lang=en -> ?lang=fr).' },
+      emails: { type: 'boolean', default: true, description: 'Check e-mail addresses too.' },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    return {
+      check(item) {
+        const pick = (text: string) => findUrls(text).filter((u) => options.emails || u.kind === 'url')
+        const source = pick(item.source)
+        const target = pick(item.translation ?? '')
+        if (!source.length && !target.length) return []
+        const languages = [item.sourceLanguage, item.targetLanguage]
+        const key = (u: FoundUrl) => (options.allowLocalizedUrls && u.kind === 'url' ? delocalize(u.text, languages) : u.text)
+        const diff = multisetDiff(source, target, key)
+        const findings: FindingInput[] = []
+        const extra = [...diff.extra]
+        for (const u of diff.missing) {
+          const what = u.kind === 'url' ? 'URL' : 'E-mail address'
+          const changed = extra.findIndex((t) => t.kind === u.kind)
+          if (changed !== -1 && source.length === target.length) {
+            const t = extra.splice(changed, 1)[0]!
+            findings.push({ message: `${what} ${u.text} was changed to ${t.text}`, span: { start: t.start, end: t.end, in: 'translation' } })
+            continue
+          }
+          findings.push({ message: `${what} ${u.text} is missing from the translation`, span: { start: u.start, end: u.end, in: 'source' } })
+        }
+        for (const t of extra) {
+          findings.push({ message: `${t.kind === 'url' ? 'URL' : 'E-mail address'} ${t.text} is not in the source`, span: { start: t.start, end: t.end, in: 'translation' } })
+        }
+        return findings
+      },
+    }
+  },
+})

@@ -1,0 +1,144 @@
+// Whitespace: the translation keeps the source's leading and trailing whitespace and its number
+// of line breaks, adds no doubled spaces, and no invisible characters the source lacks. What is
+// legitimate is not flagged: French and Swiss typography's (narrow) no-break spaces before
+// `: ; ! ?`, inside « » and in numbers; no-break spaces after short prepositions (Czech, Polish,
+// Russian); ZWNJ/ZWJ in Persian, Arabic and Indic scripts and in emoji; zero-width spaces as word
+// breaks in Thai, Khmer, Lao, Myanmar and CJK; direction marks in right-to-left text; and the
+// absence of spaces around CJK and Thai text.
+import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
+import { isRtl, isSpaceless } from '../_shared/language-traits.js'
+
+interface Options {
+  leadingTrailing: boolean
+  lineBreaks: boolean
+  doubleSpaces: boolean
+  invisibles: boolean
+}
+
+const LINE_BREAK = /\r\n|\r|\n|\u2028|\u2029|\\n/g
+const NO_BREAK_SPACES = new Set(['\u00a0', '\u202f', '\u2007', '\u2009', '\u200a'])
+const SPACE_RUN = /[ \u00a0\u202f\u2007\u2009\u200a]{2,}/g
+const WORD_BREAKING = /[\p{Script=Thai}\p{Script=Lao}\p{Script=Khmer}\p{Script=Myanmar}\p{Script=Tibetan}\p{Script=Han}\p{Script=Hiragana}\p{Script=Katakana}\p{Script=Hangul}]/u
+const JOINING = /[\p{Script=Arabic}\p{Script=Syriac}\p{Script=Nko}\p{Script=Mongolian}\p{Script=Devanagari}\p{Script=Bengali}\p{Script=Gurmukhi}\p{Script=Gujarati}\p{Script=Oriya}\p{Script=Tamil}\p{Script=Telugu}\p{Script=Kannada}\p{Script=Malayalam}\p{Script=Sinhala}\p{Script=Tibetan}\p{Script=Myanmar}\p{Script=Khmer}\p{Extended_Pictographic}\p{Emoji_Modifier}\u{FE0F}\u{20E3}]/u
+const BIDI_CONTROLS = /[\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/
+const INVISIBLE = /[\u00a0\u202f\u2007\u2009\u200a\u2000-\u2006\u2008\u205f\u3000\u200b\u200c\u200d\u2060\ufeff\u200e\u200f\u061c\u202a-\u202e\u2066-\u2069]/g
+
+const NAMES: Record<string, string> = {
+  '\u00a0': 'NO-BREAK SPACE', '\u202f': 'NARROW NO-BREAK SPACE', '\u2007': 'FIGURE SPACE', '\u2009': 'THIN SPACE', '\u200a': 'HAIR SPACE',
+  '\u205f': 'MEDIUM MATHEMATICAL SPACE', '\u3000': 'IDEOGRAPHIC SPACE', '\u200b': 'ZERO WIDTH SPACE', '\u200c': 'ZERO WIDTH NON-JOINER',
+  '\u200d': 'ZERO WIDTH JOINER', '\u2060': 'WORD JOINER', '\ufeff': 'BYTE ORDER MARK', '\u200e': 'LEFT-TO-RIGHT MARK', '\u200f': 'RIGHT-TO-LEFT MARK',
+  '\u061c': 'ARABIC LETTER MARK',
+}
+const nameOf = (ch: string) => `U+${ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')}${NAMES[ch] ? ` ${NAMES[ch]}` : ''}`
+
+function describe(ws: string): string {
+  if (!ws) return 'none'
+  const breaks = (ws.match(LINE_BREAK) ?? []).length
+  const spaces = ws.replace(LINE_BREAK, '').length
+  return [breaks && `${breaks} line break${breaks > 1 ? 's' : ''}`, spaces && `${spaces} space${spaces > 1 ? 's' : ''}`].filter(Boolean).join(' and ')
+}
+
+const normalize = (ws: string) => ws.replace(LINE_BREAK, '\n').replace(/[^\S\n]/g, ' ')
+const breaksIn = (ws: string) => (ws.match(LINE_BREAK) ?? []).length
+
+/** Whether an invisible character at `i` has a typographic reason to be there. */
+function legitimate(text: string, i: number, item: Item): boolean {
+  const ch = text[i]!
+  const before = text.slice(Math.max(0, i - 2), i)
+  const after = text.slice(i + 1, i + 3)
+  const prev = [...before].pop() ?? ''
+  const next = [...after][0] ?? ''
+  const near = (re: RegExp) => re.test(prev) || re.test(next)
+  if (NO_BREAK_SPACES.has(ch)) {
+    // Before or after punctuation and symbols (« », : ; ! ?, %, €, dashes), in or after numbers
+    // (1 000, 10 km, p. 5), after short words (Czech v, Polish w, Russian и, French M.).
+    if (!prev || !next || near(/[\p{P}\p{S}\p{N}]/u)) return true
+    return /(?:^|[^\p{L}\p{M}])[\p{L}\p{M}]{1,3}$/u.test(text.slice(0, i))
+  }
+  switch (ch) {
+    case '\u3000':
+      return isSpaceless(item.targetLanguage, text) || near(WORD_BREAKING)
+    case '\u200b':
+    case '\u2060':
+      return near(WORD_BREAKING) || near(JOINING)
+    case '\u200c':
+    case '\u200d':
+      return near(JOINING) || near(WORD_BREAKING)
+    default:
+      return BIDI_CONTROLS.test(ch) && isRtl(item.targetLanguage, text)
+  }
+}
+
+export default definePlugin<Options>({
+  name: 'whitespace',
+  description: 'Leading/trailing whitespace, line breaks, doubled spaces and invisible characters match the source.',
+  options: {
+    type: 'object',
+    additionalProperties: false,
+    properties: {
+      leadingTrailing: { type: 'boolean', default: true, description: 'Leading and trailing whitespace match the source.' },
+      lineBreaks: { type: 'boolean', default: true, description: 'The translation has as many line breaks as the source.' },
+      doubleSpaces: { type: 'boolean', default: true, description: 'No doubled spaces the source does not have.' },
+      invisibles: { type: 'boolean', default: true, description: 'No no-break, zero-width or direction characters the source lacks, unless typography calls for them.' },
+    },
+  },
+  needs: ['translation'],
+  create(options) {
+    return {
+      check(item) {
+        const source = item.source
+        const translation = item.translation ?? ''
+        if (!translation) return []
+        const findings: FindingInput[] = []
+        const spaceless = isSpaceless(item.targetLanguage, translation) || isSpaceless(item.sourceLanguage, source)
+
+        if (options.leadingTrailing) {
+          for (const [where, re] of [['Leading', /^[^\S\ufeff]*/], ['Trailing', /[^\S\ufeff]*$/]] as const) {
+            const ws = re.exec(source)![0]
+            const m = re.exec(translation)!
+            const wt = m[0]
+            // CJK and Thai do not put spaces around words: only line breaks must match there.
+            const differs = spaceless ? breaksIn(ws) !== breaksIn(wt) : normalize(ws) !== normalize(wt)
+            if (differs) {
+              findings.push({ message: `${where} whitespace differs from the source: ${describe(wt)} instead of ${describe(ws)}`, span: { start: m.index, end: m.index + wt.length, in: 'translation' } })
+            }
+          }
+        }
+
+        if (options.lineBreaks) {
+          const bs = breaksIn(source.trim())
+          const bt = breaksIn(translation.trim())
+          if (bs !== bt) findings.push({ message: `The translation has ${bt} line break${bt === 1 ? '' : 's'}; the source has ${bs}` })
+        }
+
+        if (options.doubleSpaces) {
+          const runs = (text: string) => [...text.matchAll(SPACE_RUN)].filter((m) => {
+            const start = m.index
+            const end = start + m[0].length
+            // Indentation and alignment at line edges are the leading/trailing check's concern.
+            return text.slice(0, start).trim() !== '' && text.slice(end).trim() !== '' && !/[\r\n]/.test(text[start - 1] ?? '') && !/[\r\n]/.test(text[end] ?? '')
+          })
+          const rs = runs(source)
+          const rt = runs(translation)
+          if (rt.length > rs.length) {
+            for (const m of rt.slice(rs.length)) {
+              findings.push({ message: 'Doubled space', span: { start: m.index, end: m.index + m[0].length, in: 'translation' } })
+            }
+          }
+        }
+
+        if (options.invisibles) {
+          const reported = new Set<string>()
+          for (const m of translation.matchAll(INVISIBLE)) {
+            const ch = m[0]
+            if (reported.has(ch) || source.includes(ch)) continue
+            if (legitimate(translation, m.index, item)) continue
+            reported.add(ch)
+            findings.push({ message: `The translation contains ${nameOf(ch)}, which the source does not`, span: { start: m.index, end: m.index + 1, in: 'translation' } })
+          }
+        }
+        return findings
+      },
+    }
+  },
+})
