@@ -69,3 +69,12 @@ export function isIcuSelectMessage(text: string): boolean {
   const parsed = parseIcu(text)
   return parsed.ok && icuPluralsAndSelects(parsed.elements).length > 0
 }
+
+/** Does the message use ICU beyond simple `{name}` arguments (typed arguments, plural, select)? */
+export function usesIcuSyntax(elements: readonly MessageFormatElement[]): boolean {
+  let found = false
+  walkIcu(elements, (el) => {
+    if (el.type === TYPE.number || el.type === TYPE.date || el.type === TYPE.time || el.type === TYPE.plural || el.type === TYPE.select) found = true
+  })
+  return found
+}

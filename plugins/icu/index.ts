@@ -3,12 +3,13 @@
 // ICU with at least one argument; plain text is left alone.
 import { TYPE, type PluralElement, type SelectElement } from '@formatjs/icu-messageformat-parser'
 import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
-import { icuArgumentNames, icuPluralsAndSelects, parseIcu } from '../_shared/icu-message.js'
+import { icuArgumentNames, icuPluralsAndSelects, parseIcu, usesIcuSyntax } from '../_shared/icu-message.js'
 import { localeTag } from '../_shared/language-traits.js'
 
 interface Options {
   checkPluralCategories: boolean
   checkSelectKeys: boolean
+  simpleArguments: boolean
 }
 
 // A category is required when an integer in this range falls into it. Categories reached only by
@@ -53,6 +54,7 @@ export default definePlugin<Options>({
     properties: {
       checkPluralCategories: { type: 'boolean', default: true, description: 'Require the plural categories of the target language.' },
       checkSelectKeys: { type: 'boolean', default: true, description: 'Warn about select keys the source does not have (typos such as `femal`).' },
+      simpleArguments: { type: 'boolean', default: false, description: 'Also check sources whose only ICU syntax is simple `{name}` arguments. Off by default: the placeholders check covers those, and ICU apostrophe quoting would flag correct elisions such as French `l’{item}` written with a straight apostrophe.' },
     },
   },
   needs: ['translation'],
@@ -71,6 +73,7 @@ export default definePlugin<Options>({
         if (!source.ok) return []
         const sourceNames = icuArgumentNames(source.elements)
         if (!sourceNames.size) return []
+        if (!options.simpleArguments && !usesIcuSyntax(source.elements)) return []
         const translation = item.translation ?? ''
         const target = parseIcu(translation)
         const quoteHint = /'[{}]/.test(translation) ? ' (an apostrophe before a brace quotes it in ICU: write ’ or \'\')' : ''
