@@ -49,8 +49,18 @@ export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFligh
     }
     const org = grant.organizationId
     ;(ctx.state as ApiState).organizationId = org
+    // In flight until the answer has left (or the connection closed), not only until the handler
+    // returns: with zero latency a handler finishes within one tick and nothing would overlap.
     const inFlightNow = inFlight.enter(org)
-    try {
+    let left = false
+    const leave = (): void => {
+      if (left) return
+      left = true
+      inFlight.leave(org)
+    }
+    ctx.res.once('finish', leave)
+    ctx.res.once('close', leave)
+    {
       const faults = settings.faults
       const [low, high] = faults.latencyMs
       if (high > 0) await sleep(low + random() * (high - low))
@@ -69,8 +79,6 @@ export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFligh
         return apiError(ctx, 429, 'Too many requests (injected)')
       }
       await next()
-    } finally {
-      inFlight.leave(org)
     }
   }
 }

@@ -193,7 +193,8 @@ export class WebhookSender {
     }
     if (current.parts.length > 0) batches.push(current)
     return this.deliverAll(
-      batches.map((b) => ({ body: `{"events":[${b.parts.join(',')}]}`, keys: b.keys })),
+      // Encoded once: the same bytes are signed and sent.
+      batches.map((b) => ({ body: Buffer.from(`{"events":[${b.parts.join(',')}]}`), keys: b.keys })),
       options,
     )
   }
@@ -201,9 +202,9 @@ export class WebhookSender {
   /** Sends arbitrary event objects (project.translated, ...) as batches of `{ events }`. */
   async sendEvents(events: unknown[], options: Pick<SendOptions, 'batchSize' | 'parallel' | 'url'> = {}): Promise<DeliveryReport> {
     const batchSize = options.batchSize ?? this.settings.batchSize
-    const bodies: Array<{ body: string; keys: [] }> = []
+    const bodies: Array<{ body: Buffer; keys: [] }> = []
     for (let i = 0; i < events.length; i += batchSize) {
-      bodies.push({ body: JSON.stringify({ events: events.slice(i, i + batchSize) }), keys: [] })
+      bodies.push({ body: Buffer.from(JSON.stringify({ events: events.slice(i, i + batchSize) })), keys: [] })
     }
     return this.deliverAll(bodies, options)
   }
@@ -228,7 +229,7 @@ export class WebhookSender {
   }
 
   private async deliverAll(
-    batches: Array<{ body: string; keys: Array<{ stringId: number; languageId: string }> }>,
+    batches: Array<{ body: Buffer; keys: Array<{ stringId: number; languageId: string }> }>,
     options: Pick<SendOptions, 'parallel' | 'url'>,
   ): Promise<DeliveryReport> {
     const url = options.url ?? this.requireUrl()
@@ -264,7 +265,7 @@ export class WebhookSender {
     return report
   }
 
-  private async deliver(url: string, body: string, report: DeliveryReport): Promise<boolean> {
+  private async deliver(url: string, body: Buffer, report: DeliveryReport): Promise<boolean> {
     const headers = this.headersFor(body)
     const { retries, retryDelayMs, retryAfterCapMs, deliveryTimeoutMs } = this.settings
     for (let attempt = 0; attempt <= retries; attempt++) {
