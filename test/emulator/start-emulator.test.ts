@@ -66,7 +66,7 @@ describe('runEmulate', () => {
     expect(output).toMatch(/APP_SECRET=app-s/)
     expect(output).toMatch(/CLIENT_SECRET=emulator-client-secret/)
     const url = /API_URL=(\S+)/.exec(output)![1]!
-    expect((await (await fetch(`${url}/_control/info`)).json()).strings).toBe(10)
+    expect(((await (await fetch(`${url}/_control/info`)).json()) as { strings: number }).strings).toBe(10)
     // The command's own SIGTERM listener is what stops it; emit instead of killing the test process.
     process.emit('SIGTERM')
     expect(await exit!).toBe(0)
