@@ -1,6 +1,7 @@
 // Starts the emulated localization service on a loopback port: OAuth server, enterprise API
 // (string statuses, translations), webhook sender, fault injection and the control API.
 // One process-local object; `Emulator` is both what tests call and what /_control/* exposes.
+import { createFakeOpenAi, type FakeOpenAi, type FakeOpenAiOptions } from './fake-openai.js'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -53,6 +54,11 @@ export interface EmulatorOptions extends Omit<SeedOptions, 'strings'> {
    * `mounts: [{ path: '/v1', middleware: fakeOpenAI() }]` (src/emulator/fake-openai.ts).
    */
   mounts?: EmulatorMount[]
+  /**
+   * The fake OpenAI-compatible endpoint under /v1 (on by default, so the demo, the benchmark and
+   * `switchyard emulate` can run ai-proofread with no account anywhere); `false` leaves it out.
+   */
+  openai?: FakeOpenAiOptions | false
 }
 
 export interface EmulatorInfo {
@@ -109,6 +115,8 @@ export interface Emulator {
   /** Every access token issued so far stops working (401); refresh tokens stay valid. */
   expireAccessTokens(): number
   readonly oauth: OAuthServer
+  /** The fake model endpoint under `${url}/v1`, when it was mounted. */
+  readonly openai?: FakeOpenAi
   /** Sends NEED_PROCESS strings every `intervalMs` (the service does it about once a minute). */
   startAutoSend(intervalMs: number, options?: SendOptions): void
   stopAutoSend(): void
@@ -172,7 +180,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   // ---- Extra mounts (the fake OpenAI-compatible endpoint of src/emulator/fake-openai.ts goes
   // here, under /v1, passed in by whoever starts the emulator: demo, bench, tests). ----
-  for (const mount of options.mounts ?? []) {
+  const openai = options.openai === false ? undefined : createFakeOpenAi(options.openai ?? {})
+  const mounts = [...(openai ? [{ path: '/v1', middleware: openai.middleware }] : []), ...(options.mounts ?? [])]
+  for (const mount of mounts) {
     const prefix = mount.path.replace(/\/+$/, '')
     app.use(async (ctx, next) => {
       if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next()
@@ -197,6 +207,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   app.use(api.routes()).use(api.allowedMethods())
 
   const emulator: Emulator = {
+    openai,
     get url() {
       return url
     },

@@ -34,7 +34,9 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
   const prefix = deps.headerPrefix.toLowerCase()
   const h = {
     signature: `${prefix}signature`,
-    moduleKey: `${prefix}module-key`,
+    // Section 5.3 names it X-Module-Key, outside the prefix; a prefixed form is accepted too.
+    moduleKey: 'x-module-key',
+    prefixedModuleKey: `${prefix}module-key`,
     id: `${prefix}id`,
     domain: `${prefix}domain`,
   }
@@ -47,9 +49,9 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       return createHttpError(status, message, { code, expose: true })
     }
     const signature = ctx.get(h.signature)
-    const moduleKey = ctx.get(h.moduleKey)
+    const moduleKey = ctx.get(h.moduleKey) || ctx.get(h.prefixedModuleKey)
     if (!signature) throw refuse(400, 'missing_signature', `missing ${headerName('Signature')} header`)
-    if (!moduleKey) throw refuse(400, 'missing_module_key', `missing ${headerName('Module-Key')} header`)
+    if (!moduleKey) throw refuse(400, 'missing_module_key', 'missing X-Module-Key header')
     const secrets = deps.appSecrets()
     if (secrets.length === 0) {
       deps.log.error('a webhook arrived but no APP_SECRET is configured: set APP_SECRET to the app secret the service shows for this app')

@@ -39,7 +39,7 @@ export function signedRequest(body: string | Buffer, secret: string, o: { module
       [`${p}Id`]: o.orgId ?? '200000',
       [`${p}Domain`]: o.domain ?? 'acme',
       [`${p}Signature`]: signBody(body, secret),
-      [`${p}Module-Key`]: o.moduleKey ?? 'switchyard-webhook',
+      'X-Module-Key': o.moduleKey ?? 'switchyard-webhook',
     },
     body,
   }

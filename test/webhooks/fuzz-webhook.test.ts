@@ -49,7 +49,7 @@ describe('webhook fuzz', () => {
     const samples = fc.sample(request, { numRuns: 10_000, seed: 20261121 })
     const send = async (r: (typeof samples)[number]) => {
       const raw = Buffer.from(r.body, 'utf8')
-      const headers: Record<string, string> = { 'X-Service-Module-Key': r.moduleKey, 'X-Service-Id': '200000', 'X-Service-Domain': 'acme' }
+      const headers: Record<string, string> = { 'X-Module-Key': r.moduleKey, 'X-Service-Id': '200000', 'X-Service-Domain': 'acme' }
       if (r.contentType) headers['content-type'] = r.contentType
       const valid = r.signature === 'valid' || r.signature === 'prefixed'
       if (r.signature === 'valid') headers['X-Service-Signature'] = signBody(raw, SECRET)

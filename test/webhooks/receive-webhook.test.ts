@@ -34,7 +34,7 @@ describe('POST /webhooks', () => {
     const req = signedRequest(batch(1), SECRET)
     const noSig = { ...req, headers: { ...req.headers, 'X-Service-Signature': '' } }
     expect((await post(noSig)).status).toBe(400)
-    const noKey = { ...req, headers: { ...req.headers, 'X-Service-Module-Key': '' } }
+    const noKey = { ...req, headers: { ...req.headers, 'X-Module-Key': '' } }
     const res = await post(noKey)
     expect(res.status).toBe(400)
     expect((await errorOf(res)).message).toMatch(/Module-Key/)
