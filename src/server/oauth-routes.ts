@@ -201,7 +201,8 @@ export function createOAuthRouter(deps: OAuthRouterDeps): Router {
       return
     }
 
-    const claimed = jwtClaims(response.access_token)?.domain
+    const claims = jwtClaims(response.access_token)
+    const claimed = claims?.domain
     if (typeof claimed === 'string' && claimed !== '' && normalizeDomain(claimed) !== domain) {
       log.warn({ domain, approvedFor: claimed.slice(0, 100) }, 'authorization approved for another organization; not stored')
       page(
@@ -215,6 +216,9 @@ export function createOAuthRouter(deps: OAuthRouterDeps): Router {
     }
 
     await tokens.saveTokenResponse(domain, response)
+    // Webhooks name the organization by id; when the token says which one it is, remember it now.
+    const orgId = claims?.organization_id
+    if ((typeof orgId === 'string' && orgId) || typeof orgId === 'number') await tokens.rememberOrganization(String(orgId), domain)
     page(ctx, 200, 'Connected', `<strong>${escapeHtml(domain)}</strong> is connected. Switchyard now reports string statuses for it and keeps its tokens fresh.`)
   })
 

@@ -22,11 +22,15 @@ export interface TestWorker {
   close(): Promise<void>
 }
 
-export async function startTestWorker(overrides: Partial<Config>, opts: { fetch?: typeof fetch } = {}): Promise<TestWorker> {
+export async function startTestWorker(
+  overrides: Partial<Config> | ((workerUrl: string) => Partial<Config> | Promise<Partial<Config>>),
+  opts: { fetch?: typeof fetch } = {},
+): Promise<TestWorker> {
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}`
-  const config = loadConfig({}, { baseUrl: url, storeUrl: 'memory://', clientId: 'switchyard-test', clientSecret: 'test-client-secret', ...overrides })
+  const extra = typeof overrides === 'function' ? await overrides(url) : overrides
+  const config = loadConfig({}, { baseUrl: url, storeUrl: 'memory://', clientId: 'switchyard-test', clientSecret: 'test-client-secret', ...extra })
   const lines: string[] = []
   const log = createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(s) } })
   const tokenStore = new Keyv()
