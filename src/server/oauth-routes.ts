@@ -134,7 +134,8 @@ export function createOAuthRouter(deps: OAuthRouterDeps): Router {
         400,
         'Authorization refused: state mismatch',
         'This answer from the authorization server does not belong to an authorization started in this browser (the <code>state</code> does not match). ' +
-          'It may have been started in another browser, have expired, or have been forged. Start again from the operator page.',
+          'It may have been started in another browser, have expired, or have been forged. Start again from the operator page, ' +
+          `opened at the worker's public address <code>${escapeHtml(config.baseUrl)}</code> (the cookie that binds the state belongs to that address).`,
       )
       return
     }

@@ -1,10 +1,14 @@
 // Token manager logic against an injected fetch that plays a strict token endpoint (rotation:
 // every refresh retires the refresh token it was given).
 import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync, statSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import Keyv from 'keyv'
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.js'
 import { createLogger } from '../../src/util/logger.js'
+import { createStores } from '../../src/store/create-stores.js'
 import {
   NotConnectedError,
   OrganizationDisconnectedError,
@@ -281,5 +285,30 @@ describe('TokenManager', () => {
     await tokens.getAccessToken('acme')
     expect(keys).toEqual(['oauth-refresh:acme', 'oauth-refresh:acme'])
     expect((await tokens.status())[0]).toMatchObject({ domain: 'acme', organizationId: '1001', connected: true })
+  })
+})
+
+describe('TokenManager on the embedded SQLite store', () => {
+  it('creates the key file, and a restarted worker reads the tokens it stored', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-tm-'))
+    try {
+      const config = loadConfig({}, { dataDir: dir, storeUrl: `sqlite://${path.join(dir, 'switchyard.sqlite')}`, authUrl: AUTH, clientId: 'cid', clientSecret: 'csecret' })
+      const log = createLogger({ level: 'silent' })
+      const first = await createStores(config.storeUrl)
+      const a = await TokenManager.create({ config, store: first.tokens, log })
+      await a.saveTokenResponse('acme', { access_token: 'at-sqlite', refresh_token: 'rt-sqlite', expires_in: 7200, token_type: 'bearer' })
+      await a.rememberOrganization('7', 'acme')
+      await first.close()
+      expect(statSync(path.join(dir, 'token.key')).mode & 0o777).toBe(0o600)
+
+      const second = await createStores(config.storeUrl)
+      const b = await TokenManager.create({ config, store: second.tokens, log })
+      expect(await b.getAccessToken('acme')).toBe('at-sqlite')
+      expect(await b.domainOf('7')).toBe('acme')
+      expect(await b.status()).toEqual([expect.objectContaining({ domain: 'acme', organizationId: '7', connected: true })])
+      await second.close()
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
