@@ -28,6 +28,7 @@ th { font-size: .85rem; color: var(--muted); font-weight: 600; }
 .ok { color: var(--ok); font-weight: 600; }
 .bad { color: var(--bad); font-weight: 600; }
 .warn { color: var(--warn); font-weight: 600; }
+tr.flagged td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
 form { display: flex; gap: .5rem; flex-wrap: wrap; align-items: end; }
 label { display: flex; flex-direction: column; font-size: .9rem; gap: .25rem; }
 input { font: inherit; padding: .4rem .6rem; border: 1px solid var(--line); border-radius: .35rem; min-width: 16rem;
@@ -148,7 +149,7 @@ export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], n
     : ''
   const disconnected = orgs.filter((o) => o.state === 'disconnected').length
   const summary = disconnected
-    ? `<p class="bad">${disconnected} organization${disconnected === 1 ? ' is' : 's are'} disconnected: their strings wait in the journal until you reconnect.</p>`
+    ? `<p class="bad">${disconnected === 1 ? '1 organization is disconnected: its strings wait' : `${disconnected} organizations are disconnected: their strings wait`} in the journal until you reconnect.</p>`
     : ''
   return `<h1>Switchyard</h1>
 <p class="muted">Custom workflow steps worker. Redirect URL to register with the app: <code>${escapeHtml(redirectUriOf(config))}</code></p>
