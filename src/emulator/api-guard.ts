@@ -1,0 +1,88 @@
+// What stands in front of every API call: the bearer token (401), the per-organization count of
+// requests in flight (the service allows 20 at once, then 429), and the injected faults
+// (latency, scripted statuses, random 500 and 429 with Retry-After).
+import type { Middleware } from 'koa'
+import type { EmulatorSettings } from './emulator-settings.js'
+import type { OAuthServer } from './oauth-server.js'
+import { apiError } from './api-errors.js'
+
+export interface ApiState { organizationId: string }
+
+export class InFlightCounter {
+  private readonly current = new Map<string, number>()
+  private readonly highest = new Map<string, number>()
+
+  enter(organizationId: string): number {
+    const now = (this.current.get(organizationId) ?? 0) + 1
+    this.current.set(organizationId, now)
+    if (now > (this.highest.get(organizationId) ?? 0)) this.highest.set(organizationId, now)
+    return now
+  }
+
+  leave(organizationId: string): void {
+    this.current.set(organizationId, (this.current.get(organizationId) ?? 1) - 1)
+  }
+
+  /** The most API requests each organization ever had in flight at once. */
+  max(): Record<string, number> {
+    return Object.fromEntries(this.highest)
+  }
+
+  now(): Record<string, number> {
+    return Object.fromEntries(this.current)
+  }
+
+  reset(): void {
+    this.highest.clear()
+    for (const [org, n] of this.current) if (n > 0) this.highest.set(org, n)
+  }
+}
+
+export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFlight: InFlightCounter, random: () => number): Middleware {
+  return async (ctx, next) => {
+    const header = ctx.get('authorization')
+    const token = /^bearer /i.test(header) ? header.slice(7).trim() : ''
+    const grant = token ? oauth.verifyAccessToken(token) : undefined
+    if (!grant) {
+      ctx.set('WWW-Authenticate', `Bearer error="invalid_token"`)
+      return apiError(ctx, 401, token ? 'Unauthorized: the access token is invalid or expired' : 'Unauthorized: no bearer token')
+    }
+    const org = grant.organizationId
+    ;(ctx.state as ApiState).organizationId = org
+    // In flight until the answer has left (or the connection closed), not only until the handler
+    // returns: with zero latency a handler finishes within one tick and nothing would overlap.
+    const inFlightNow = inFlight.enter(org)
+    let left = false
+    const leave = (): void => {
+      if (left) return
+      left = true
+      inFlight.leave(org)
+    }
+    ctx.res.once('finish', leave)
+    ctx.res.once('close', leave)
+    {
+      const faults = settings.faults
+      const [low, high] = faults.latencyMs
+      if (high > 0) await sleep(low + random() * (high - low))
+      if (faults.maxInFlight > 0 && inFlightNow > faults.maxInFlight) {
+        ctx.set('Retry-After', String(Math.max(1, faults.retryAfterSeconds)))
+        return apiError(ctx, 429, `Too many simultaneous requests (limit ${faults.maxInFlight})`)
+      }
+      const scripted = faults.nextStatuses.shift()
+      if (scripted !== undefined) {
+        if (scripted === 429 || scripted === 503) ctx.set('Retry-After', String(faults.retryAfterSeconds))
+        return apiError(ctx, scripted, 'Injected fault')
+      }
+      if (faults.errorRate > 0 && random() < faults.errorRate) return apiError(ctx, 500, 'Internal server error (injected)')
+      if (faults.rateLimitRate > 0 && random() < faults.rateLimitRate) {
+        ctx.set('Retry-After', String(faults.retryAfterSeconds))
+        return apiError(ctx, 429, 'Too many requests (injected)')
+      }
+      await next()
+    }
+  }
+}
+
+function sleep(ms: number): Promise<void> {
+  return new Promise((resolve) => setTimeout(resolve, ms))
+}

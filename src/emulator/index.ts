@@ -1,0 +1,12 @@
+// The emulated localization service: OAuth server, enterprise API, webhook sender, faults, control.
+export { startEmulator, STATUS_ENDPOINT, TRANSLATIONS_ENDPOINT } from './start-emulator.js'
+export type { Emulator, EmulatorOptions, EmulatorInfo, EmulatorMount } from './start-emulator.js'
+export { runEmulate } from './run-emulate.js'
+export type { EmulatorSettings, FaultSettings, SettingsPatch } from './emulator-settings.js'
+export type { TokenResponse, AuthorizeDirectOptions } from './oauth-server.js'
+export { createSampleProject, applyDefect, DEFECT_KINDS } from './sample-project.js'
+export type { SampleProject, SampleString, SampleTranslation, SeedOptions, DefectKind } from './sample-project.js'
+export { PHRASES, PLURAL_CATEGORIES, PUNCTUATION_EQUIVALENTS } from './phrases.js'
+export { signBody } from './webhook-sender.js'
+export type { DeliveryReport, SendOptions, RawRequest, RawResponse } from './webhook-sender.js'
+export type { StatusView, StatusFilter, Summary } from './status-store.js'

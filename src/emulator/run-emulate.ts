@@ -1,0 +1,139 @@
+// `switchyard emulate`: the fake service alone, on a fixed port, until SIGINT/SIGTERM. Prints
+// what to configure the worker with and how to drive the emulator from another shell.
+import { parseArgs } from 'node:util'
+import { createLogger } from '../util/logger.js'
+import { startEmulator, type EmulatorOptions } from './start-emulator.js'
+
+const USAGE = `Usage: switchyard emulate [options]
+
+Runs a fake of the localization service (OAuth, string-status API, translations, webhook sender).
+
+Options:
+  --port N              Port to listen on (default 8090; 0: any free port)
+  --host ADDR           Address to bind (default 127.0.0.1)
+  --strings N           Sample strings (default 200)
+  --languages de,fr     Target languages: de, fr, ja, ar, ru (default de,fr)
+  --seed N              Seed of the sample project (default 1)
+  --defect-rate F       Fraction of translations with one defect (default 0.2)
+  --webhook-url URL     Where webhook batches go (default http://127.0.0.1:3000/webhooks)
+  --send-interval MS    Send NEED_PROCESS strings every MS milliseconds (default: only on request)
+  --client-id ID        OAuth client id (default switchyard-emulator)
+  --client-secret S     OAuth client secret (default emulator-client-secret)
+  --app-secret S        app_secret that signs webhooks (default emulator-app-secret)
+  --redirect-uri URL    Registered redirect URI; repeat for several (default http://localhost:3000/oauth/callback)
+  --module-key KEY      Module key of the step (default qa-gate)
+  --header-prefix P     Webhook header prefix (default X-Service-)
+  -h, --help            This help`
+
+export async function runEmulate(args: string[]): Promise<number> {
+  let values
+  try {
+    ;({ values } = parseArgs({
+      args,
+      strict: true,
+      options: {
+        port: { type: 'string', default: '8090' },
+        host: { type: 'string', default: '127.0.0.1' },
+        strings: { type: 'string' },
+        languages: { type: 'string' },
+        seed: { type: 'string' },
+        'defect-rate': { type: 'string' },
+        'webhook-url': { type: 'string', default: 'http://127.0.0.1:3000/webhooks' },
+        'send-interval': { type: 'string' },
+        'client-id': { type: 'string', default: 'switchyard-emulator' },
+        'client-secret': { type: 'string', default: 'emulator-client-secret' },
+        'app-secret': { type: 'string', default: 'emulator-app-secret' },
+        'redirect-uri': { type: 'string', multiple: true },
+        'module-key': { type: 'string' },
+        'header-prefix': { type: 'string' },
+        help: { type: 'boolean', short: 'h' },
+      },
+    }))
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n\n${USAGE}\n`)
+    return 2
+  }
+  if (values.help) {
+    process.stdout.write(`${USAGE}\n`)
+    return 0
+  }
+  const number = (name: string, raw: string | undefined): number | undefined => {
+    if (raw === undefined) return undefined
+    const n = Number(raw)
+    if (!Number.isFinite(n)) throw new Error(`--${name} must be a number, got "${raw}"`)
+    return n
+  }
+  let emulatorOptions: EmulatorOptions
+  let sendInterval: number | undefined
+  try {
+    emulatorOptions = {
+      host: values.host,
+      port: number('port', values.port)!,
+      clientId: values['client-id'],
+      clientSecret: values['client-secret'],
+      appSecret: values['app-secret'],
+      webhookUrl: values['webhook-url'],
+      logger: createLogger({ name: 'emulator' }),
+      ...(values['redirect-uri'] ? { redirectUris: values['redirect-uri'] } : {}),
+      ...(values.strings ? { strings: number('strings', values.strings)! } : {}),
+      ...(values.seed ? { seed: number('seed', values.seed)! } : {}),
+      ...(values['defect-rate'] ? { defectRate: number('defect-rate', values['defect-rate'])! } : {}),
+      ...(values.languages ? { languages: values.languages.split(',').map((l) => l.trim()).filter(Boolean) } : {}),
+      ...(values['module-key'] ? { moduleKey: values['module-key'] } : {}),
+      ...(values['header-prefix'] ? { headerPrefix: values['header-prefix'] } : {}),
+    }
+    sendInterval = number('send-interval', values['send-interval'])
+  } catch (error) {
+    process.stderr.write(`${(error as Error).message}\n`)
+    return 2
+  }
+
+  let emulator
+  try {
+    emulator = await startEmulator(emulatorOptions)
+  } catch (error) {
+    process.stderr.write(`switchyard emulate: ${(error as Error).message}\n`)
+    return 1
+  }
+  const info = emulator.info()
+  process.stdout.write(
+    [
+      `Emulated localization service at ${info.url}`,
+      '',
+      'Configure the worker with:',
+      `  AUTH_URL=${info.authUrl}`,
+      `  API_URL=${info.apiUrl}`,
+      `  CLIENT_ID=${info.clientId}`,
+      `  CLIENT_SECRET=${info.clientSecret}`,
+      `  APP_SECRET=${info.appSecret}`,
+      `  HEADER_PREFIX=${info.headerPrefix}`,
+      `  (registered redirect URIs: ${info.redirectUris.join(', ')})`,
+      '',
+      `Organization ${info.organization.id} (${info.organization.domain}), project ${info.projectId}, step ${info.stepId} (module ${info.moduleKey}),`,
+      `${info.strings} strings in ${info.languages.join(', ')}; outputs ${info.outputs.join(', ')}.`,
+      `Webhooks go to ${emulator.settings.webhookUrl}${sendInterval ? ` every ${sendInterval} ms` : ' on request'}.`,
+      '',
+      `Control API (JSON) at ${info.controlUrl}:`,
+      '  GET  /info  /settings  /summary  /statuses?languageId=&status=&output=&wrong=true  /strings  /requests  /deliveries',
+      '  POST /settings {webhookUrl, approve, faults: {...}}  /seed {strings, languages, seed}  /send {stringIds?, languageIds?}',
+      '  POST /send-events {events}  /send-raw {body, headers}  /resend  /authorize  /expire-tokens  /reset-counters  /auto-send {intervalMs}',
+      `Example: curl -X POST ${info.controlUrl}/send`,
+      '',
+      'Press Ctrl+C to stop.',
+      '',
+    ].join('\n'),
+  )
+  if (sendInterval) emulator.startAutoSend(sendInterval)
+
+  await new Promise<void>((resolve) => {
+    const done = (): void => {
+      process.off('SIGINT', done)
+      process.off('SIGTERM', done)
+      resolve()
+    }
+    process.on('SIGINT', done)
+    process.on('SIGTERM', done)
+  })
+  await emulator.stop()
+  return 0
+}

@@ -1,0 +1,378 @@
+// The seeded sample project: an organization, a project with files of several types, a custom
+// workflow step and N strings built from the phrase table, each with a translation per target
+// language and the verdict a strict QA gate should reach. Deterministic from the seed; cheap
+// enough for hundreds of thousands of strings (one small object per string and language).
+import type { WorkflowStep } from '../webhooks/event-types.js'
+import { PHRASES, PLURAL_CATEGORIES, type FileKind, type PhraseTemplate, type PluralForms, type TargetCode } from './phrases.js'
+import { SERVICE_LANGUAGES, serviceLanguage } from './service-languages.js'
+
+export type DefectKind = 'dropped-placeholder' | 'broken-tag' | 'empty' | 'double-space'
+export const DEFECT_KINDS: readonly DefectKind[] = ['dropped-placeholder', 'broken-tag', 'empty', 'double-space']
+
+export interface PluralText { plural: string; text: string }
+
+export interface SampleTranslation {
+  languageId: string
+  translationId: number
+  /** The translation; for plural strings the `other` form. */
+  text: string
+  /** All forms, for plural strings (Android plurals). */
+  plurals?: PluralText[]
+  defect: DefectKind | null
+  /** The output port a correct QA gate routes this (string, language) to. */
+  expected: string
+  createdAt: string
+}
+
+export interface SampleString {
+  id: number
+  key: string
+  /** Source text as sent in the webhook; the `other` form for plural strings. */
+  text: string
+  sourcePlurals?: PluralText[]
+  type: 'text' | 'icu' | 'plural'
+  hasPlurals: boolean
+  context: string
+  maxLength: number
+  fileId: number
+  labelIds: number[]
+  revision: number
+  createdAt: string
+  template: PhraseTemplate
+  translations: Map<string, SampleTranslation>
+}
+
+export interface SampleFile {
+  id: number
+  name: string
+  title: string | null
+  type: FileKind
+  path: string
+  status: string
+  revision: string
+  branch: { id: number | null }
+  directory: { id: number | null }
+}
+
+export interface SampleProjectRecord {
+  id: number
+  userId: number
+  sourceLanguageId: string
+  targetLanguageIds: string[]
+  identifier: string
+  name: string
+  createdAt: string
+  updatedAt: string
+  lastActivity: string
+  description: string
+  url: string
+  cname: string | null
+  languageAccessPolicy: null
+  visibility: null
+  publicDownloads: null
+  logo: string
+  isExternal: boolean
+  externalType: null
+  hasCrowdsourcing: boolean
+  groupId: number
+}
+
+export interface SampleUser { id: string; username: string; fullName: string; avatarUrl: string }
+
+export interface SampleProject {
+  seed: number
+  organization: { id: string; domain: string }
+  project: SampleProjectRecord
+  files: Map<number, SampleFile>
+  step: WorkflowStep
+  /** Output ports the step declares. */
+  outputs: string[]
+  passOutput: string
+  failOutput: string
+  sourceLanguageId: string
+  languages: string[]
+  /** Sorted by id. */
+  strings: SampleString[]
+  byId: Map<number, SampleString>
+  /** The manager whose action put the strings on the step (event `user`). */
+  user: SampleUser
+  /** The translator of every sample translation. */
+  translator: SampleUser
+}
+
+export interface SeedOptions {
+  /** Seed of every choice; the same seed gives the same project. Default 1. */
+  seed?: number
+  /** Number of strings. Default 200. */
+  strings?: number
+  /** Target languages (de, fr, ja, ar, ru). Default de, fr. */
+  languages?: string[]
+  /** Fraction of (string, language) pairs that carry one defect. Default 0.2. */
+  defectRate?: number
+  /** Output ports of the step. Default approved, translated. */
+  outputs?: string[]
+  /** Port a correct translation should be routed to. Default the first output. */
+  passOutput?: string
+  /** Port a defective translation should be routed to. Default the second output. */
+  failOutput?: string
+  organizationId?: string
+  domain?: string
+  projectId?: number
+  stepId?: number
+  stepTitle?: string
+  moduleKey?: string
+  applicationIdentifier?: string
+}
+
+export const DEFAULT_SEED = {
+  seed: 1,
+  strings: 200,
+  languages: ['de', 'fr'],
+  defectRate: 0.2,
+  outputs: ['approved', 'translated'],
+  organizationId: '200000',
+  domain: 'acme',
+  projectId: 42,
+  stepId: 7001,
+  stepTitle: 'QA gate',
+  moduleKey: 'qa-gate',
+  applicationIdentifier: 'switchyard',
+} as const
+
+const FIRST_STRING_ID = 100_001
+const BASE_TIME = Date.parse('2026-01-05T10:00:00.000Z')
+const TINY_LOGO = 'data:image/png;base64,iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAQAAAC1HAwCAAAAC0lEQVR42mNkYAAAAAYAAjCB0C8AAAAASUVORK5CYII='
+
+const FILES: Record<FileKind, Omit<SampleFile, 'status' | 'revision' | 'branch'>> = {
+  json: { id: 11, name: 'en.json', title: null, type: 'json', path: '/web/locales/en.json', directory: { id: 3 } },
+  android: { id: 12, name: 'strings.xml', title: 'Android app', type: 'android', path: '/android/app/src/main/res/values/strings.xml', directory: { id: 4 } },
+  macosx: { id: 13, name: 'Localizable.strings', title: null, type: 'macosx', path: '/ios/en.lproj/Localizable.strings', directory: { id: 5 } },
+  xliff: { id: 14, name: 'help.xliff', title: 'Help center', type: 'xliff', path: '/docs/help.xliff', directory: { id: 6 } },
+}
+
+/** FNV-1a over a string, then a murmur finalizer: a stable hash in [0, 2^32). */
+export function hash32(input: string): number {
+  let h = 0x811c9dc5
+  for (let i = 0; i < input.length; i++) {
+    h ^= input.charCodeAt(i)
+    h = Math.imul(h, 0x01000193)
+  }
+  h ^= h >>> 16
+  h = Math.imul(h, 0x85ebca6b)
+  h ^= h >>> 13
+  h = Math.imul(h, 0xc2b2ae35)
+  h ^= h >>> 16
+  return h >>> 0
+}
+
+/** A seeded PRNG (mulberry32) returning floats in [0, 1). */
+export function seededRandom(seed: number): () => number {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) >>> 0
+    let t = a
+    t = Math.imul(t ^ (t >>> 15), t | 1)
+    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+const PLACEHOLDER = /\{\{\w+\}\}|%\d+\$[sd]|%[sd]|\{\w+\}/
+const CLOSING_TAG = /<\/\w+>/
+
+function applicableDefects(text: string, type: SampleString['type']): DefectKind[] {
+  const kinds: DefectKind[] = ['empty', 'double-space']
+  // In ICU messages the arguments are syntax, not text: a dropped `{count, plural` breaks parsing
+  // rather than reading as a dropped placeholder, so only offer the defects a reviewer would see.
+  if (type !== 'icu' && PLACEHOLDER.test(text)) kinds.push('dropped-placeholder')
+  if (CLOSING_TAG.test(text)) kinds.push('broken-tag')
+  return kinds
+}
+
+/** Applies one defect to a correct text. Exported for tests. */
+export function applyDefect(text: string, defect: DefectKind): string {
+  switch (defect) {
+    case 'empty':
+      return ''
+    case 'double-space': {
+      const at = text.lastIndexOf(' ')
+      if (at >= 0) return `${text.slice(0, at)}  ${text.slice(at + 1)}`
+      const middle = Math.max(1, Math.floor(text.length / 2))
+      return `${text.slice(0, middle)}  ${text.slice(middle)}`
+    }
+    case 'dropped-placeholder': {
+      const match = PLACEHOLDER.exec(text)
+      if (!match) return text
+      let start = match.index
+      let end = start + match[0].length
+      // Take one neighbouring space with it, so the defect stays a single one.
+      if (text[end] === ' ') end++
+      else if (start > 0 && text[start - 1] === ' ') start--
+      return text.slice(0, start) + text.slice(end)
+    }
+    case 'broken-tag':
+      return text.replace(CLOSING_TAG, '')
+    default: {
+      const never: never = defect
+      throw new Error(`unknown defect ${String(never)}`)
+    }
+  }
+}
+
+function pluralList(forms: PluralForms, categories: readonly string[]): PluralText[] {
+  return categories.map((plural) => {
+    const text = forms[plural as keyof PluralForms]
+    if (text === undefined) throw new Error(`phrase table: missing plural form ${plural}`)
+    return { plural, text }
+  })
+}
+
+function isoAt(offsetSeconds: number): string {
+  return new Date(BASE_TIME + offsetSeconds * 1000).toISOString()
+}
+
+/** Builds the sample project. Throws on a language the phrase table lacks or on bad options. */
+export function createSampleProject(options: SeedOptions = {}): SampleProject {
+  const seed = options.seed ?? DEFAULT_SEED.seed
+  const count = options.strings ?? DEFAULT_SEED.strings
+  const languages = options.languages ?? [...DEFAULT_SEED.languages]
+  const defectRate = options.defectRate ?? DEFAULT_SEED.defectRate
+  const outputs = options.outputs ?? [...DEFAULT_SEED.outputs]
+  if (!Number.isInteger(count) || count < 0) throw new Error('emulator: strings must be a non-negative integer')
+  if (!(defectRate >= 0 && defectRate <= 1)) throw new Error('emulator: defectRate must be between 0 and 1')
+  if (languages.length === 0) throw new Error('emulator: at least one target language is needed')
+  if (outputs.length === 0) throw new Error('emulator: the step needs at least one output port')
+  for (const code of languages) {
+    if (code === 'en') throw new Error('emulator: en is the source language, not a target')
+    serviceLanguage(code)
+  }
+  const passOutput = options.passOutput ?? outputs[0]!
+  const failOutput = options.failOutput ?? outputs[1] ?? outputs[0]!
+  for (const port of [passOutput, failOutput]) {
+    if (!outputs.includes(port)) throw new Error(`emulator: output "${port}" is not among the step's outputs (${outputs.join(', ')})`)
+  }
+
+  const organization = { id: options.organizationId ?? DEFAULT_SEED.organizationId, domain: options.domain ?? DEFAULT_SEED.domain }
+  const projectId = options.projectId ?? DEFAULT_SEED.projectId
+  const project: SampleProjectRecord = {
+    id: projectId,
+    userId: 9001,
+    sourceLanguageId: 'en',
+    targetLanguageIds: [...languages],
+    identifier: `${organization.domain}-web`,
+    name: 'Acme Web App',
+    createdAt: isoAt(-86_400 * 30),
+    updatedAt: isoAt(-3600),
+    lastActivity: isoAt(-60),
+    description: 'Web, Android and iOS apps of Acme, plus the help center.',
+    url: `https://${organization.domain}.service.test/u/projects/${projectId}`,
+    cname: null,
+    languageAccessPolicy: null,
+    visibility: null,
+    publicDownloads: null,
+    logo: TINY_LOGO,
+    isExternal: false,
+    externalType: null,
+    hasCrowdsourcing: false,
+    groupId: 3,
+  }
+  const files = new Map<number, SampleFile>()
+  for (const file of Object.values(FILES)) {
+    files.set(file.id, { ...file, status: 'active', revision: '3', branch: { id: null } })
+  }
+  const step: WorkflowStep = {
+    id: options.stepId ?? DEFAULT_SEED.stepId,
+    title: options.stepTitle ?? DEFAULT_SEED.stepTitle,
+    type: 'Application',
+    languages: [...languages],
+    applicationModule: {
+      applicationIdentifier: options.applicationIdentifier ?? DEFAULT_SEED.applicationIdentifier,
+      moduleKey: options.moduleKey ?? DEFAULT_SEED.moduleKey,
+    },
+  }
+
+  // A seeded permutation of the table, cycled: every phrase appears once per cycle.
+  const random = seededRandom(seed)
+  const order = PHRASES.map((_, i) => i)
+  for (let i = order.length - 1; i > 0; i--) {
+    const j = Math.floor(random() * (i + 1))
+    ;[order[i], order[j]] = [order[j]!, order[i]!]
+  }
+
+  const strings: SampleString[] = []
+  const byId = new Map<number, SampleString>()
+  let translationId = 5_000_001
+  for (let i = 0; i < count; i++) {
+    const template = PHRASES[order[i % order.length]!]!
+    const cycle = Math.floor(i / order.length)
+    const id = FIRST_STRING_ID + i
+    const pluralSource = typeof template.source === 'string' ? undefined : template.source
+    const type: SampleString['type'] = pluralSource ? 'plural' : (template.source as string).includes(', plural,') ? 'icu' : 'text'
+    const text = pluralSource ? pluralSource.other! : (template.source as string)
+    const str: SampleString = {
+      id,
+      key: cycle === 0 ? template.key : `${template.key}_${cycle}`,
+      text,
+      ...(pluralSource ? { sourcePlurals: pluralList(pluralSource, PLURAL_CATEGORIES.en) } : {}),
+      type,
+      hasPlurals: pluralSource !== undefined,
+      context: template.context,
+      maxLength: template.maxLength ?? 0,
+      fileId: FILES[template.file].id,
+      labelIds: template.maxLength ? [7] : [],
+      revision: 1 + (hash32(`${seed}|rev|${id}`) % 3),
+      createdAt: isoAt(i),
+      template,
+      translations: new Map(),
+    }
+    for (const languageId of languages) {
+      const correct = template.translations[languageId as TargetCode]
+      const h = hash32(`${seed}|${id}|${languageId}`)
+      const defective = h / 4294967296 < defectRate
+      let defect: DefectKind | null = null
+      if (defective) {
+        const probe = typeof correct === 'string' ? correct : correct.other!
+        const kinds = applicableDefects(probe, type)
+        defect = kinds[hash32(`${seed}|kind|${id}|${languageId}`) % kinds.length]!
+      }
+      const translation: SampleTranslation = {
+        languageId,
+        translationId: translationId++,
+        text: '',
+        defect,
+        expected: defect ? failOutput : passOutput,
+        createdAt: isoAt(i + 600),
+      }
+      if (typeof correct === 'string') {
+        translation.text = defect ? applyDefect(correct, defect) : correct
+      } else {
+        const forms = pluralList(correct, PLURAL_CATEGORIES[languageId as TargetCode])
+        translation.plurals = defect ? forms.map((f) => ({ plural: f.plural, text: applyDefect(f.text, defect) })) : forms
+        translation.text = translation.plurals.find((f) => f.plural === 'other')!.text
+      }
+      str.translations.set(languageId, translation)
+    }
+    strings.push(str)
+    byId.set(id, str)
+  }
+
+  return {
+    seed,
+    organization,
+    project,
+    files,
+    step,
+    outputs: [...outputs],
+    passOutput,
+    failOutput,
+    sourceLanguageId: 'en',
+    languages: [...languages],
+    strings,
+    byId,
+    user: { id: '9001', username: 'maria.manager', fullName: 'Maria Manager', avatarUrl: `https://${organization.domain}.service.test/avatars/9001.png` },
+    translator: { id: '9002', username: 'tom.translator', fullName: 'Tom Translator', avatarUrl: `https://${organization.domain}.service.test/avatars/9002.png` },
+  }
+}
+
+/** Source language record of the sample project. */
+export const SOURCE_LANGUAGE = SERVICE_LANGUAGES.en!

@@ -1,0 +1,183 @@
+// String statuses on the custom step, per (language, string), with the history tests check:
+// how many PATCHes touched each string and every output it was given.
+import type { StatusRecord } from '../webhooks/event-types.js'
+import type { SampleProject, SampleString } from './sample-project.js'
+
+export const STRING_STATUSES = ['TODO', 'DONE', 'INCOMPLETE', 'NEED_PROCESS', 'FAILED'] as const
+export type StringStatusName = (typeof STRING_STATUSES)[number]
+
+export interface StatusEntry {
+  status: StringStatusName
+  output: string
+  /** PATCH operations that named this string. */
+  patches: number
+  /** Every value a PATCH gave it, in order. */
+  outputs: string[]
+}
+
+/** A status with what the emulator knows about it, for tests and the control API. */
+export interface StatusView extends StatusRecord {
+  expected: string
+  defect: string | null
+  patches: number
+  outputs: string[]
+}
+
+export interface StatusFilter {
+  languageId?: string
+  status?: string
+  output?: string
+  stringIds?: number[]
+  /** Only DONE strings whose output is not the expected one. */
+  wrong?: boolean
+  /** Only strings routed to more than one distinct port. */
+  conflicting?: boolean
+}
+
+export interface LanguageSummary {
+  total: number
+  byStatus: Record<string, number>
+  byOutput: Record<string, number>
+  expected: Record<string, number>
+}
+
+export interface Summary {
+  strings: number
+  languages: Record<string, LanguageSummary>
+  /** Status PATCH operations received. */
+  patchOperations: number
+  /** (string, language) pairs not DONE yet. */
+  notDone: number
+  /** DONE with an output other than the expected one. */
+  wrongOutput: number
+  /** Routed to more than one distinct port over time. */
+  conflicting: number
+  /** The first of the wrong and conflicting ones, for a readable failure message. */
+  examples: { wrong: StatusView[]; conflicting: StatusView[] }
+}
+
+export class StatusStore {
+  private readonly byLanguage = new Map<string, Map<number, StatusEntry>>()
+  patchOperations = 0
+
+  constructor(readonly sample: SampleProject) {
+    for (const languageId of sample.languages) {
+      const entries = new Map<number, StatusEntry>()
+      for (const str of sample.strings) entries.set(str.id, { status: 'NEED_PROCESS', output: '', patches: 0, outputs: [] })
+      this.byLanguage.set(languageId, entries)
+    }
+  }
+
+  get(stringId: number, languageId: string): StatusEntry | undefined {
+    return this.byLanguage.get(languageId)?.get(stringId)
+  }
+
+  /** Applies one validated PATCH value: a port routes the string (DONE), "" parks it (TODO). */
+  apply(stringId: number, languageId: string, value: string): StatusEntry {
+    const entry = this.get(stringId, languageId)
+    if (!entry) throw new Error(`no status for string ${stringId} in ${languageId}`)
+    entry.patches++
+    entry.outputs.push(value)
+    entry.status = value === '' ? 'TODO' : 'DONE'
+    entry.output = value
+    this.patchOperations++
+    return entry
+  }
+
+  set(stringId: number, languageId: string, status: StringStatusName): void {
+    const entry = this.get(stringId, languageId)
+    if (entry) entry.status = status
+  }
+
+  record(stringId: number, languageId: string): StatusRecord | undefined {
+    const entry = this.get(stringId, languageId)
+    if (!entry) return undefined
+    return { stringId, languageId, stepId: this.sample.step.id, status: entry.status, output: entry.output }
+  }
+
+  view(str: SampleString, languageId: string): StatusView | undefined {
+    const entry = this.get(str.id, languageId)
+    const translation = str.translations.get(languageId)
+    if (!entry || !translation) return undefined
+    return {
+      stringId: str.id,
+      languageId,
+      stepId: this.sample.step.id,
+      status: entry.status,
+      output: entry.output,
+      expected: translation.expected,
+      defect: translation.defect,
+      patches: entry.patches,
+      outputs: [...entry.outputs],
+    }
+  }
+
+  /** Every (string, language) pair matching the filter, by language then string id. */
+  *select(filter: StatusFilter = {}): Generator<{ str: SampleString; languageId: string; entry: StatusEntry }> {
+    const languages = filter.languageId ? [filter.languageId] : this.sample.languages
+    const strings = filter.stringIds
+      ? filter.stringIds.map((id) => this.sample.byId.get(id)).filter((s): s is SampleString => s !== undefined)
+      : this.sample.strings
+    for (const languageId of languages) {
+      const entries = this.byLanguage.get(languageId)
+      if (!entries) continue
+      for (const str of strings) {
+        const entry = entries.get(str.id)
+        if (!entry) continue
+        if (filter.status !== undefined && entry.status !== filter.status) continue
+        if (filter.output !== undefined && entry.output !== filter.output) continue
+        if (filter.wrong && !(entry.status === 'DONE' && entry.output !== str.translations.get(languageId)!.expected)) continue
+        if (filter.conflicting && !isConflicting(entry)) continue
+        yield { str, languageId, entry }
+      }
+    }
+  }
+
+  views(filter: StatusFilter = {}): StatusView[] {
+    const out: StatusView[] = []
+    for (const { str, languageId } of this.select(filter)) out.push(this.view(str, languageId)!)
+    return out
+  }
+
+  summary(exampleLimit = 20): Summary {
+    const languages: Record<string, LanguageSummary> = {}
+    let notDone = 0
+    let wrongOutput = 0
+    let conflicting = 0
+    const examples: Summary['examples'] = { wrong: [], conflicting: [] }
+    for (const languageId of this.sample.languages) {
+      const lang: LanguageSummary = { total: 0, byStatus: {}, byOutput: {}, expected: {} }
+      languages[languageId] = lang
+      const entries = this.byLanguage.get(languageId)!
+      for (const str of this.sample.strings) {
+        const entry = entries.get(str.id)!
+        const expected = str.translations.get(languageId)!.expected
+        lang.total++
+        lang.byStatus[entry.status] = (lang.byStatus[entry.status] ?? 0) + 1
+        lang.byOutput[entry.output] = (lang.byOutput[entry.output] ?? 0) + 1
+        lang.expected[expected] = (lang.expected[expected] ?? 0) + 1
+        if (entry.status !== 'DONE') notDone++
+        else if (entry.output !== expected) {
+          wrongOutput++
+          if (examples.wrong.length < exampleLimit) examples.wrong.push(this.view(str, languageId)!)
+        }
+        if (isConflicting(entry)) {
+          conflicting++
+          if (examples.conflicting.length < exampleLimit) examples.conflicting.push(this.view(str, languageId)!)
+        }
+      }
+    }
+    return { strings: this.sample.strings.length, languages, patchOperations: this.patchOperations, notDone, wrongOutput, conflicting, examples }
+  }
+}
+
+/** Routed to more than one distinct port over time (a park, "", does not count as an output). */
+function isConflicting(entry: StatusEntry): boolean {
+  let first = ''
+  for (const output of entry.outputs) {
+    if (output === '') continue
+    if (first === '') first = output
+    else if (output !== first) return true
+  }
+  return false
+}

@@ -1,0 +1,297 @@
+// The service's side of webhook delivery (sections 2.5, 2.6, 5.3, 6 and the platform notes):
+// strings in NEED_PROCESS become `string.status_on_step.recalculation_triggered` events, one per
+// (string, target language), sent in signed batches; a non-2XX is retried a few times (honouring
+// Retry-After on 503/429, capped) and then the batch's strings become FAILED.
+import { createHmac } from 'node:crypto'
+import { RECALCULATION_EVENT } from '../webhooks/event-types.js'
+import type { Logger } from '../util/logger.js'
+import type { EmulatorSettings } from './emulator-settings.js'
+import { SOURCE_LANGUAGE, type SampleProject, type SampleString } from './sample-project.js'
+import { serviceLanguage } from './service-languages.js'
+import type { World } from './api-routes.js'
+
+export interface SendOptions {
+  /** Only these strings (default: all). */
+  stringIds?: number[]
+  /** Only these target languages (default: the step's). */
+  languageIds?: string[]
+  /** At most this many events. */
+  limit?: number
+  /** Send whatever the status (duplicate deliveries, resends); default only NEED_PROCESS. */
+  anyStatus?: boolean
+  batchSize?: number
+  parallel?: number
+  originEvent?: string
+  /** Deliver here instead of the configured webhook URL. */
+  url?: string
+}
+
+export interface DeliveryReport {
+  batches: number
+  events: number
+  /** POSTs made, retries included. */
+  attempts: number
+  /** Batches confirmed with a 2XX. */
+  delivered: number
+  failedBatches: number
+  /** Every answer by status code; `network` for no answer (refused, reset, timeout). */
+  statuses: Record<string, number>
+  /** Non-2XX answers by status code. */
+  non2xx: Record<string, number>
+  /** Strings marked FAILED after the last retry. */
+  failedStrings: Array<{ stringId: number; languageId: string }>
+  durationMs: number
+}
+
+export interface RawRequest {
+  body: string | Buffer
+  headers?: Record<string, string>
+  /** Add the standard headers (5.3) signed over `body`; explicit `headers` win. Default true. */
+  standardHeaders?: boolean
+  url?: string
+  method?: string
+}
+
+export interface RawResponse {
+  status: number
+  headers: Record<string, string>
+  body: string
+}
+
+export function signBody(body: string | Buffer, secret: string): string {
+  return createHmac('sha256', secret).update(body).digest('hex')
+}
+
+function emptyReport(): DeliveryReport {
+  return { batches: 0, events: 0, attempts: 0, delivered: 0, failedBatches: 0, statuses: {}, non2xx: {}, failedStrings: [], durationMs: 0 }
+}
+
+function mergeInto(total: DeliveryReport, part: DeliveryReport): void {
+  total.batches += part.batches
+  total.events += part.events
+  total.attempts += part.attempts
+  total.delivered += part.delivered
+  total.failedBatches += part.failedBatches
+  for (const [k, v] of Object.entries(part.statuses)) total.statuses[k] = (total.statuses[k] ?? 0) + v
+  for (const [k, v] of Object.entries(part.non2xx)) total.non2xx[k] = (total.non2xx[k] ?? 0) + v
+  total.failedStrings.push(...part.failedStrings)
+  total.durationMs += part.durationMs
+}
+
+/** Serializes events by splicing pre-serialized shared parts: a batch of 100 costs little. */
+class EventWriter {
+  private readonly project: string
+  private readonly files = new Map<number, string>()
+  private readonly languages = new Map<string, string>()
+  private readonly source: string
+  private readonly step: string
+  private readonly user: string
+  private readonly records = new Map<number, string>()
+
+  constructor(private readonly sample: SampleProject, private readonly originEvent: string) {
+    this.project = JSON.stringify(sample.project)
+    for (const [id, file] of sample.files) this.files.set(id, JSON.stringify({ ...file, project: sample.project }))
+    for (const code of sample.languages) this.languages.set(code, JSON.stringify(serviceLanguage(code)))
+    this.source = JSON.stringify(SOURCE_LANGUAGE)
+    this.step = JSON.stringify(sample.step)
+    this.user = JSON.stringify(sample.user)
+  }
+
+  private record(str: SampleString): string {
+    let json = this.records.get(str.id)
+    if (json === undefined) {
+      const { organization, project } = this.sample
+      const own = JSON.stringify({
+        id: str.id,
+        identifier: str.key,
+        key: str.key,
+        text: str.text,
+        type: str.type,
+        context: str.context,
+        maxLength: String(str.maxLength),
+        isHidden: false,
+        isDuplicate: false,
+        masterStringId: null,
+        revision: str.revision,
+        hasPlurals: str.hasPlurals,
+        labelIds: str.labelIds,
+        url: `https://${organization.domain}.service.test/editor/${project.id}/${str.fileId}#${str.id}`,
+        createdAt: str.createdAt,
+        updatedAt: null,
+      })
+      json = `${own.slice(0, -1)},"file":${this.files.get(str.fileId)},"project":${this.project}}`
+      this.records.set(str.id, json)
+    }
+    return json
+  }
+
+  event(str: SampleString, languageId: string): string {
+    return (
+      `{"event":"${RECALCULATION_EVENT}","stringStatus":{"status":"NEED_PROCESS","output":"",` +
+      `"originEvent":${JSON.stringify(this.originEvent)},"organizationId":${JSON.stringify(this.sample.organization.id)},` +
+      `"translation":${this.record(str)},"sourceLanguage":${this.source},"affectedLanguage":${this.languages.get(languageId)},` +
+      `"workflowStep":${this.step},"user":${this.user}}}`
+    )
+  }
+}
+
+export class WebhookSender {
+  /** Everything sent since start (or the last counter reset). */
+  totals: DeliveryReport = emptyReport()
+
+  constructor(
+    private readonly settings: EmulatorSettings,
+    private readonly world: () => World,
+    private readonly log: Logger,
+  ) {}
+
+  resetTotals(): void {
+    this.totals = emptyReport()
+  }
+
+  /** Standard headers of section 5.3 for a body. */
+  headersFor(body: string | Buffer): Record<string, string> {
+    const { sample } = this.world()
+    const s = this.settings
+    return {
+      'User-Agent': s.userAgent,
+      'Content-Type': 'application/json',
+      [`${s.headerPrefix}Id`]: sample.organization.id,
+      [`${s.headerPrefix}Domain`]: sample.organization.domain,
+      [`${s.headerPrefix}Signature`]: signBody(body, s.appSecret),
+      [s.moduleKeyHeader]: sample.step.applicationModule.moduleKey,
+    }
+  }
+
+  /** Sends the strings waiting on the step (NEED_PROCESS), batched and signed. */
+  async sendPending(options: SendOptions = {}): Promise<DeliveryReport> {
+    const { sample, statuses } = this.world()
+    const writer = new EventWriter(sample, options.originEvent ?? 'string.added')
+    const languages = options.languageIds ?? sample.languages
+    const strings = options.stringIds
+      ? options.stringIds.map((id) => sample.byId.get(id)).filter((s): s is SampleString => s !== undefined)
+      : sample.strings
+    const limit = options.limit ?? Number.POSITIVE_INFINITY
+    const batchSize = options.batchSize ?? this.settings.batchSize
+    const batches: Array<{ parts: string[]; keys: Array<{ stringId: number; languageId: string }> }> = []
+    let current: (typeof batches)[number] = { parts: [], keys: [] }
+    let count = 0
+    // String-major order: a batch holds the languages of a string together, as the service does.
+    outer: for (const str of strings) {
+      for (const languageId of languages) {
+        const entry = statuses.get(str.id, languageId)
+        if (!entry || (!options.anyStatus && entry.status !== 'NEED_PROCESS')) continue
+        if (count >= limit) break outer
+        current.parts.push(writer.event(str, languageId))
+        current.keys.push({ stringId: str.id, languageId })
+        count++
+        if (current.parts.length >= batchSize) {
+          batches.push(current)
+          current = { parts: [], keys: [] }
+        }
+      }
+    }
+    if (current.parts.length > 0) batches.push(current)
+    return this.deliverAll(
+      // Encoded once: the same bytes are signed and sent.
+      batches.map((b) => ({ body: Buffer.from(`{"events":[${b.parts.join(',')}]}`), keys: b.keys })),
+      options,
+    )
+  }
+
+  /** Sends arbitrary event objects (project.translated, ...) as batches of `{ events }`. */
+  async sendEvents(events: unknown[], options: Pick<SendOptions, 'batchSize' | 'parallel' | 'url'> = {}): Promise<DeliveryReport> {
+    const batchSize = options.batchSize ?? this.settings.batchSize
+    const bodies: Array<{ body: Buffer; keys: [] }> = []
+    for (let i = 0; i < events.length; i += batchSize) {
+      bodies.push({ body: Buffer.from(JSON.stringify({ events: events.slice(i, i + batchSize) })), keys: [] })
+    }
+    return this.deliverAll(bodies, options)
+  }
+
+  /** One request exactly as given (fuzz tests): no retry, no status change. */
+  async sendRaw(request: RawRequest): Promise<RawResponse> {
+    const url = request.url ?? this.requireUrl()
+    const headers = { ...(request.standardHeaders === false ? {} : this.headersFor(request.body)), ...(request.headers ?? {}) }
+    const response = await fetch(url, {
+      method: request.method ?? 'POST',
+      headers,
+      body: request.body,
+      signal: AbortSignal.timeout(this.settings.deliveryTimeoutMs),
+    })
+    return { status: response.status, headers: Object.fromEntries(response.headers), body: await response.text() }
+  }
+
+  private requireUrl(): string {
+    const url = this.settings.webhookUrl
+    if (!url) throw new Error('emulator: no webhook URL configured (configure({ webhookUrl }))')
+    return url
+  }
+
+  private async deliverAll(
+    batches: Array<{ body: Buffer; keys: Array<{ stringId: number; languageId: string }> }>,
+    options: Pick<SendOptions, 'parallel' | 'url'>,
+  ): Promise<DeliveryReport> {
+    const url = options.url ?? this.requireUrl()
+    const report = emptyReport()
+    const started = performance.now()
+    const parallel = Math.max(1, options.parallel ?? this.settings.parallel)
+    let next = 0
+    const worker = async (): Promise<void> => {
+      while (next < batches.length) {
+        const batch = batches[next++]!
+        report.batches++
+        report.events += batch.keys.length
+        const ok = await this.deliver(url, batch.body, report)
+        if (ok) {
+          report.delivered++
+        } else {
+          report.failedBatches++
+          const { statuses } = this.world()
+          for (const key of batch.keys) {
+            // A string the app already reported (it answered 500 yet did its job) keeps its status.
+            if (statuses.get(key.stringId, key.languageId)?.status === 'NEED_PROCESS') {
+              statuses.set(key.stringId, key.languageId, 'FAILED')
+              report.failedStrings.push(key)
+            }
+          }
+        }
+      }
+    }
+    await Promise.all(Array.from({ length: Math.min(parallel, batches.length) }, worker))
+    report.durationMs = Math.round(performance.now() - started)
+    mergeInto(this.totals, report)
+    this.log.debug({ batches: report.batches, delivered: report.delivered, failed: report.failedBatches }, 'emulator: webhook batches sent')
+    return report
+  }
+
+  private async deliver(url: string, body: Buffer, report: DeliveryReport): Promise<boolean> {
+    const headers = this.headersFor(body)
+    const { retries, retryDelayMs, retryAfterCapMs, deliveryTimeoutMs } = this.settings
+    for (let attempt = 0; attempt <= retries; attempt++) {
+      report.attempts++
+      let status: number | 'network' = 'network'
+      let retryAfter: string | null = null
+      try {
+        const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(deliveryTimeoutMs) })
+        status = response.status
+        retryAfter = response.headers.get('retry-after')
+        await response.arrayBuffer().catch(() => undefined)
+      } catch {
+        status = 'network'
+      }
+      report.statuses[status] = (report.statuses[status] ?? 0) + 1
+      if (typeof status === 'number' && status >= 200 && status < 300) return true
+      report.non2xx[status] = (report.non2xx[status] ?? 0) + 1
+      if (attempt === retries) break
+      let wait = retryDelayMs
+      if ((status === 503 || status === 429) && retryAfter !== null) {
+        const seconds = Number(retryAfter)
+        const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - Date.now()
+        if (Number.isFinite(ms)) wait = Math.min(Math.max(ms, 0), retryAfterCapMs)
+      }
+      if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    }
+    return false
+  }
+}

@@ -1,0 +1,140 @@
+import { describe, expect, it } from 'vitest'
+import { applyDefect, createSampleProject, type SampleString, type SampleTranslation } from '../../src/emulator/sample-project.js'
+import { PHRASES, PLURAL_CATEGORIES, PUNCTUATION_EQUIVALENTS, type TargetCode } from '../../src/emulator/phrases.js'
+
+// A strict QA gate in miniature: what "genuinely correct" means for the sample translations.
+const PLACEHOLDERS = /\{\{\w+\}\}|%\d+\$[sd]|%[sd]|\{\w+(?=[,}])/g
+const TAGS = /<\/?\w+[^>]*>/g
+const sorted = (text: string, re: RegExp): string[] => [...text.matchAll(re)].map((m) => m[0]).sort()
+const numbers = (text: string): string[] => sorted(text.replace(PLACEHOLDERS, ''), /\d+/g)
+function ending(text: string): string {
+  const last = text.at(-1) ?? ''
+  for (const [canonical, forms] of Object.entries(PUNCTUATION_EQUIVALENTS)) if (forms.includes(last)) return canonical
+  return 'none'
+}
+
+function problems(source: string, translation: string, maxLength: number): string[] {
+  const out: string[] = []
+  if (translation === '') out.push('empty')
+  if (translation === source) out.push('identical to source')
+  if (JSON.stringify(sorted(source, PLACEHOLDERS)) !== JSON.stringify(sorted(translation, PLACEHOLDERS))) out.push('placeholders')
+  if (JSON.stringify(sorted(source, TAGS)) !== JSON.stringify(sorted(translation, TAGS))) out.push('tags')
+  if (JSON.stringify(numbers(source)) !== JSON.stringify(numbers(translation))) out.push('numbers')
+  if (ending(source) !== ending(translation)) out.push('ending punctuation')
+  if (/\s{2,}/.test(translation)) out.push('doubled space')
+  if (maxLength > 0 && translation.length > maxLength) out.push('maxLength')
+  return out
+}
+
+function problemsOf(str: SampleString, t: SampleTranslation): string[] {
+  if (t.plurals) return t.plurals.flatMap((form) => problems(str.text, form.text, str.maxLength).map((p) => `${form.plural}: ${p}`))
+  return problems(str.text, t.text, str.maxLength)
+}
+
+const ALL = ['de', 'fr', 'ja', 'ar', 'ru']
+
+describe('sample project', () => {
+  it('is deterministic from the seed', () => {
+    const a = createSampleProject({ seed: 7, strings: 120, languages: ALL })
+    const b = createSampleProject({ seed: 7, strings: 120, languages: ALL })
+    const c = createSampleProject({ seed: 8, strings: 120, languages: ALL })
+    const flat = (p: typeof a) => p.strings.map((s) => [s.id, s.key, s.text, [...s.translations.values()].map((t) => [t.text, t.defect])])
+    expect(flat(a)).toEqual(flat(b))
+    expect(flat(a)).not.toEqual(flat(c))
+  })
+
+  it('uses every phrase once per cycle and keeps keys unique', () => {
+    const p = createSampleProject({ strings: PHRASES.length * 2 })
+    expect(new Set(p.strings.slice(0, PHRASES.length).map((s) => s.template.key)).size).toBe(PHRASES.length)
+    expect(new Set(p.strings.map((s) => s.key)).size).toBe(p.strings.length)
+    expect(new Set(p.strings.map((s) => s.id)).size).toBe(p.strings.length)
+  })
+
+  it('has files of several types and strings with placeholders, tags, plurals, maxLength', () => {
+    const p = createSampleProject({ strings: PHRASES.length })
+    expect(new Set([...p.files.values()].map((f) => f.type))).toEqual(new Set(['json', 'android', 'macosx', 'xliff']))
+    expect(p.strings.some((s) => s.hasPlurals)).toBe(true)
+    expect(p.strings.some((s) => s.type === 'icu')).toBe(true)
+    expect(p.strings.some((s) => s.maxLength > 0)).toBe(true)
+    expect(p.strings.some((s) => /<b>/.test(s.text))).toBe(true)
+    for (const style of [/\{count/, /%s/, /\{\{\w+\}\}/]) expect(p.strings.some((s) => style.test(s.text))).toBe(true)
+    expect(p.step).toMatchObject({ type: 'Application', languages: ['de', 'fr'], applicationModule: { moduleKey: 'qa-gate' } })
+  })
+
+  it('every correct translation passes a strict QA gate, in every language', () => {
+    const p = createSampleProject({ strings: PHRASES.length, languages: ALL, defectRate: 0 })
+    const failures: string[] = []
+    for (const str of p.strings) {
+      for (const [lang, t] of str.translations) {
+        expect(t.defect).toBeNull()
+        expect(t.expected).toBe('approved')
+        const found = problemsOf(str, t)
+        if (found.length) failures.push(`${str.key} ${lang}: ${found.join(', ')} (${JSON.stringify(t.text)})`)
+      }
+    }
+    expect(failures).toEqual([])
+  })
+
+  it('keeps plain translations within 1.5x the source length (a length check must not fire)', () => {
+    const p = createSampleProject({ strings: PHRASES.length, languages: ALL, defectRate: 0 })
+    const long: string[] = []
+    for (const str of p.strings) {
+      if (str.type !== 'text') continue
+      for (const [lang, t] of str.translations) if (t.text.length > str.text.length * 1.5) long.push(`${str.key} ${lang}`)
+    }
+    expect(long).toEqual([])
+  })
+
+  it('gives plural strings the plural forms of each language', () => {
+    const p = createSampleProject({ strings: PHRASES.length, languages: ALL })
+    const plural = p.strings.find((s) => s.hasPlurals)!
+    expect(plural.sourcePlurals?.map((f) => f.plural)).toEqual(['one', 'other'])
+    for (const lang of ALL) {
+      expect(plural.translations.get(lang)!.plurals!.map((f) => f.plural)).toEqual(PLURAL_CATEGORIES[lang as TargetCode])
+    }
+  })
+
+  it('puts exactly one obvious defect on about the configured fraction', () => {
+    const p = createSampleProject({ strings: 3000, languages: ['de', 'fr', 'ru'], defectRate: 0.2 })
+    let defective = 0
+    let total = 0
+    const kinds = new Set<string>()
+    for (const str of p.strings) {
+      for (const t of str.translations.values()) {
+        total++
+        if (!t.defect) continue
+        defective++
+        kinds.add(t.defect)
+        expect(t.expected).toBe('translated')
+        expect(problemsOf(str, t).length).toBeGreaterThan(0)
+      }
+    }
+    expect(defective / total).toBeGreaterThan(0.17)
+    expect(defective / total).toBeLessThan(0.23)
+    expect(kinds).toEqual(new Set(['dropped-placeholder', 'broken-tag', 'empty', 'double-space']))
+  })
+
+  it('applies each defect as one visible change', () => {
+    expect(applyDefect('Datei %s wurde nicht gefunden.', 'dropped-placeholder')).toBe('Datei wurde nicht gefunden.')
+    expect(applyDefect('Ihre Testphase endet am <b>{date}</b>.', 'broken-tag')).toBe('Ihre Testphase endet am <b>{date}.')
+    expect(applyDefect('Abbrechen', 'double-space')).toMatch(/^\S+ {2}\S+$/)
+    expect(applyDefect('Schritt {current} von {total}', 'double-space')).toBe('Schritt {current} von  {total}')
+    expect(applyDefect('Abbrechen', 'empty')).toBe('')
+  })
+
+  it('honours outputs and rejects bad options', () => {
+    const p = createSampleProject({ outputs: ['passed', 'failed', 'skipped'], languages: ['ja'] })
+    expect(p.passOutput).toBe('passed')
+    expect(p.failOutput).toBe('failed')
+    expect(() => createSampleProject({ languages: ['xx'] })).toThrow(/no sample translations/)
+    expect(() => createSampleProject({ languages: ['en'] })).toThrow(/source language/)
+    expect(() => createSampleProject({ outputs: ['a'], failOutput: 'b' })).toThrow(/not among/)
+  })
+
+  it('builds 50,000 strings quickly', () => {
+    const started = performance.now()
+    const p = createSampleProject({ strings: 50_000, languages: ['de', 'fr'] })
+    expect(p.strings).toHaveLength(50_000)
+    expect(performance.now() - started).toBeLessThan(5000)
+  })
+})
