@@ -1,0 +1,321 @@
+// Per-organization OAuth tokens: stored encrypted in `stores.tokens`, refreshed shortly before they
+// expire and once after a 401, one refresh request per organization at a time (single flight in
+// this process, plus a pluggable lock for several instances). A refused refresh marks the
+// organization disconnected until someone connects it again through /oauth/start.
+import type Keyv from 'keyv'
+import type { Config } from '../config/load-config.js'
+import type { Logger } from '../util/logger.js'
+import { isDeadGrant, redirectUriOf, requestToken, type TokenResponse } from './oauth-client.js'
+import { deriveKey, loadTokenKey, open, seal, TokenDecryptError } from './token-crypto.js'
+import { NotConnectedError, OrganizationDisconnectedError, TokenEndpointError } from './token-errors.js'
+import { createLocalLock, type LockFn } from './token-lock.js'
+
+export type { TokenResponse } from './oauth-client.js'
+export { NotConnectedError, OrganizationDisconnectedError, TokenEndpointError } from './token-errors.js'
+
+export const DEFAULT_REFRESH_SKEW_MS = 60_000
+
+export type OrganizationState = 'connected' | 'disconnected' | 'not-connected'
+
+export interface OrganizationStatus {
+  domain: string
+  organizationId?: string
+  connected: boolean
+  /** connected | disconnected (a refresh was refused: reconnect) | not-connected (webhooks seen, never connected). */
+  state: OrganizationState
+  /** Epoch ms when the current access token expires, when the server said. */
+  expiresAt?: number
+  reason?: string
+  connectedAt?: number
+  refreshedAt?: number
+  disconnectedAt?: number
+}
+
+/** What lives in the store per organization. Only `sealed` holds secrets, and it is encrypted. */
+interface OrgRecord {
+  domain: string
+  state: OrganizationState
+  sealed?: string
+  expiresAt?: number
+  connectedAt?: number
+  refreshedAt?: number
+  reason?: string
+  disconnectedAt?: number
+}
+
+interface Tokens {
+  accessToken: string
+  refreshToken?: string
+  tokenType?: string
+  scope?: string
+}
+
+export interface TokenManagerDeps {
+  config: Config
+  /** `stores.tokens`. */
+  store: Keyv
+  log: Logger
+  fetch?: typeof fetch
+  /** Named lock held around every refresh and every save; default: in-process. */
+  lock?: LockFn
+  now?: () => number
+  /** Refresh this long before the access token expires. Default 60 s. */
+  refreshSkewMs?: number
+  /** Encryption key; default: TOKEN_KEY, or the key file in DATA_DIR (see loadTokenKey). */
+  key?: Buffer
+}
+
+const DOMAIN_RE = /^[a-z0-9](?:[a-z0-9.-]{0,251}[a-z0-9])?$/
+
+/** Lower-cased organization domain, or undefined when it can't be one (it goes into URLs). */
+export function normalizeDomain(domain: unknown): string | undefined {
+  if (typeof domain !== 'string') return undefined
+  const d = domain.trim().toLowerCase()
+  return DOMAIN_RE.test(d) && !d.includes('..') ? d : undefined
+}
+
+const recordKey = (domain: string) => `org:${domain}`
+const idKey = (id: string) => `org-id:${id}`
+const domainIdKey = (domain: string) => `org-domain-id:${domain}`
+const INDEX_KEY = 'index:domains'
+
+export class TokenManager {
+  private readonly config: Config
+  private readonly store: Keyv
+  private readonly log: Logger
+  private readonly fetchImpl: typeof fetch
+  private readonly lock: LockFn
+  private readonly now: () => number
+  private readonly skewMs: number
+  private readonly key: Buffer
+  private readonly inflight = new Map<string, Promise<string>>()
+  private readonly knownIds = new Map<string, string>()
+  private readonly indexLock = createLocalLock()
+
+  constructor(deps: TokenManagerDeps) {
+    this.config = deps.config
+    this.store = deps.store
+    this.log = deps.log
+    this.fetchImpl = deps.fetch ?? fetch
+    this.lock = deps.lock ?? createLocalLock()
+    this.now = deps.now ?? Date.now
+    this.skewMs = deps.refreshSkewMs ?? DEFAULT_REFRESH_SKEW_MS
+    this.key = deps.key ?? loadTokenKey(deps.config, deps.log).key
+  }
+
+  /** Loads (or on embedded defaults creates) the encryption key, then builds the manager. */
+  static async create(deps: TokenManagerDeps): Promise<TokenManager> {
+    return new TokenManager(deps)
+  }
+
+  /** A key for another purpose (the OAuth state cookie), derived from the token key. */
+  derivedKey(purpose: string): Buffer {
+    return deriveKey(this.key, purpose)
+  }
+
+  /** Exchange an authorization code (with its PKCE verifier) at the token endpoint; stores nothing. */
+  async exchangeCode(code: string, codeVerifier: string): Promise<TokenResponse> {
+    const grant = { grant_type: 'authorization_code', code, code_verifier: codeVerifier, redirect_uri: redirectUriOf(this.config) } as const
+    return requestToken(this.config, grant, this.fetchImpl)
+  }
+
+  /** A valid access token for the organization, refreshed first when it is about to expire. */
+  async getAccessToken(domain: string): Promise<string> {
+    const d = this.domainOrThrow(domain)
+    const rec = await this.read(d)
+    const tokens = await this.usableTokens(d, rec)
+    if (!this.needsRefresh(rec!, this.now())) return tokens.accessToken
+    try {
+      return await this.flight(d)
+    } catch (err) {
+      // A refresh that failed for a passing reason must not stop work the current token can still do.
+      if (err instanceof TokenEndpointError && err.retryable && rec!.expiresAt !== undefined && this.now() < rec!.expiresAt) {
+        this.log.warn({ domain: d, err: err.message }, 'token refresh failed; using the current access token until it expires')
+        return tokens.accessToken
+      }
+      throw err
+    }
+  }
+
+  /**
+   * The API refused `rejectedToken` with 401: refresh once (shared by every concurrent caller) and
+   * return the new token. When someone already refreshed past `rejectedToken`, return that newer
+   * token without another request.
+   */
+  async refreshAfterUnauthorized(domain: string, rejectedToken: string): Promise<string> {
+    const d = this.domainOrThrow(domain)
+    let token = await this.flight(d, rejectedToken)
+    // We may have joined a flight that started before this token was rejected and found nothing to
+    // do; then refresh once more, now knowing which token the API refused.
+    if (token === rejectedToken) token = await this.flight(d, rejectedToken)
+    return token
+  }
+
+  /** Store the token response of a code exchange (connects or reconnects the organization). */
+  async saveTokenResponse(domain: string, response: TokenResponse): Promise<void> {
+    const d = this.domainOrThrow(domain)
+    await this.lock(`oauth-refresh:${d}`, async () => {
+      const previous = await this.read(d)
+      await this.writeTokens(d, previous, response, undefined, 'connected')
+    })
+    await this.addToIndex(d)
+    this.log.info({ domain: d, expiresIn: response.expires_in }, 'organization connected')
+  }
+
+  /**
+   * Webhooks name the organization by id and domain; tokens are keyed by domain. Called for every
+   * batch, so it only writes when the pair is new, and it never waits for a refresh in progress.
+   */
+  async rememberOrganization(id: string, domain: string): Promise<void> {
+    const d = normalizeDomain(domain)
+    if (!d || !id) return
+    if (this.knownIds.get(id) === d) return
+    if ((await this.store.get<string>(idKey(id))) !== d) await this.store.set(idKey(id), d)
+    if ((await this.store.get<string>(domainIdKey(d))) !== id) await this.store.set(domainIdKey(d), id)
+    await this.addToIndex(d)
+    this.knownIds.set(id, d)
+  }
+
+  async domainOf(id: string): Promise<string | undefined> {
+    const known = this.knownIds.get(id)
+    if (known) return known
+    const d = await this.store.get<string>(idKey(id))
+    if (d) this.knownIds.set(id, d)
+    return d ?? undefined
+  }
+
+  /** Every organization the worker knows, for /healthz, /readyz and the operator page. No secrets. */
+  async status(): Promise<OrganizationStatus[]> {
+    const domains = (await this.store.get<string[]>(INDEX_KEY)) ?? []
+    const out: OrganizationStatus[] = []
+    for (const domain of [...domains].sort()) {
+      const rec = await this.read(domain)
+      const organizationId = await this.store.get<string>(domainIdKey(domain))
+      const state: OrganizationState = rec?.state ?? 'not-connected'
+      const s: OrganizationStatus = { domain, connected: state === 'connected', state }
+      if (organizationId) s.organizationId = organizationId
+      if (!rec) {
+        s.reason = 'webhooks arrive for this organization but it was never connected'
+        out.push(s)
+        continue
+      }
+      if (rec.expiresAt !== undefined) s.expiresAt = rec.expiresAt
+      if (rec.reason) s.reason = rec.reason
+      if (rec.connectedAt !== undefined) s.connectedAt = rec.connectedAt
+      if (rec.refreshedAt !== undefined) s.refreshedAt = rec.refreshedAt
+      if (rec.disconnectedAt !== undefined) s.disconnectedAt = rec.disconnectedAt
+      out.push(s)
+    }
+    return out
+  }
+
+  // --- internals -------------------------------------------------------------------------------
+
+  private domainOrThrow(domain: string): string {
+    const d = normalizeDomain(domain)
+    if (!d) throw new NotConnectedError(String(domain).slice(0, 100))
+    return d
+  }
+
+  private needsRefresh(rec: OrgRecord, now: number): boolean {
+    return rec.expiresAt !== undefined && now >= rec.expiresAt - this.skewMs
+  }
+
+  private async read(domain: string): Promise<OrgRecord | undefined> {
+    return (await this.store.get<OrgRecord>(recordKey(domain))) ?? undefined
+  }
+
+  private async write(domain: string, rec: OrgRecord): Promise<void> {
+    const ok = await this.store.set(recordKey(domain), rec)
+    if (ok === false) throw new Error(`could not write the tokens of "${domain}" to the store (STORE_URL)`)
+  }
+
+  /** The decrypted tokens of a connected organization, or the typed error saying why there are none. */
+  private async usableTokens(domain: string, rec: OrgRecord | undefined): Promise<Tokens> {
+    if (!rec || rec.state === 'not-connected' || (!rec.sealed && rec.state !== 'disconnected')) throw new NotConnectedError(domain)
+    if (rec.state === 'disconnected' || !rec.sealed) throw new OrganizationDisconnectedError(domain, rec.reason ?? 'disconnected')
+    try {
+      return open<Tokens>(this.key, rec.sealed, domain)
+    } catch (err) {
+      if (!(err instanceof TokenDecryptError)) throw err
+      const reason = 'its stored tokens cannot be decrypted with the current token key (was TOKEN_KEY or the key file changed?)'
+      await this.markDisconnected(domain, reason)
+      throw new OrganizationDisconnectedError(domain, reason)
+    }
+  }
+
+  private flight(domain: string, rejectedToken?: string): Promise<string> {
+    const existing = this.inflight.get(domain)
+    if (existing) return existing
+    const p: Promise<string> = this.lock(`oauth-refresh:${domain}`, () => this.refreshLocked(domain, rejectedToken)).finally(() => {
+      if (this.inflight.get(domain) === p) this.inflight.delete(domain)
+    })
+    this.inflight.set(domain, p)
+    return p
+  }
+
+  /** Runs under the lock; re-reads the store because another instance may have refreshed already. */
+  private async refreshLocked(domain: string, rejectedToken: string | undefined): Promise<string> {
+    const rec = await this.read(domain)
+    const tokens = await this.usableTokens(domain, rec)
+    const stale = (rejectedToken !== undefined && tokens.accessToken === rejectedToken) || this.needsRefresh(rec!, this.now())
+    if (!stale) return tokens.accessToken
+    if (!tokens.refreshToken) {
+      const reason = 'the access token expired and the authorization server gave no refresh token'
+      await this.markDisconnected(domain, reason)
+      throw new OrganizationDisconnectedError(domain, reason)
+    }
+    let response: TokenResponse
+    try {
+      response = await requestToken(this.config, { grant_type: 'refresh_token', refresh_token: tokens.refreshToken }, this.fetchImpl)
+    } catch (err) {
+      if (!isDeadGrant(err)) {
+        this.log.warn({ domain, err: (err as Error).message }, 'token refresh failed')
+        throw err
+      }
+      const reason = `the authorization server refused the refresh token (${(err as TokenEndpointError).oauthError})`
+      await this.markDisconnected(domain, reason)
+      throw new OrganizationDisconnectedError(domain, reason)
+    }
+    // The server has now retired the old refresh token: the new one must be durable before the new
+    // access token is handed out, or a crash would leave us holding only a refused token.
+    await this.writeTokens(domain, rec, response, tokens.refreshToken, 'refreshed')
+    this.log.info({ domain, expiresIn: response.expires_in }, 'access token refreshed')
+    return response.access_token
+  }
+
+  private async writeTokens(
+    domain: string,
+    previous: OrgRecord | undefined,
+    response: TokenResponse,
+    previousRefreshToken: string | undefined,
+    how: 'connected' | 'refreshed',
+  ): Promise<void> {
+    const now = this.now()
+    const tokens: Tokens = { accessToken: response.access_token }
+    const refreshToken = response.refresh_token ?? previousRefreshToken
+    if (refreshToken) tokens.refreshToken = refreshToken
+    if (response.token_type) tokens.tokenType = response.token_type
+    if (response.scope) tokens.scope = response.scope
+    const rec: OrgRecord = { domain, state: 'connected', sealed: seal(this.key, tokens, domain) }
+    if (response.expires_in !== undefined) rec.expiresAt = now + response.expires_in * 1000
+    rec.connectedAt = how === 'connected' ? now : (previous?.connectedAt ?? now)
+    if (how === 'refreshed') rec.refreshedAt = now
+    await this.write(domain, rec)
+  }
+
+  private async markDisconnected(domain: string, reason: string): Promise<void> {
+    const next: OrgRecord = { domain, state: 'disconnected', reason, disconnectedAt: this.now() }
+    // The refresh token is dead; don't keep secrets we can no longer use.
+    await this.write(domain, next)
+    await this.addToIndex(domain)
+    this.log.error({ domain, reason }, `organization disconnected: reconnect it at ${this.config.baseUrl}/oauth/start?domain=${encodeURIComponent(domain)}`)
+  }
+
+  private async addToIndex(domain: string): Promise<void> {
+    await this.indexLock('index', async () => {
+      const domains = (await this.store.get<string[]>(INDEX_KEY)) ?? []
+      if (!domains.includes(domain)) await this.store.set(INDEX_KEY, [...domains, domain])
+    })
+  }
+}

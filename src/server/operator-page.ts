@@ -1,0 +1,179 @@
+// The operator page at GET /: which organizations are connected, when their tokens expire, which
+// are disconnected, and a form to connect one. Also the page shell the OAuth routes answer with.
+// Plain HTML with one inline stylesheet allowed by its hash: no scripts, no external assets, and a
+// CSP that forbids everything else. Every interpolated value goes through escapeHtml.
+import { createHash } from 'node:crypto'
+import { Router } from '@koa/router'
+import type { Context } from 'koa'
+import type { Config } from '../config/load-config.js'
+import { redirectUriOf } from '../platform/oauth-client.js'
+import type { OrganizationStatus, TokenManager } from '../platform/token-manager.js'
+
+const STYLE = `
+:root { color-scheme: light dark; --fg: #1d2330; --muted: #5d6677; --bg: #f6f7f9; --card: #fff; --line: #dde1e8;
+  --ok: #14733b; --bad: #b3261e; --warn: #8a5a00; --accent: #2f5bd3; }
+@media (prefers-color-scheme: dark) { :root { --fg: #e6e9ef; --muted: #a3abba; --bg: #14171c; --card: #1d2128;
+  --line: #2d333d; --ok: #5fd08f; --bad: #ff8a80; --warn: #f0c060; --accent: #8fb0ff; } }
+* { box-sizing: border-box; }
+body { margin: 0; font: 16px/1.5 system-ui, -apple-system, "Segoe UI", sans-serif; color: var(--fg); background: var(--bg); }
+main { max-width: 56rem; margin: 2rem auto; padding: 0 1rem; }
+h1 { font-size: 1.5rem; margin: 0 0 .25rem; }
+h2 { font-size: 1.1rem; margin: 2rem 0 .5rem; }
+p { margin: .5rem 0; }
+.muted { color: var(--muted); }
+.card { background: var(--card); border: 1px solid var(--line); border-radius: .5rem; padding: 1rem 1.25rem; }
+table { width: 100%; border-collapse: collapse; }
+th, td { text-align: left; padding: .5rem; border-bottom: 1px solid var(--line); vertical-align: top; }
+th { font-size: .85rem; color: var(--muted); font-weight: 600; }
+.ok { color: var(--ok); font-weight: 600; }
+.bad { color: var(--bad); font-weight: 600; }
+.warn { color: var(--warn); font-weight: 600; }
+tr.flagged td:first-child { box-shadow: inset 3px 0 0 var(--bad); }
+form { display: flex; gap: .5rem; flex-wrap: wrap; align-items: end; }
+label { display: flex; flex-direction: column; font-size: .9rem; gap: .25rem; }
+input { font: inherit; padding: .4rem .6rem; border: 1px solid var(--line); border-radius: .35rem; min-width: 16rem;
+  background: var(--bg); color: var(--fg); }
+button, .button { font: inherit; padding: .45rem 1rem; border: 0; border-radius: .35rem; background: var(--accent);
+  color: #fff; cursor: pointer; text-decoration: none; display: inline-block; }
+a { color: var(--accent); }
+code { font-family: ui-monospace, SFMono-Regular, Menlo, monospace; font-size: .9em; }
+`
+
+const STYLE_HASH = createHash('sha256').update(STYLE, 'utf8').digest('base64')
+
+export function escapeHtml(value: unknown): string {
+  return String(value ?? '')
+    .replace(/&/g, '&amp;')
+    .replace(/</g, '&lt;')
+    .replace(/>/g, '&gt;')
+    .replace(/"/g, '&quot;')
+    .replace(/'/g, '&#39;')
+}
+
+/** The page's CSP: nothing but our own inline stylesheet; forms may go to us and on to the authorization server. */
+export function contentSecurityPolicy(config: Pick<Config, 'authUrl'>): string {
+  let formTargets = "'self'"
+  // Browsers apply form-action to the redirects that follow a submission: /oauth/start -> AUTH_URL.
+  try {
+    if (config.authUrl) formTargets += ` ${new URL(config.authUrl).origin}`
+  } catch {
+    // an invalid AUTH_URL is reported by the configuration check; the page still renders
+  }
+  return [
+    "default-src 'none'",
+    `style-src 'sha256-${STYLE_HASH}'`,
+    `form-action ${formTargets}`,
+    "frame-ancestors 'none'",
+    "base-uri 'none'",
+  ].join('; ')
+}
+
+/** Answer with a complete HTML page and the security headers. `body` must already be escaped HTML. */
+export function sendPage(ctx: Context, config: Pick<Config, 'authUrl'>, status: number, title: string, body: string): void {
+  ctx.status = status
+  ctx.set('Content-Security-Policy', contentSecurityPolicy(config))
+  ctx.set('X-Content-Type-Options', 'nosniff')
+  ctx.set('X-Frame-Options', 'DENY')
+  ctx.set('Referrer-Policy', 'no-referrer')
+  ctx.set('Cache-Control', 'no-store')
+  ctx.type = 'text/html; charset=utf-8'
+  ctx.body = `<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>${escapeHtml(title)} · Switchyard</title>
+<style>${STYLE}</style>
+</head>
+<body>
+<main>
+${body}
+</main>
+</body>
+</html>
+`
+}
+
+function formatExpiry(expiresAt: number | undefined, now: number): string {
+  if (expiresAt === undefined) return '<span class="muted">not given</span>'
+  const minutes = Math.round((expiresAt - now) / 60_000)
+  const when = new Date(expiresAt).toISOString().replace('T', ' ').replace(/\.\d+Z$/, ' UTC')
+  const rel = minutes >= 0 ? `in ${minutes} min` : `${-minutes} min ago (refreshed on next use)`
+  return `<time datetime="${escapeHtml(new Date(expiresAt).toISOString())}">${escapeHtml(when)}</time> <span class="muted">${escapeHtml(rel)}</span>`
+}
+
+function statusCell(org: OrganizationStatus): string {
+  switch (org.state) {
+    case 'connected':
+      return '<span class="ok">Connected</span>'
+    case 'disconnected':
+      return `<span class="bad">Disconnected</span><br><span class="muted">${escapeHtml(org.reason ?? '')}</span>`
+    case 'not-connected':
+      return `<span class="warn">Not connected</span><br><span class="muted">${escapeHtml(org.reason ?? '')}</span>`
+    default: {
+      const never: never = org.state
+      return escapeHtml(never)
+    }
+  }
+}
+
+function organizationsTable(orgs: OrganizationStatus[], now: number): string {
+  if (orgs.length === 0) return '<p class="muted">No organization is connected yet. Connect one below.</p>'
+  const rows = orgs
+    .map((org) => {
+      const start = `/oauth/start?domain=${encodeURIComponent(org.domain)}`
+      const action = org.connected ? 'Reconnect' : 'Connect'
+      return `<tr${org.connected ? '' : ' class="flagged"'}>
+<td><strong>${escapeHtml(org.domain)}</strong>${org.organizationId ? `<br><span class="muted">id ${escapeHtml(org.organizationId)}</span>` : ''}</td>
+<td>${statusCell(org)}</td>
+<td>${org.connected ? formatExpiry(org.expiresAt, now) : '<span class="muted">-</span>'}</td>
+<td><a href="${escapeHtml(start)}">${action}</a></td>
+</tr>`
+    })
+    .join('\n')
+  return `<table>
+<thead><tr><th>Organization</th><th>Status</th><th>Access token expires</th><th></th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>`
+}
+
+export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now()): string {
+  const missing: string[] = []
+  if (!config.clientId) missing.push('CLIENT_ID')
+  if (!config.clientSecret) missing.push('CLIENT_SECRET')
+  if (!config.authUrl) missing.push('AUTH_URL')
+  const setup = missing.length
+    ? `<p class="bad">Connecting is not possible yet: set ${missing.map((m) => `<code>${escapeHtml(m)}</code>`).join(', ')} (see docs/connect.md).</p>`
+    : ''
+  const disconnected = orgs.filter((o) => o.state === 'disconnected').length
+  const summary = disconnected
+    ? `<p class="bad">${disconnected === 1 ? '1 organization is disconnected: its strings wait' : `${disconnected} organizations are disconnected: their strings wait`} in the journal until you reconnect.</p>`
+    : ''
+  return `<h1>Switchyard</h1>
+<p class="muted">Custom workflow steps worker. Redirect URL to register with the app: <code>${escapeHtml(redirectUriOf(config))}</code></p>
+${setup}
+<h2>Organizations</h2>
+<div class="card">
+${summary}
+${organizationsTable(orgs, now)}
+</div>
+<h2>Connect an organization</h2>
+<div class="card">
+<form method="get" action="/oauth/start">
+<label>Organization domain<input name="domain" required autocomplete="off" spellcheck="false" placeholder="acme" pattern="[A-Za-z0-9][A-Za-z0-9.\\-]*"></label>
+<button type="submit">Connect</button>
+</form>
+<p class="muted">You will be sent to the service to approve access, then back here.</p>
+</div>`
+}
+
+export function createOperatorRouter(deps: { config: Config; tokens: TokenManager }): Router {
+  const router = new Router()
+  router.get('/', async (ctx) => {
+    const orgs = await deps.tokens.status()
+    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs))
+  })
+  return router
+}
