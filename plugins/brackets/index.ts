@@ -10,6 +10,7 @@ import { findUrls } from '../_shared/url-patterns.js'
 
 interface Options {
   compareCounts: boolean
+  countSeverity: 'error' | 'warning'
 }
 
 interface Family { name: string; open: string; close: string; counted: boolean }
@@ -76,6 +77,7 @@ export default definePlugin<Options>({
     additionalProperties: false,
     properties: {
       compareCounts: { type: 'boolean', default: true, description: 'Require as many brackets of each kind as the source has.' },
+      countSeverity: { enum: ['error', 'warning'], default: 'warning', description: 'Severity of a count mismatch. A warning by default: translators add explanatory parentheses (Japanese （…）) or drop a plural marker such as file(s); unbalanced brackets are always errors.' },
     },
   },
   needs: ['translation'],
@@ -103,7 +105,7 @@ export default definePlugin<Options>({
             const t = ct.get(family)!
             if (s.open !== t.open || s.close !== t.close) {
               const n = (c: { open: number; close: number }) => Math.max(c.open, c.close)
-              findings.push({ message: `The source has ${n(s)} pair${n(s) === 1 ? '' : 's'} of ${family.name}, the translation ${n(t)}` })
+              findings.push({ severity: options.countSeverity, message: `The source has ${n(s)} pair${n(s) === 1 ? '' : 's'} of ${family.name}, the translation ${n(t)}` })
             }
           }
         }

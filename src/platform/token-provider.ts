@@ -15,10 +15,15 @@ export class OrganizationUnavailableError extends Error {
   }
 }
 
-/** Is this error one that means "wait for the organization to be (re)connected"? */
+/**
+ * Does this error mean "no usable token for now": the organization is not connected, was
+ * disconnected, or its token endpoint failed in a way worth retrying? Its jobs then wait (held,
+ * still journaled) until a token can be had again, rather than being parked.
+ */
 export function isOrganizationUnavailable(error: unknown): boolean {
-  const name = (error as { name?: string } | null)?.name ?? ''
-  return error instanceof OrganizationUnavailableError || /Disconnected|NotConnected|OrganizationUnavailable/.test(name)
+  if (error instanceof OrganizationUnavailableError) return true
+  const e = error as { code?: string; retryable?: boolean } | null
+  return e?.code === 'NOT_CONNECTED' || e?.code === 'ORGANIZATION_DISCONNECTED' || (e?.code === 'TOKEN_ENDPOINT' && e.retryable === true)
 }
 
 /** Tokens handed in directly (tests, `switchyard try`); refresh is impossible. */

@@ -1,0 +1,103 @@
+// `switchyard serve`: the worker with everything wired: store, pipelines (reloaded on SIGHUP),
+// OAuth tokens, step settings, and graceful shutdown on SIGTERM/SIGINT.
+import { loadConfig, missingForProduction, type Config } from '../config/load-config.js'
+import { PipelineHost } from '../engine/pipeline-host.js'
+import type { PluginCache } from '../engine/types.js'
+import { TokenManager } from '../platform/token-manager.js'
+import { createOAuthRouter } from '../server/oauth-routes.js'
+import { createOperatorRouter } from '../server/operator-page.js'
+import { createSettingsRouter } from '../settings/settings-routes.js'
+import { SettingsService } from '../settings/settings-service.js'
+import { createStores, type Stores } from '../store/create-stores.js'
+import { createLogger, type Logger } from '../util/logger.js'
+import { createMetrics } from '../util/metrics.js'
+import { startWorker, type PipelineSource, type Worker } from '../worker.js'
+
+export interface Running {
+  worker: Worker
+  config: Config
+  stores: Stores
+  tokens: TokenManager
+  host: PipelineHost
+  log: Logger
+  stop(): Promise<void>
+}
+
+/** Start the whole worker in this process. Throws with every error when pipelines don't load. */
+export async function startServe(config: Config, log: Logger = createLogger({ level: config.logLevel })): Promise<Running> {
+  const stores = await createStores(config.storeUrl)
+  const metrics = createMetrics()
+  const cacheFor = (namespace: string): PluginCache => ({
+    get: async (key) => stores.cache.get(`${namespace}:${key}`),
+    set: async (key, value, ttl) => {
+      await stores.cache.set(`${namespace}:${key}`, value, ttl)
+    },
+  })
+  const host = new PipelineHost(config.pipelinesDir.includes(',') ? config.pipelinesDir.split(',') : { dir: config.pipelinesDir }, {
+    pluginsDir: config.pluginsDir || undefined,
+    log: log.child({ part: 'engine' }),
+    cacheFor,
+    env: { ...process.env, OPENAI_API_KEY: config.openaiApiKey || process.env.OPENAI_API_KEY, OPENAI_BASE_URL: config.openaiBaseUrl || process.env.OPENAI_BASE_URL },
+    metrics: { add: (name, value = 1) => metrics.plugin.inc({ metric: name }, value) },
+  })
+  const loaded = await host.load()
+  if (!loaded.ok) {
+    await stores.close()
+    throw new Error(`pipelines failed to load:\n${loaded.errors.map((e) => `  ${e.file}:${e.line}:${e.col} ${e.message}`).join('\n')}`)
+  }
+  const tokens = await TokenManager.create({ config, store: stores.tokens, log: log.child({ part: 'oauth' }) })
+  const settings = new SettingsService(stores.settings, log.child({ part: 'settings' }))
+  const pipelines = host as unknown as PipelineSource
+  const worker = await startWorker({
+    config,
+    log,
+    stores,
+    metrics,
+    pipelines,
+    tokens,
+    settings,
+    routers: [
+      createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }) }),
+      createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }) }),
+      createOperatorRouter({ config, tokens }),
+    ],
+  })
+  const missing = missingForProduction(config)
+  if (missing.length) log.warn({ missing }, `running on defaults; to connect a real organization set: ${missing.join('; ')}`)
+  return {
+    worker, config, stores, tokens, host, log,
+    async stop() {
+      await worker.stop()
+      await host.current.close()
+      await stores.close()
+    },
+  }
+}
+
+export async function runServe(args: string[]): Promise<number> {
+  if (args.includes('--help')) {
+    console.log('switchyard serve: run the worker (configuration from the environment; see `switchyard config`).')
+    return 0
+  }
+  const config = loadConfig(process.env)
+  const log = createLogger({ level: config.logLevel })
+  const running = await startServe(config, log)
+  process.on('SIGHUP', () => {
+    void running.host.reload().then((r) => {
+      if (r.ok) log.info({ pipelines: running.host.current.all().map((p) => p.key) }, 'pipelines reloaded')
+      else log.error({ errors: r.errors.map((e) => `${e.file}:${e.line}:${e.col} ${e.message}`) }, 'reload failed; keeping the pipelines that were loaded')
+    })
+  })
+  await new Promise<void>((resolve) => {
+    const onSignal = (signal: string) => {
+      log.info({ signal }, 'shutting down')
+      void running.stop().then(resolve, (error) => {
+        log.error({ err: error }, 'shutdown failed')
+        resolve()
+      })
+    }
+    process.once('SIGTERM', () => onSignal('SIGTERM'))
+    process.once('SIGINT', () => onSignal('SIGINT'))
+  })
+  return 0
+}
