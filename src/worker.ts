@@ -13,6 +13,7 @@ import type { TokenProvider } from './platform/token-provider.js'
 import { Dedupe } from './queue/dedupe.js'
 import { acceptJobs } from './queue/intake.js'
 import { stringKeyOf, type Job } from './queue/job.js'
+import { BullmqJournal } from './queue/bullmq-journal.js'
 import { Journal } from './queue/journal.js'
 import { createJobProcessor, type RunnablePipeline, type StepSettingsLookup } from './queue/process-jobs.js'
 import { WorkQueue } from './queue/work-queue.js'
@@ -63,7 +64,7 @@ export interface Worker {
   server: Server
   metrics: Metrics
   queue: WorkQueue
-  journal: Journal
+  journal: Journal | BullmqJournal
   reporter: Reporter
   api: ApiClient
   /** Counts for tests and the operator. */
@@ -77,13 +78,27 @@ export interface Worker {
   stop(options?: { deadlineMs?: number }): Promise<void>
 }
 
+function bullmqOptions(config: Config, log: Logger) {
+  const redisUrl = config.queueRedisUrl || (/^rediss?:/.test(config.storeUrl) ? config.storeUrl : '')
+  if (!redisUrl) throw new Error('QUEUE=bullmq needs Redis: set QUEUE_REDIS_URL, or a redis:// STORE_URL')
+  return {
+    redisUrl,
+    concurrency: config.queueConcurrency,
+    attempts: Math.max(1, config.apiMaxAttempts),
+    backoffMs: 1000,
+    lockMs: config.queueLockMs,
+    dedupeTtlMs: config.dedupeTtlMs,
+    log: log.child({ part: 'bullmq' }),
+  }
+}
+
 const ACTIVITY_KEY = 'recent'
 const ACTIVITY_MAX = 200
 
 export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const { config, log, stores, tokens } = deps
   const metrics = deps.metrics ?? createMetrics()
-  const journal = new Journal(stores.journal)
+  const journal = config.queue === 'bullmq' ? new BullmqJournal(bullmqOptions(config, log)) : new Journal(stores.journal)
   const dedupe = new Dedupe(config.dedupeTtlMs)
   const shutdown = new AbortController()
   let closing = false
@@ -278,6 +293,14 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`
   log.info({ url, pipelines: pipelines().all().map((p) => p.key), store: stores.kind }, 'worker listening')
 
+  // With a shared queue, jobs come from BullMQ to whichever instance is free.
+  if (journal instanceof BullmqJournal) {
+    journal.start((job) => {
+      queue.admit(1)
+      queue.push([job])
+    })
+  }
+
   // Replay what an earlier run acknowledged and did not finish. The webhook route is already
   // open; replayed jobs count against the queue limit like any others.
   const replayed = (async () => {
@@ -349,7 +372,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
     await replayed
-    while (queue.depth > 0) {
+    const backlog = async () => (journal instanceof BullmqJournal ? await journal.backlog() : 0)
+    while (queue.depth > 0 || (await backlog()) > 0) {
       if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open`)
       await new Promise((r) => setTimeout(r, 20))
     }
@@ -361,6 +385,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       closing = true
       const deadline = options.deadlineMs ?? config.shutdownTimeoutMs
       log.info({ open: queue.depth }, 'stopping: new webhooks get 503; finishing running work')
+      // A shared queue: take no more jobs; what this instance holds finishes below or goes to
+      // another instance when its lock expires.
+      const closingBull = journal instanceof BullmqJournal ? journal.close() : Promise.resolve()
       const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeIdleConnections?.()
       const finished = Promise.race([
@@ -381,6 +408,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       clearInterval(metricsTimer)
       if (reconcileTimer) clearInterval(reconcileTimer)
       server.closeAllConnections?.()
+      await closingBull
       await closed
       log.info({ leftInJournal: journal.size, waitingNotStarted: left }, 'stopped')
     })()

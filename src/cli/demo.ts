@@ -50,7 +50,7 @@ export async function connectThroughBrowser(workerUrl: string, domain: string): 
   const start = await fetch(`${workerUrl}/oauth/start?domain=${encodeURIComponent(domain)}`, { redirect: 'manual' })
   const cookie = (start.headers.getSetCookie?.() ?? []).map((c) => c.split(';')[0]).join('; ')
   const authorize = start.headers.get('location')
-  if (start.status !== 302 || !authorize) throw new Error(`/oauth/start answered ${start.status}`)
+  if (start.status !== 302 || !authorize) throw new Error(`/oauth/start answered ${start.status}: ${(await start.text()).replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ').slice(0, 300)}`)
   const consent = await fetch(authorize, { redirect: 'manual' })
   const callback = consent.headers.get('location')
   if (!callback) throw new Error(`the authorization server answered ${consent.status} without a redirect`)

@@ -38,6 +38,8 @@ export interface Config {
   settingsFrameAncestors: string
   queue: 'memory' | 'bullmq'
   queueRedisUrl: string
+  queueConcurrency: number
+  queueLockMs: number
   logLevel: string
 }
 

@@ -48,6 +48,8 @@ export const OPTIONS = {
   settingsScriptUrl: { env: 'SETTINGS_SCRIPT_URL', kind: 'string', default: '', description: "URL of the service's iframe script (defines AP) loaded by settings pages." },
   settingsFrameAncestors: { env: 'SETTINGS_FRAME_ANCESTORS', kind: 'string', default: '*', description: "CSP frame-ancestors of the settings page: who may frame it (space-separated sources, e.g. https://*.example.com). Default * (the page needs a token only the service mints)." },
   queue: { env: 'QUEUE', kind: 'enum', values: ['memory', 'bullmq'], default: 'memory', description: 'Work queue: in-process (default) or BullMQ on Redis (QUEUE_REDIS_URL or a redis STORE_URL).' },
+  queueConcurrency: { env: 'QUEUE_CONCURRENCY', kind: 'int', default: '1000', min: 1, max: 100000, description: 'QUEUE=bullmq: strings one instance works on at once (enough to fill a PATCH of 500).' },
+  queueLockMs: { env: 'QUEUE_LOCK_MS', kind: 'int', default: '30000', min: 1000, description: "QUEUE=bullmq: how long a string stays with an instance that stopped renewing its lock before another takes it over." },
   queueRedisUrl: { env: 'QUEUE_REDIS_URL', kind: 'string', description: 'Redis for QUEUE=bullmq; default: STORE_URL when it is redis://.' },
   logLevel: { env: 'LOG_LEVEL', kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'Log level.' },
 } as const satisfies Record<string, OptionSpec>

@@ -4,7 +4,6 @@
 import type { Job } from './job.js'
 import { stringKeyOf } from './job.js'
 import type { Dedupe } from './dedupe.js'
-import type { Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
 export type IntakeResult =
@@ -13,7 +12,13 @@ export type IntakeResult =
 
 export interface IntakeDeps {
   dedupe: Dedupe
-  journal: Journal
+  journal: {
+    append(batchId: string, jobs: Job[]): Promise<void>
+    /** The journal hands jobs to the pipeline itself (BullMQ): the intake only stores them. */
+    readonly delivers?: boolean
+    /** Strings waiting across every instance, when they share a queue. */
+    backlog?(): Promise<number>
+  }
   queue: WorkQueue
   /** Is the worker shutting down? Then nothing new is taken. */
   closing(): boolean
@@ -22,10 +27,17 @@ export interface IntakeDeps {
 export async function acceptJobs(deps: IntakeDeps, batchId: string, jobs: Job[]): Promise<IntakeResult> {
   const { dedupe, journal, queue } = deps
   if (deps.closing()) return { status: 'busy', retryAfterSeconds: 5 }
-  if (!queue.hasRoom(jobs.length)) {
+  const depth = journal.backlog ? await journal.backlog() : queue.depth
+  if (depth + jobs.length > queue.limit && depth > 0) {
     // Long enough for the queue to drain a good part of its backlog, short enough to be retried
     // well inside the service's retry window.
-    return { status: 'busy', retryAfterSeconds: Math.min(30, 1 + Math.ceil(queue.depth / 5000)) }
+    return { status: 'busy', retryAfterSeconds: Math.min(30, 1 + Math.ceil(depth / 5000)) }
+  }
+  if (journal.delivers) {
+    // Shared queue: its job ids (the de-duplication key) absorb repeats across instances.
+    for (const job of jobs) job.batchId = batchId
+    await journal.append(batchId, jobs)
+    return { status: 'accepted', accepted: jobs.length, duplicates: 0 }
   }
   const fresh: Job[] = []
   let duplicates = 0
