@@ -8,6 +8,9 @@ import { createServer as createNetServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
+import { PipelineHost } from '../../src/engine/pipeline-host.js'
+import { silentLogger } from '../../src/util/logger.js'
+import type { PipelineSource } from '../../src/worker.js'
 
 export const FIXTURES = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'durability')
 export const PAIR = (stringId: number, languageId: string) => `${stringId}|${languageId}`
@@ -200,4 +203,12 @@ export async function waitIdle(w: ChildWorker, timeoutMs = 60_000): Promise<void
     streak = h.queue.depth === 0 && h.journal === 0 ? streak + 1 : 0
     return streak >= 4
   }, timeoutMs, 200)
+}
+
+/** The shipped pipelines (or a fixture folder), loaded the way `serve` loads them. */
+export async function loadPipelines(dir = path.join(PACKAGE_ROOT, 'pipelines'), pluginsDir?: string): Promise<PipelineSource> {
+  const host = new PipelineHost({ dir }, { pluginsDir, log: silentLogger(), cacheFor: () => ({ get: async () => undefined, set: async () => {} }), env: {}, metrics: { add() {} } })
+  const loaded = await host.load()
+  if (!loaded.ok) throw new Error(`pipelines failed to load: ${JSON.stringify(loaded.errors)}`)
+  return host as unknown as PipelineSource
 }
