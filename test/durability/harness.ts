@@ -3,7 +3,7 @@
 // (which strings got a 2XX, how many 503s), and small polling helpers.
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
-import { createServer as createHttpServer, type Server } from 'node:http'
+import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http'
 import { createServer as createNetServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
@@ -122,6 +122,8 @@ export interface AckProxy {
   acked: Map<string, number>
   statuses: Record<string, number>
   retryAfter: string[]
+  /** The last body the worker acknowledged, with its request headers (for probes). */
+  lastAcked?: { body: Buffer; headers: Record<string, string> }
   target: string
   close(): Promise<void>
 }
@@ -144,6 +146,7 @@ export async function startAckProxy(target: string): Promise<AckProxy> {
           if (r.status >= 200 && r.status < 300) {
             const now = Date.now()
             for (const pair of pairsOf(body)) if (!proxy.acked.has(pair)) proxy.acked.set(pair, now)
+            proxy.lastAcked = { body, headers }
           }
           const out: Record<string, string> = { 'content-type': r.headers.get('content-type') ?? 'text/plain' }
           if (ra !== null) out['retry-after'] = ra
@@ -211,4 +214,17 @@ export async function loadPipelines(dir = path.join(PACKAGE_ROOT, 'pipelines'), 
   const loaded = await host.load()
   if (!loaded.ok) throw new Error(`pipelines failed to load: ${JSON.stringify(loaded.errors)}`)
   return host as unknown as PipelineSource
+}
+
+/** POST a signed body on a fresh connection (no keep-alive pool), as a new delivery would arrive. */
+export function postFresh(url: string, body: Buffer, headers: Record<string, string>): Promise<{ status: number | 'network'; retryAfter?: string }> {
+  return new Promise((resolve) => {
+    const req = httpRequest(url, { method: 'POST', agent: false, headers: { ...headers, 'content-length': String(body.length) }, timeout: 10_000 }, (res) => {
+      res.resume()
+      res.on('end', () => resolve({ status: res.statusCode ?? 0, retryAfter: res.headers['retry-after'] as string | undefined }))
+    })
+    req.on('error', () => resolve({ status: 'network' }))
+    req.on('timeout', () => req.destroy())
+    req.end(body)
+  })
 }
