@@ -361,8 +361,6 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       closing = true
       const deadline = options.deadlineMs ?? config.shutdownTimeoutMs
       log.info({ open: queue.depth }, 'stopping: new webhooks get 503; finishing running work')
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections?.()
       const finished = Promise.race([
         (async () => {
           await replayed
@@ -380,6 +378,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       clearInterval(heldTimer)
       clearInterval(metricsTimer)
       if (reconcileTimer) clearInterval(reconcileTimer)
+      // The listener stayed open while draining, so deliveries got 503 + Retry-After rather than
+      // a refused connection; only now does it close.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeAllConnections?.()
       await closed
       log.info({ leftInJournal: journal.size, waitingNotStarted: left }, 'stopped')
