@@ -388,8 +388,6 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       // A shared queue: take no more jobs; what this instance holds finishes below or goes to
       // another instance when its lock expires.
       const closingBull = journal instanceof BullmqJournal ? journal.close() : Promise.resolve()
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeIdleConnections?.()
       const finished = Promise.race([
         (async () => {
           await replayed
@@ -407,6 +405,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       clearInterval(heldTimer)
       clearInterval(metricsTimer)
       if (reconcileTimer) clearInterval(reconcileTimer)
+      // The listener stayed open while draining, so deliveries got 503 + Retry-After rather than
+      // a refused connection; only now does it close.
+      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
       server.closeAllConnections?.()
       await closingBull
       await closed

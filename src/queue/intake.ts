@@ -46,13 +46,16 @@ export async function acceptJobs(deps: IntakeDeps, batchId: string, jobs: Job[])
     if (dedupe.admit(stringKeyOf(job), job.revision) === 'new') fresh.push(job)
     else duplicates++
   }
+  // Room is taken before the journal write, not after: batches arriving together would all pass
+  // the check while the first one awaits its write, and the queue would grow past its limit.
+  queue.admit(fresh.length)
   try {
     await journal.append(batchId, fresh)
   } catch (error) {
+    queue.finish(fresh.length)
     for (const job of fresh) dedupe.release(stringKeyOf(job), job.revision)
     throw error
   }
-  queue.admit(fresh.length)
   queue.push(fresh)
   return { status: 'accepted', accepted: fresh.length, duplicates }
 }
