@@ -16,6 +16,7 @@ declare module 'pg' {
     /** Pass an error (or true) to destroy the connection instead of returning it to the pool. */
     release(destroy?: Error | boolean): void
     on(event: 'error', listener: (err: Error) => void): this
+    removeListener(event: 'error', listener: (err: Error) => void): this
   }
   export class Pool {
     constructor(config?: PoolConfig)
