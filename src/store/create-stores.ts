@@ -1,11 +1,19 @@
 // Keyv set-up: one namespace each for settings, tokens, journal, caches and the activity log,
 // all on the one back end STORE_URL names. Embedded default: SQLite in DATA_DIR.
+//
+// STORE_URL forms:
+//   memory://                               tests only: nothing survives the process
+//   sqlite://./data/switchyard.sqlite       single instance (the default)
+//   redis://[:password@]host:6379[/db]      scale-out (rediss:// for TLS)
+//   postgres://user:pass@host:5432/db[?table=switchyard&schema=public]   scale-out
 import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import Keyv, { type KeyvStoreAdapter } from 'keyv'
 
 export type StoreName = 'settings' | 'tokens' | 'journal' | 'cache' | 'activity' | 'state'
 export const STORE_NAMES: readonly StoreName[] = ['settings', 'tokens', 'journal', 'cache', 'activity', 'state']
+
+export type StoreKind = 'memory' | 'sqlite' | 'redis' | 'postgres'
 
 export interface Stores {
   settings: Keyv
@@ -15,18 +23,42 @@ export interface Stores {
   activity: Keyv
   /** Small worker state: seen steps, disconnected organizations, ... */
   state: Keyv
-  /** Which back end: 'sqlite' | 'redis' | 'postgres' | 'memory'. */
-  kind: string
-  /** Is the back end reachable? */
-  ping(): Promise<boolean>
+  /** Which back end. */
+  kind: StoreKind
+  /** Can the back end be written and read right now (within `timeoutMs`, default 2 s)? Never throws. */
+  ping(timeoutMs?: number): Promise<boolean>
+  /** Disconnects every namespace's connection (and the PostgreSQL pool) so the process can exit. */
   close(): Promise<void>
 }
 
-async function adapterFor(storeUrl: string): Promise<{ kind: string; make: () => KeyvStoreAdapter | Map<unknown, unknown> }> {
-  const scheme = storeUrl.slice(0, storeUrl.indexOf('://'))
+export interface CreateStoresOptions {
+  /**
+   * Put before every namespace name (letters, digits, `-`, `_`), so several deployments or test
+   * runs can share one Redis or one database without seeing each other's keys.
+   */
+  prefix?: string
+  /** How long an operation waits for a connection to Redis or PostgreSQL before failing (default 5 s). */
+  connectTimeoutMs?: number
+}
+
+interface Backend {
+  kind: StoreKind
+  make: () => KeyvStoreAdapter | Map<unknown, unknown>
+  /** Keyv prefixes keys with `namespace:` itself unless the adapter namespaces them (Redis). */
+  keyvPrefixes: boolean
+  /** Disconnect what `make` created; called once by close(). */
+  end: (adapters: Array<KeyvStoreAdapter | Map<unknown, unknown>>) => Promise<void>
+}
+
+const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
+const PREFIX = /^[A-Za-z0-9_-]*$/
+
+async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<Backend> {
+  const at = storeUrl.indexOf('://')
+  const scheme = at > 0 ? storeUrl.slice(0, at) : ''
   switch (scheme) {
     case 'memory':
-      return { kind: 'memory', make: () => new Map() }
+      return { kind: 'memory', make: () => new Map(), keyvPrefixes: true, end: async () => undefined }
     case 'sqlite': {
       const file = storeUrl.slice('sqlite://'.length)
       if (file && file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
@@ -43,44 +75,137 @@ async function adapterFor(storeUrl: string): Promise<{ kind: string; make: () =>
           reuse = undefined
           return a
         },
+        keyvPrefixes: true,
+        end: async (adapters) => {
+          for (const a of adapters) await (a as KeyvStoreAdapter).disconnect?.().catch(() => undefined)
+        },
       }
     }
     case 'redis':
     case 'rediss': {
       const { default: KeyvRedis } = await import('@keyv/redis')
-      return { kind: 'redis', make: () => new KeyvRedis(storeUrl) }
+      type Adapter = InstanceType<typeof KeyvRedis>
+      return {
+        kind: 'redis',
+        // One client per namespace (six connections an instance): the adapter owns its client's
+        // connect/reconnect cycle, and sharing one would have adapters racing to connect it.
+        // connectionTimeout bounds how long an operation waits while Redis is unreachable
+        // (without it, the first command would wait for ever); the adapter then throws.
+        make: () => new KeyvRedis(storeUrl, { throwOnErrors: true, throwOnConnectError: true, connectionTimeout: connectTimeoutMs }),
+        keyvPrefixes: false,
+        end: async (adapters) => {
+          await Promise.all(
+            adapters.map(async (a) => {
+              const adapter = a as Adapter
+              // A graceful QUIT waits for queued commands; if Redis is gone they never finish.
+              if (!(adapter.client as { isReady?: boolean }).isReady) return adapter.disconnect(true).catch(() => undefined)
+              const graceful = adapter.disconnect(false).then(() => true, () => false)
+              if (!(await withTimeout(graceful, 2_000, false))) await adapter.disconnect(true).catch(() => undefined)
+            }),
+          )
+        },
+      }
     }
     case 'postgres':
     case 'postgresql': {
+      const url = new URL(storeUrl)
+      const table = url.searchParams.get('table') ?? 'switchyard'
+      const schema = url.searchParams.get('schema') ?? 'public'
+      for (const [what, name] of [['table', table], ['schema', schema]] as const) {
+        if (!IDENTIFIER.test(name)) throw new Error(`STORE_URL: ${what} "${name}" must be letters, digits and _ (not starting with a digit)`)
+      }
+      url.searchParams.delete('table')
+      url.searchParams.delete('schema')
       const { default: KeyvPostgres } = await import('@keyv/postgres')
-      return { kind: 'postgres', make: () => new KeyvPostgres({ uri: storeUrl }) }
+      const { default: pg } = await import('pg')
+      // @keyv/postgres keeps one module-wide pool per URI and each adapter's disconnect() ends it,
+      // so two Stores on one database (two journals in a test, a CLI command beside the server)
+      // would close each other's connections. Each Stores gets its own pool instead.
+      const pool = new pg.Pool({ connectionString: url.toString(), max: 10, connectionTimeoutMillis: connectTimeoutMs, idleTimeoutMillis: 30_000 })
+      // An idle connection dropped by a server restart must not crash the process; the next
+      // query opens a new one.
+      pool.on('error', () => undefined)
+      const createTable =
+        (schema === 'public' ? '' : `CREATE SCHEMA IF NOT EXISTS ${schema}; `) +
+        `CREATE TABLE IF NOT EXISTS ${schema}.${table}(key VARCHAR(255) PRIMARY KEY, value TEXT)`
+      // Made before the first query and again after a failure: if the database was down at start,
+      // the table is created once it is back instead of every query failing for ever.
+      let ready: Promise<void> | undefined
+      const ensureTable = (): Promise<void> =>
+        (ready ??= pool.query(createTable).then(
+          () => undefined,
+          (err: Error & { code?: string }) => {
+            // Another instance created it at the same moment.
+            if (err.code === '23505' || err.code === '42P07') return
+            ready = undefined
+            throw err
+          },
+        ))
+      class PooledPostgres extends KeyvPostgres {
+        override async connect(): Promise<(sql: string, values?: unknown) => Promise<unknown[]>> {
+          return async (sql, values) => {
+            await ensureTable()
+            return (await pool.query(sql, values as unknown[] | undefined)).rows
+          }
+        }
+        override async disconnect(): Promise<void> {
+          // The pool belongs to the Stores; close() ends it once.
+        }
+      }
+      return {
+        kind: 'postgres',
+        make: () => new PooledPostgres({ table, schema }),
+        keyvPrefixes: true,
+        end: async () => {
+          await pool.end().catch(() => undefined)
+        },
+      }
     }
     default:
-      throw new Error(`STORE_URL: unsupported scheme "${scheme}"`)
+      throw new Error(`STORE_URL: unsupported scheme "${scheme}" (use sqlite://, redis://, rediss://, postgres:// or memory://)`)
   }
 }
 
-export async function createStores(storeUrl: string): Promise<Stores> {
-  const { kind, make } = await adapterFor(storeUrl)
+export async function createStores(storeUrl: string, options: CreateStoresOptions = {}): Promise<Stores> {
+  const prefix = options.prefix ?? ''
+  // Keyv strips a key's namespace up to the first ':' and Redis matches namespaces as glob
+  // patterns, so the prefix stays plain.
+  if (!PREFIX.test(prefix)) throw new Error(`store prefix "${prefix}" must be letters, digits, - and _`)
+  const backend = await backendFor(storeUrl, options.connectTimeoutMs ?? 5_000)
   // One adapter per namespace: Keyv sets `namespace` on its adapter, and iteration (journal
   // replay) and clear() use it, so namespaces sharing an adapter would read each other's keys.
-  const adapters = STORE_NAMES.map(() => make())
-  const stores = Object.fromEntries(STORE_NAMES.map((n, i) => [n, new Keyv({ store: adapters[i], namespace: n, throwOnErrors: true })])) as Record<StoreName, Keyv>
+  const adapters = STORE_NAMES.map(() => backend.make())
+  const stores = Object.fromEntries(
+    STORE_NAMES.map((n, i) => [n, new Keyv({ store: adapters[i], namespace: prefix + n, throwOnErrors: true, useKeyPrefix: backend.keyvPrefixes })]),
+  ) as Record<StoreName, Keyv>
   // Errors are thrown to the caller (throwOnErrors); the listener only keeps the emitter quiet.
   for (const k of Object.values(stores)) k.on('error', () => undefined)
+  let closed: Promise<void> | undefined
   return {
     ...stores,
-    kind,
-    async ping() {
-      try {
-        await stores.state.set('ping', Date.now())
-        return (await stores.state.get('ping')) !== undefined
-      } catch {
-        return false
-      }
+    kind: backend.kind,
+    async ping(timeoutMs = 2_000) {
+      // A write and a read: a Redis replica left read-only after a fail-over answers reads
+      // but can't take the journal.
+      const probe = (async () => {
+        await stores.state.set('ping', Date.now(), 60_000)
+        return typeof (await stores.state.get('ping')) === 'number'
+      })().catch(() => false)
+      return withTimeout(probe, timeoutMs, false)
     },
-    async close() {
-      for (const k of Object.values(stores)) await k.disconnect().catch(() => undefined)
+    close() {
+      closed ??= backend.end(adapters)
+      return closed
     },
   }
+}
+
+/** `promise`, or `fallback` if it has not settled within `ms`. */
+function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<T>((resolve) => {
+    timer = setTimeout(() => resolve(fallback), ms)
+    timer.unref()
+  })
+  return Promise.race([promise, late]).finally(() => clearTimeout(timer))
 }

@@ -1,0 +1,51 @@
+# syntax=docker/dockerfile:1
+# Switchyard worker image. Three stages:
+#   prod-deps  production dependencies only, with the toolchain sqlite3's native module may need
+#   build      every dependency (TypeScript) and the compiled dist/
+#   runtime    node:20-slim, no toolchain, no devDependencies, runs as the unprivileged `node` user
+# Build:  docker build -t switchyard .
+# Run:    docker run -p 3000:3000 -v switchyard-data:/app/data --env-file switchyard.env switchyard
+
+FROM node:20-slim AS prod-deps
+WORKDIR /app
+# sqlite3 downloads a prebuilt binary when one matches; otherwise node-gyp compiles it.
+RUN apt-get update \
+ && apt-get install -y --no-install-recommends python3 make g++ ca-certificates \
+ && rm -rf /var/lib/apt/lists/*
+COPY package.json package-lock.json ./
+# --ignore-scripts: `prepare` would run tsc, a devDependency that is not installed here;
+# the one install script we need (sqlite3's native module) is run explicitly.
+RUN npm ci --omit=dev --ignore-scripts --no-audit --no-fund \
+ && npm rebuild sqlite3 \
+ && node -e "require('sqlite3')" \
+ && npm cache clean --force
+
+FROM node:20-slim AS build
+WORKDIR /app
+COPY package.json package-lock.json ./
+# tsc needs no native module, so no scripts (and no toolchain) here either.
+RUN npm ci --ignore-scripts --no-audit --no-fund
+COPY tsconfig.json ./
+COPY src ./src
+COPY plugins ./plugins
+RUN npm run build
+
+FROM node:20-slim AS runtime
+ENV NODE_ENV=production \
+    PORT=3000 \
+    DATA_DIR=/app/data
+WORKDIR /app
+COPY --from=prod-deps /app/node_modules ./node_modules
+COPY package.json package-lock.json manifest.template.json ./
+COPY bin ./bin
+COPY pipelines ./pipelines
+COPY --from=build /app/dist ./dist
+# The embedded SQLite store and the generated token key live in DATA_DIR: mount a volume there.
+RUN mkdir -p /app/data && chown node:node /app/data
+VOLUME ["/app/data"]
+USER node
+EXPOSE 3000
+HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
+  CMD ["node", "-e", "fetch('http://127.0.0.1:' + (process.env.PORT || 3000) + '/healthz').then((r) => process.exit(r.ok ? 0 : 1), () => process.exit(1))"]
+# Node is PID 1: it receives SIGTERM from `docker stop` and drains (SHUTDOWN_TIMEOUT_MS).
+CMD ["node", "bin/switchyard.js", "serve"]

@@ -1,0 +1,177 @@
+// There is no Docker engine where the tests run, so the Dockerfile's invariants are checked as
+// text: the base image matches package.json's engines, the runtime stage runs `serve` as a
+// non-root user with a health check, and everything it copies exists (and is not excluded by
+// .dockerignore). The runtime install itself was tried by hand; see docs/deployment.md.
+import { existsSync, readFileSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { parse as parseYaml } from 'yaml'
+import { describe, expect, it } from 'vitest'
+import { OPTIONS } from '../../src/config/options.js'
+
+const ROOT = fileURLToPath(new URL('../../', import.meta.url))
+const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8')
+
+interface Instruction {
+  op: string
+  args: string
+}
+interface Stage {
+  image: string
+  name: string | undefined
+  body: Instruction[]
+}
+
+/** Instructions of a Dockerfile, continuation lines joined, comments and directives dropped. */
+function instructions(text: string): Instruction[] {
+  const joined = text
+    .split('\n')
+    .filter((l) => !/^\s*#/.test(l))
+    .join('\n')
+    .replace(/\\\n/g, ' ')
+  return joined
+    .split('\n')
+    .map((l) => l.trim())
+    .filter(Boolean)
+    .map((l) => {
+      const m = /^(\w+)\s+(.*)$/.exec(l)
+      if (!m) throw new Error(`unreadable Dockerfile line: ${l}`)
+      return { op: m[1]!.toUpperCase(), args: m[2]! }
+    })
+}
+
+function stages(text: string): Stage[] {
+  const out: Stage[] = []
+  for (const ins of instructions(text)) {
+    if (ins.op === 'FROM') {
+      const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(ins.args)
+      out.push({ image: m![1]!, name: m![2], body: [] })
+    } else {
+      out.at(-1)!.body.push(ins)
+    }
+  }
+  return out
+}
+
+/** COPY [--from=x] [--chown=..] SRC... DEST, shell or JSON form. */
+function copyOf(ins: Instruction): { from: string | undefined; sources: string[]; dest: string } {
+  const words = ins.args.startsWith('[') ? (JSON.parse(ins.args) as string[]) : ins.args.split(/\s+/)
+  let from: string | undefined
+  const rest: string[] = []
+  for (const w of words) {
+    if (w.startsWith('--from=')) from = w.slice('--from='.length)
+    else if (!w.startsWith('--')) rest.push(w)
+  }
+  return { from, sources: rest.slice(0, -1), dest: rest.at(-1)! }
+}
+
+/** Very small .dockerignore matcher: exact paths, leading-directory matches and `*` globs. */
+function ignored(patterns: string[], file: string): boolean {
+  return patterns.some((p) => {
+    const re = new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}(/.*)?$`)
+    return re.test(file)
+  })
+}
+
+const dockerfile = read('Dockerfile')
+const all = stages(dockerfile)
+const runtime = all.at(-1)!
+const pkg = JSON.parse(read('package.json')) as { engines: { node: string }; dependencies: Record<string, string> }
+const dockerignore = read('.dockerignore')
+  .split('\n')
+  .map((l) => l.trim())
+  .filter((l) => l && !l.startsWith('#'))
+
+describe('Dockerfile', () => {
+  it('is multi-stage, every stage on node:<engines major>-slim (Debian)', () => {
+    expect(all.length).toBeGreaterThanOrEqual(2)
+    const major = /(\d+)/.exec(pkg.engines.node)![1]
+    for (const s of all) expect(s.image).toBe(`node:${major}-slim`)
+  })
+
+  it('keeps the toolchain out of the runtime stage and installs production dependencies without scripts', () => {
+    const runs = runtime.body.filter((i) => i.op === 'RUN').map((i) => i.args).join('\n')
+    expect(runs).not.toMatch(/g\+\+|build-essential|python3/)
+    const prodDeps = all.find((s) => s.body.some((i) => i.op === 'RUN' && /npm ci\b.*--omit=dev/.test(i.args)))
+    expect(prodDeps, 'a stage runs npm ci --omit=dev').toBeDefined()
+    const install = prodDeps!.body.find((i) => i.op === 'RUN' && /npm ci\b/.test(i.args))!.args
+    // `prepare` runs tsc, which --omit=dev leaves out.
+    expect(install).toMatch(/--ignore-scripts/)
+    // ... so sqlite3's native module is built explicitly, in the stage with the toolchain.
+    expect(install).toMatch(/npm rebuild sqlite3/)
+    expect(prodDeps!.body.some((i) => i.op === 'RUN' && /\bg\+\+/.test(i.args))).toBe(true)
+    expect(runtime.body.some((i) => i.op === 'COPY' && copyOf(i).from === prodDeps!.name && copyOf(i).sources.includes('/app/node_modules'))).toBe(true)
+  })
+
+  it('runs as a non-root user', () => {
+    const users = runtime.body.filter((i) => i.op === 'USER').map((i) => i.args.split(':')[0])
+    expect(users.length).toBeGreaterThan(0)
+    expect(['root', '0']).not.toContain(users.at(-1))
+    // Nothing runs as root after the switch, so the data directory must be handed over before it.
+    const userAt = runtime.body.findIndex((i) => i.op === 'USER')
+    const chownAt = runtime.body.findIndex((i) => i.op === 'RUN' && /chown\s+\S+\s+\/app\/data/.test(i.args))
+    expect(chownAt).toBeGreaterThanOrEqual(0)
+    expect(chownAt).toBeLessThan(userAt)
+  })
+
+  it('exposes the default PORT, checks /healthz with node fetch and runs `serve`', () => {
+    expect(runtime.body.find((i) => i.op === 'EXPOSE')?.args).toBe(OPTIONS.port.default)
+    const health = runtime.body.find((i) => i.op === 'HEALTHCHECK')
+    expect(health?.args).toMatch(/CMD .*node.*fetch\(.*\/healthz/)
+    const cmd = runtime.body.filter((i) => i.op === 'CMD').at(-1)!
+    expect(JSON.parse(cmd.args)).toEqual(['node', 'bin/switchyard.js', 'serve'])
+    expect(runtime.body.some((i) => i.op === 'ENV' && /DATA_DIR=\/app\/data/.test(i.args))).toBe(true)
+  })
+
+  it('copies only files that exist in the build context and that .dockerignore lets through', () => {
+    for (const s of all) {
+      for (const ins of s.body.filter((i) => i.op === 'COPY')) {
+        const { from, sources } = copyOf(ins)
+        if (from) continue
+        for (const src of sources) {
+          expect(existsSync(path.join(ROOT, src)), `${src} (stage ${s.name ?? s.image})`).toBe(true)
+          expect(ignored(dockerignore, src), `${src} is excluded by .dockerignore`).toBe(false)
+        }
+      }
+    }
+  })
+
+  it('copies in the runtime files the worker reads at run time', () => {
+    const copied = runtime.body.filter((i) => i.op === 'COPY').flatMap((i) => copyOf(i).sources.map((s) => s.replace(/^\/app\//, '')))
+    // PACKAGE_ROOT is found by package.json beside manifest.template.json; pipelines/ is the default PIPELINES_DIR.
+    for (const needed of ['package.json', 'manifest.template.json', 'pipelines', 'bin', 'dist', 'node_modules']) expect(copied).toContain(needed)
+  })
+
+  it('builds dist/ from everything tsc compiles, and dist/ holds what bin/switchyard.js imports', () => {
+    const build = all.find((s) => s.name && runtime.body.some((i) => i.op === 'COPY' && copyOf(i).from === s.name && copyOf(i).sources.includes('/app/dist')))!
+    const copiedIn = build.body.filter((i) => i.op === 'COPY' && !copyOf(i).from).flatMap((i) => copyOf(i).sources)
+    const tsconfig = JSON.parse(read('tsconfig.json')) as { include: string[]; compilerOptions: { outDir: string; rootDir: string } }
+    expect(tsconfig.compilerOptions).toMatchObject({ outDir: 'dist', rootDir: '.' })
+    for (const glob of tsconfig.include) expect(copiedIn).toContain(glob.split('/')[0])
+    expect(copiedIn).toContain('tsconfig.json')
+    // bin/switchyard.js imports ../dist/src/cli/main.js: the build makes it from src/cli/main.ts.
+    const target = /from '\.\.\/dist\/(.+)\.js'/.exec(read('bin/switchyard.js'))![1]!
+    expect(existsSync(path.join(ROOT, `${target}.ts`)), `${target}.ts, which bin/switchyard.js runs once compiled`).toBe(true)
+  })
+})
+
+describe('docker-compose.example.yml', () => {
+  const compose = parseYaml(read('docker-compose.example.yml'), { merge: true }) as {
+    services: Record<string, { environment?: Record<string, string>; env_file?: string; build?: unknown; image?: string }>
+  }
+  const workers = Object.entries(compose.services).filter(([, s]) => s.build !== undefined)
+
+  it('runs two worker replicas on one Redis, BullMQ queue and one env file for the shared secrets', () => {
+    expect(workers).toHaveLength(2)
+    for (const [, w] of workers) {
+      expect(w.environment).toMatchObject({ STORE_URL: 'redis://redis:6379', QUEUE: 'bullmq' })
+      expect(w.env_file).toBe('switchyard.env')
+    }
+    expect(compose.services.redis?.image).toMatch(/^redis:/)
+  })
+
+  it('keeps the env file with the secrets out of the image', () => {
+    expect(ignored(dockerignore, 'switchyard.env')).toBe(true)
+    expect(ignored(dockerignore, '.env')).toBe(true)
+  })
+})

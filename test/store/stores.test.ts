@@ -1,0 +1,278 @@
+// One suite, every back end: what the worker relies on from its store must hold on memory://,
+// SQLite, Redis and PostgreSQL alike. Each run uses its own namespace prefix so parallel runs on
+// a shared Redis or database don't see each other, and clears its keys afterwards.
+import { randomBytes } from 'node:crypto'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { Journal } from '../../src/queue/journal.js'
+import type { Job } from '../../src/queue/job.js'
+import { SettingsService, type StepRef } from '../../src/settings/settings-service.js'
+import { createStores, STORE_NAMES, type Stores } from '../../src/store/create-stores.js'
+import { silentLogger } from '../../src/util/logger.js'
+import { describeWithService } from '../support/services.js'
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+function job(batchId: string, stringId: number, over: Partial<Job> = {}): Job {
+  return {
+    key: `org-1|7|41|de|${stringId}|1`,
+    organizationId: 'org-1',
+    domain: 'acme',
+    moduleKey: 'qa-gate',
+    projectId: 7,
+    stepId: 41,
+    languageId: 'de',
+    stringId,
+    revision: 1,
+    string: { key: `k${stringId}`, context: '', maxLength: 0, text: `Hello ${stringId} — ünïcödé ✓`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [1, 2] },
+    sourceLanguage: { id: 'en', name: 'English', locale: 'en-US', pluralCategoryNames: ['one', 'other'], textDirection: 'ltr' } as unknown as Job['sourceLanguage'],
+    targetLanguage: { id: 'de', name: 'German', locale: 'de-DE', pluralCategoryNames: ['one', 'other'], textDirection: 'ltr' } as unknown as Job['targetLanguage'],
+    batchId,
+    attempts: 0,
+    ...over,
+  }
+}
+
+/** The whole contract, for one STORE_URL. `url()` is called in beforeAll (the SQLite file is made there). */
+function storeSuite(url: () => string, o: { persistent: boolean } = { persistent: true }) {
+  // Plain letters and '-': Keyv splits keys at ':', Redis matches namespaces as globs and
+  // PostgreSQL's LIKE reads '_' as a wildcard.
+  const prefix = `t${Date.now().toString(36)}${randomBytes(4).toString('hex')}-`
+  let stores: Stores
+  const opened: Stores[] = []
+  // What "another process on the same store" opens; memory:// lives and dies with its Stores, so
+  // there the second instance shares the first one's.
+  const open = async () => {
+    if (!o.persistent && stores) return stores
+    const s = await createStores(url(), { prefix })
+    opened.push(s)
+    return s
+  }
+
+  beforeAll(async () => {
+    stores = await open()
+  })
+  afterAll(async () => {
+    if (stores) for (const name of STORE_NAMES) await stores[name].clear()
+    for (const s of opened) await s.close()
+  })
+
+  it('ping() answers true', async () => {
+    expect(await stores.ping()).toBe(true)
+  })
+
+  it.each(STORE_NAMES)('%s: set, get, overwrite and delete', async (name) => {
+    const ns = stores[name]
+    expect(await ns.get('k1')).toBeUndefined()
+    await ns.set('k1', { n: 1 })
+    expect(await ns.get('k1')).toEqual({ n: 1 })
+    await ns.set('k1', { n: 2 })
+    expect(await ns.get('k1')).toEqual({ n: 2 })
+    expect(await ns.delete('k1')).toBe(true)
+    expect(await ns.get('k1')).toBeUndefined()
+    expect(await ns.delete('k1')).toBe(false)
+  })
+
+  it('keeps namespaces apart: the same key in each holds its own value, deleting one leaves the others', async () => {
+    for (const name of STORE_NAMES) await stores[name].set('shared', `value of ${name}`)
+    for (const name of STORE_NAMES) expect(await stores[name].get('shared')).toBe(`value of ${name}`)
+    await stores.settings.delete('shared')
+    expect(await stores.settings.get('shared')).toBeUndefined()
+    for (const name of STORE_NAMES.filter((n) => n !== 'settings')) expect(await stores[name].get('shared')).toBe(`value of ${name}`)
+    for (const name of STORE_NAMES) await stores[name].delete('shared')
+    // A key in journal is not visible in settings, and the other way round.
+    await stores.journal.set('only-in-journal', 1)
+    expect(await stores.settings.get('only-in-journal')).toBeUndefined()
+    await stores.journal.delete('only-in-journal')
+  })
+
+  it('iterates only its own namespace (journal replay must not pick up look-alike keys)', async () => {
+    // Keys shaped like journal entries, in every other namespace.
+    for (const name of STORE_NAMES.filter((n) => n !== 'journal')) {
+      await stores[name].set('b:intruder', [job('intruder', 1)])
+      await stores[name].set('p:intruder', { job: job('intruder', 1), reason: 'x', at: 1 })
+    }
+    await stores.journal.set('b:mine', [job('mine', 1)])
+    const seen: Array<[string, unknown]> = []
+    for await (const entry of stores.journal.iterator!(undefined) as AsyncIterable<[string, unknown]>) seen.push(entry)
+    expect(seen.map(([k]) => String(k).replace(/^journal:/, ''))).toEqual(['b:mine'])
+    const loaded = await new Journal(stores.journal).load()
+    expect(loaded.batches.map((b) => b.batchId)).toEqual(['mine'])
+    expect(loaded.parked).toEqual([])
+    for (const name of STORE_NAMES) {
+      await stores[name].delete('b:intruder')
+      await stores[name].delete('p:intruder')
+    }
+    await stores.journal.delete('b:mine')
+  })
+
+  it('expires entries after their TTL, on read and in iteration', async () => {
+    await stores.cache.set('short', 'soon gone', 250)
+    await stores.cache.set('long', 'stays', 60_000)
+    await stores.journal.set('b:short', [job('short', 1)], 250)
+    expect(await stores.cache.get('short')).toBe('soon gone')
+    await sleep(400)
+    expect(await stores.cache.get('short')).toBeUndefined()
+    expect(await stores.cache.get('long')).toBe('stays')
+    expect((await new Journal(stores.journal).load()).batches).toEqual([])
+    await stores.cache.delete('long')
+  })
+
+  it('round-trips unicode, nested objects, arrays, numbers, booleans and null, under unicode keys', async () => {
+    const value = {
+      text: 'Grüße 👋 — こんにちは — مرحبا — \u0000nul and "quotes" \\ backslash \n newline',
+      nested: { deep: { deeper: [1, 2.5, -3, { x: null, y: true, z: false }], empty: {}, none: [] } },
+      big: Number.MAX_SAFE_INTEGER,
+    }
+    await stores.settings.set('project:qa-gate:组织:7:41', value)
+    await stores.activity.set('ключ 🔑', ['a', { b: 'ç' }])
+    expect(await stores.settings.get('project:qa-gate:组织:7:41')).toEqual(value)
+    expect(await stores.activity.get('ключ 🔑')).toEqual(['a', { b: 'ç' }])
+    await stores.settings.delete('project:qa-gate:组织:7:41')
+    await stores.activity.delete('ключ 🔑')
+  })
+
+  it('Journal: append, done, park and load; a second instance on the same store replays what the first left', async () => {
+    const first = new Journal(stores.journal)
+    const finished = first.newBatchId()
+    const unfinished = first.newBatchId()
+    await first.append(finished, [job(finished, 1), job(finished, 2)])
+    await first.append(unfinished, [job(unfinished, 3), job(unfinished, 4), job(unfinished, 5)])
+    expect(first.size).toBe(5)
+    await first.done(job(finished, 1))
+    await first.done(job(finished, 2))
+    await first.done(job(unfinished, 3))
+    await first.park(job(unfinished, 4), 'plugin failed: timeout')
+    expect(first.size).toBe(1)
+    expect(first.parked).toBe(1)
+
+    // "Crash": a new process (its own connections) opens the same store.
+    const other = await open()
+    const second = new Journal(other.journal)
+    const { batches, parked } = await second.load()
+    expect(batches.map((b) => b.batchId)).toEqual([unfinished])
+    // The entry holds the batch as acknowledged; which of its jobs were done lives in memory only
+    // (at-least-once: the repeat is harmless).
+    expect(batches[0]!.jobs.map((j) => j.stringId)).toEqual([3, 4, 5])
+    expect(batches[0]!.jobs[0]).toEqual(job(unfinished, 3))
+    expect(parked).toHaveLength(1)
+    expect(parked[0]!.job).toEqual(job(unfinished, 4))
+    expect(parked[0]!.reason).toBe('plugin failed: timeout')
+
+    // The second instance adopts and finishes the batch; the entry goes away for everyone.
+    second.adopt(unfinished, 3)
+    for (const id of [3, 4, 5]) await second.done(job(unfinished, id))
+    await second.unpark(job(unfinished, 4))
+    expect(second.size).toBe(0)
+    expect(await first.load()).toEqual({ batches: [], parked: [] })
+  })
+
+  it('SettingsService: put, get and delete, seen by a second instance sharing the store', async () => {
+    const project: StepRef = { organizationId: 'org-ü', projectId: 7, stepId: 41, moduleKey: 'qa-gate' }
+    const template: StepRef = { organizationId: 'org-ü', templateId: 5, stepId: 42, moduleKey: 'qa-gate' }
+    const a = new SettingsService(stores.settings, silentLogger(), { ttlMs: 0 })
+    const other = await open()
+    const b = new SettingsService(other.settings, silentLogger(), { ttlMs: 0 })
+    await a.put(project, { tone: 'formal', terms: ['Größe', '大小'], nested: { max: 1.5 } })
+    await a.put(template, { tone: 'casual' })
+    expect(await b.get(project)).toEqual({ tone: 'formal', terms: ['Größe', '大小'], nested: { max: 1.5 } })
+    expect(await b.get(template)).toEqual({ tone: 'casual' })
+    // A job on step 42 knows no template: it finds the template's settings through the index.
+    expect(await b.get({ organizationId: 'org-ü', projectId: 9, stepId: 42, moduleKey: 'qa-gate' })).toEqual({ tone: 'casual' })
+    await b.delete(project)
+    await b.delete(template)
+    expect(await a.get(project)).toBeUndefined()
+    expect(await a.get(template)).toBeUndefined()
+  })
+
+  it('close() can be called twice', async () => {
+    const s = await createStores(url(), { prefix })
+    expect(await s.ping()).toBe(true)
+    await s.close()
+    await s.close()
+  })
+}
+
+describe('stores on memory://', () => {
+  storeSuite(() => 'memory://', { persistent: false })
+})
+
+describe('stores on sqlite:// (temp file)', () => {
+  let dir: string | undefined
+  storeSuite(() => {
+    dir ??= mkdtempSync(path.join(tmpdir(), 'switchyard-store-'))
+    return `sqlite://${path.join(dir, 'store.sqlite')}`
+  })
+  afterAll(() => {
+    if (dir) rmSync(dir, { recursive: true, force: true })
+  })
+})
+
+await describeWithService('redis', 'stores on redis://', (url) => storeSuite(() => url))
+await describeWithService('postgres', 'stores on postgres://', (url) => storeSuite(() => url))
+
+await describeWithService('postgres', 'postgres table and schema from STORE_URL', (url) => {
+  it('creates and uses the table named in ?table=', async () => {
+    const table = `switchyard_test_${randomBytes(4).toString('hex')}`
+    const stores = await createStores(`${url}${url.includes('?') ? '&' : '?'}table=${table}`)
+    try {
+      await stores.state.set('x', 1)
+      const { default: pg } = await import('pg')
+      const pool = new pg.Pool({ connectionString: url })
+      try {
+        const { rows } = await pool.query<{ key: string; value: string }>(`SELECT key, value FROM public.${table}`)
+        expect(rows.map((r) => r.key)).toEqual(['state:x'])
+        await pool.query(`DROP TABLE public.${table}`)
+      } finally {
+        await pool.end()
+      }
+    } finally {
+      await stores.close()
+    }
+  })
+
+  it('refuses a table name that is not a plain identifier', async () => {
+    await expect(createStores(`${url}?table=x;drop`)).rejects.toThrow(/table "x;drop" must be letters/)
+  })
+})
+
+describe('unreachable back ends', () => {
+  // Port 1 on loopback: nothing listens, connections are refused at once.
+  it.each(['redis://127.0.0.1:1', 'postgres://postgres@127.0.0.1:1/test'])('%s: ping() is false, operations throw, close() returns', async (url) => {
+    const stores = await createStores(url, { connectTimeoutMs: 500 })
+    try {
+      const started = Date.now()
+      expect(await stores.ping()).toBe(false)
+      expect(Date.now() - started).toBeLessThan(2_500)
+      await expect(stores.journal.set('b:x', [])).rejects.toThrow()
+      await expect(stores.settings.get('x')).rejects.toThrow()
+    } finally {
+      await stores.close()
+    }
+  })
+
+  it('ping() gives up after its timeout when the server never answers', async () => {
+    // A listener that accepts and then says nothing: connecting succeeds, every command hangs.
+    const net = await import('node:net')
+    const sockets: import('node:net').Socket[] = []
+    const server = net.createServer((s) => sockets.push(s))
+    await new Promise<void>((r) => server.listen(0, '127.0.0.1', r))
+    const { port } = server.address() as import('node:net').AddressInfo
+    const stores = await createStores(`redis://127.0.0.1:${port}`, { connectTimeoutMs: 5_000 })
+    try {
+      const started = Date.now()
+      expect(await stores.ping(500)).toBe(false)
+      expect(Date.now() - started).toBeLessThan(1_500)
+    } finally {
+      await stores.close()
+      for (const s of sockets) s.destroy()
+      await new Promise((r) => server.close(r))
+    }
+  })
+
+  it('rejects an unknown scheme with the schemes it knows', async () => {
+    await expect(createStores('mongodb://x')).rejects.toThrow(/unsupported scheme "mongodb".*sqlite:\/\//)
+  })
+})
