@@ -9,6 +9,7 @@ import { createOperatorRouter } from '../server/operator-page.js'
 import { createSettingsRouter } from '../settings/settings-routes.js'
 import { SettingsService } from '../settings/settings-service.js'
 import { createStores, type Stores } from '../store/create-stores.js'
+import { createLock } from '../store/locks.js'
 import { createLogger, type Logger } from '../util/logger.js'
 import { createMetrics } from '../util/metrics.js'
 import { startWorker, type PipelineSource, type Worker } from '../worker.js'
@@ -45,7 +46,10 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     await stores.close()
     throw new Error(`pipelines failed to load:\n${loaded.errors.map((e) => `  ${e.file}:${e.line}:${e.col} ${e.message}`).join('\n')}`)
   }
-  const tokens = await TokenManager.create({ config, store: stores.tokens, log: log.child({ part: 'oauth' }) })
+  // Token refresh is one request per organization across every instance sharing the store: a
+  // Redis or PostgreSQL lock (in-process for SQLite), since Keyv has none.
+  const locks = await createLock(config.storeUrl)
+  const tokens = await TokenManager.create({ config, store: stores.tokens, log: log.child({ part: 'oauth' }), lock: locks.lock })
   const settings = new SettingsService(stores.settings, log.child({ part: 'settings' }))
   const pipelines = host as unknown as PipelineSource
   const worker = await startWorker({
@@ -72,6 +76,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
       // journal, so the plugins close now rather than after the 30 s reload grace.
       await host.current.close(0)
       await stores.close()
+      await locks.close()
     },
   }
 }

@@ -5,31 +5,15 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import http from 'node:http'
-import { createConnection } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectThroughBrowser } from '../../src/cli/demo.js'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { startEmulator, type Emulator } from '../../src/emulator/index.js'
+import { describeWithService } from '../support/services.js'
 
-const REDIS = process.env.SWITCHYARD_TEST_REDIS_URL ?? 'redis://127.0.0.1:6379'
 const DB = 7
-
-async function reachable(url: string): Promise<boolean> {
-  const u = new URL(url)
-  return new Promise((resolve) => {
-    const socket = createConnection({ host: u.hostname, port: Number(u.port || 6379) })
-    socket.setTimeout(1000)
-    socket.once('connect', () => { socket.end(); resolve(true) })
-    socket.once('error', () => resolve(false))
-    socket.once('timeout', () => { socket.destroy(); resolve(false) })
-  })
-}
-
-const available = await reachable(REDIS)
-if (!available && process.env.CI) throw new Error(`Redis is not reachable at ${REDIS} and CI is set: the scale-out tests must run in CI`)
-if (!available) console.warn(`skipping the BullMQ scale-out test: Redis is not reachable at ${REDIS} (start one with: redis-server --port 6379)`)
 
 async function freePort(): Promise<number> {
   return new Promise((resolve) => {
@@ -83,7 +67,7 @@ function startProxy(backends: () => string[]): Promise<{ url: string; close(): P
   })))
 }
 
-describe.skipIf(!available).sequential('QUEUE=bullmq with two instances', () => {
+await describeWithService('redis', 'QUEUE=bullmq with two instances', (REDIS) => {
   let emu: Emulator
   let dataDir: string
   const children: ChildProcess[] = []
