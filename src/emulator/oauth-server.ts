@@ -76,6 +76,7 @@ export class OAuthServer {
   private readonly access = new Map<string, AccessGrant>()
   private readonly refresh = new Map<string, RefreshGrant>()
   private readonly jwtKey = randomBytes(32)
+  private readonly issued: string[] = []
   /** Token requests answered, by grant and outcome, for tests. */
   readonly stats = { codesIssued: 0, tokensIssued: 0, refreshes: 0, refusedRefreshes: 0 }
 
@@ -100,6 +101,11 @@ export class OAuthServer {
   }
 
   /** Makes every access token issued so far expired (refresh tokens stay valid). */
+  /** Every access and refresh token and authorization code ever issued (tests look for leaks). */
+  issuedSecrets(): string[] {
+    return [...this.issued]
+  }
+
   expireAccessTokens(): number {
     for (const grant of this.access.values()) grant.expiresAt = 0
     return this.access.size
@@ -210,6 +216,7 @@ export class OAuthServer {
 
   private issueCode(grant: Omit<CodeGrant, 'expiresAt'>): string {
     const code = base64url(randomBytes(24))
+    this.issued.push(code)
     this.codes.set(code, { ...grant, expiresAt: Date.now() + CODE_TTL_MS })
     this.stats.codesIssued++
     return code
@@ -282,6 +289,7 @@ export class OAuthServer {
       .setExpirationTime(Math.floor(now / 1000) + ttl)
       .sign(this.jwtKey)
     const refresh = base64url(randomBytes(32))
+    this.issued.push(access, refresh)
     this.access.set(access, { organizationId: org.id, clientId, issuedAt: now, expiresAt: now + ttl * 1000 })
     this.refresh.set(refresh, { organizationId: org.id, clientId, scope, used: false })
     this.stats.tokensIssued++

@@ -93,6 +93,7 @@ export class Reporter {
     try {
       this.patches++
       await api.patchStatuses(group.domain, group.projectId, group.stepId, group.languageId, ops)
+      log.debug({ domain: group.domain, organization: decisions[0]?.job.organizationId, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, strings: decisions.length }, 'statuses reported')
       await hooks.reported(decisions)
     } catch (error) {
       if (isOrganizationUnavailable(error)) {
@@ -101,7 +102,7 @@ export class Reporter {
         if (decisions.length === 1) {
           const d = decisions[0]!
           const reason = `${error.status}: ${error.body.slice(0, 300) || 'refused'}`
-          log.warn({ domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, stringId: d.job.stringId, output: d.port, status: error.status }, `status update refused: ${reason}`)
+          log.warn({ domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, stringId: d.job.stringId, delivery: d.job.batchId, organization: d.job.organizationId, output: d.port, status: error.status }, `status update refused: ${reason}`)
           await hooks.rejected(d, reason)
         } else {
           const half = Math.ceil(decisions.length / 2)

@@ -127,6 +127,11 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       log.error({ err: error }, 'pipeline run failed')
       return giveUpOrRetry(jobs, `pipeline failed: ${(error as Error).message}`)
     }
+    if (log.isLevelEnabled('debug')) {
+      const ports: Record<string, number> = {}
+      for (const r of results) ports[r.port || '(parked)'] = (ports[r.port || '(parked)'] ?? 0) + 1
+      log.debug({ pipeline: pipeline.key, strings: jobs.length, deliveries: [...new Set(jobs.map((j) => j.batchId))], ports }, 'pipeline run')
+    }
     const retry: Job[] = []
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!
@@ -141,7 +146,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       // A string whose retries ran out is parked at the service as TODO (output ""), visible to
       // managers, rather than left waiting forever.
       for (const job of exhausted) {
-        log.warn({ string: job.stringId }, 'pipeline asked for a retry too many times; parking the string as TODO')
+        log.warn({ string: job.stringId, delivery: job.batchId }, 'pipeline asked for a retry too many times; parking the string as TODO')
         deps.reporter.add({ job, port: '' })
       }
       if (again.length) await giveUpOrRetry(again, 'pipeline asked for a retry')

@@ -50,11 +50,14 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     }
     const signature = ctx.get(h.signature)
     const moduleKey = ctx.get(h.moduleKey) || ctx.get(h.prefixedModuleKey)
+    // Every line about this delivery names the organization it came from (headers, unverified
+    // until the signature is checked) and, once accepted, the delivery's batch id.
+    let log = deps.log.child({ organization: ctx.get(h.id).slice(0, 64) || undefined, domain: ctx.get(h.domain).slice(0, 100) || undefined })
     if (!signature) throw refuse(400, 'missing_signature', `missing ${headerName('Signature')} header`)
     if (!moduleKey) throw refuse(400, 'missing_module_key', 'missing X-Module-Key header')
     const secrets = deps.appSecrets()
     if (secrets.length === 0) {
-      deps.log.error('a webhook arrived but no APP_SECRET is configured: set APP_SECRET to the app secret the service shows for this app')
+      log.error('a webhook arrived but no APP_SECRET is configured: set APP_SECRET to the app secret the service shows for this app')
       throw refuse(401, 'no_secret', 'webhook signatures cannot be verified: the worker has no app secret configured')
     }
     const declared = Number(ctx.get('content-length'))
@@ -71,7 +74,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       throw refuse(e.status && e.status < 500 ? e.status : 400, 'bad_body', `could not read the body: ${e.message ?? 'aborted'}`)
     }
     if (!verifySignature(raw, signature, secrets)) {
-      deps.log.warn({ moduleKey: moduleKey.slice(0, 100), bytes: raw.length }, `webhook signature does not match: check that APP_SECRET matches the app's secret`)
+      log.warn({ moduleKey: moduleKey.slice(0, 100), bytes: raw.length }, `webhook signature does not match: check that APP_SECRET matches the app's secret`)
       throw refuse(401, 'bad_signature', 'signature does not match the body')
     }
 
@@ -83,13 +86,14 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     }
     if (!validateBatch(body)) throw refuse(400, 'invalid_batch', describeSchemaError(validateBatch.errors))
     if (!deps.knownModuleKey(moduleKey)) {
-      deps.log.warn({ moduleKey: moduleKey.slice(0, 100) }, `webhook for module key "${moduleKey.slice(0, 100)}" that no pipeline declares`)
+      log.warn({ moduleKey: moduleKey.slice(0, 100) }, `webhook for module key "${moduleKey.slice(0, 100)}" that no pipeline declares`)
       throw refuse(404, 'unknown_module', `no module with key "${moduleKey.slice(0, 100)}"`)
     }
 
     const organizationId = ctx.get(h.id)
     const domain = await deps.resolveDomain(organizationId, ctx.get(h.domain))
     const batchId = deps.newBatchId()
+    log = log.child({ delivery: batchId })
     const origin: BatchOrigin = { organizationId, domain, batchId }
     let unbatched
     try {
@@ -100,7 +104,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     }
     for (const key of unbatched.moduleKeys) {
       if (!deps.hasPipeline(key)) {
-        deps.log.warn({ moduleKey: key }, `strings arrived for module key "${key}" that no pipeline declares; add a pipeline with that key or remove the step`)
+        log.warn({ moduleKey: key }, `strings arrived for module key "${key}" that no pipeline declares; add a pipeline with that key or remove the step`)
         throw refuse(404, 'unknown_module', `no pipeline for module key "${key}"`)
       }
     }
@@ -109,11 +113,13 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     const result = await deps.accept(batchId, unbatched.jobs)
     if (result.status === 'busy') {
       metrics.batches.inc({ result: 'busy' })
+      log.info({ strings: unbatched.jobs.length, retryAfter: result.retryAfterSeconds }, 'queue full: batch refused with 503')
       ctx.set('Retry-After', String(result.retryAfterSeconds))
       throw createHttpError(503, 'queue is full; retry later', { code: 'busy', expose: true })
     }
     if (unbatched.others.length) await deps.otherEvents(unbatched.others, origin)
     metrics.batches.inc({ result: 'accepted' })
+    log.debug({ accepted: result.accepted, duplicates: result.duplicates, events: unbatched.others.length }, 'batch accepted')
     ctx.status = 200
     ctx.body = { accepted: result.accepted, duplicates: result.duplicates, events: unbatched.others.length }
   }
