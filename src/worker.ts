@@ -92,7 +92,8 @@ function bullmqOptions(config: Config, log: Logger) {
   }
 }
 
-const ACTIVITY_KEY = 'recent'
+/** Key of the bounded activity log (other events) in the `activity` store. */
+export const ACTIVITY_KEY = 'recent'
 const ACTIVITY_MAX = 200
 
 export async function startWorker(deps: WorkerDeps): Promise<Worker> {

@@ -5,14 +5,14 @@ import { PipelineHost } from '../engine/pipeline-host.js'
 import type { PluginCache } from '../engine/types.js'
 import { TokenManager } from '../platform/token-manager.js'
 import { createOAuthRouter } from '../server/oauth-routes.js'
-import { createOperatorRouter } from '../server/operator-page.js'
+import { createOperatorRouter, type ActivityEntry } from '../server/operator-page.js'
 import { createSettingsRouter } from '../settings/settings-routes.js'
 import { SettingsService } from '../settings/settings-service.js'
 import { createStores, type Stores } from '../store/create-stores.js'
 import { createLock } from '../store/locks.js'
 import { createLogger, type Logger } from '../util/logger.js'
 import { createMetrics } from '../util/metrics.js'
-import { startWorker, type PipelineSource, type Worker } from '../worker.js'
+import { ACTIVITY_KEY, startWorker, type PipelineSource, type Worker } from '../worker.js'
 
 export interface Running {
   worker: Worker
@@ -63,7 +63,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     routers: [
       createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }) }),
       createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }) }),
-      createOperatorRouter({ config, tokens }),
+      createOperatorRouter({ config, tokens, activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
     ],
   })
   const missing = missingForProduction(config)

@@ -139,7 +139,28 @@ ${rows}
 </table>`
 }
 
-export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now()): string {
+export interface ActivityEntry {
+  at: string
+  event: string
+  domain?: string
+  organizationId?: string
+}
+
+function activityTable(entries: ActivityEntry[]): string {
+  if (!entries.length) return '<p class="muted">No events other than strings have arrived yet.</p>'
+  const rows = entries
+    .slice(0, 50)
+    .map((e) => `<tr><td>${escapeHtml(e.at)}</td><td><code>${escapeHtml(e.event)}</code></td><td>${escapeHtml(e.domain || e.organizationId || '')}</td></tr>`)
+    .join('\n')
+  return `<table>
+<thead><tr><th>Received</th><th>Event</th><th>Organization</th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>`
+}
+
+export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now(), activity?: ActivityEntry[]): string {
   const missing: string[] = []
   if (!config.clientId) missing.push('CLIENT_ID')
   if (!config.clientSecret) missing.push('CLIENT_SECRET')
@@ -166,14 +187,19 @@ ${organizationsTable(orgs, now)}
 <button type="submit">Connect</button>
 </form>
 <p class="muted">You will be sent to the service to approve access, then back here.</p>
-</div>`
+</div>${activity ? `
+<h2>Recent events</h2>
+<div class="card">
+${activityTable(activity)}
+</div>` : ''}`
 }
 
-export function createOperatorRouter(deps: { config: Config; tokens: TokenManager }): Router {
+export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]> }): Router {
   const router = new Router()
   router.get('/', async (ctx) => {
     const orgs = await deps.tokens.status()
-    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs))
+    const activity = deps.activity ? await deps.activity() : undefined
+    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity))
   })
   return router
 }
