@@ -20,7 +20,7 @@ describe('loadPipelines: every error at once, located', () => {
       ['8:19', /outputs\.failed\.port: "approvd" is not allowed; must be one of "untranslated"/],
       ['10:11', /unknown plugin or preset "speling"; plugins: .*regex/],
       ['13:21', /check "bad-option": option target: unknown option "forbidd"/],
-      ['16:31', /check "bad-pattern": plugin "regex" refused its options: Invalid regular expression/],
+      ['16:31', /check "bad-pattern": plugin "regex" refused its options: .*Invalid regular expression/],
       ['19:17', /bad condition: unexpected ">"/],
       ['21:18', /bad condition: no check with id "nope"/],
       ['23:9', /route to "rejected", which is not an output; declared outputs: passed, failed/],
@@ -60,7 +60,7 @@ route:
   - to: passed
 `) })
     const r = await loadPipelines(paths, testDeps())
-    expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([expect.stringMatching(/^13:7 check "regex": plugin "regex" refused its options: Invalid regular expression/)])
+    expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([expect.stringMatching(/^13:7 check "regex": plugin "regex" refused its options: .*Invalid regular expression/)])
   })
 
   it('refuses an alias bomb quickly', async () => {
