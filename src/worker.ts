@@ -103,6 +103,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const dedupe = new Dedupe(config.dedupeTtlMs)
   const shutdown = new AbortController()
   let closing = false
+  let replayDone = false
   const held = new Map<string, Job[]>()
   const timers = new Set<NodeJS.Timeout>()
   const seenSteps = new Map<string, { organizationId: string; domain: string; projectId: number; stepId: number; languageId: string }>()
@@ -260,6 +261,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     async health() {
       return {
         status: closing ? 'stopping' : 'ok',
+        replaying: !replayDone,
         queue: { depth: queue.depth, waiting: queue.waiting, limit: queue.limit },
         journal: journal.size,
         parked: journal.parked,
@@ -327,7 +329,11 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       count += jobs.length
     }
     if (count) log.info({ strings: count, batches: batches.length, parked: parked.length }, 'replaying unfinished work from the journal')
-  })().catch((error) => log.error({ err: error }, 'journal replay failed'))
+  })()
+    .catch((error) => log.error({ err: error }, 'journal replay failed'))
+    .finally(() => {
+      replayDone = true
+    })
 
   // Held jobs go back to the queue once their organization has a usable token again.
   const heldTimer = setInterval(async () => {
