@@ -121,6 +121,10 @@ export async function runDemo(args: string[]): Promise<number> {
     console.log(table(rows))
     const patches = emu.requestCount('PATCH /api/v2/projects/:projectId/workflow-steps/:stepId/languages/:languageId/status')
     console.log(`\nStatus updates: ${summary.patchOperations} strings in ${patches} PATCH requests. Not done: ${summary.notDone}. Wrong port: ${summary.wrongOutput}.`)
+    const model = emu.openai?.stats()
+    if (model && model.requests > 0) {
+      console.log(`Model (fake, OpenAI-compatible): ${model.requests} requests for ${model.items} strings, ${model.tokensIn} tokens in, ${model.tokensOut} out.`)
+    }
     const broken = emu.statuses({ output: 'translated' }).slice(0, 3)
     if (broken.length) {
       console.log('\nA few strings sent back to translation (the sample plants one defect in some translations):')
