@@ -3,6 +3,7 @@
 // strings as a ```json block```; translations that drop a number of the source or contain a marker
 // word (XXX, TODO) get a major accuracy error, a double space a minor fluency error, the rest are
 // approved. Faults (latency, 429, 5xx, a dropped item, malformed JSON, a hang) are injected on demand.
+import { seededRandom } from './sample-project.js'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Koa from 'koa'
@@ -113,22 +114,11 @@ function askedItems(messages: unknown): AskedItem[] | undefined {
   }
 }
 
-/** mulberry32: small, seeded, good enough for fault rates. */
-function generator(seed: number): () => number {
-  let a = seed >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
-}
 
 const tokens = (chars: number) => Math.ceil(chars / 4)
 
 export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
-  let random = generator(options.seed ?? 1)
+  let random = seededRandom(options.seed ?? 1)
   let faults: FakeOpenAiFaults = structuredClone(options.faults ?? {})
   let stats: FakeOpenAiStats
   let hanging = new Set<() => void>()
@@ -248,7 +238,7 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     reset() {
       zero()
       faults = {}
-      random = generator(options.seed ?? 1)
+      random = seededRandom(options.seed ?? 1)
       for (const release of hanging) release()
       hanging = new Set()
     },
