@@ -62,7 +62,7 @@ function parseArgs(args: string[]): Settings | string {
     aiStrings: quick ? 300 : 1000,
     aiLatencyMs: quick ? 100 : 800,
     floodStrings: quick ? 40_000 : 200_000,
-    floodQueueLimit: quick ? 5000 : 10_000,
+    floodQueueLimit: quick ? 1000 : 2000,
     workerConcurrency: undefined,
     only: new Set(['ingest', 'e2e', 'ai', 'flood']),
     profile: false,
