@@ -36,7 +36,7 @@ export default definePlugin<Options>({
   needs: ['translation'],
   create(options) {
     const segmenters = new Map<string, Intl.Segmenter>()
-    const graphemes = (text: string, locale: string): Grapheme[] => {
+    const segmenterFor = (locale: string): Intl.Segmenter => {
       let s = segmenters.get(locale)
       if (!s) {
         try {
@@ -46,7 +46,18 @@ export default definePlugin<Options>({
         }
         segmenters.set(locale, s)
       }
-      return [...s.segment(text)]
+      return s
+    }
+    const graphemes = (text: string, locale: string): Grapheme[] => [...segmenterFor(locale).segment(text)]
+    // Counting is the common case: no Segment objects for it, and none at all for text in which
+    // every code unit is its own grapheme cluster (Latin-1 and common punctuation, no CR, which
+    // joins a following LF, and no combining marks, which are outside these ranges).
+    const SIMPLE = /^[\n\t\x20-\x7E\xA0-\xFF\u2010-\u2027\u2030-\u205E\u20A0-\u20C0]*$/
+    const graphemeCount = (text: string, locale: string): number => {
+      if (SIMPLE.test(text)) return text.length
+      let n = 0
+      for (const _ of segmenterFor(locale).segment(text)) n++
+      return n
     }
     return {
       check(item) {
@@ -59,6 +70,7 @@ export default definePlugin<Options>({
           const limit = Math.min(...limits)
           const texts = new Set([translation, ...(item.plurals ?? []).map((p) => p.text)])
           for (const text of texts) {
+            if (graphemeCount(text, locale) <= limit) continue
             const g = graphemes(text, locale)
             if (g.length > limit) {
               const which = text === translation ? 'The translation' : `Plural form "${text.slice(0, 20)}…"`
@@ -71,8 +83,8 @@ export default definePlugin<Options>({
           }
         }
 
-        const sourceLength = graphemes(item.source.trim(), localeTag(item.sourceLanguage)).length
-        const targetLength = graphemes(translation.trim(), locale).length
+        const sourceLength = graphemeCount(item.source.trim(), localeTag(item.sourceLanguage))
+        const targetLength = graphemeCount(translation.trim(), locale)
         if (sourceLength <= options.minSource || !targetLength) return findings
         const ratio = targetLength / sourceLength
         const short = sourceLength <= options.shortSource

@@ -26,6 +26,7 @@ const commands: Record<string, () => Promise<Command>> = {
   config: async () => (await import('./config.js')).runConfig,
   emulate: async () => (await import('../emulator/run-emulate.js')).runEmulate,
   demo: async () => (await import('./demo.js')).runDemo,
+  bench: async () => (await import('./bench.js')).runBench,
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -4,6 +4,7 @@ import { Router } from '@koa/router'
 import type { Context } from 'koa'
 import getRawBody from 'raw-body'
 import createError from 'http-errors'
+import type { FakeOpenAiFaults } from './fake-openai.js'
 import type { Emulator } from './start-emulator.js'
 import type { StatusFilter } from './status-store.js'
 import type { SeedOptions } from './sample-project.js'
@@ -112,6 +113,27 @@ export function controlRoutes(emulator: Emulator): Router {
 
   router.get('/summary', (ctx) => {
     ctx.body = emulator.summary()
+  })
+
+  router.get('/progress', (ctx) => {
+    ctx.body = emulator.progress()
+  })
+
+  // The fake model endpoint under /v1: its stats, and its faults (latency for the benchmark).
+  router.get('/openai', (ctx) => {
+    if (!emulator.openai) throw createError(404, 'the fake OpenAI endpoint is not mounted')
+    ctx.body = emulator.openai.stats()
+  })
+
+  router.post('/openai', async (ctx) => {
+    if (!emulator.openai) throw createError(404, 'the fake OpenAI endpoint is not mounted')
+    const { faults, reset } = await readJson(ctx)
+    if (reset === true) emulator.openai.reset()
+    if (faults !== undefined) {
+      if (typeof faults !== 'object' || faults === null || Array.isArray(faults)) throw createError(400, 'faults must be an object')
+      emulator.openai.setFaults(faults as FakeOpenAiFaults)
+    }
+    ctx.body = emulator.openai.stats()
   })
 
   router.get('/deliveries', (ctx) => {

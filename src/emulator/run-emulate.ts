@@ -23,6 +23,9 @@ Options:
   --redirect-uri URL    Registered redirect URI; repeat for several (default http://localhost:3000/oauth/callback)
   --module-key KEY      Module key of the step (default qa-gate)
   --header-prefix P     Webhook header prefix (default X-Service-)
+  --json                Print one JSON line with the emulator's info (url, ids, secrets) instead
+                        of the banner, for a parent process (switchyard bench) to read
+  --quiet               Log only warnings and errors
   -h, --help            This help`
 
 export async function runEmulate(args: string[]): Promise<number> {
@@ -46,6 +49,8 @@ export async function runEmulate(args: string[]): Promise<number> {
         'redirect-uri': { type: 'string', multiple: true },
         'module-key': { type: 'string' },
         'header-prefix': { type: 'string' },
+        json: { type: 'boolean' },
+        quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
       },
     }))
@@ -73,7 +78,7 @@ export async function runEmulate(args: string[]): Promise<number> {
       clientSecret: values['client-secret'],
       appSecret: values['app-secret'],
       webhookUrl: values['webhook-url'],
-      logger: createLogger({ name: 'emulator' }),
+      logger: createLogger({ name: 'emulator', ...(values.quiet ? { level: 'warn' } : {}) }),
       ...(values['redirect-uri'] ? { redirectUris: values['redirect-uri'] } : {}),
       ...(values.strings ? { strings: number('strings', values.strings)! } : {}),
       ...(values.seed ? { seed: number('seed', values.seed)! } : {}),
@@ -96,7 +101,8 @@ export async function runEmulate(args: string[]): Promise<number> {
     return 1
   }
   const info = emulator.info()
-  process.stdout.write(
+  if (values.json) process.stdout.write(`${JSON.stringify(info)}\n`)
+  else process.stdout.write(
     [
       `Emulated localization service at ${info.url}`,
       '',

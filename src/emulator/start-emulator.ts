@@ -104,6 +104,8 @@ export interface Emulator {
   statuses(filter?: StatusFilter): StatusView[]
   status(stringId: number, languageId: string): StatusView | undefined
   summary(): Summary
+  /** Pairs in total and DONE, counted as statuses change (cheap to poll at any size). */
+  progress(): { total: number; done: number; patchOperations: number }
   requestCounts(): RequestCounts
   /** Requests to one endpoint, e.g. `PATCH /api/v2/projects/:projectId/workflow-steps/:stepId/languages/:languageId/status`. */
   requestCount(endpoint: string, status?: number): number
@@ -271,6 +273,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return str ? world.statuses.view(str, languageId) : undefined
     },
     summary: () => world.statuses.summary(),
+    progress: () => world.statuses.progress(),
     requestCounts: () => counter.snapshot(),
     requestCount: (endpoint, status) => counter.count(endpoint, status),
     maxInFlight: () => inFlight.max(),

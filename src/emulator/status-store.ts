@@ -59,6 +59,8 @@ export interface Summary {
 export class StatusStore {
   private readonly byLanguage = new Map<string, Map<number, StatusEntry>>()
   patchOperations = 0
+  /** (string, language) pairs DONE now, kept as statuses change so progress is cheap to poll. */
+  doneCount = 0
 
   constructor(readonly sample: SampleProject) {
     for (const languageId of sample.languages) {
@@ -78,6 +80,7 @@ export class StatusStore {
     if (!entry) throw new Error(`no status for string ${stringId} in ${languageId}`)
     entry.patches++
     entry.outputs.push(value)
+    this.track(entry.status, value === '' ? 'TODO' : 'DONE')
     entry.status = value === '' ? 'TODO' : 'DONE'
     entry.output = value
     this.patchOperations++
@@ -86,7 +89,19 @@ export class StatusStore {
 
   set(stringId: number, languageId: string, status: StringStatusName): void {
     const entry = this.get(stringId, languageId)
-    if (entry) entry.status = status
+    if (!entry) return
+    this.track(entry.status, status)
+    entry.status = status
+  }
+
+  private track(from: StringStatusName, to: StringStatusName): void {
+    if (from !== 'DONE' && to === 'DONE') this.doneCount++
+    else if (from === 'DONE' && to !== 'DONE') this.doneCount--
+  }
+
+  /** Pairs in total and DONE, without walking them (what a benchmark polls). */
+  progress(): { total: number; done: number; patchOperations: number } {
+    return { total: this.sample.strings.length * this.sample.languages.length, done: this.doneCount, patchOperations: this.patchOperations }
   }
 
   record(stringId: number, languageId: string): StatusRecord | undefined {

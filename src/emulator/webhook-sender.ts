@@ -78,8 +78,11 @@ function mergeInto(total: DeliveryReport, part: DeliveryReport): void {
   total.durationMs += part.durationMs
 }
 
-/** Serializes events by splicing pre-serialized shared parts: a batch of 100 costs little. */
-class EventWriter {
+/**
+ * Serializes events by splicing pre-serialized shared parts: a batch of 100 costs little. Exported
+ * for `switchyard bench`, which builds the same events for its load generator.
+ */
+export class EventWriter {
   private readonly project: string
   private readonly files = new Map<number, string>()
   private readonly languages = new Map<string, string>()

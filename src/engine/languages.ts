@@ -22,12 +22,22 @@ export function languageFromCode(code: string): Language {
   }
 }
 
+// Intl.getCanonicalLocales is slow and checks call this for every string; tags are few.
+const canonical = new Map<string, string>()
+
 /** The BCP 47 tag of a language record, for Intl APIs. */
 export function localeOf(language: Language): string {
   const tag = language.locale || language.id || language.twoLettersCode || 'en'
-  try {
-    return Intl.getCanonicalLocales(tag.replace('_', '-'))[0] ?? 'en'
-  } catch {
-    return language.twoLettersCode || 'en'
+  const key = `${tag}\u0000${language.twoLettersCode ?? ''}`
+  let result = canonical.get(key)
+  if (result === undefined) {
+    try {
+      result = Intl.getCanonicalLocales(tag.replace('_', '-'))[0] ?? 'en'
+    } catch {
+      result = language.twoLettersCode || 'en'
+    }
+    if (canonical.size > 1000) canonical.clear()
+    canonical.set(key, result)
   }
+  return result
 }

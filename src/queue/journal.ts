@@ -2,9 +2,73 @@
 // (per-string writes would be the bottleneck at tens of thousands of strings per second). An entry
 // is deleted when its last job is done; on start, whatever is still there is replayed. Jobs that
 // can't be finished are parked in their own entries, never dropped.
+//
+// Group commit: while one write is under way, the batches that arrive meanwhile wait and then go
+// in ONE entry (one row, one fsync) together; each is acknowledged only once that write resolves.
+// The jobs of an entry carry its id as their batchId. A quiet worker writes each batch at once.
+// Entries are stored compactly (each language record once, jobs as arrays) because serializing
+// and writing the full job objects was the largest cost of a webhook after parsing (bench).
 import { randomBytes } from 'node:crypto'
 import type Keyv from 'keyv'
-import type { Job } from './job.js'
+import type { Language } from '../engine/types.js'
+import { jobKeyOf, type Job } from './job.js'
+
+/** Stored form of a journal entry (version 2); version 1 was a plain array of jobs. */
+interface CompactEntry {
+  v: 2
+  languages: Language[]
+  /** [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision,
+   *  key, context, maxLength, text, isPlural (0|1), fileType, filePath, labelIds, source language #, target language #, attempts] */
+  jobs: unknown[][]
+}
+
+export function encodeEntry(jobs: Job[]): CompactEntry {
+  const languages: Language[] = []
+  const index = new Map<Language, number>()
+  const at = (l: Language) => {
+    let i = index.get(l)
+    if (i === undefined) {
+      i = languages.length
+      languages.push(l)
+      index.set(l, i)
+    }
+    return i
+  }
+  return {
+    v: 2,
+    languages,
+    jobs: jobs.map((j) => [
+      j.organizationId, j.domain, j.moduleKey, j.projectId, j.stepId, j.languageId, j.stringId, j.revision,
+      j.string.key, j.string.context, j.string.maxLength, j.string.text, j.string.isPlural ? 1 : 0, j.string.fileType, j.string.filePath, j.string.labelIds,
+      at(j.sourceLanguage), at(j.targetLanguage), j.attempts,
+    ]),
+  }
+}
+
+export function decodeEntry(value: unknown, batchId: string): Job[] | undefined {
+  if (Array.isArray(value)) return value as Job[]
+  const e = value as CompactEntry | null
+  if (!e || e.v !== 2 || !Array.isArray(e.jobs) || !Array.isArray(e.languages)) return undefined
+  return e.jobs.map((t) => {
+    const [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, attempts] = t as [
+      string, string, string, number, number, string, number, number, string, string, number, string, number, string, string, number[], number, number, number,
+    ]
+    const job: Job = {
+      key: '', organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision,
+      string: { key, context, maxLength, text, isPlural: isPlural === 1, fileType, filePath, labelIds },
+      sourceLanguage: e.languages[source]!, targetLanguage: e.languages[target]!, batchId, attempts,
+    }
+    job.key = jobKeyOf(job)
+    return job
+  })
+}
+
+interface QueuedAppend {
+  jobs: Job[]
+  batchId: string
+  resolve(): void
+  reject(error: unknown): void
+}
 
 const BATCH = 'b:'
 const PARKED = 'p:'
@@ -20,6 +84,8 @@ export class Journal {
   private readonly remaining = new Map<string, number>()
   private outstanding = 0
   private parkedCount = 0
+  private readonly queued: QueuedAppend[] = []
+  private writing = false
 
   constructor(private readonly store: Keyv) {}
 
@@ -27,12 +93,40 @@ export class Journal {
     return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
   }
 
-  /** Durably record the jobs of one batch. Resolves only once the store has them. */
-  async append(batchId: string, jobs: Job[]): Promise<void> {
-    if (jobs.length === 0) return
-    await this.store.set(BATCH + batchId, jobs)
-    this.remaining.set(batchId, (this.remaining.get(batchId) ?? 0) + jobs.length)
-    this.outstanding += jobs.length
+  /**
+   * Durably record the jobs of one batch. Resolves only once the store has them. The jobs'
+   * batchId becomes the id of the entry they were written in (shared with concurrent batches).
+   */
+  append(batchId: string, jobs: Job[]): Promise<void> {
+    if (jobs.length === 0) return Promise.resolve()
+    return new Promise((resolve, reject) => {
+      this.queued.push({ jobs, batchId, resolve, reject })
+      if (!this.writing) void this.writeQueued()
+    })
+  }
+
+  private async writeQueued(): Promise<void> {
+    this.writing = true
+    try {
+      while (this.queued.length) {
+        const group = this.queued.splice(0)
+        const entryId = group[0]!.batchId
+        const all: Job[] = []
+        for (const g of group) for (const job of g.jobs) all.push(job)
+        try {
+          await this.store.set(BATCH + entryId, encodeEntry(all))
+        } catch (error) {
+          for (const g of group) g.reject(error)
+          continue
+        }
+        for (const job of all) job.batchId = entryId
+        this.remaining.set(entryId, (this.remaining.get(entryId) ?? 0) + all.length)
+        this.outstanding += all.length
+        for (const g of group) g.resolve()
+      }
+    } finally {
+      this.writing = false
+    }
   }
 
   /** A job is finished (its output was accepted, or it was superseded). */
@@ -65,7 +159,8 @@ export class Journal {
     if (!iterator) return { batches, parked }
     for await (const [rawKey, value] of iterator as AsyncIterable<[string, unknown]>) {
       const key = String(rawKey).replace(/^journal:/, '')
-      if (key.startsWith(BATCH) && Array.isArray(value)) batches.push({ batchId: key.slice(BATCH.length), jobs: value as Job[] })
+      const jobs = key.startsWith(BATCH) ? decodeEntry(value, key.slice(BATCH.length)) : undefined
+      if (jobs) batches.push({ batchId: key.slice(BATCH.length), jobs })
       else if (key.startsWith(PARKED) && value && typeof value === 'object') parked.push(value as ParkedJob)
     }
     return { batches, parked }

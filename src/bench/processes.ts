@@ -1,0 +1,84 @@
+// Child processes of the benchmark (worker, emulator, baseline): started with `node`, ready when
+// they print a JSON line the caller recognizes (or a URL answers), stopped with SIGTERM by pid.
+import { spawn, type ChildProcess } from 'node:child_process'
+import { readFileSync } from 'node:fs'
+import { createInterface } from 'node:readline'
+
+export interface Child {
+  process: ChildProcess
+  pid: number
+  /** The last lines of stderr and non-JSON stdout, for an error message. */
+  tail(): string
+  stop(): Promise<void>
+}
+
+export function startChild(args: string[], env: NodeJS.ProcessEnv, ready?: (line: Record<string, unknown>) => boolean): Promise<{ child: Child; line?: Record<string, unknown> }> {
+  const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  const tail: string[] = []
+  const keep = (line: string) => {
+    tail.push(line)
+    if (tail.length > 20) tail.shift()
+  }
+  createInterface({ input: proc.stderr! }).on('line', keep)
+  const child: Child = {
+    process: proc,
+    pid: proc.pid!,
+    tail: () => tail.join('\n'),
+    stop: () =>
+      new Promise((resolve) => {
+        if (proc.exitCode !== null || proc.signalCode !== null) return resolve()
+        const kill = setTimeout(() => proc.kill('SIGKILL'), 15_000)
+        proc.once('exit', () => {
+          clearTimeout(kill)
+          resolve()
+        })
+        proc.kill('SIGTERM')
+      }),
+  }
+  return new Promise((resolve, reject) => {
+    let done = !ready
+    if (done) resolve({ child })
+    const lines = createInterface({ input: proc.stdout! })
+    lines.on('line', (text) => {
+      if (done) {
+        if (!text.startsWith('{')) keep(text)
+        return
+      }
+      let parsed: Record<string, unknown> | undefined
+      try {
+        parsed = text.startsWith('{') ? (JSON.parse(text) as Record<string, unknown>) : undefined
+      } catch {
+        parsed = undefined
+      }
+      if (!parsed) keep(text)
+      if (parsed && (!ready || ready(parsed))) {
+        done = true
+        resolve({ child, line: parsed })
+      }
+    })
+    proc.once('exit', (code) => {
+      if (!done) reject(new Error(`${args.join(' ')} exited with ${code} before it was ready:\n${tail.join('\n')}`))
+    })
+  })
+}
+
+/** Resident memory of a process now and its peak so far, MB (Linux /proc). */
+export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefined {
+  try {
+    const status = readFileSync(`/proc/${pid}/status`, 'utf8')
+    const kb = (name: string) => Number(new RegExp(`^${name}:\\s+(\\d+) kB`, 'm').exec(status)?.[1] ?? Number.NaN)
+    return { rssMb: kb('VmRSS') / 1024, hwmMb: kb('VmHWM') / 1024 }
+  } catch {
+    return undefined
+  }
+}
+
+export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 100, what = 'condition'): Promise<T> {
+  const deadline = Date.now() + timeoutMs
+  for (;;) {
+    const value = await check().catch(() => undefined)
+    if (value !== undefined) return value
+    if (Date.now() > deadline) throw new Error(`timed out after ${timeoutMs} ms waiting for ${what}`)
+    await new Promise((r) => setTimeout(r, intervalMs))
+  }
+}

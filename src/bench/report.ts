@@ -1,0 +1,132 @@
+// The shape of `bench/results.json` and the table printed on stdout (pure; tested in test/bench).
+import type { LatencySummary } from './stats.js'
+
+export interface IngestResult {
+  batchSize: number
+  concurrency: number
+  durationMs: number
+  worker: { batchesPerSecond: number; eventsPerSecond: number; latencyMs: LatencySummary; statuses: Record<string, number> }
+  baseline: { batchesPerSecond: number; eventsPerSecond: number; latencyMs: LatencySummary; statuses: Record<string, number> }
+  /** Worker throughput / baseline throughput. */
+  ratio: number
+}
+
+export interface EndToEndResult {
+  strings: number
+  seconds: number
+  stringsPerSecond: number
+  patchRequests: number
+  translationRequests: number
+  patchesPerString: number
+  translationFetchesPerString: number
+  notDone: number
+}
+
+export interface AiRun {
+  strings: number
+  seconds: number
+  stringsPerSecond: number
+  modelRequests: number
+  modelRequestsPerString: number
+  notDone: number
+}
+
+export interface AiResult {
+  latencyMs: number
+  first: AiRun
+  cached: AiRun
+}
+
+export interface FloodResult {
+  strings: number
+  queueLimit: number
+  seconds: number
+  stringsPerSecond: number
+  acknowledged: number
+  busy503: number
+  requests: number
+  done: number
+  lost: number
+  peakRssMb: number
+  /** VmHWM at the end: the kernel's own peak. */
+  vmHwmMb: number
+  journalLeft: number | null
+  samples: Array<{ t: number; rssMb: number; donePerSecond: number }>
+}
+
+export interface BenchResults {
+  date: string
+  mode: 'quick' | 'full'
+  machine: { cpus: number; cpuModel: string; node: string; platform: string }
+  settings: Record<string, unknown>
+  ingest?: IngestResult
+  endToEnd?: EndToEndResult
+  ai?: AiResult
+  flood?: FloodResult
+  targets: Array<{ what: string; target: string; measured: string; met: boolean }>
+}
+
+/** Targets of issue 9 checked against the results (reported, never asserted). */
+export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' | 'flood'>): BenchResults['targets'] {
+  const t: BenchResults['targets'] = []
+  const fmt = (n: number, d = 3) => (Number.isFinite(n) ? String(Number(n.toFixed(d))) : 'n/a')
+  if (r.ingest) t.push({ what: 'ingest vs baseline', target: '>= 0.8', measured: fmt(r.ingest.ratio), met: r.ingest.ratio >= 0.8 })
+  if (r.endToEnd) {
+    t.push({ what: 'end to end strings/s', target: '>= 10000', measured: fmt(r.endToEnd.stringsPerSecond, 0), met: r.endToEnd.stringsPerSecond >= 10_000 })
+    t.push({ what: 'status PATCH per string', target: '<= 0.01', measured: fmt(r.endToEnd.patchesPerString, 4), met: r.endToEnd.patchesPerString <= 0.01 })
+    t.push({ what: 'translation fetches per string', target: '<= 0.01', measured: fmt(r.endToEnd.translationFetchesPerString, 4), met: r.endToEnd.translationFetchesPerString <= 0.01 })
+  }
+  if (r.ai) {
+    t.push({ what: 'model requests per string', target: '<= 0.05', measured: fmt(r.ai.first.modelRequestsPerString, 4), met: r.ai.first.modelRequestsPerString <= 0.05 })
+    t.push({ what: 'model requests, cached rerun', target: '0', measured: String(r.ai.cached.modelRequests), met: r.ai.cached.modelRequests === 0 })
+  }
+  if (r.flood) {
+    t.push({ what: 'flood peak RSS (MB)', target: '< 300', measured: fmt(r.flood.peakRssMb, 0), met: r.flood.peakRssMb < 300 })
+    t.push({ what: 'flood strings lost', target: '0', measured: String(r.flood.lost), met: r.flood.lost === 0 })
+  }
+  return t
+}
+
+export function formatTable(rows: string[][]): string {
+  const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => (r[c] ?? '').length)))
+  const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')
+  return [line(rows[0]!), widths.map((w) => '-'.repeat(w)).join('  '), ...rows.slice(1).map(line)].join('\n')
+}
+
+/** Everything measured, one row per number, for stdout. */
+export function resultRows(r: BenchResults): string[][] {
+  const rows: string[][] = [['measure', 'value']]
+  const n = (v: number, d = 1) => (Number.isFinite(v) ? v.toFixed(d) : 'n/a')
+  if (r.ingest) {
+    const i = r.ingest
+    rows.push(['ingest: worker batches/s', n(i.worker.batchesPerSecond)])
+    rows.push(['ingest: baseline batches/s', n(i.baseline.batchesPerSecond)])
+    rows.push(['ingest: worker / baseline', n(i.ratio, 3)])
+    rows.push(['ingest: worker p50 / p99 ms', `${n(i.worker.latencyMs.p50, 2)} / ${n(i.worker.latencyMs.p99, 2)}`])
+    rows.push(['ingest: baseline p50 / p99 ms', `${n(i.baseline.latencyMs.p50, 2)} / ${n(i.baseline.latencyMs.p99, 2)}`])
+    rows.push(['ingest: worker non-2XX', String(Object.entries(i.worker.statuses).filter(([s]) => !s.startsWith('2')).reduce((a, [, c]) => a + c, 0))])
+  }
+  if (r.endToEnd) {
+    const e = r.endToEnd
+    rows.push(['e2e: strings', String(e.strings)])
+    rows.push(['e2e: strings/s', n(e.stringsPerSecond, 0)])
+    rows.push(['e2e: status PATCH per string', n(e.patchesPerString, 4)])
+    rows.push(['e2e: translation fetches per string', n(e.translationFetchesPerString, 4)])
+    rows.push(['e2e: not DONE at the end', String(e.notDone)])
+  }
+  if (r.ai) {
+    rows.push([`ai (${r.ai.latencyMs} ms model): strings/s`, n(r.ai.first.stringsPerSecond)])
+    rows.push(['ai: model requests per string', n(r.ai.first.modelRequestsPerString, 4)])
+    rows.push(['ai cached rerun: strings/s', n(r.ai.cached.stringsPerSecond)])
+    rows.push(['ai cached rerun: model requests', String(r.ai.cached.modelRequests)])
+  }
+  if (r.flood) {
+    const f = r.flood
+    rows.push(['flood: strings offered', String(f.strings)])
+    rows.push(['flood: strings/s (QUEUE_LIMIT ' + f.queueLimit + ')', n(f.stringsPerSecond, 0)])
+    rows.push(['flood: 503 answers', String(f.busy503)])
+    rows.push(['flood: peak RSS MB (sampled / VmHWM)', `${n(f.peakRssMb, 0)} / ${n(f.vmHwmMb, 0)}`])
+    rows.push(['flood: acknowledged / DONE / lost', `${f.acknowledged} / ${f.done} / ${f.lost}`])
+  }
+  return rows
+}

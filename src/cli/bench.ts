@@ -1,0 +1,414 @@
+// `switchyard bench`: the emulator, the worker and a baseline server as separate processes on
+// loopback, driven by a load generator in this process (which does nothing else while it sends,
+// so on a 2-core machine the worker gets one core and the sender the other; the emulator only
+// answers API calls). Four measurements in one run: ingest vs a plain node:http baseline, end to
+// end through qa-gate, AI proofreading with a slow fake model and its cached rerun, and a flood
+// under back-pressure. Results: a table on stdout, bench/results.json and bench/flood.svg.
+import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { createServer } from 'node:net'
+import os from 'node:os'
+import path from 'node:path'
+import { PACKAGE_ROOT } from '../config/load-config.js'
+import { runLoad } from '../bench/load-generator.js'
+import { memoryOf, startChild, waitFor, type Child } from '../bench/processes.js'
+import { checkTargets, formatTable, resultRows, type AiRun, type BenchResults, type EndToEndResult, type FloodResult, type IngestResult } from '../bench/report.js'
+import { perSecond, ratio, round, summarizeLatencies } from '../bench/stats.js'
+import { renderFloodChart, type FloodSample } from '../bench/svg-chart.js'
+import { batchSource, bumpRevisions, type BatchSource } from '../bench/webhook-bodies.js'
+import type { Batch } from '../bench/load-generator.js'
+import { connectThroughBrowser } from './demo.js'
+
+const STATUS_ENDPOINT = 'PATCH /api/v2/projects/:projectId/workflow-steps/:stepId/languages/:languageId/status'
+const TRANSLATIONS_ENDPOINT = 'GET /api/v2/projects/:projectId/languages/:languageId/translations'
+const LANGUAGES = ['de', 'fr']
+
+interface Settings {
+  quick: boolean
+  concurrency: number
+  batchSize: number
+  ingestSeconds: number
+  ingestPool: number
+  e2eStrings: number
+  aiStrings: number
+  aiLatencyMs: number
+  floodStrings: number
+  floodQueueLimit: number
+  workerConcurrency: number | undefined
+  only: Set<string>
+  profile: boolean
+  out: string
+}
+
+const USAGE = `switchyard bench [options]
+
+  --quick               small counts and a short model latency (under a minute)
+  --only LIST           run only some of: ingest,e2e,ai,flood
+  --concurrency N       sender connections (default 16)
+  --ai-latency MS       latency of the fake model (default 800; quick 100)
+  --flood N             strings offered in the flood (default 200000)
+  --worker-concurrency N  CONCURRENCY of the worker (default: the worker's own default)
+  --profile             run the worker with --cpu-prof (profiles in bench/profiles/)
+  --out DIR             where results.json and flood.svg go (default bench/)`
+
+function parseArgs(args: string[]): Settings | string {
+  const quick = args.includes('--quick')
+  const s: Settings = {
+    quick,
+    concurrency: 16,
+    batchSize: 100,
+    ingestSeconds: quick ? 3 : 8,
+    ingestPool: quick ? 50 : 100,
+    e2eStrings: quick ? 10_000 : 30_000,
+    aiStrings: quick ? 300 : 1000,
+    aiLatencyMs: quick ? 100 : 800,
+    floodStrings: quick ? 40_000 : 200_000,
+    floodQueueLimit: quick ? 1000 : 2000,
+    workerConcurrency: undefined,
+    only: new Set(['ingest', 'e2e', 'ai', 'flood']),
+    profile: false,
+    out: path.join(PACKAGE_ROOT, 'bench'),
+  }
+  for (let i = 0; i < args.length; i++) {
+    const a = args[i]!
+    const num = () => {
+      const v = Number(args[++i])
+      if (!Number.isFinite(v) || v <= 0) throw new Error(`${a} takes a positive number`)
+      return v
+    }
+    try {
+      if (a === '--quick') continue
+      else if (a === '--only') s.only = new Set((args[++i] ?? '').split(',').filter(Boolean))
+      else if (a === '--concurrency') s.concurrency = num()
+      else if (a === '--ai-latency') s.aiLatencyMs = num()
+      else if (a === '--flood') s.floodStrings = num()
+      else if (a === '--worker-concurrency') s.workerConcurrency = num()
+      else if (a === '--profile') s.profile = true
+      else if (a === '--out') s.out = path.resolve(args[++i] ?? '.')
+      else return `unknown option ${a}`
+    } catch (error) {
+      return (error as Error).message
+    }
+  }
+  for (const o of s.only) if (!['ingest', 'e2e', 'ai', 'flood'].includes(o)) return `--only: unknown part "${o}"`
+  return s
+}
+
+async function freePort(): Promise<number> {
+  return new Promise((resolve, reject) => {
+    const s = createServer().listen(0, '127.0.0.1', () => {
+      const port = (s.address() as { port: number }).port
+      s.close(() => resolve(port))
+    })
+    s.on('error', reject)
+  })
+}
+
+async function json<T>(url: string, body?: unknown): Promise<T> {
+  const response = await fetch(url, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })
+  if (!response.ok) throw new Error(`${url} answered ${response.status}: ${(await response.text()).slice(0, 300)}`)
+  return (await response.json()) as T
+}
+
+const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+const BIN = path.join(PACKAGE_ROOT, 'bin', 'switchyard.js')
+
+interface EmulatorInfo {
+  url: string
+  controlUrl: string
+  clientId: string
+  clientSecret: string
+  appSecret: string
+  organization: { id: string; domain: string }
+}
+
+interface Progress { total: number; done: number; patchOperations: number }
+
+class Bench {
+  private readonly children: Child[] = []
+  private readonly dataDir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'))
+  emulator!: EmulatorInfo
+  private readonly appSecret = 'bench-app-secret'
+  private readonly clientSecret = 'bench-client-secret'
+  private workerPorts: number[] = []
+  private workers = 0
+
+  constructor(readonly s: Settings) {}
+
+  async startEmulator(): Promise<void> {
+    this.workerPorts = [await freePort(), await freePort(), await freePort()]
+    const { child, line } = await startChild(
+      [BIN, 'emulate', '--port', '0', '--json', '--quiet', '--strings', '10', '--app-secret', this.appSecret, '--client-secret', this.clientSecret,
+        ...this.workerPorts.flatMap((p) => ['--redirect-uri', `http://127.0.0.1:${p}/oauth/callback`])],
+      { ...process.env, LOG_LEVEL: 'warn' },
+      (l) => typeof l.controlUrl === 'string',
+    )
+    this.children.push(child)
+    this.emulator = line as unknown as EmulatorInfo
+  }
+
+  control<T>(route: string, body?: unknown): Promise<T> {
+    return json<T>(`${this.emulator.controlUrl}${route}`, body)
+  }
+
+  // Each module key is its own workflow step (as in a real workflow), so the AI step's strings
+  // are not repeats of the QA step's in the worker's de-duplication.
+  private stepOf(moduleKey: string): number {
+    return moduleKey === 'ai-proofread' ? 7002 : 7001
+  }
+
+  async seed(strings: number, moduleKey: string): Promise<void> {
+    await this.control('/seed', { seed: 9, strings, languages: LANGUAGES, moduleKey, stepId: this.stepOf(moduleKey) })
+    await this.control('/reset-counters', {})
+  }
+
+  source(strings: number, moduleKey: string): BatchSource {
+    return batchSource({ seed: 9, strings, languages: LANGUAGES, moduleKey, stepId: this.stepOf(moduleKey) }, { appSecret: this.appSecret, batchSize: this.s.batchSize })
+  }
+
+  /** A worker process; `connect` runs the OAuth flow through its routes, as a browser would. */
+  async startWorker(env: Record<string, string>, connect: boolean): Promise<{ child: Child; url: string }> {
+    const index = this.workers++
+    const port = connect ? this.workerPorts[index % this.workerPorts.length]! : await freePort()
+    const url = `http://127.0.0.1:${port}`
+    const dir = path.join(this.dataDir, `worker-${index}`)
+    mkdirSync(dir, { recursive: true })
+    const nodeArgs = this.s.profile ? ['--cpu-prof', '--cpu-prof-dir', path.join(this.s.out, 'profiles')] : []
+    const { child } = await startChild([...nodeArgs, BIN, 'serve'], {
+      ...process.env,
+      PORT: String(port),
+      HOST: '127.0.0.1',
+      BASE_URL: url,
+      APP_SECRET: this.appSecret,
+      CLIENT_ID: this.emulator.clientId,
+      CLIENT_SECRET: this.emulator.clientSecret,
+      AUTH_URL: this.emulator.url,
+      API_URL: this.emulator.url,
+      DATA_DIR: dir,
+      STORE_URL: `sqlite://${path.join(dir, 'switchyard.sqlite')}`,
+      PIPELINES_DIR: path.join(PACKAGE_ROOT, 'pipelines'),
+      OPENAI_API_KEY: 'bench-key',
+      OPENAI_BASE_URL: `${this.emulator.url}/v1`,
+      LOG_LEVEL: 'warn',
+      RECONCILE_INTERVAL_MS: '0',
+      ...(this.s.workerConcurrency ? { CONCURRENCY: String(this.s.workerConcurrency) } : {}),
+      ...env,
+    })
+    this.children.push(child)
+    await waitFor(async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined), 30_000, 100, `the worker at ${url}: ${child.tail()}`)
+    if (connect) await connectThroughBrowser(url, this.emulator.organization.domain)
+    return { child, url }
+  }
+
+  async stopChild(child: Child): Promise<void> {
+    await child.stop()
+    this.children.splice(this.children.indexOf(child), 1)
+  }
+
+  async close(): Promise<void> {
+    for (const c of [...this.children].reverse()) await c.stop().catch(() => undefined)
+    rmSync(this.dataDir, { recursive: true, force: true })
+  }
+
+  // ---- 1. Ingest ----
+  async ingest(): Promise<IngestResult> {
+    const { s } = this
+    const { child: baseline, line } = await startChild([path.join(PACKAGE_ROOT, 'dist', 'src', 'bench', 'baseline-server.js')], { ...process.env, APP_SECRET: this.appSecret }, (l) => typeof l.url === 'string')
+    this.children.push(baseline)
+    // Not connected: its jobs are journaled, queued and then held (no token), so what is
+    // measured is what the baseline does plus verification, validation, de-duplication and the
+    // journal write, not the pipelines (end to end measures those).
+    const worker = await this.startWorker({ QUEUE_LIMIT: String(10_000_000) }, false)
+    const source = this.source((s.ingestPool * s.batchSize) / LANGUAGES.length, 'qa-gate')
+    const pool = Array.from({ length: source.count }, (_, i) => source.batch(i))
+    // Each pass over the pool names another organization (X-Service-Id, outside the signed
+    // body): every string is new to the worker's de-duplication, as in a real stream.
+    const nth = (i: number): Batch => {
+      const b = pool[i % pool.length]!
+      const pass = Math.floor(i / pool.length)
+      return pass === 0 ? b : { ...b, headers: { ...b.headers, 'X-Service-Id': `${this.emulator.organization.id}-${pass}` } }
+    }
+    const measure = async (url: string) => {
+      await runLoad({ url, concurrency: s.concurrency, count: 200, batch: (i) => nth(i + 1_000_000 * pool.length) }) // warm-up, separate passes
+      const r = await runLoad({ url, concurrency: s.concurrency, count: Number.MAX_SAFE_INTEGER, batch: nth, durationMs: s.ingestSeconds * 1000 })
+      return { batchesPerSecond: perSecond(r.acked, r.durationMs), eventsPerSecond: perSecond(r.ackedEvents, r.durationMs), latencyMs: summarizeLatencies(r.latencies), statuses: r.statuses }
+    }
+    const base = await measure(line!.url as string)
+    const ours = await measure(`${worker.url}/webhooks`)
+    await this.stopChild(baseline)
+    await this.stopChild(worker.child)
+    return { batchSize: s.batchSize, concurrency: s.concurrency, durationMs: s.ingestSeconds * 1000, worker: ours, baseline: base, ratio: ratio(ours.batchesPerSecond, base.batchesPerSecond) }
+  }
+
+  /** Send every batch of a source (honouring Retry-After) and wait until the emulator has them all DONE. */
+  async deliverAndFinish(url: string, batches: { count: number; batch(i: number): Batch }, total: number, timeoutMs: number, onTick?: (p: Progress, t: number) => void) {
+    const started = performance.now()
+    let ticking = true
+    let last: Progress = { total, done: 0, patchOperations: 0 }
+    const ticker = (async () => {
+      while (ticking) {
+        last = await this.control<Progress>('/progress').catch(() => last)
+        onTick?.(last, (performance.now() - started) / 1000)
+        if (last.done >= total) break
+        await sleep(onTick ? 250 : 50)
+      }
+    })()
+    const load = await runLoad({ url: `${url}/webhooks`, concurrency: this.s.concurrency, count: batches.count, batch: (i) => batches.batch(i), honourRetryAfter: true })
+    const deadline = performance.now() + timeoutMs
+    while (last.done < total && performance.now() < deadline) await sleep(20)
+    if (last.done < total) process.stderr.write(`bench: only ${last.done} of ${total} strings DONE after ${Math.round(timeoutMs / 1000)} s (load: ${JSON.stringify(load.statuses)})\n`)
+    ticking = false
+    await ticker
+    const ms = performance.now() - started
+    return { load, ms, progress: await this.control<Progress>('/progress') }
+  }
+
+  // ---- 2. End to end ----
+  async endToEnd(url: string): Promise<EndToEndResult> {
+    const strings = this.s.e2eStrings / LANGUAGES.length
+    await this.seed(strings, 'qa-gate')
+    const source = this.source(strings, 'qa-gate')
+    const pool = Array.from({ length: source.count }, (_, i) => source.batch(i))
+    const { ms, progress } = await this.deliverAndFinish(url, { count: pool.length, batch: (i) => pool[i]! }, source.pairs, 120_000)
+    const counts = await this.control<{ counts: Record<string, Record<string, number>> }>('/requests')
+    const sum = (endpoint: string) => Object.values(counts.counts[endpoint] ?? {}).reduce((a, b) => a + b, 0)
+    const patchRequests = sum(STATUS_ENDPOINT)
+    const translationRequests = sum(TRANSLATIONS_ENDPOINT)
+    return {
+      strings: source.pairs,
+      seconds: round(ms / 1000, 2),
+      stringsPerSecond: perSecond(progress.done, ms),
+      patchRequests,
+      translationRequests,
+      patchesPerString: ratio(patchRequests, source.pairs, 5),
+      translationFetchesPerString: ratio(translationRequests, source.pairs, 5),
+      notDone: source.pairs - progress.done,
+    }
+  }
+
+  // ---- 3. AI ----
+  async ai(url: string): Promise<{ latencyMs: number; first: AiRun; cached: AiRun }> {
+    const strings = Math.max(1, Math.round(this.s.aiStrings / LANGUAGES.length))
+    const source = this.source(strings, 'ai-proofread')
+    const run = async (): Promise<AiRun> => {
+      await this.seed(strings, 'ai-proofread')
+      await this.control('/openai', { reset: true, faults: { latencyMs: this.s.aiLatencyMs } })
+      const { ms, progress } = await this.deliverAndFinish(url, source, source.pairs, this.s.quick ? 30_000 : 300_000)
+      const stats = await this.control<{ requests: number }>('/openai')
+      return {
+        strings: source.pairs,
+        seconds: round(ms / 1000, 2),
+        stringsPerSecond: perSecond(progress.done, ms),
+        modelRequests: stats.requests,
+        modelRequestsPerString: ratio(stats.requests, source.pairs, 5),
+        notDone: source.pairs - progress.done,
+      }
+    }
+    const first = await run()
+    // The same texts again under a new revision (so the worker runs the pipeline rather than
+    // absorbing a repeat): every verdict must come from the cache.
+    bumpRevisions(source.sample)
+    const cached = await run()
+    return { latencyMs: this.s.aiLatencyMs, first, cached }
+  }
+
+  // ---- 4. Flood ----
+  async flood(): Promise<FloodResult> {
+    const { s } = this
+    const strings = Math.ceil(s.floodStrings / LANGUAGES.length)
+    await this.seed(strings, 'qa-gate')
+    const worker = await this.startWorker({ QUEUE_LIMIT: String(s.floodQueueLimit) }, true)
+    const source = this.source(strings, 'qa-gate')
+    const samples: FloodSample[] = []
+    let peak = 0
+    let previous = { t: 0, done: 0 }
+    const sampler = setInterval(() => {
+      const m = memoryOf(worker.child.pid)
+      if (m) peak = Math.max(peak, m.rssMb)
+    }, 250)
+    const { load, ms, progress } = await this.deliverAndFinish(worker.url, source, source.pairs, 180_000, (p, t) => {
+      const m = memoryOf(worker.child.pid)
+      if (!m) return
+      peak = Math.max(peak, m.rssMb)
+      const dt = t - previous.t
+      if (dt <= 0) return
+      samples.push({ t: round(t, 2), rssMb: round(m.rssMb, 1), donePerSecond: round((p.done - previous.done) / dt, 0) })
+      previous = { t, done: p.done }
+    })
+    clearInterval(sampler)
+    const hwm = memoryOf(worker.child.pid)?.hwmMb ?? Number.NaN
+    const health = await json<{ journal?: number }>(`${worker.url}/healthz`).catch(() => ({ journal: undefined }))
+    await this.stopChild(worker.child)
+    return {
+      strings: source.pairs,
+      queueLimit: s.floodQueueLimit,
+      seconds: round(ms / 1000, 2),
+      stringsPerSecond: perSecond(progress.done, ms),
+      acknowledged: load.ackedEvents,
+      busy503: load.statuses['503'] ?? 0,
+      requests: load.requests,
+      done: progress.done,
+      lost: Math.max(0, load.ackedEvents - progress.done),
+      peakRssMb: round(peak, 1),
+      vmHwmMb: round(hwm, 1),
+      journalLeft: health.journal ?? null,
+      samples,
+    }
+  }
+}
+
+export async function runBench(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(USAGE)
+    return 0
+  }
+  const s = parseArgs(args)
+  if (typeof s === 'string') {
+    console.error(`switchyard bench: ${s}\n\n${USAGE}`)
+    return 2
+  }
+  const bench = new Bench(s)
+  const results: BenchResults = {
+    date: new Date().toISOString(),
+    mode: s.quick ? 'quick' : 'full',
+    machine: { cpus: os.cpus().length, cpuModel: os.cpus()[0]?.model ?? 'unknown', node: process.version, platform: `${os.platform()} ${os.release()}` },
+    settings: { ...s, only: [...s.only], out: undefined },
+    targets: [],
+  }
+  const log = (message: string) => process.stderr.write(`bench: ${message}\n`)
+  try {
+    await bench.startEmulator()
+    if (s.only.has('ingest')) {
+      log(`ingest: ${s.ingestSeconds} s each against the baseline and the worker, ${s.concurrency} connections`)
+      results.ingest = await bench.ingest()
+    }
+    if (s.only.has('e2e') || s.only.has('ai')) {
+      const worker = await bench.startWorker({ QUEUE_LIMIT: String(1_000_000) }, true)
+      if (s.only.has('e2e')) {
+        log(`end to end: ${s.e2eStrings} strings through qa-gate`)
+        results.endToEnd = await bench.endToEnd(worker.url)
+      }
+      if (s.only.has('ai')) {
+        log(`ai: ${s.aiStrings} strings through ai-proofread, model latency ${s.aiLatencyMs} ms, then the cached rerun`)
+        results.ai = await bench.ai(worker.url)
+      }
+      await bench.stopChild(worker.child)
+    }
+    if (s.only.has('flood')) {
+      log(`flood: ${s.floodStrings} strings, QUEUE_LIMIT ${s.floodQueueLimit}`)
+      results.flood = await bench.flood()
+    }
+  } finally {
+    await bench.close()
+  }
+  results.targets = checkTargets(results)
+  mkdirSync(s.out, { recursive: true })
+  writeFileSync(path.join(s.out, 'results.json'), `${JSON.stringify(results, null, 2)}\n`)
+  if (results.flood) {
+    writeFileSync(path.join(s.out, 'flood.svg'), renderFloodChart(results.flood.samples, `Flood: ${results.flood.strings} strings, QUEUE_LIMIT ${results.flood.queueLimit}`))
+  }
+  console.log(formatTable(resultRows(results)))
+  console.log('')
+  console.log(formatTable([['target', 'wanted', 'measured', 'met'], ...results.targets.map((t) => [t.what, t.target, t.measured, t.met ? 'yes' : 'NO'])]))
+  console.log(`\n${results.machine.cpus} CPUs, Node ${results.machine.node}; results in ${path.relative(process.cwd(), path.join(s.out, 'results.json')) || 'results.json'}`)
+  return 0
+}

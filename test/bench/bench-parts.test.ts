@@ -1,0 +1,95 @@
+import { describe, expect, it } from 'vitest'
+import { checkTargets, formatTable, resultRows, type BenchResults } from '../../src/bench/report.js'
+import { perSecond, percentile, ratio, summarizeLatencies } from '../../src/bench/stats.js'
+import { niceMax, renderFloodChart } from '../../src/bench/svg-chart.js'
+import { batchSource } from '../../src/bench/webhook-bodies.js'
+import { verifySignature } from '../../src/webhooks/verify-signature.js'
+import { validateBatch, validateRecalculationEvent } from '../../src/webhooks/batch-schema.js'
+import { decodeEntry, encodeEntry } from '../../src/queue/journal.js'
+import { unbatch } from '../../src/webhooks/unbatch.js'
+
+describe('bench statistics', () => {
+  it('takes nearest-rank percentiles', () => {
+    const values = Array.from({ length: 100 }, (_, i) => 100 - i)
+    expect(percentile(values, 50)).toBe(50)
+    expect(percentile(values, 99)).toBe(99)
+    expect(percentile(values, 100)).toBe(100)
+    expect(percentile([7], 99)).toBe(7)
+    expect(percentile([], 50)).toBeNaN()
+  })
+  it('summarizes latencies and rates', () => {
+    expect(summarizeLatencies([1, 2, 3, 4])).toEqual({ count: 4, p50: 2, p99: 4, max: 4, mean: 2.5 })
+    expect(perSecond(500, 250)).toBe(2000)
+    expect(perSecond(1, 0)).toBe(0)
+    expect(ratio(1, 4)).toBe(0.25)
+    expect(ratio(1, 0)).toBeNaN()
+  })
+})
+
+describe('flood chart', () => {
+  it('rounds axes to 1, 2 or 5 times a power of ten', () => {
+    expect(niceMax(0)).toBe(1)
+    expect(niceMax(7)).toBe(10)
+    expect(niceMax(130)).toBe(200)
+    expect(niceMax(4100)).toBe(5000)
+  })
+  it('draws both series as polylines in a well-formed SVG', () => {
+    const svg = renderFloodChart([{ t: 0.25, rssMb: 80, donePerSecond: 0 }, { t: 0.5, rssMb: 120, donePerSecond: 9000 }], 'Flood <test>')
+    expect(svg.startsWith('<svg')).toBe(true)
+    expect(svg.trim().endsWith('</svg>')).toBe(true)
+    expect(svg.match(/<polyline/g)).toHaveLength(2)
+    expect(svg).toContain('Flood &lt;test&gt;')
+    expect(renderFloodChart([], 'empty')).not.toContain('<polyline')
+  })
+})
+
+describe('results', () => {
+  const results: BenchResults = {
+    date: '2026-01-01T00:00:00.000Z', mode: 'quick', machine: { cpus: 2, cpuModel: 'x', node: 'v20', platform: 'linux' }, settings: {}, targets: [],
+    endToEnd: { strings: 1000, seconds: 1, stringsPerSecond: 1000, patchRequests: 2, translationRequests: 2, patchesPerString: 0.002, translationFetchesPerString: 0.002, notDone: 0 },
+    ai: { latencyMs: 100, first: { strings: 100, seconds: 1, stringsPerSecond: 100, modelRequests: 5, modelRequestsPerString: 0.05, notDone: 0 }, cached: { strings: 100, seconds: 1, stringsPerSecond: 100, modelRequests: 0, modelRequestsPerString: 0, notDone: 0 } },
+  }
+  it('checks the targets it has numbers for', () => {
+    const t = checkTargets(results)
+    expect(t.map((x) => [x.what, x.met])).toEqual([
+      ['end to end strings/s', false],
+      ['status PATCH per string', true],
+      ['translation fetches per string', true],
+      ['model requests per string', true],
+      ['model requests, cached rerun', true],
+    ])
+  })
+  it('prints an aligned table', () => {
+    const table = formatTable(resultRows(results)).split('\n')
+    expect(table[0]).toMatch(/^measure\s+value$/)
+    expect(new Set(table.map((l) => l.length)).size).toBe(1)
+  })
+})
+
+describe('webhook bodies', () => {
+  it('builds signed batches of complete, valid events', () => {
+    const source = batchSource({ seed: 3, strings: 120, languages: ['de', 'fr'] }, { appSecret: 's3cret', batchSize: 100 })
+    expect(source.pairs).toBe(240)
+    expect(source.count).toBe(3)
+    const b = source.batch(2)
+    expect(b.events).toBe(40)
+    expect(verifySignature(b.body, b.headers['X-Service-Signature'], ['s3cret'])).toBe(true)
+    const body = JSON.parse(b.body.toString('utf8')) as { events: Array<{ stringStatus: Record<string, unknown> }> }
+    expect(validateBatch(body)).toBe(true)
+    for (const e of body.events) expect(validateRecalculationEvent(e)).toBe(true)
+    expect(Object.keys(body.events[0]!.stringStatus).sort()).toEqual(['affectedLanguage', 'organizationId', 'originEvent', 'output', 'sourceLanguage', 'status', 'translation', 'user', 'workflowStep'])
+  })
+})
+
+describe('journal entries', () => {
+  it('round-trip through the compact form', () => {
+    const source = batchSource({ seed: 4, strings: 30, languages: ['de', 'ja'] }, { appSecret: 's', batchSize: 60 })
+    const events = (JSON.parse(source.batch(0).body.toString('utf8')) as { events: Array<{ event: string }> }).events
+    const { jobs } = unbatch(events, { organizationId: '200000', domain: 'acme', batchId: 'b1' })
+    const stored = JSON.parse(JSON.stringify(encodeEntry(jobs))) as unknown
+    expect(decodeEntry(stored, 'b1')).toEqual(jobs)
+    expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(jobs).length * 0.6)
+    expect(decodeEntry(jobs, 'b1')).toBe(jobs)
+    expect(decodeEntry({ v: 9 }, 'b1')).toBeUndefined()
+  })
+})
