@@ -31,11 +31,17 @@ export function regionOf(language: Language): string {
   return parts.find((p) => /^[A-Za-z]{2}$|^\d{3}$/.test(p))?.toUpperCase() ?? ''
 }
 
+const LETTER = /\p{L}/u
+// Every script SPACELESS_SCRIPT and DENSE_SCRIPT name (Thai, Lao, Khmer, Myanmar, Tibetan, Han,
+// kana, Hangul) lies at U+0E00 or above: a text with no code unit there shares nothing with them.
+const FROM_THAI_UP = /[\u0E00-\uFFFF]/
+
 function share(text: string, re: RegExp): number {
+  if (!FROM_THAI_UP.test(text)) return 0
   let letters = 0
   let hits = 0
   for (const ch of text) {
-    if (!/\p{L}/u.test(ch)) continue
+    if (!LETTER.test(ch)) continue
     letters++
     if (re.test(ch)) hits++
   }

@@ -74,8 +74,29 @@ export interface FindPlaceholdersOptions {
   custom?: readonly RegExp[]
 }
 
+// Every built-in format starts with one of these characters; a text without any has none of
+// them. Most UI strings have no placeholder, and four checks ask for each text (bench).
+const PLACEHOLDER_START = /[%{$:]/
+
+// Three checks ask for the same text's placeholders with the default options in one pipeline
+// run: the last few answers are kept (bounded), and handed out as frozen arrays.
+const recent = new Map<string, readonly Placeholder[]>()
+const RECENT_MAX = 256
+
 /** Placeholders of the given formats in a text, in order of position. */
 export function findPlaceholders(text: string, options: FindPlaceholdersOptions = {}): Placeholder[] {
+  if (!options.custom?.length && !PLACEHOLDER_START.test(text)) return []
+  if (options.formats || options.custom) return scanPlaceholders(text, options)
+  let found = recent.get(text)
+  if (!found) {
+    found = Object.freeze(scanPlaceholders(text, options).map((p) => Object.freeze(p)))
+    if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!)
+    recent.set(text, found)
+  }
+  return found as Placeholder[]
+}
+
+function scanPlaceholders(text: string, options: FindPlaceholdersOptions): Placeholder[] {
   const formats = new Set(options.formats ?? DEFAULT_PLACEHOLDER_FORMATS)
   const found: Placeholder[] = []
   let work = text

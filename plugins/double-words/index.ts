@@ -69,8 +69,29 @@ const SEPARATED_BY_SPACE = /^[\s\u00A0\u202F]+$/u
 
 interface Repeat { first: WordSegment; second: WordSegment }
 
+const WHITESPACE_RUN = /[\s\u00A0\u202F]+/u
+
+/**
+ * Could the text hold a word repeated with only whitespace between? Then some word W ends one
+ * whitespace-separated token and starts the next, so the first token holds the next one's first
+ * character and the next token holds the first one's last. Most texts fail this at once, and the
+ * segmenter (the dear part) runs only on the rest (bench).
+ */
+export function mayRepeat(text: string, locale: string): boolean {
+  const tokens = text.split(WHITESPACE_RUN)
+  for (let i = 1; i < tokens.length; i++) {
+    for (const lower of [(t: string) => t.toLocaleLowerCase(locale), (t: string) => t.toLowerCase()]) {
+      const a = lower(tokens[i - 1]!)
+      const b = lower(tokens[i]!)
+      if (a && b && a.includes(b[0]!) && b.includes(a[a.length - 1]!)) return true
+    }
+  }
+  return false
+}
+
 /** Words repeated with only whitespace between them, compared case-insensitively. */
-function repeats(text: string, locale: string): Repeat[] {
+export function repeats(text: string, locale: string, prefilter = true): Repeat[] {
+  if (prefilter && !mayRepeat(text, locale)) return []
   const segments = segmentWords(text, locale)
   const out: Repeat[] = []
   let previous: WordSegment | undefined

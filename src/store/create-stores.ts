@@ -73,6 +73,7 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         make: () => {
           const a = reuse ?? new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 10_000 })
           reuse = undefined
+          if (process.env.SQLITE_SYNCHRONOUS) void (a as unknown as { query: (sql: string) => Promise<unknown> }).query(`PRAGMA synchronous=${process.env.SQLITE_SYNCHRONOUS}`).catch(() => undefined)
           return a
         },
         keyvPrefixes: true,

@@ -1,0 +1,20 @@
+// The cheap pre-filter of double-words must never hide a repeat the segmenter would find.
+import fc from 'fast-check'
+import { describe, expect, it } from 'vitest'
+import { repeats } from './index.js'
+
+const words = ['the', 'The', 'THE', 'a', 'file', 'Datei', 'на', 'На', 'το', 'Το', 'ΟΔΟΣ', 'οδός', 'שלום', 'مرحبا', 'नमस्ते', 'don\'t', 'l\'eau', 'İstanbul', 'istanbul', 'ß', 'SS', '東京', 'ภาษา', '42', 'x-y']
+const gaps = [' ', '  ', '\u00A0', '\u202F', ', ', '. ', ' (', ') ', '', '\n', ' - ']
+const locales = ['en', 'de', 'ru', 'el', 'he', 'ar', 'hi', 'fr', 'tr', 'ja', 'th']
+
+describe('double-words pre-filter', () => {
+  it('never rejects a text in which the segmenter finds a repeat', () => {
+    fc.assert(
+      fc.property(fc.array(fc.tuple(fc.constantFrom(...words), fc.constantFrom(...gaps)), { minLength: 1, maxLength: 8 }), fc.constantFrom(...locales), (parts, locale) => {
+        const text = parts.map(([w, g]) => w + g).join('')
+        expect(repeats(text, locale, true)).toEqual(repeats(text, locale, false))
+      }),
+      { numRuns: 5000, seed: 1121 },
+    )
+  })
+})
