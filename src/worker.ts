@@ -13,7 +13,7 @@ import type { TokenProvider } from './platform/token-provider.js'
 import { Dedupe } from './queue/dedupe.js'
 import { acceptJobs } from './queue/intake.js'
 import { stringKeyOf, type Job } from './queue/job.js'
-import { BullmqJournal } from './queue/bullmq-journal.js'
+import type { BullmqJournal } from './queue/bullmq-journal.js'
 import { Journal } from './queue/journal.js'
 import { createJobProcessor, type RunnablePipeline, type StepSettingsLookup } from './queue/process-jobs.js'
 import { WorkQueue } from './queue/work-queue.js'
@@ -99,8 +99,11 @@ const ACTIVITY_MAX = 200
 export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const { config, log, stores, tokens } = deps
   const metrics = deps.metrics ?? createMetrics()
-  const journal = config.queue === 'bullmq' ? new BullmqJournal(bullmqOptions(config, log)) : new Journal(stores.journal)
-  const dedupe = new Dedupe(config.dedupeTtlMs)
+  // BullMQ (and ioredis) load only when asked for: ~23 MB a single instance doesn't need.
+  const journal: Journal | BullmqJournal =
+    config.queue === 'bullmq' ? new (await import('./queue/bullmq-journal.js')).BullmqJournal(bullmqOptions(config, log)) : new Journal(stores.journal)
+  const shared = journal.delivers ? (journal as BullmqJournal) : undefined
+  const dedupe = new Dedupe(config.dedupeTtlMs, Date.now, config.dedupeMax)
   const shutdown = new AbortController()
   let closing = false
   let replayDone = false
@@ -297,8 +300,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   log.info({ url, pipelines: pipelines().all().map((p) => p.key), store: stores.kind }, 'worker listening')
 
   // With a shared queue, jobs come from BullMQ to whichever instance is free.
-  if (journal instanceof BullmqJournal) {
-    journal.start((job) => {
+  if (shared) {
+    shared.start((job) => {
       queue.admit(1)
       queue.push([job])
     })
@@ -379,7 +382,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
     await replayed
-    const backlog = async () => (journal instanceof BullmqJournal ? await journal.backlog() : 0)
+    const backlog = async () => (shared ? await shared.backlog() : 0)
     while (queue.depth > 0 || (await backlog()) > 0) {
       if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open`)
       await new Promise((r) => setTimeout(r, 20))
@@ -394,7 +397,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       log.info({ open: queue.depth }, 'stopping: new webhooks get 503; finishing running work')
       // A shared queue: take no more jobs; what this instance holds finishes below or goes to
       // another instance when its lock expires.
-      const closingBull = journal instanceof BullmqJournal ? journal.close() : Promise.resolve()
+      const closingBull = shared ? shared.close() : Promise.resolve()
       const finished = Promise.race([
         (async () => {
           await replayed

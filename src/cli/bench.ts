@@ -48,7 +48,10 @@ const USAGE = `switchyard bench [options]
   --flood N             strings offered in the flood (default 200000)
   --worker-concurrency N  CONCURRENCY of the worker (default: the worker's own default)
   --profile             run the worker with --cpu-prof (profiles in bench/profiles/)
-  --out DIR             where results.json and flood.svg go (default bench/)`
+  --out DIR             where results.json and flood.svg go (default bench/)
+
+Environment: BENCH_WORKER_NODE_ARGS sets the worker's node flags (default --max-old-space-size=512,
+as npm start runs it).`
 
 function parseArgs(args: string[]): Settings | string {
   const quick = args.includes('--quick')
@@ -110,6 +113,9 @@ async function json<T>(url: string, body?: unknown): Promise<T> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+// The worker runs as `npm start` and the Dockerfile run it (package.json, Dockerfile): with a heap
+// limit. BENCH_WORKER_NODE_ARGS overrides it, e.g. to measure without one.
+const SERVE_NODE_ARGS = '--max-old-space-size=512'
 const BIN = path.join(PACKAGE_ROOT, 'bin', 'switchyard.js')
 
 interface EmulatorInfo {
@@ -172,7 +178,7 @@ class Bench {
     const url = `http://127.0.0.1:${port}`
     const dir = path.join(this.dataDir, `worker-${index}`)
     mkdirSync(dir, { recursive: true })
-    const nodeArgs = this.s.profile ? ['--cpu-prof', '--cpu-prof-dir', path.join(this.s.out, 'profiles')] : []
+    const nodeArgs = [...(this.s.profile ? ['--cpu-prof', '--cpu-prof-dir', path.join(this.s.out, 'profiles')] : []), ...(process.env.BENCH_WORKER_NODE_ARGS ?? SERVE_NODE_ARGS).split(' ').filter(Boolean)]
     const { child } = await startChild([...nodeArgs, BIN, 'serve'], {
       ...process.env,
       PORT: String(port),

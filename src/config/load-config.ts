@@ -29,6 +29,7 @@ export interface Config {
   apiTimeoutMs: number
   reportLingerMs: number
   dedupeTtlMs: number
+  dedupeMax: number
   reconcileIntervalMs: number
   shutdownTimeoutMs: number
   tokenKey: string

@@ -1,6 +1,8 @@
 // De-duplication by (organization, project, step, language, string, revision). A job that is
 // already queued or running absorbs a repeat; a finished one absorbs repeats for a while (the
 // service may deliver a batch again); a newer revision supersedes an older one still in flight.
+// The memory of finished strings is bounded twice: by time (ttlMs) and by count (maxFinished),
+// so a flood can't grow it without end.
 
 interface Entry {
   revision: number
@@ -13,11 +15,16 @@ export type Admission = 'new' | 'duplicate' | 'stale'
 
 export class Dedupe {
   private readonly entries = new Map<string, Entry>()
-  /** Finished string keys in the order they finished, for expiry. */
-  private readonly finished: Array<[string, number]> = []
+  /** Finished string keys in the order they finished, and when: two flat arrays, for expiry. */
+  private finishedKeys: string[] = []
+  private finishedAt: number[] = []
   private head = 0
 
-  constructor(private readonly ttlMs: number, private readonly now: () => number = Date.now) {}
+  constructor(
+    private readonly ttlMs: number,
+    private readonly now: () => number = Date.now,
+    private readonly maxFinished = 100_000,
+  ) {}
 
   /** Decide about a job and, when it is new, remember it as active. */
   admit(stringKey: string, revision: number): Admission {
@@ -52,7 +59,9 @@ export class Dedupe {
     }
     e.active = false
     e.doneAt = this.now()
-    this.finished.push([stringKey, e.doneAt])
+    this.finishedKeys.push(stringKey)
+    this.finishedAt.push(e.doneAt)
+    if (this.finishedKeys.length - this.head > this.maxFinished) this.expire(true)
   }
 
   isActive(stringKey: string): boolean {
@@ -63,15 +72,21 @@ export class Dedupe {
     return this.entries.size
   }
 
-  private expire(): void {
+  /** Forget finished strings older than the window, or beyond the count (`overCount`). */
+  private expire(overCount = false): void {
     const cutoff = this.now() - this.ttlMs
-    while (this.head < this.finished.length && this.finished[this.head]![1] <= cutoff) {
-      const [key, doneAt] = this.finished[this.head++]!
+    const keys = this.finishedKeys
+    const at = this.finishedAt
+    while (this.head < keys.length && (at[this.head]! <= cutoff || (overCount && keys.length - this.head > this.maxFinished))) {
+      const key = keys[this.head]!
+      const doneAt = at[this.head]!
+      this.head++
       const e = this.entries.get(key)
       if (e && !e.active && e.doneAt === doneAt) this.entries.delete(key)
     }
-    if (this.head > 4096 && this.head * 2 > this.finished.length) {
-      this.finished.splice(0, this.head)
+    if (this.head > 4096 && this.head * 2 > keys.length) {
+      this.finishedKeys = keys.slice(this.head)
+      this.finishedAt = at.slice(this.head)
       this.head = 0
     }
   }

@@ -80,6 +80,8 @@ export interface ParkedJob {
 }
 
 export class Journal {
+  /** Jobs go from the intake to the local queue; the journal only keeps them (see BullmqJournal). */
+  readonly delivers = false
   /** Jobs of each batch not yet done. */
   private readonly remaining = new Map<string, number>()
   private outstanding = 0

@@ -119,7 +119,12 @@ describe('Dockerfile', () => {
     const health = runtime.body.find((i) => i.op === 'HEALTHCHECK')
     expect(health?.args).toMatch(/CMD .*node.*fetch\(.*\/healthz/)
     const cmd = runtime.body.filter((i) => i.op === 'CMD').at(-1)!
-    expect(JSON.parse(cmd.args)).toEqual(['node', 'bin/switchyard.js', 'serve'])
+    const argv = JSON.parse(cmd.args) as string[]
+    expect(argv[0]).toBe('node')
+    expect(argv.slice(-2)).toEqual(['bin/switchyard.js', 'serve'])
+    // The image runs the worker as `npm start` does: same node flags (the heap limit).
+    const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
+    expect(`node ${argv.slice(1).join(' ')}`).toBe(pkg.scripts.start)
     expect(runtime.body.some((i) => i.op === 'ENV' && /DATA_DIR=\/app\/data/.test(i.args))).toBe(true)
   })
 

@@ -39,3 +39,17 @@ describe('Dedupe', () => {
     expect(d.size).toBe(1)
   })
 })
+
+describe('Dedupe under a flood', () => {
+  it('remembers at most maxFinished finished strings, forgetting the oldest first', () => {
+    const d = new Dedupe(60_000, () => 0, 1000)
+    for (let i = 0; i < 50_000; i++) {
+      d.admit(`s${i}`, 1)
+      d.finish(`s${i}`, 1)
+    }
+    expect(d.size).toBeLessThanOrEqual(1001)
+    // The newest are still absorbed, the oldest are not.
+    expect(d.admit('s49999', 1)).toBe('duplicate')
+    expect(d.admit('s0', 1)).toBe('new')
+  })
+})
