@@ -73,9 +73,9 @@ const WHITESPACE_RUN = /[\s\u00A0\u202F]+/u
 
 /**
  * Could the text hold a word repeated with only whitespace between? Then some word W ends one
- * whitespace-separated token and starts the next, so the first token holds the next one's first
- * character and the next token holds the first one's last. Most texts fail this at once, and the
- * segmenter (the dear part) runs only on the rest (bench).
+ * whitespace-separated token and starts the next: the token's last k characters equal the next
+ * token's first k, for some k. Most texts fail this at once, and the segmenter (the dear part)
+ * runs only on the rest (bench).
  */
 export function mayRepeat(text: string, locale: string): boolean {
   const tokens = text.split(WHITESPACE_RUN)
@@ -83,7 +83,9 @@ export function mayRepeat(text: string, locale: string): boolean {
     for (const lower of [(t: string) => t.toLocaleLowerCase(locale), (t: string) => t.toLowerCase()]) {
       const a = lower(tokens[i - 1]!)
       const b = lower(tokens[i]!)
-      if (a && b && a.includes(b[0]!) && b.includes(a[a.length - 1]!)) return true
+      for (let k = Math.min(a.length, b.length); k >= 1; k--) {
+        if (a.endsWith(b.slice(0, k))) return true
+      }
     }
   }
   return false
