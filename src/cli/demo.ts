@@ -90,7 +90,7 @@ export async function runDemo(args: string[]): Promise<number> {
     })
     const info = emu.info()
     const config = loadConfig(
-      { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'warn' },
+      { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
       {
         port, host: '127.0.0.1', baseUrl,
         appSecrets: [info.appSecret], clientId: info.clientId, clientSecret: info.clientSecret,
