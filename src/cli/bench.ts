@@ -5,7 +5,6 @@
 // end through qa-gate, AI proofreading with a slow fake model and its cached rerun, and a flood
 // under back-pressure. Results: a table on stdout, bench/results.json and bench/flood.svg.
 import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
@@ -17,6 +16,7 @@ import { renderFloodChart, type FloodSample } from '../bench/svg-chart.js'
 import { batchSource, bumpRevisions, type BatchSource } from '../bench/webhook-bodies.js'
 import type { Batch } from '../bench/load-generator.js'
 import { connectThroughBrowser } from './demo.js'
+import { freePort } from '../util/free-port.js'
 
 const STATUS_ENDPOINT = 'PATCH /api/v2/projects/:projectId/workflow-steps/:stepId/languages/:languageId/status'
 const TRANSLATIONS_ENDPOINT = 'GET /api/v2/projects/:projectId/languages/:languageId/translations'
@@ -96,15 +96,6 @@ function parseArgs(args: string[]): Settings | string {
   return s
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
 async function json<T>(url: string, body?: unknown): Promise<T> {
   const response = await fetch(url, body === undefined ? {} : { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body) })

@@ -3,13 +3,13 @@
 // through the real OAuth flow (PKCE), the sample project's strings are sent as signed batches, and
 // a table shows how many strings went to which output port, per language.
 import { mkdtempSync, rmSync } from 'node:fs'
-import { createServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { loadConfig } from '../config/load-config.js'
 import { startEmulator, type Emulator } from '../emulator/index.js'
 import { createLogger } from '../util/logger.js'
 import { startServe } from './serve.js'
+import { freePort } from '../util/free-port.js'
 
 interface DemoOptions {
   strings: number
@@ -35,15 +35,6 @@ function parseArgs(args: string[]): DemoOptions | string {
   return o
 }
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
 
 /** The browser's part of the OAuth flow, done with fetch: follow redirects by hand, keep the cookie. */
 export async function connectThroughBrowser(workerUrl: string, domain: string): Promise<void> {

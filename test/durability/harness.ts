@@ -4,7 +4,6 @@
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, readFileSync, rmSync } from 'node:fs'
 import { createServer as createHttpServer, request as httpRequest, type Server } from 'node:http'
-import { createServer as createNetServer } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
@@ -15,15 +14,7 @@ import type { PipelineSource } from '../../src/worker.js'
 export const FIXTURES = path.join(PACKAGE_ROOT, 'test', 'fixtures', 'durability')
 export const PAIR = (stringId: number, languageId: string) => `${stringId}|${languageId}`
 
-export async function freePort(): Promise<number> {
-  return new Promise((resolve, reject) => {
-    const s = createNetServer().listen(0, '127.0.0.1', () => {
-      const port = (s.address() as { port: number }).port
-      s.close(() => resolve(port))
-    })
-    s.on('error', reject)
-  })
-}
+export { freePort } from '../../src/util/free-port.js'
 
 export function tempDir(prefix: string): { dir: string; remove(): void } {
   const dir = mkdtempSync(path.join(os.tmpdir(), `switchyard-${prefix}-`))

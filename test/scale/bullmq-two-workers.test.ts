@@ -12,17 +12,10 @@ import { connectThroughBrowser } from '../../src/cli/demo.js'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { startEmulator, type Emulator } from '../../src/emulator/index.js'
 import { describeWithService } from '../support/services.js'
+import { freePort } from '../../src/util/free-port.js'
 
 const DB = 7
 
-async function freePort(): Promise<number> {
-  return new Promise((resolve) => {
-    const s = http.createServer().listen(0, '127.0.0.1', () => {
-      const { port } = s.address() as { port: number }
-      s.close(() => resolve(port))
-    })
-  })
-}
 
 function startInstance(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
   const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bin/switchyard.js'), 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
