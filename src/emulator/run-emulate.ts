@@ -113,6 +113,7 @@ export async function runEmulate(args: string[]): Promise<number> {
       `  CLIENT_SECRET=${info.clientSecret}`,
       `  APP_SECRET=${info.appSecret}`,
       `  HEADER_PREFIX=${info.headerPrefix}`,
+      ...(emulator.openai ? [`  OPENAI_BASE_URL=${info.url}/v1   OPENAI_API_KEY=any   (the fake model, for ai-proofread)`] : []),
       `  (registered redirect URIs: ${info.redirectUris.join(', ')})`,
       '',
       `Organization ${info.organization.id} (${info.organization.domain}), project ${info.projectId}, step ${info.stepId} (module ${info.moduleKey}),`,
