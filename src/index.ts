@@ -1,0 +1,10 @@
+// The package's public API, for plugin authors: `import { definePlugin, PluginTester } from 'switchyard'`.
+export { definePlugin, SEVERITIES } from './engine/types.js'
+export type {
+  Finding, FindingInput, Item, Language, Need, PluginCache, PluginContext, PluginDefinition, PluginEvent,
+  PluginInstance, PluginMetrics, PluralForm, Severity, Span,
+} from './engine/types.js'
+export { PluginTester, runPluginCase, testContext, testItem } from './engine/plugin-tester.js'
+export type { ExpectedFinding, InvalidPluginTestCase, PluginTestCase } from './engine/plugin-tester.js'
+export { languageFromCode, localeOf } from './engine/languages.js'
+export { instantiatePlugin, resolvePluginOptions, PluginOptionsError } from './engine/instantiate-plugin.js'
