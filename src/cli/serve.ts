@@ -5,6 +5,7 @@ import { PipelineHost } from '../engine/pipeline-host.js'
 import type { PluginCache } from '../engine/types.js'
 import { TokenManager } from '../platform/token-manager.js'
 import { createOAuthRouter } from '../server/oauth-routes.js'
+import { operatorAuth } from '../server/operator-auth.js'
 import { createOperatorRouter, type ActivityEntry } from '../server/operator-page.js'
 import { createSettingsRouter } from '../settings/settings-routes.js'
 import { SettingsService } from '../settings/settings-service.js'
@@ -51,6 +52,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   const locks = await createLock(config.storeUrl)
   const tokens = await TokenManager.create({ config, store: stores.tokens, log: log.child({ part: 'oauth' }), lock: locks.lock })
   const settings = new SettingsService(stores.settings, log.child({ part: 'settings' }))
+  const guard = operatorAuth(config.operatorPassword, log)
   const pipelines = host as unknown as PipelineSource
   const worker = await startWorker({
     config,
@@ -61,9 +63,9 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     tokens,
     settings,
     routers: [
-      createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }) }),
+      createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }), guard }),
       createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }) }),
-      createOperatorRouter({ config, tokens, activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
+      createOperatorRouter({ config, tokens, guard, activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
     ],
   })
   const missing = missingForProduction(config)

@@ -36,6 +36,7 @@ export interface Config {
   oauthScopes: string
   oauthTokenFormat: 'json' | 'form'
   settingsScriptUrl: string
+  operatorPassword: string
   settingsFrameAncestors: string
   queue: 'memory' | 'bullmq'
   queueRedisUrl: string

@@ -46,6 +46,7 @@ export const OPTIONS = {
   tokenKey: { env: 'TOKEN_KEY', kind: 'secret', description: 'Key that encrypts OAuth tokens at rest (32 bytes, base64 or hex). Default: a key file in DATA_DIR, created with mode 0600.' },
   oauthScopes: { env: 'OAUTH_SCOPES', kind: 'string', default: 'project', description: 'Scopes asked for in the authorization request, space-separated.' },
   oauthTokenFormat: { env: 'OAUTH_TOKEN_FORMAT', kind: 'enum', values: ['json', 'form'], default: 'json', description: 'Body encoding of token requests: json (the service) or form (standard OAuth servers).' },
+  operatorPassword: { env: 'OPERATOR_PASSWORD', kind: 'secret', description: 'Password of the operator page and /oauth/start (HTTP Basic, any user name). Unset: they are open to anyone who can reach the worker.' },
   settingsScriptUrl: { env: 'SETTINGS_SCRIPT_URL', kind: 'string', default: '', description: "URL of the service's iframe script (defines AP) loaded by settings pages." },
   settingsFrameAncestors: { env: 'SETTINGS_FRAME_ANCESTORS', kind: 'string', default: '*', description: "CSP frame-ancestors of the settings page: who may frame it (space-separated sources, e.g. https://*.example.com). Default * (the page needs a token only the service mints)." },
   queue: { env: 'QUEUE', kind: 'enum', values: ['memory', 'bullmq'], default: 'memory', description: 'Work queue: in-process (default) or BullMQ on Redis (QUEUE_REDIS_URL or a redis STORE_URL).' },

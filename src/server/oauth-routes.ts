@@ -1,6 +1,7 @@
 // GET /oauth/start and GET /oauth/callback: the authorization-code flow with PKCE (S256).
 // The `state` is bound to the browser by a signed HttpOnly cookie; the PKCE verifier never leaves
 // the server: it waits in the store under a hash of the state, for a few minutes, for one use.
+import type { Middleware } from 'koa'
 import { createHash } from 'node:crypto'
 import { Router } from '@koa/router'
 import type { Context } from 'koa'
@@ -58,7 +59,7 @@ function jwtClaims(token: string): Record<string, unknown> | undefined {
   }
 }
 
-export function createOAuthRouter(deps: OAuthRouterDeps): Router {
+export function createOAuthRouter(deps: OAuthRouterDeps & { guard?: Middleware }): Router {
   const { config, tokens, store, log } = deps
   const router = new Router()
   const cookieKey = tokens.derivedKey('oauth-state-cookie')
@@ -82,7 +83,7 @@ export function createOAuthRouter(deps: OAuthRouterDeps): Router {
     ctx.append('Set-Cookie', attrs.join('; '))
   }
 
-  router.get('/oauth/start', async (ctx) => {
+  router.get('/oauth/start', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
     const missing = (['clientId', 'authUrl'] as const).filter((k) => !config[k]).map((k) => (k === 'clientId' ? 'CLIENT_ID' : 'AUTH_URL'))
     if (missing.length) {
       page(ctx, 503, 'OAuth is not configured', `Set ${missing.map((m) => `<code>${m}</code>`).join(' and ')} (see docs/connect.md), then try again.`)

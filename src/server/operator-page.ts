@@ -2,6 +2,7 @@
 // are disconnected, and a form to connect one. Also the page shell the OAuth routes answer with.
 // Plain HTML with one inline stylesheet allowed by its hash: no scripts, no external assets, and a
 // CSP that forbids everything else. Every interpolated value goes through escapeHtml.
+import type { Middleware } from 'koa'
 import { createHash } from 'node:crypto'
 import { Router } from '@koa/router'
 import type { Context } from 'koa'
@@ -194,9 +195,9 @@ ${activityTable(activity)}
 </div>` : ''}`
 }
 
-export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]> }): Router {
+export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]>; guard?: Middleware }): Router {
   const router = new Router()
-  router.get('/', async (ctx) => {
+  router.get('/', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
     const orgs = await deps.tokens.status()
     const activity = deps.activity ? await deps.activity() : undefined
     sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity))
