@@ -78,11 +78,15 @@ const WHITESPACE_RUN = /[\s\u00A0\u202F]+/u
  * runs only on the rest (bench).
  */
 export function mayRepeat(text: string, locale: string): boolean {
-  const tokens = text.split(WHITESPACE_RUN)
-  for (let i = 1; i < tokens.length; i++) {
-    for (const lower of [(t: string) => t.toLocaleLowerCase(locale), (t: string) => t.toLowerCase()]) {
-      const a = lower(tokens[i - 1]!)
-      const b = lower(tokens[i]!)
+  // Lowercased whole, once (ICU's locale-aware lowering is dear); whitespace ends a word either
+  // way, so the tokens are the ones lowering each token would give.
+  const localeLowered = text.toLocaleLowerCase(locale)
+  const plainLowered = text.toLowerCase()
+  for (const lowered of plainLowered === localeLowered ? [localeLowered] : [localeLowered, plainLowered]) {
+    const tokens = lowered.split(WHITESPACE_RUN)
+    for (let i = 1; i < tokens.length; i++) {
+      const a = tokens[i - 1]!
+      const b = tokens[i]!
       for (let k = Math.min(a.length, b.length); k >= 1; k--) {
         if (a.endsWith(b.slice(0, k))) return true
       }
