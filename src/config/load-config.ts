@@ -1,5 +1,6 @@
 // Configuration from the environment, validated once at start. Every error is reported at once
 // (the textlint habit), each naming the variable and what to fix.
+import { availableParallelism } from 'node:os'
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -23,6 +24,7 @@ export interface Config {
   headerPrefix: string
   bodyLimit: number
   queueLimit: number
+  ingestThreads: number
   concurrency: number
   apiMaxInFlight: number
   apiMaxAttempts: number
@@ -117,6 +119,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     out[name] = parseOne(name, spec, env[spec.env], errors)
   }
   const config = { ...(out as unknown as Config), ...overrides }
+  if ((env.INGEST_THREADS ?? '') === '' && overrides.ingestThreads === undefined) config.ingestThreads = defaultIngestThreads()
   if (!config.baseUrl) config.baseUrl = `http://localhost:${config.port}`
   if (!config.pipelinesDir) config.pipelinesDir = path.join(PACKAGE_ROOT, 'pipelines')
   if (!config.storeUrl) config.storeUrl = `sqlite://${path.join(config.dataDir, 'switchyard.sqlite')}`
@@ -131,6 +134,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (errors.length) throw new ConfigError(errors)
   return config
+}
+
+/**
+ * One decoding thread per core, up to 4 (beyond that the main thread, which takes the decoded
+ * jobs, is the limit), and none on a single core, where a thread only adds the hop (bench).
+ */
+export function defaultIngestThreads(cores = availableParallelism()): number {
+  return cores > 1 ? Math.min(cores, 4) : 0
 }
 
 /** What is missing to connect a real organization, in words an operator can act on. */

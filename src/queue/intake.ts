@@ -3,6 +3,7 @@
 // batch acknowledged.
 import type { Job } from './job.js'
 import { stringKeyOf } from './job.js'
+import type { EncodedJobs } from './journal.js'
 import type { Dedupe } from './dedupe.js'
 import type { WorkQueue } from './work-queue.js'
 
@@ -13,7 +14,7 @@ export type IntakeResult =
 export interface IntakeDeps {
   dedupe: Dedupe
   journal: {
-    append(batchId: string, jobs: Job[]): Promise<void>
+    append(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<void>
     /** The journal hands jobs to the pipeline itself (BullMQ): the intake only stores them. */
     readonly delivers?: boolean
     /** Strings waiting across every instance, when they share a queue. */
@@ -24,7 +25,11 @@ export interface IntakeDeps {
   closing(): boolean
 }
 
-export async function acceptJobs(deps: IntakeDeps, batchId: string, jobs: Job[]): Promise<IntakeResult> {
+/**
+ * `encoded`: the same jobs as their decoder's JSON text, in the same order; the journal stores that
+ * text (and which of them were duplicates) instead of encoding the jobs again.
+ */
+export async function acceptJobs(deps: IntakeDeps, batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<IntakeResult> {
   const { dedupe, journal, queue } = deps
   if (deps.closing()) return { status: 'busy', retryAfterSeconds: 5 }
   const depth = journal.backlog ? await journal.backlog() : queue.depth
@@ -41,17 +46,19 @@ export async function acceptJobs(deps: IntakeDeps, batchId: string, jobs: Job[])
     return { status: 'accepted', accepted: jobs.length, duplicates: 0 }
   }
   const fresh: Job[] = []
-  let duplicates = 0
-  for (const job of jobs) {
+  const skip: number[] = []
+  for (let i = 0; i < jobs.length; i++) {
+    const job = jobs[i]!
     job.batchId = batchId
     if (dedupe.admit(stringKeyOf(job), job.revision) === 'new') fresh.push(job)
-    else duplicates++
+    else skip.push(i)
   }
+  const duplicates = skip.length
   // Room is taken before the journal write, not after: batches arriving together would all pass
   // the check while the first one awaits its write, and the queue would grow past its limit.
   queue.admit(fresh.length)
   try {
-    await journal.append(batchId, fresh)
+    await journal.append(batchId, fresh, encoded && { ...encoded, skip })
   } catch (error) {
     queue.finish(fresh.length)
     for (const job of fresh) dedupe.release(stringKeyOf(job), job.revision)

@@ -6,11 +6,15 @@
 // Group commit: while one write is under way, the batches that arrive meanwhile wait and then go
 // in ONE entry (one row, one fsync) together; each is acknowledged only once that write resolves.
 // The jobs of an entry carry its id as their batchId. A quiet worker writes each batch at once.
-// Entries are stored compactly (each language record once, jobs as arrays) because serializing
-// and writing the full job objects was the largest cost of a webhook after parsing (bench).
+// Entries are stored compactly because serializing and writing the full job objects was the
+// largest cost of a webhook after parsing (bench). A webhook's jobs are stored as the JSON text its
+// decoder already made (decode-batch.ts: each language record once, jobs as arrays), with the
+// indexes of the ones that were duplicates; other jobs (parked ones journaled again) in the
+// compact form of version 2. Versions 1 and 2 still replay.
 import { randomBytes } from 'node:crypto'
 import type Keyv from 'keyv'
 import type { Language } from '../engine/types.js'
+import { toJobs } from '../webhooks/unbatch.js'
 import { jobKeyOf, type Job } from './job.js'
 
 /** Stored form of a journal entry (version 2); version 1 was a plain array of jobs. */
@@ -20,6 +24,24 @@ interface CompactEntry {
   /** [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision,
    *  key, context, maxLength, text, isPlural (0|1), fileType, filePath, labelIds, source language #, target language #, attempts] */
   jobs: unknown[][]
+}
+
+/** A webhook's jobs as its decoder wrote them: the text, the batch's origin, and the duplicates. */
+export interface EncodedJobs {
+  organizationId: string
+  domain: string
+  /** JSON text of DecodedJobs (decode-batch.ts). */
+  text: string
+  /** Indexes (into the text's jobs) of jobs that were not taken. */
+  skip?: number[]
+}
+
+type Part = { o: string; d: string; t: string; skip?: number[] } | { c: CompactEntry }
+
+/** Stored form of a journal entry (version 3): the parts of the batches written together. */
+interface EntryV3 {
+  v: 3
+  parts: Part[]
 }
 
 export function encodeEntry(jobs: Job[]): CompactEntry {
@@ -47,6 +69,20 @@ export function encodeEntry(jobs: Job[]): CompactEntry {
 
 export function decodeEntry(value: unknown, batchId: string): Job[] | undefined {
   if (Array.isArray(value)) return value as Job[]
+  const v3 = value as EntryV3 | null
+  if (v3 && v3.v === 3 && Array.isArray(v3.parts)) {
+    const jobs: Job[] = []
+    for (const part of v3.parts) {
+      if ('c' in part) {
+        jobs.push(...(decodeEntry(part.c, batchId) ?? []))
+        continue
+      }
+      const skip = new Set(part.skip ?? [])
+      const decoded = toJobs(part.t, { organizationId: part.o, domain: part.d, batchId })
+      for (let i = 0; i < decoded.length; i++) if (!skip.has(i)) jobs.push(decoded[i]!)
+    }
+    return jobs
+  }
   const e = value as CompactEntry | null
   if (!e || e.v !== 2 || !Array.isArray(e.jobs) || !Array.isArray(e.languages)) return undefined
   return e.jobs.map((t) => {
@@ -65,6 +101,7 @@ export function decodeEntry(value: unknown, batchId: string): Job[] | undefined 
 
 interface QueuedAppend {
   jobs: Job[]
+  encoded?: EncodedJobs
   batchId: string
   resolve(): void
   reject(error: unknown): void
@@ -99,10 +136,10 @@ export class Journal {
    * Durably record the jobs of one batch. Resolves only once the store has them. The jobs'
    * batchId becomes the id of the entry they were written in (shared with concurrent batches).
    */
-  append(batchId: string, jobs: Job[]): Promise<void> {
+  append(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<void> {
     if (jobs.length === 0) return Promise.resolve()
     return new Promise((resolve, reject) => {
-      this.queued.push({ jobs, batchId, resolve, reject })
+      this.queued.push({ jobs, encoded, batchId, resolve, reject })
       if (!this.writing) void this.writeQueued()
     })
   }
@@ -115,8 +152,12 @@ export class Journal {
         const entryId = group[0]!.batchId
         const all: Job[] = []
         for (const g of group) for (const job of g.jobs) all.push(job)
+        const entry: EntryV3 = {
+          v: 3,
+          parts: group.map((g): Part => (g.encoded ? { o: g.encoded.organizationId, d: g.encoded.domain, t: g.encoded.text, ...(g.encoded.skip?.length ? { skip: g.encoded.skip } : {}) } : { c: encodeEntry(g.jobs) })),
+        }
         try {
-          await this.store.set(BATCH + entryId, encodeEntry(all))
+          await this.store.set(BATCH + entryId, entry)
         } catch (error) {
           for (const g of group) g.reject(error)
           continue

@@ -6,7 +6,8 @@ import { batchSource } from '../../src/bench/webhook-bodies.js'
 import { verifySignature } from '../../src/webhooks/verify-signature.js'
 import { validateBatch, validateRecalculationEvent } from '../../src/webhooks/batch-schema.js'
 import { decodeEntry, encodeEntry } from '../../src/queue/journal.js'
-import { unbatch } from '../../src/webhooks/unbatch.js'
+import { decodeBatch } from '../../src/webhooks/decode-batch.js'
+import { toJobs } from '../../src/webhooks/unbatch.js'
 
 describe('bench statistics', () => {
   it('takes nearest-rank percentiles', () => {
@@ -84,8 +85,11 @@ describe('webhook bodies', () => {
 describe('journal entries', () => {
   it('round-trip through the compact form', () => {
     const source = batchSource({ seed: 4, strings: 30, languages: ['de', 'ja'] }, { appSecret: 's', batchSize: 60 })
-    const events = (JSON.parse(source.batch(0).body.toString('utf8')) as { events: Array<{ event: string }> }).events
-    const { jobs } = unbatch(events, { organizationId: '200000', domain: 'acme', batchId: 'b1' })
+    const b = source.batch(0)
+    const decoded = decodeBatch(b.body, b.headers['X-Service-Signature']!, ['s'])
+    if (!decoded.ok) throw new Error(decoded.message)
+    const jobs = toJobs(decoded.jobs, { organizationId: '200000', domain: 'acme', batchId: 'b1' })
+    expect(jobs).toHaveLength(60)
     const stored = JSON.parse(JSON.stringify(encodeEntry(jobs))) as unknown
     expect(decodeEntry(stored, 'b1')).toEqual(jobs)
     expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(jobs).length * 0.6)

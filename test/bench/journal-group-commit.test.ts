@@ -47,3 +47,32 @@ describe('journal group commit', () => {
     expect(journal.size).toBe(0)
   })
 })
+
+describe('journal entries written from decoded webhooks', () => {
+  it('store the decoder text and the duplicates skipped, and replay only the jobs taken', async () => {
+    const { batchSource } = await import('../../src/bench/webhook-bodies.js')
+    const { decodeBatch } = await import('../../src/webhooks/decode-batch.js')
+    const { toJobs } = await import('../../src/webhooks/unbatch.js')
+    const source = batchSource({ seed: 3, strings: 10, languages: ['de', 'ar'] }, { appSecret: 's', batchSize: 20 })
+    const b = source.batch(0)
+    const decoded = decodeBatch(b.body, b.headers['X-Service-Signature']!, ['s'])
+    if (!decoded.ok) throw new Error(decoded.message)
+    const origin = { organizationId: '', domain: 'acme', batchId: 'w1' }
+    const jobs = toJobs(decoded.jobs, origin)
+    const taken = jobs.filter((_, i) => i % 4 !== 0)
+    const store = new Keyv({ store: new Map(), namespace: 'journal' })
+    const journal = new Journal(store)
+    await Promise.all([
+      journal.append('w1', taken, { organizationId: '', domain: 'acme', text: decoded.jobs, skip: [0, 4, 8, 12, 16] }),
+      journal.append('p1', [job(1)]),
+    ])
+    expect(journal.size).toBe(16)
+    const { batches } = await new Journal(store).load()
+    const replayed = batches.flatMap((x) => x.jobs)
+    expect(replayed.map((j) => j.key)).toEqual([...taken, job(1)].map((j) => j.key))
+    // The organization comes from each event when the header named none, as on intake.
+    expect(replayed[0]!.organizationId).toBe(taken[0]!.organizationId)
+    expect(replayed[0]!.organizationId).not.toBe('')
+    expect(replayed[0]).toEqual({ ...taken[0], batchId: batches[0]!.batchId })
+  })
+})

@@ -118,3 +118,37 @@ describe('POST /webhooks', () => {
     expect((await post(signedRequest(batch(1, 5), SECRET))).status).toBe(400)
   })
 })
+
+// Large bodies go to the ingest threads (INGEST_THREADS); the answers must not change.
+describe('POST /webhooks through the ingest threads', () => {
+  it('accepts, journals and reports a large batch decoded in a thread', async () => {
+    const { w, service, post } = await worker({ ingestThreads: 2 })
+    const body = batch(300)
+    expect(body.length).toBeGreaterThan(64 * 1024)
+    const res = await post(signedRequest(body, SECRET))
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ accepted: 300, duplicates: 0 })
+    const again = await post(signedRequest(batch(300), SECRET))
+    expect(await again.json()).toMatchObject({ accepted: 0, duplicates: 300 })
+    await w.idle()
+    expect(service.patches.flatMap((p) => p.ops)).toHaveLength(300)
+  })
+
+  it('refuses large bad bodies with the same statuses and reasons as small ones', async () => {
+    const { w, post } = await worker({ ingestThreads: 2 })
+    const big = batch(300)
+    expect((await post(signedRequest(big, 'another-secret'))).status).toBe(401)
+    const malformed = await post(signedRequest(big.slice(0, -2), SECRET))
+    expect(malformed.status).toBe(400)
+    expect((await errorOf(malformed)).code).toBe('malformed_json')
+    const event = recalculationEvent({ stringId: 1000 }) as { stringStatus: { translation: Record<string, unknown> } }
+    delete event.stringStatus.translation.project
+    const withBad = JSON.stringify({ events: [...(JSON.parse(big) as { events: unknown[] }).events, event] })
+    const invalid = await post(signedRequest(withBad, SECRET))
+    expect(invalid.status).toBe(400)
+    expect((await errorOf(invalid)).message).toMatch(/\/events\/300\/stringStatus\/translation: missing field "project"/)
+    const unknown = await post(signedRequest(big, SECRET, { moduleKey: 'nobody' }))
+    expect(unknown.status).toBe(404)
+    expect(w.stats().journal).toBe(0)
+  })
+})

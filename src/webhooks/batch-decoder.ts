@@ -1,0 +1,65 @@
+// Where webhook bodies are decoded: in a small pool of threads (piscina), so that checking the
+// signature and parsing hundreds of kilobytes of JSON per batch does not hold up the event loop
+// that answers webhooks, runs the pipelines and reports; or inline (INGEST_THREADS=0, or a body
+// too small to be worth the hop). Same bytes, same answer, either way (decode-batch.ts).
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { Piscina } from 'piscina'
+import { PACKAGE_ROOT } from '../config/load-config.js'
+import { decodeBatch, type DecodeResult } from './decode-batch.js'
+
+export interface BatchDecoder {
+  decode(raw: Buffer, signature: string): Promise<DecodeResult>
+  /** Threads in the pool (0: everything inline). */
+  readonly threads: number
+  close(): Promise<void>
+}
+
+export interface BatchDecoderOptions {
+  threads: number
+  secrets: readonly string[]
+  /** Bodies smaller than this are decoded inline: the hop costs more than it saves. */
+  inlineBelow?: number
+  /** Called once if the pool can't be used and decoding falls back to inline. */
+  warn?(message: string): void
+}
+
+
+/** The built thread module; under vitest (TypeScript sources) the build's copy in dist/. */
+function threadFile(): string | undefined {
+  const here = fileURLToPath(import.meta.url)
+  const file = here.endsWith('.ts') ? path.join(PACKAGE_ROOT, 'dist', 'src', 'webhooks', 'decode-thread.js') : path.join(path.dirname(here), 'decode-thread.js')
+  return existsSync(file) ? file : undefined
+}
+
+export function createBatchDecoder(options: BatchDecoderOptions): BatchDecoder {
+  const secrets = [...options.secrets]
+  const inline = (raw: Buffer, signature: string) => Promise.resolve(decodeBatch(raw, signature, secrets))
+  const file = options.threads > 0 ? threadFile() : undefined
+  if (options.threads > 0 && !file) options.warn?.('the ingest thread module is missing (run the build); webhooks are decoded on the main thread')
+  if (!file || secrets.length === 0) return { decode: inline, threads: 0, close: async () => undefined }
+
+  const pool = new Piscina({
+    filename: file,
+    // Started by the first large batch, then kept: a worker that only ever sees single strings
+    // (or a test) runs no threads at all.
+    minThreads: 0,
+    maxThreads: options.threads,
+    idleTimeout: Number.POSITIVE_INFINITY,
+    workerData: { secrets },
+  })
+  const inlineBelow = options.inlineBelow ?? 16 * 1024
+  return {
+    threads: options.threads,
+    decode(raw, signature) {
+      if (raw.length < inlineBelow) return inline(raw, signature)
+      // Move the bytes rather than copy them when the Buffer owns its memory (a large body read
+      // by raw-body does; small ones may share Node's pool, which must not be detached).
+      const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength
+      const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength)
+      return pool.run({ raw: bytes, signature }, own ? { transferList: [raw.buffer as ArrayBuffer] } : {}) as Promise<DecodeResult>
+    },
+    close: () => pool.destroy(),
+  }
+}

@@ -1,0 +1,102 @@
+// The CPU-bound half of receiving a webhook, as one pure function: check the signature of the raw
+// bytes, parse them, validate the batch and every string event, and reduce each string event to
+// the few fields a job needs. It runs in a thread of the ingest pool (decode-thread.ts), or inline
+// with INGEST_THREADS=0; both give the same answer for the same bytes.
+//
+// The answer is small and cheap to hand back across threads: the jobs as one JSON text of arrays
+// (each language record once), not the parsed events with every field of section 2.6.
+import type { Language } from '../engine/types.js'
+import { describeSchemaError, validateBatch, validateRecalculationEvent } from './batch-schema.js'
+import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from './event-types.js'
+import { verifySignature } from './verify-signature.js'
+
+/**
+ * One string event, reduced: [organizationId (from the event, '' if absent), moduleKey, projectId,
+ * stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural (0|1), fileType,
+ * filePath, labelIds, source language #, target language #].
+ */
+export type JobTuple = [string, string, number, number, string, number, number, string, string, number, string, 0 | 1, string, string, number[], number, number]
+
+/** JSON text of `DecodedJobs`. */
+export interface DecodedJobs {
+  languages: Language[]
+  jobs: JobTuple[]
+}
+
+export type DecodeResult =
+  | {
+      ok: true
+      /** JSON text of DecodedJobs. */
+      jobs: string
+      count: number
+      moduleKeys: string[]
+      /** Events per event name (names cut to 80 characters), for the metrics. */
+      eventCounts: Record<string, number>
+      others: OtherEvent[]
+      /** A string event that failed validation: the batch is refused, after the module-key check. */
+      eventError?: string
+    }
+  | { ok: false; status: number; code: 'bad_signature' | 'malformed_json' | 'invalid_batch'; message: string }
+
+function toInt(value: unknown): number {
+  const n = typeof value === 'number' ? value : Number.parseInt(String(value ?? ''), 10)
+  return Number.isFinite(n) && n > 0 ? n : 0
+}
+
+export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonly string[]): DecodeResult {
+  const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
+  if (!verifySignature(bytes, signature, secrets)) return { ok: false, status: 401, code: 'bad_signature', message: 'signature does not match the body' }
+  let body: unknown
+  try {
+    body = JSON.parse(bytes.toString('utf8'))
+  } catch (error) {
+    return { ok: false, status: 400, code: 'malformed_json', message: `body is not valid JSON: ${(error as Error).message}` }
+  }
+  if (!validateBatch(body)) return { ok: false, status: 400, code: 'invalid_batch', message: describeSchemaError(validateBatch.errors) }
+  const events = (body as { events: Array<{ event: string }> }).events
+
+  const languages: Language[] = []
+  const languageIndex = new Map<string, number>()
+  // Records are compared by their fields: events of one batch repeat the same two or three.
+  const languageAt = (l: Language): number => {
+    const k = `${l.id}\u0001${l.name}\u0001${l.editorCode}\u0001${l.twoLettersCode}\u0001${l.threeLettersCode}\u0001${l.locale}\u0001${l.androidCode}\u0001${l.osxCode}\u0001${l.osxLocale}\u0001${l.textDirection}\u0001${l.dialectOf}\u0001${Object.keys(l).length}`
+    let i = languageIndex.get(k)
+    if (i === undefined) {
+      i = languages.length
+      languages.push(l)
+      languageIndex.set(k, i)
+    }
+    return i
+  }
+  const jobs: JobTuple[] = []
+  const others: OtherEvent[] = []
+  const moduleKeys = new Set<string>()
+  const eventCounts: Record<string, number> = {}
+  let eventError: string | undefined
+  for (let i = 0; i < events.length; i++) {
+    const event = events[i]!
+    const name = event.event.slice(0, 80)
+    eventCounts[name] = (eventCounts[name] ?? 0) + 1
+    if (event.event !== RECALCULATION_EVENT) {
+      others.push(event as OtherEvent)
+      continue
+    }
+    if (eventError) continue
+    if (!validateRecalculationEvent(event)) {
+      eventError = describeSchemaError(validateRecalculationEvent.errors, `/events/${i}`)
+      continue
+    }
+    const s = (event as RecalculationEvent).stringStatus
+    const t = s.translation
+    const moduleKey = s.workflowStep.applicationModule.moduleKey
+    moduleKeys.add(moduleKey)
+    jobs.push([
+      String(s.organizationId ?? ''), moduleKey, t.project.id, s.workflowStep.id, s.affectedLanguage.id, t.id, t.revision ?? 0,
+      t.key ?? t.identifier ?? '', t.context ?? '', toInt(t.maxLength), t.text, t.hasPlurals ? 1 : 0, t.file?.type ?? '', t.file?.path ?? '',
+      Array.isArray(t.labelIds) ? t.labelIds : [], languageAt(s.sourceLanguage), languageAt(s.affectedLanguage),
+    ])
+  }
+  if (eventError) return { ok: true, jobs: '', count: 0, moduleKeys: [...moduleKeys], eventCounts, others: [], eventError }
+  const decoded: DecodedJobs = { languages, jobs }
+  return { ok: true, jobs: JSON.stringify(decoded), count: jobs.length, moduleKeys: [...moduleKeys], eventCounts, others }
+}

@@ -1,0 +1,89 @@
+// The ingest threads (issue 9): a body decoded in a thread of the pool gets exactly the answer it
+// gets inline, for good batches and for every kind of bad one; the bytes are moved, not copied,
+// and only when the Buffer owns its memory.
+import { afterEach, describe, expect, it } from 'vitest'
+import { createBatchDecoder, type BatchDecoder } from '../../src/webhooks/batch-decoder.js'
+import { signBody } from '../../src/webhooks/verify-signature.js'
+import { recalculationEvent } from '../support/events.js'
+
+const SECRET = 'decoder-secret'
+const open: BatchDecoder[] = []
+afterEach(async () => {
+  while (open.length) await open.pop()!.close()
+})
+
+function decoders() {
+  const threaded = createBatchDecoder({ threads: 2, secrets: [SECRET], inlineBelow: 0 })
+  const inline = createBatchDecoder({ threads: 0, secrets: [SECRET] })
+  open.push(threaded, inline)
+  return { threaded, inline }
+}
+
+/** A body of its own memory (as raw-body returns a large one). */
+const own = (text: string) => {
+  const b = Buffer.allocUnsafeSlow(Buffer.byteLength(text))
+  b.write(text)
+  return b
+}
+
+const events = (n: number) => Array.from({ length: n }, (_, i) => recalculationEvent({ stringId: i + 1, text: `Save ${i} files — ok` }))
+const badEvent = () => {
+  const e = recalculationEvent({ stringId: 9 }) as { stringStatus: { translation: Record<string, unknown> } }
+  delete e.stringStatus.translation.project
+  return e
+}
+
+const cases: Array<[string, string, string?]> = [
+  ['a good batch, with an event that is not a string', JSON.stringify({ events: [...events(150), { event: 'project.translated', projectId: 7 }] })],
+  ['a bad signature', JSON.stringify({ events: events(3) }), 'sha256=' + '0'.repeat(64)],
+  ['malformed JSON', '{"events": [' + '{"a":1},'.repeat(3000)],
+  ['a batch without events', JSON.stringify({ items: events(2) })],
+  ['an invalid string event', JSON.stringify({ events: [...events(2), badEvent()] })],
+]
+
+describe('batch decoder', () => {
+  it.each(cases)('answers %s the same in a thread as inline', async (_name, body, signature) => {
+    const { threaded, inline } = decoders()
+    const sig = signature ?? signBody(body, SECRET)
+    const a = await threaded.decode(own(body), sig)
+    const b = await inline.decode(own(body), sig)
+    expect(a).toEqual(b)
+  })
+
+  it('decodes a good batch into jobs, module keys and event counts', async () => {
+    const { threaded } = decoders()
+    const body = cases[0]![1]
+    const result = await threaded.decode(own(body), signBody(body, SECRET))
+    if (!result.ok) throw new Error(result.message)
+    expect(result.count).toBe(150)
+    expect(result.moduleKeys).toEqual(['test-step'])
+    expect(result.eventCounts).toEqual({ 'string.status_on_step.recalculation_triggered': 150, 'project.translated': 1 })
+    expect(result.others).toEqual([{ event: 'project.translated', projectId: 7 }])
+    const decoded = JSON.parse(result.jobs) as { languages: unknown[]; jobs: unknown[][] }
+    expect(decoded.languages).toHaveLength(2)
+    expect(decoded.jobs[3]![10]).toBe('Save 3 files — ok')
+  })
+
+  it('moves a Buffer that owns its memory, and copies one that shares Node’s pool', async () => {
+    const { threaded } = decoders()
+    const body = JSON.stringify({ events: events(2) })
+    const moved = own(body)
+    await threaded.decode(moved, signBody(body, SECRET))
+    expect(moved.buffer.byteLength).toBe(0)
+
+    const pooled = Buffer.from(body)
+    const neighbour = Buffer.from('still here')
+    expect(pooled.buffer).toBe(neighbour.buffer)
+    const result = await threaded.decode(pooled, signBody(body, SECRET))
+    expect(result.ok).toBe(true)
+    expect(pooled.toString()).toBe(body)
+    expect(neighbour.toString()).toBe('still here')
+  })
+
+  it('decodes inline with no secret (everything is refused) or no threads', async () => {
+    const none = createBatchDecoder({ threads: 2, secrets: [] })
+    open.push(none)
+    expect(none.threads).toBe(0)
+    expect(await none.decode(own('{}'), 'x')).toMatchObject({ ok: false, code: 'bad_signature' })
+  })
+})
