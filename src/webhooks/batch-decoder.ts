@@ -48,6 +48,10 @@ export function createBatchDecoder(options: BatchDecoderOptions): BatchDecoder {
     maxThreads: options.threads,
     idleTimeout: Number.POSITIVE_INFINITY,
     workerData: { secrets },
+    // A thread's young generation is sized from the host's memory by default; a batch's parse
+    // tree dies at once, so 8 MB does the same work (bench flood: 9,970 strings/s either way)
+    // and keeps the process's peak at 265 MB instead of 350 (4 MB cost 15% of the throughput).
+    resourceLimits: { maxYoungGenerationSizeMb: 8 },
   })
   const inlineBelow = options.inlineBelow ?? 16 * 1024
   return {
