@@ -87,3 +87,53 @@ describe('batch decoder', () => {
     expect(await none.decode(own('{}'), 'x')).toMatchObject({ ok: false, code: 'bad_signature' })
   })
 })
+
+describe('webhook handler when decoding fails', () => {
+  it('answers 500 (the service delivers again), logs it and accepts nothing', async () => {
+    const Koa = (await import('koa')).default
+    const { createWebhookHandler } = await import('../../src/webhooks/receive-webhook.js')
+    const { createMetrics } = await import('../../src/util/metrics.js')
+    const { silentLogger } = await import('../../src/util/logger.js')
+    const accepted: unknown[] = []
+    const log = silentLogger()
+    const errors: unknown[] = []
+    log.error = ((...args: unknown[]) => void errors.push(args)) as typeof log.error
+    const app = new Koa()
+    app.use(
+      createWebhookHandler({
+        appSecrets: () => [SECRET],
+        decoder: { threads: 1, decode: () => Promise.reject(new Error('worker thread exited')), close: async () => undefined },
+        headerPrefix: 'X-Service-',
+        bodyLimit: 1 << 20,
+        log,
+        metrics: createMetrics(),
+        knownModuleKey: () => true,
+        hasPipeline: () => true,
+        newBatchId: () => 'b1',
+        resolveDomain: async (_id, domain) => domain,
+        accept: async (...args) => {
+          accepted.push(args)
+          return { status: 'accepted', accepted: 0, duplicates: 0 }
+        },
+        otherEvents: async () => undefined,
+      }),
+    )
+    const server = app.listen(0, '127.0.0.1')
+    await new Promise((r) => server.once('listening', r))
+    try {
+      const { port } = server.address() as { port: number }
+      const body = JSON.stringify({ events: events(2) })
+      const res = await fetch(`http://127.0.0.1:${port}/`, {
+        method: 'POST',
+        body,
+        headers: { 'X-Service-Signature': signBody(body, SECRET), 'X-Module-Key': 'test-step', 'content-type': 'application/json' },
+      })
+      expect(res.status).toBe(500)
+      expect(await res.text()).toMatch(/could not decode the batch; deliver it again/)
+      expect(accepted).toHaveLength(0)
+      expect(errors).toHaveLength(1)
+    } finally {
+      await new Promise((r) => server.close(r))
+    }
+  })
+})
