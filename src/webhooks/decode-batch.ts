@@ -38,6 +38,11 @@ export type DecodeResult =
     }
   | { ok: false; status: number; code: 'bad_signature' | 'malformed_json' | 'invalid_batch'; message: string }
 
+/** Identity of a language record by its fields (joined, not JSON.stringify: it runs twice per event, bench). */
+export function languageKey(l: Language): string {
+  return `${l.id}\u0001${l.name}\u0001${l.editorCode}\u0001${l.twoLettersCode}\u0001${l.threeLettersCode}\u0001${l.locale}\u0001${l.androidCode}\u0001${l.osxCode}\u0001${l.osxLocale}\u0001${l.textDirection}\u0001${l.dialectOf}\u0001${Object.keys(l).length}`
+}
+
 function toInt(value: unknown): number {
   const n = typeof value === 'number' ? value : Number.parseInt(String(value ?? ''), 10)
   return Number.isFinite(n) && n > 0 ? n : 0
@@ -59,7 +64,7 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
   const languageIndex = new Map<string, number>()
   // Records are compared by their fields: events of one batch repeat the same two or three.
   const languageAt = (l: Language): number => {
-    const k = `${l.id}\u0001${l.name}\u0001${l.editorCode}\u0001${l.twoLettersCode}\u0001${l.threeLettersCode}\u0001${l.locale}\u0001${l.androidCode}\u0001${l.osxCode}\u0001${l.osxLocale}\u0001${l.textDirection}\u0001${l.dialectOf}\u0001${Object.keys(l).length}`
+    const k = languageKey(l)
     let i = languageIndex.get(k)
     if (i === undefined) {
       i = languages.length

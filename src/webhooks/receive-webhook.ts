@@ -114,19 +114,18 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     const origin: BatchOrigin = { organizationId, domain, batchId }
     const jobs = toJobs(decoded.jobs, origin)
     for (const [event, n] of Object.entries(decoded.eventCounts)) metrics.events.inc({ event }, n)
-    const unbatched = { jobs, others: decoded.others }
 
-    const result = await deps.accept(batchId, unbatched.jobs, { organizationId, domain, text: decoded.jobs })
+    const result = await deps.accept(batchId, jobs, { organizationId, domain, text: decoded.jobs })
     if (result.status === 'busy') {
       metrics.batches.inc({ result: 'busy' })
-      log().info({ strings: unbatched.jobs.length, retryAfter: result.retryAfterSeconds }, 'queue full: batch refused with 503')
+      log().info({ strings: jobs.length, retryAfter: result.retryAfterSeconds }, 'queue full: batch refused with 503')
       ctx.set('Retry-After', String(result.retryAfterSeconds))
       throw createHttpError(503, 'queue is full; retry later', { code: 'busy', expose: true })
     }
-    if (unbatched.others.length) await deps.otherEvents(unbatched.others, origin)
+    if (decoded.others.length) await deps.otherEvents(decoded.others, origin)
     metrics.batches.inc({ result: 'accepted' })
-    if (deps.log.isLevelEnabled('debug')) log().debug({ accepted: result.accepted, duplicates: result.duplicates, events: unbatched.others.length }, 'batch accepted')
+    if (deps.log.isLevelEnabled('debug')) log().debug({ accepted: result.accepted, duplicates: result.duplicates, events: decoded.others.length }, 'batch accepted')
     ctx.status = 200
-    ctx.body = { accepted: result.accepted, duplicates: result.duplicates, events: unbatched.others.length }
+    ctx.body = { accepted: result.accepted, duplicates: result.duplicates, events: decoded.others.length }
   }
 }

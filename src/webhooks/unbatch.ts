@@ -3,15 +3,13 @@
 import type { Language } from '../engine/types.js'
 import type { Job } from '../queue/job.js'
 import { jobKeyOf } from '../queue/job.js'
-import type { DecodedJobs } from './decode-batch.js'
+import { languageKey, type DecodedJobs } from './decode-batch.js'
 
 // Language records repeat in every event of a batch; share one object per distinct record so a
 // queue of thousands of jobs holds a handful of them. Bounded: languages are few.
 const languages = new Map<string, Language>()
-// Keyed by the record's fields joined, not JSON.stringify (bench).
 function intern(language: Language): Language {
-  const l = language
-  const k = `${l.id}\u0001${l.name}\u0001${l.editorCode}\u0001${l.twoLettersCode}\u0001${l.threeLettersCode}\u0001${l.locale}\u0001${l.androidCode}\u0001${l.osxCode}\u0001${l.osxLocale}\u0001${l.textDirection}\u0001${l.dialectOf}\u0001${Object.keys(l).length}`
+  const k = languageKey(language)
   const known = languages.get(k)
   if (known) return known
   if (languages.size > 2000) languages.clear()
