@@ -5,6 +5,7 @@
 //
 // The answer is small and cheap to hand back across threads: the jobs as one JSON text of arrays
 // (each language record once), not the parsed events with every field of section 2.6.
+import { isAscii } from 'node:buffer'
 import type { Language } from '../engine/types.js'
 import { describeSchemaError, validateBatch, validateRecalculationEvent } from './batch-schema.js'
 import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from './event-types.js'
@@ -48,12 +49,55 @@ function toInt(value: unknown): number {
   return Number.isFinite(n) && n > 0 ? n : 0
 }
 
+const EVENTS_OPEN = Buffer.from('{"events":[')
+const EVENT_SEPARATOR = Buffer.from('},{"')
+
+/**
+ * JSON.parse of the body, the same value and the same errors, at about half the cost for a batch
+ * as the service sends it (`{"events":[{...},{...}]}`, no whitespace): each event is parsed on
+ * its own. A whole 300 KB body as one string is a large object for V8: a fresh allocation (and
+ * its page faults) each time, and a two-byte copy of all of it if a single character is not ASCII;
+ * events parsed one by one are small strings, one-byte unless that event has such a character.
+ * Anything else (other spacing, a piece that does not parse) is parsed whole.
+ */
+export function parseBatchJson(bytes: Buffer): unknown {
+  return parseEventwise(bytes) ?? JSON.parse(bytes.toString('utf8'))
+}
+
+/** The fast path of parseBatchJson alone: undefined where the body must be parsed whole. */
+export function parseEventwise(bytes: Buffer): { events: unknown[] } | undefined {
+  const end = bytes.length - 2
+  if (end < EVENTS_OPEN.length || bytes.compare(EVENTS_OPEN, 0, EVENTS_OPEN.length, 0, EVENTS_OPEN.length) !== 0) return undefined
+  if (bytes[end] !== 0x5d || bytes[end + 1] !== 0x7d) return undefined // ]}
+  const events: unknown[] = []
+  let start = EVENTS_OPEN.length
+  if (start === end) return { events }
+  // Cut before each `{"` that follows `},`: outside strings, that is where an object in an
+  // array starts. A cut inside an event (an array of objects in it, or those characters at the
+  // end of a string) leaves a piece that does not parse, and the body is parsed whole. If every
+  // piece parses, the pieces joined by commas are the array: the same value as a whole parse.
+  try {
+    for (;;) {
+      const at = bytes.indexOf(EVENT_SEPARATOR, start)
+      const stop = at === -1 || at >= end ? end : at + 1
+      // Cuts fall on ASCII bytes, so no UTF-8 sequence is split: each piece decodes as it would
+      // within the whole body.
+      const piece = bytes.subarray(start, stop)
+      events.push(JSON.parse(piece.toString(isAscii(piece) ? 'latin1' : 'utf8')))
+      if (stop === end) return { events }
+      start = stop + 1
+    }
+  } catch {
+    return undefined
+  }
+}
+
 export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonly string[]): DecodeResult {
   const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
   if (!verifySignature(bytes, signature, secrets)) return { ok: false, status: 401, code: 'bad_signature', message: 'signature does not match the body' }
   let body: unknown
   try {
-    body = JSON.parse(bytes.toString('utf8'))
+    body = parseBatchJson(bytes)
   } catch (error) {
     return { ok: false, status: 400, code: 'malformed_json', message: `body is not valid JSON: ${(error as Error).message}` }
   }
