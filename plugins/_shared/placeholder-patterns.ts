@@ -36,6 +36,8 @@ const PRINTF = /%(?:(\d+)\$)?[-+0#]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z
 
 interface RegexFormat {
   format: PlaceholderFormat
+  /** Every match contains this: a text without it is not scanned for the format. */
+  needs: string
   re: RegExp
   key(m: RegExpExecArray): string | undefined
   position?(m: RegExpExecArray): number | undefined
@@ -45,25 +47,27 @@ const trimKey = (s: string) => s.replace(/\s+/g, ' ').trim()
 
 // Order matters: longer, more specific syntaxes claim their text before the generic ones.
 const REGEX_FORMATS: RegexFormat[] = [
-  { format: 'double-brace', re: /\{\{[^{}\n]+\}\}/g, key: (m) => `{{${trimKey(m[0].slice(2, -2))}}}` },
-  { format: 'dollar-brace', re: /\$\{[^{}\n]+\}/g, key: (m) => `\${${trimKey(m[0].slice(2, -1))}}` },
-  { format: 'percent-brace', re: /%\{[A-Za-z_][\w.-]*\}/g, key: (m) => m[0] },
-  { format: 'i18next-nesting', re: /\$t\([^()\n]*\)/g, key: (m) => m[0].replace(/\s+/g, '') },
-  { format: 'python', re: /%\([^()\n]+\)[-+0# ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },
+  { format: 'double-brace', needs: '{{', re: /\{\{[^{}\n]+\}\}/g, key: (m) => `{{${trimKey(m[0].slice(2, -2))}}}` },
+  { format: 'dollar-brace', needs: '${', re: /\$\{[^{}\n]+\}/g, key: (m) => `\${${trimKey(m[0].slice(2, -1))}}` },
+  { format: 'percent-brace', needs: '%{', re: /%\{[A-Za-z_][\w.-]*\}/g, key: (m) => m[0] },
+  { format: 'i18next-nesting', needs: '$t(', re: /\$t\([^()\n]*\)/g, key: (m) => m[0].replace(/\s+/g, '') },
+  { format: 'python', needs: '%(', re: /%\([^()\n]+\)[-+0# ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },
   {
     format: 'percent-name',
+    needs: '%',
     re: /%([A-Za-z_][\w.-]*)%(?!%)/g,
     // `%d%` is printf followed by a percent sign, not a named placeholder.
     key: (m) => (m[1]!.length >= 2 && !PRINTF_CONVERSION.test(m[1]!) ? m[0] : undefined),
   },
   {
     format: 'printf',
+    needs: '%',
     re: PRINTF,
     key: (m) => (m[1] ? m[0].replace(`${m[1]}$`, '') : m[0]),
     position: (m) => (m[1] ? Number(m[1]) : undefined),
   },
-  { format: 'qt', re: /%(\d{1,2})(?![\d$])/g, key: (m) => m[0], position: (m) => Number(m[1]) },
-  { format: 'colon', re: /(?<![\w:/\\.@])[:][A-Za-z_]\w*/g, key: (m) => m[0] },
+  { format: 'qt', needs: '%', re: /%(\d{1,2})(?![\d$])/g, key: (m) => m[0], position: (m) => Number(m[1]) },
+  { format: 'colon', needs: ':', re: /(?<![\w:/\\.@])[:][A-Za-z_]\w*/g, key: (m) => m[0] },
 ]
 
 const BRACE_NAME = /^\s*([A-Za-z_][\w.-]*|\d+)\s*(?:[,:][\s\S]*)?$/
@@ -114,14 +118,21 @@ function scanPlaceholders(text: string, options: FindPlaceholdersOptions): Place
   // `%%` is an escaped percent sign in printf, Python and Qt: never the start of a placeholder.
   work = work.replace(/%%/g, MASK_CHAR + MASK_CHAR)
   for (const f of REGEX_FORMATS) {
-    if (!formats.has(f.format)) continue
+    if (!formats.has(f.format) || !work.includes(f.needs)) continue
+    // The matches of one format are found in the text as the earlier formats left it, and
+    // blanked out together (they never overlap): one new string per format, not per match.
+    const scanned = work
+    const claimed: Placeholder[] = []
     f.re.lastIndex = 0
-    for (const m of [...work.matchAll(f.re)] as RegExpExecArray[]) {
+    for (let m = f.re.exec(scanned); m; m = f.re.exec(scanned)) {
       if (m[0].includes(MASK_CHAR)) continue
       const key = f.key(m)
       if (key === undefined) continue
-      claim({ text: m[0], start: m.index, end: m.index + m[0].length, format: f.format, key, position: f.position?.(m) })
+      claimed.push({ text: m[0], start: m.index, end: m.index + m[0].length, format: f.format, key, position: f.position?.(m) })
     }
+    if (claimed.length === 0) continue
+    for (const p of claimed) found.push(p)
+    work = maskSpans(work, claimed)
   }
   if (formats.has('brace')) for (const p of topLevelBraces(work, text)) found.push(p)
   return found.sort((a, b) => a.start - b.start)

@@ -29,6 +29,8 @@ for (const family of FAMILIES) {
   for (const ch of family.open) FAMILY_OF.set(ch, { family, opens: true })
   for (const ch of family.close) FAMILY_OF.set(ch, { family, opens: false })
 }
+// Any character of any family: most texts have none, and masking them first is the dear part.
+const ANY_BRACKET = new RegExp(`[${[...FAMILY_OF.keys()].map((ch) => (/[\\\]\[^-]/.test(ch) ? `\\${ch}` : ch)).join('')}]`, 'u')
 const EMOTICON = /(?<![\p{L}\p{N}])[:;=8xX]['-]?[()[\]DPp](?![\p{L}\p{N}])|\([:;]|\^\^?\)/gu
 
 interface Problem { family: Family; message: string; at: number }
@@ -85,9 +87,11 @@ export default definePlugin<Options>({
     return {
       check(item) {
         const translation = item.translation ?? ''
+        // Masking only blanks characters out: without a bracket before, there is none after.
+        if (!ANY_BRACKET.test(item.source) && !ANY_BRACKET.test(translation)) return []
         const source = mask(item.source)
         const target = mask(translation)
-        if (![...source, ...target].some((ch) => FAMILY_OF.has(ch))) return []
+        if (!ANY_BRACKET.test(source) && !ANY_BRACKET.test(target)) return []
         const findings: FindingInput[] = []
         const reported = new Set<Family>()
         const sourceProblems = new Set(balanceProblems(source).map((p) => p.family))

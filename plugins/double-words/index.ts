@@ -72,10 +72,26 @@ interface Repeat { first: WordSegment; second: WordSegment }
 const WHITESPACE_RUN = /[\s\u00A0\u202F]+/u
 
 /**
+ * Letters of alphabets the segmenter never splits between (UAX #29 WB5, WB9, WB10: letters and
+ * ASCII digits run on), so no word can start or end between two of them. Other scripts, marks and
+ * the rest may be word boundaries, and are taken to be.
+ */
+const JOINED = new RegExp('[\\p{L}&&[\\p{sc=Latin}\\p{sc=Greek}\\p{sc=Cyrillic}]]|[0-9]', 'v')
+const joinedAt = (s: string, i: number) => JOINED.test(s[i]!)
+
+/** Does `a` end with the first `k` characters of `b`? (No slices: this runs for every token.) */
+function endsWithStartOf(a: string, b: string, k: number): boolean {
+  const offset = a.length - k
+  for (let j = 0; j < k; j++) if (a.charCodeAt(offset + j) !== b.charCodeAt(j)) return false
+  return true
+}
+
+/**
  * Could the text hold a word repeated with only whitespace between? Then some word W ends one
  * whitespace-separated token and starts the next: the token's last k characters equal the next
- * token's first k, for some k. Most texts fail this at once, and the segmenter (the dear part)
- * runs only on the rest (bench).
+ * token's first k, for some k, and W does not start or end inside a run of letters the segmenter
+ * keeps together ("files saved" ends and starts with "s", but "s" is no word of either). Most
+ * texts fail this at once, and the segmenter (the dear part) runs only on the rest (bench).
  */
 export function mayRepeat(text: string, locale: string): boolean {
   // Lowercased whole, once (ICU's locale-aware lowering is dear); whitespace ends a word either
@@ -88,7 +104,10 @@ export function mayRepeat(text: string, locale: string): boolean {
       const a = tokens[i - 1]!
       const b = tokens[i]!
       for (let k = Math.min(a.length, b.length); k >= 1; k--) {
-        if (a.endsWith(b.slice(0, k))) return true
+        if (!endsWithStartOf(a, b, k)) continue
+        if (k < a.length && joinedAt(a, a.length - k - 1) && joinedAt(a, a.length - k)) continue
+        if (k < b.length && joinedAt(b, k - 1) && joinedAt(b, k)) continue
+        return true
       }
     }
   }

@@ -19,7 +19,9 @@ interface Options {
   spaceBeforePunctuation: boolean
 }
 
-const CLOSERS = /[\s"'»”’›」』】）)\]］〕〉》]+$|<\/?[A-Za-z][^<>]*>$/u
+// What may follow the final mark: closing quotes and brackets, spaces, and tags.
+const CLOSER = /[\s"'»”’›」』】）)\]］〕〉》]/u
+const TAG = /^<\/?[A-Za-z][^<>]*>$/
 const MARKS: [RegExp, EndClass[]][] = [
   [/(?:\.\.\.|…|⋯|。。。|．．．)$/u, ['ellipsis']],
   [/[?？؟⸮፧\u037e][!！]?$|[!！][?？؟]$/u, ['question']],
@@ -41,12 +43,20 @@ const NAMES: Record<EndClass, string> = {
 }
 
 /** The classes the text's final punctuation may stand for, after closing quotes, brackets and tags. */
-function endClasses(text: string, language: string): EndClass[] {
-  let t = text
-  for (let prev = ''; prev !== t; ) {
-    prev = t
-    t = t.replace(CLOSERS, '')
+export function endClasses(text: string, language: string): EndClass[] {
+  // Closers and tags are taken off the end, from the end (a regular expression anchored at the
+  // end tries every position of the text: a hot spot, bench).
+  let end = text.length
+  for (let before = -1; before !== end; ) {
+    before = end
+    while (end > 0 && CLOSER.test(text[end - 1]!)) end--
+    if (end > 0 && text[end - 1] === '>') {
+      const open = text.lastIndexOf('<', end - 1)
+      if (open !== -1 && TAG.test(text.slice(open, end))) end = open
+    }
   }
+  // Every mark below is at most three characters long.
+  const t = text.slice(Math.max(0, end - 3), end)
   // Greek writes the question mark as `;` (U+037E, canonically the same character).
   if (language === 'el' && /;$/.test(t)) return ['question', 'semicolon']
   // Armenian ends sentences with `։`, often typed as `:`.
@@ -61,8 +71,19 @@ function maskCode(text: string): string {
 }
 
 /** Also tags, for the spacing rules (`<a href="x">` holds no punctuation). */
-function maskMarkup(text: string): string {
-  return maskSpans(maskCode(text), findTags(text))
+function maskMarkup(text: string, codeMasked = maskCode(text)): string {
+  return maskSpans(codeMasked, findTags(text))
+}
+
+const frenchRules = new Map<string, RegExp>()
+/** A mark of `marks` right after a letter, digit or closer: French wants a space there. */
+function frenchSpacing(marks: string): RegExp {
+  let re = frenchRules.get(marks)
+  if (!re) {
+    re = new RegExp(`(?<=[\\p{L}\\p{N}»”’)\\]])[${marks}](?=[\\s!?»”"'’)]|$)`, 'gu')
+    frenchRules.set(marks, re)
+  }
+  return re
 }
 
 export default definePlugin<Options>({
@@ -91,8 +112,9 @@ export default definePlugin<Options>({
         const findings: FindingInput[] = []
         const target = baseLanguage(item.targetLanguage)
         const source = baseLanguage(item.sourceLanguage)
+        const codeMasked = maskCode(translation)
         const sc = endClasses(maskCode(item.source), source)
-        const tc = endClasses(maskCode(translation), target)
+        const tc = endClasses(codeMasked, target)
 
         if (options.endPunctuation && !sc.some((c) => tc.includes(c))) {
           const s = sc[0]!
@@ -117,12 +139,12 @@ export default definePlugin<Options>({
 
         // A text ending in a placeholder ("Error: %s") ends in no punctuation: the placeholder may
         // move ("%s のエラー") and the mark before it is not final.
-        const masked = maskMarkup(translation)
+        const masked = maskMarkup(translation, codeMasked)
         if (target === 'fr' && options.frenchSpacing === 'required') {
           const region = regionOf(item.targetLanguage)
           const marks = region === 'CH' ? '' : region === 'CA' ? ':' : ':;!?'
           if (marks) {
-            const re = new RegExp(`(?<=[\\p{L}\\p{N}»”’)\\]])[${marks}](?=[\\s!?»”"'’)]|$)`, 'gu')
+            const re = frenchSpacing(marks)
             for (const m of masked.matchAll(re)) {
               findings.push({ severity: 'warning', message: `French puts a no-break space before “${m[0]}”`, span: { start: m.index, end: m.index + 1, in: 'translation' } })
             }

@@ -41,6 +41,19 @@ function describe(ws: string): string {
 const normalize = (ws: string) => ws.replace(LINE_BREAK, '\n').replace(/[^\S\n]/g, ' ')
 const breaksIn = (ws: string) => (ws.match(LINE_BREAK) ?? []).length
 
+/** Whitespace (a byte order mark aside) at the start or the end of a text; scanned from that end. */
+const EDGE_SPACE = /[^\S\ufeff]/
+export function edgeWhitespace(text: string, where: 'Leading' | 'Trailing'): string {
+  if (where === 'Leading') {
+    let i = 0
+    while (i < text.length && EDGE_SPACE.test(text[i]!)) i++
+    return text.slice(0, i)
+  }
+  let i = text.length
+  while (i > 0 && EDGE_SPACE.test(text[i - 1]!)) i--
+  return text.slice(i)
+}
+
 /** Whether an invisible character at `i` has a typographic reason to be there. */
 function legitimate(text: string, i: number, item: Item): boolean {
   const ch = text[i]!
@@ -93,14 +106,14 @@ export default definePlugin<Options>({
         const spaceless = isSpaceless(item.targetLanguage, translation) || isSpaceless(item.sourceLanguage, source)
 
         if (options.leadingTrailing) {
-          for (const [where, re] of [['Leading', /^[^\S\ufeff]*/], ['Trailing', /[^\S\ufeff]*$/]] as const) {
-            const ws = re.exec(source)![0]
-            const m = re.exec(translation)!
-            const wt = m[0]
+          for (const where of ['Leading', 'Trailing'] as const) {
+            const ws = edgeWhitespace(source, where)
+            const wt = edgeWhitespace(translation, where)
             // CJK and Thai do not put spaces around words: only line breaks must match there.
             const differs = spaceless ? breaksIn(ws) !== breaksIn(wt) : normalize(ws) !== normalize(wt)
             if (differs) {
-              findings.push({ message: `${where} whitespace differs from the source: ${describe(wt)} instead of ${describe(ws)}`, span: { start: m.index, end: m.index + wt.length, in: 'translation' } })
+              const start = where === 'Leading' ? 0 : translation.length - wt.length
+              findings.push({ message: `${where} whitespace differs from the source: ${describe(wt)} instead of ${describe(ws)}`, span: { start, end: start + wt.length, in: 'translation' } })
             }
           }
         }
