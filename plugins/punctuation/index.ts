@@ -22,7 +22,7 @@ interface Options {
 // What may follow the final mark: closing quotes and brackets, spaces, and tags.
 const CLOSER = /[\s"'»”’›」』】）)\]］〕〉》]/u
 const TAG = /^<\/?[A-Za-z][^<>]*>$/
-const MARKS: [RegExp, EndClass[]][] = [
+export const MARKS: [RegExp, EndClass[]][] = [
   [/(?:\.\.\.|…|⋯|。。。|．．．)$/u, ['ellipsis']],
   [/[?？؟⸮፧\u037e][!！]?$|[!！][?？؟]$/u, ['question']],
   [/[!！՜]$/u, ['exclamation']],
