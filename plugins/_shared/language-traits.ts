@@ -20,9 +20,17 @@ export function localeTag(language: Language): string {
   return localeOf(language)
 }
 
+// Several checks ask for every string; a batch's records are shared objects (interned at intake).
+const bases = new WeakMap<Language, string>()
+
 /** Lower-case base language: `fr` for `fr-CA`, `zh` for `zh-Hant-TW`. */
 export function baseLanguage(language: Language): string {
-  return localeTag(language).split('-')[0]!.toLowerCase()
+  let base = bases.get(language)
+  if (base === undefined) {
+    base = localeTag(language).split('-')[0]!.toLowerCase()
+    bases.set(language, base)
+  }
+  return base
 }
 
 /** Region subtag in upper case (`CA` for `fr-CA`), or ''. */
