@@ -70,6 +70,11 @@ const SEPARATED_BY_SPACE = /^[\s\u00A0\u202F]+$/u
 interface Repeat { first: WordSegment; second: WordSegment }
 
 const WHITESPACE_RUN = /[\s\u00A0\u202F]+/u
+// U+202F (narrow no-break space) may end a word or join two (UAX #29 ExtendNumLet: after letters
+// and digits it does), and U+FEFF is a format character the segmenter ignores inside a word. A
+// text with either is also read with them kept inside the tokens.
+const JOINING_SPACE = /[\u202F\uFEFF]/
+const WORD_ENDING_SPACE = /[^\S\u202F\uFEFF]+/u
 
 /**
  * Letters of alphabets the segmenter never splits between (UAX #29 WB5, WB9, WB10: letters and
@@ -98,17 +103,23 @@ export function mayRepeat(text: string, locale: string): boolean {
   // way, so the tokens are the ones lowering each token would give.
   const localeLowered = text.toLocaleLowerCase(locale)
   const plainLowered = text.toLowerCase()
+  const splits = JOINING_SPACE.test(text) ? [WHITESPACE_RUN, WORD_ENDING_SPACE] : [WHITESPACE_RUN]
   for (const lowered of plainLowered === localeLowered ? [localeLowered] : [localeLowered, plainLowered]) {
-    const tokens = lowered.split(WHITESPACE_RUN)
-    for (let i = 1; i < tokens.length; i++) {
-      const a = tokens[i - 1]!
-      const b = tokens[i]!
-      for (let k = Math.min(a.length, b.length); k >= 1; k--) {
-        if (!endsWithStartOf(a, b, k)) continue
-        if (k < a.length && joinedAt(a, a.length - k - 1) && joinedAt(a, a.length - k)) continue
-        if (k < b.length && joinedAt(b, k - 1) && joinedAt(b, k)) continue
-        return true
-      }
+    for (const split of splits) if (overlappingTokens(lowered.split(split))) return true
+  }
+  return false
+}
+
+/** Do two neighbouring tokens share a word, one's last and the other's first? */
+function overlappingTokens(tokens: string[]): boolean {
+  for (let i = 1; i < tokens.length; i++) {
+    const a = tokens[i - 1]!
+    const b = tokens[i]!
+    for (let k = Math.min(a.length, b.length); k >= 1; k--) {
+      if (!endsWithStartOf(a, b, k)) continue
+      if (k < a.length && joinedAt(a, a.length - k - 1) && joinedAt(a, a.length - k)) continue
+      if (k < b.length && joinedAt(b, k - 1) && joinedAt(b, k)) continue
+      return true
     }
   }
   return false

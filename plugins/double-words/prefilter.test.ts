@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { repeats } from './index.js'
 
 const words = ['the', 'The', 'THE', 'a', 'file', 'Datei', 'на', 'На', 'το', 'Το', 'ΟΔΟΣ', 'οδός', 'שלום', 'مرحبا', 'नमस्ते', 'don\'t', 'l\'eau', 'İstanbul', 'istanbul', 'ß', 'SS', '東京', 'ภาษา', '42', 'x-y', 'テスト', 'files', 'saved', 'x²', 'Ａ', 'cafe\u0301', '１', 'abc', 'bc', 'c', 'Straße', 'STRASSE', 'Ǆ', 'ǆ', 'K', '\u212a']
-const gaps = [' ', '  ', '\u00A0', '\u202F', ', ', '. ', ' (', ') ', '', '\n', ' - ']
+const gaps = [' ', '  ', '\u00A0', '\u202F', ', ', '. ', ' (', ') ', '', '\n', ' - ', '\ufeff', ' \u202F']
 const locales = ['en', 'de', 'ru', 'el', 'he', 'ar', 'hi', 'fr', 'tr', 'ja', 'th']
 
 describe('double-words pre-filter', () => {
@@ -16,5 +16,13 @@ describe('double-words pre-filter', () => {
       }),
       { numRuns: 10000, seed: 1121 },
     )
+  })
+
+  it('lets through words the segmenter joins across a narrow no-break space', () => {
+    // UAX #29: U+202F joins letters (ExtendNumLet), so "files\u202Fsaved" is one word, and here repeated.
+    for (const text of ['files\u202Fsaved files\u202Fsaved', 'le\u202Fmot le\u202Fmot.', '東京\u202F東京']) {
+      expect(repeats(text, 'en', false)).not.toEqual([])
+      expect(repeats(text, 'en', true)).toEqual(repeats(text, 'en', false))
+    }
   })
 })
