@@ -29,34 +29,15 @@ export interface Job {
   batchId: string
   /** Pipeline runs that ended in `retry` so far. */
   attempts: number
-  /** Its string key, when made by `withKeys` (job.ts). */
-  [STRING_KEY]?: string
 }
-
-/**
- * Where a job made by `withKeys` keeps its string key. De-duplication asks for it three times per
- * job (admitted, current?, finished); one string, hashed once, instead of three (bench).
- */
-export const STRING_KEY: unique symbol = Symbol('stringKey')
-
-type KeyFields = Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId'> & { [STRING_KEY]?: string }
 
 /** The string a job is about, whatever its revision. */
-export function stringKeyOf(j: KeyFields): string {
-  return j[STRING_KEY] ?? `${j.organizationId}|${j.projectId}|${j.stepId}|${j.languageId}|${j.stringId}`
+export function stringKeyOf(j: Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId'>): string {
+  return `${j.organizationId}|${j.projectId}|${j.stepId}|${j.languageId}|${j.stringId}`
 }
 
-export function jobKeyOf(j: KeyFields & Pick<Job, 'revision'>): string {
+export function jobKeyOf(j: Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision'>): string {
   return `${stringKeyOf(j)}|${j.revision}`
-}
-
-/** Set a new job's `key` and remember its string key (its identity fields are final by then). */
-export function withKeys(job: Job): Job {
-  const stringKey = stringKeyOf(job)
-  // Not enumerable: a cache, invisible to comparisons, copies and serialization of the job.
-  Object.defineProperty(job, STRING_KEY, { value: stringKey })
-  job.key = `${stringKey}|${job.revision}`
-  return job
 }
 
 /** Jobs that can share one pipeline run, one translation fetch and one status PATCH. */

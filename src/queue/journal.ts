@@ -15,7 +15,7 @@ import { randomBytes } from 'node:crypto'
 import type Keyv from 'keyv'
 import type { Language } from '../engine/types.js'
 import { toJobs } from '../webhooks/unbatch.js'
-import { withKeys, type Job } from './job.js'
+import { jobKeyOf, type Job } from './job.js'
 
 /** Stored form of a journal entry (version 2); version 1 was a plain array of jobs. */
 interface CompactEntry {
@@ -94,7 +94,8 @@ export function decodeEntry(value: unknown, batchId: string): Job[] | undefined 
       string: { key, context, maxLength, text, isPlural: isPlural === 1, fileType, filePath, labelIds },
       sourceLanguage: e.languages[source]!, targetLanguage: e.languages[target]!, batchId, attempts,
     }
-    return withKeys(job)
+    job.key = jobKeyOf(job)
+    return job
   })
 }
 

@@ -2,7 +2,7 @@
 // per string and target language, on the main thread. Everything has been validated by then.
 import type { Language } from '../engine/types.js'
 import type { Job } from '../queue/job.js'
-import { withKeys } from '../queue/job.js'
+import { jobKeyOf } from '../queue/job.js'
 import { languageKey, type DecodedJobs } from './decode-batch.js'
 
 // Language records repeat in every event of a batch; share one object per distinct record so a
@@ -48,7 +48,8 @@ export function toJobs(text: string, origin: BatchOrigin): Job[] {
       batchId: origin.batchId,
       attempts: 0,
     }
-    jobs[i] = withKeys(job)
+    job.key = jobKeyOf(job)
+    jobs[i] = job
   }
   return jobs
 }

@@ -8,7 +8,6 @@ import { validateBatch, validateRecalculationEvent } from '../../src/webhooks/ba
 import { decodeEntry, encodeEntry } from '../../src/queue/journal.js'
 import { decodeBatch } from '../../src/webhooks/decode-batch.js'
 import { toJobs } from '../../src/webhooks/unbatch.js'
-import { STRING_KEY, jobKeyOf, stringKeyOf } from '../../src/queue/job.js'
 
 describe('bench statistics', () => {
   it('takes nearest-rank percentiles', () => {
@@ -96,23 +95,5 @@ describe('journal entries', () => {
     expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(jobs).length * 0.6)
     expect(decodeEntry(jobs, 'b1')).toBe(jobs)
     expect(decodeEntry({ v: 9 }, 'b1')).toBeUndefined()
-  })
-
-  it('gives each job its string key once, the key the fields give, unseen by its JSON and copies', () => {
-    const source = batchSource({ seed: 3, strings: 5, languages: ['de', 'fr'], moduleKey: 'qa-gate', stepId: 7001 }, { appSecret: 's', batchSize: 10 })
-    const b = source.batch(0)
-    const decoded = decodeBatch(b.body, b.headers['X-Service-Signature']!, ['s'])
-    if (!decoded.ok) throw new Error(decoded.message)
-    const stored = JSON.parse(JSON.stringify(encodeEntry(toJobs(decoded.jobs, { organizationId: '200000', domain: 'acme', batchId: 'b1' }))))
-    for (const jobs of [toJobs(decoded.jobs, { organizationId: '200000', domain: 'acme', batchId: 'b1' }), decodeEntry(stored, 'b1')!]) {
-      for (const job of jobs) {
-        const fields = { organizationId: job.organizationId, projectId: job.projectId, stepId: job.stepId, languageId: job.languageId, stringId: job.stringId }
-        expect(job[STRING_KEY]).toBe(stringKeyOf(fields))
-        expect(stringKeyOf(job)).toBe(stringKeyOf(fields))
-        expect(job.key).toBe(jobKeyOf({ ...fields, revision: job.revision }))
-        expect(stringKeyOf({ ...job, batchId: 'other' })).toBe(stringKeyOf(fields))
-        expect(JSON.stringify(job)).not.toContain('"stringKey"')
-      }
-    }
   })
 })
