@@ -58,6 +58,8 @@ export interface WorkerDeps {
   routers?: Router[]
   fetch?: typeof fetch
   metrics?: Metrics
+  /** How often held strings check whether their organization has a usable token again (ms). */
+  heldRecheckMs?: number
 }
 
 export interface Worker {
@@ -74,7 +76,7 @@ export interface Worker {
   replayed: Promise<void>
   /** Run the reconciliation sweep once now. */
   reconcile(): Promise<{ orphans: number; checked: number }>
-  /** Wait until every accepted string has been reported (or parked). */
+  /** Wait until every accepted string has been reported or parked (held strings aside). */
   idle(timeoutMs?: number): Promise<void>
   stop(options?: { deadlineMs?: number }): Promise<void>
 }
@@ -132,6 +134,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     metrics.jobs.inc({ outcome, port })
   }
 
+  // Held strings leave the queue's count (they stay journaled): QUEUE_LIMIT is shared by every
+  // organization, and one left disconnected must not fill it for the others. Each organization
+  // may hold up to QUEUE_LIMIT strings; past that its own webhooks get 503 (intake.ts).
   const hold = (jobs: Job[], reason: string) => {
     const domain = jobs[0]?.domain ?? ''
     const list = held.get(domain) ?? []
@@ -139,6 +144,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     list.push(...jobs)
     held.set(domain, list)
     heldSince.set(domain, Date.now())
+    queue.finish(jobs.length)
     metrics.jobs.inc({ outcome: 'held', port: '' }, jobs.length)
   }
 
@@ -208,10 +214,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       // Its organization was found disconnected less than a second ago: straight to the held
       // list, without a settings read and a token read per group (bench: that was most of the
       // main thread's work per batch while disconnected). Once a second a group tries again.
-      const waiting = held.get(j.domain)
-      if (waiting?.length && Date.now() - (heldSince.get(j.domain) ?? 0) < HELD_RECHECK_MS) {
-        waiting.push(...jobs)
-        metrics.jobs.inc({ outcome: 'held', port: '' }, jobs.length)
+      if (held.get(j.domain)?.length && Date.now() - (heldSince.get(j.domain) ?? 0) < HELD_RECHECK_MS) {
+        hold(jobs, 'still disconnected')
         return
       }
       seenSteps.set(`${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}`, { organizationId: j.organizationId, domain: j.domain, projectId: j.projectId, stepId: j.stepId, languageId: j.languageId })
@@ -267,7 +271,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       }
       return (organizationId && (await tokens.domainOf?.(organizationId))) || organizationId
     },
-    accept: (batchId, jobs, encoded) => acceptJobs({ dedupe, journal, queue, closing: () => closing }, batchId, jobs, encoded),
+    accept: (batchId, jobs, encoded) => acceptJobs({ dedupe, journal, queue, closing: () => closing, held: (domain) => held.get(domain)?.length ?? 0 }, batchId, jobs, encoded),
     otherEvents,
   })
 
@@ -369,9 +373,10 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       held.delete(domain)
       heldSince.delete(domain)
       log.info({ domain, strings: jobs.length }, 'organization is connected again; resuming its strings')
+      queue.admit(jobs.length)
       queue.push(jobs)
     }
-  }, 10_000)
+  }, deps.heldRecheckMs ?? 10_000)
   heldTimer.unref()
 
   const reconcile = async () => {

@@ -33,7 +33,7 @@ export const OPTIONS = {
   openaiBaseUrl: { env: 'OPENAI_BASE_URL', kind: 'url', description: 'Base URL of an OpenAI-compatible endpoint (self-hosted models).' },
   headerPrefix: { env: 'HEADER_PREFIX', kind: 'string', default: 'X-Service-', description: 'Prefix of the webhook headers (X-Service-Signature, ...); the real platform uses X-Crowdin-.' },
   bodyLimit: { env: 'BODY_LIMIT', kind: 'int', default: String(20 * 1024 * 1024), min: 1024, description: 'Largest webhook body accepted, in bytes; larger ones get 413.' },
-  queueLimit: { env: 'QUEUE_LIMIT', kind: 'int', default: '50000', min: 1, description: 'Strings waiting or running at most; beyond it webhooks get 503 with Retry-After.' },
+  queueLimit: { env: 'QUEUE_LIMIT', kind: 'int', default: '50000', min: 1, description: 'Strings waiting or running at most; beyond it webhooks get 503 with Retry-After. Also the most strings one disconnected organization may hold.' },
   ingestThreads: { env: 'INGEST_THREADS', kind: 'int', min: 0, max: 64, description: 'Threads that check signatures and parse webhook bodies, beside the main thread. Default: one per CPU core, at most 4, and 0 (decode on the main thread) on a single core.' },
   concurrency: { env: 'CONCURRENCY', kind: 'int', default: '4', min: 1, max: 1024, description: 'Pipeline runs at once.' },
   apiMaxInFlight: { env: 'API_MAX_IN_FLIGHT', kind: 'int', default: '20', min: 1, max: 1000, description: "API requests in flight per organization (the service's limit is 20)." },

@@ -9,7 +9,7 @@ import type { WorkQueue } from './work-queue.js'
 
 export type IntakeResult =
   | { status: 'accepted'; accepted: number; duplicates: number }
-  | { status: 'busy'; retryAfterSeconds: number }
+  | { status: 'busy'; retryAfterSeconds: number; /** Why, when it is not a full queue. */ reason?: string }
 
 export interface IntakeDeps {
   dedupe: Dedupe
@@ -23,6 +23,8 @@ export interface IntakeDeps {
   queue: WorkQueue
   /** Is the worker shutting down? Then nothing new is taken. */
   closing(): boolean
+  /** Strings an organization holds (no usable token); they are not in the queue's count. */
+  held?(domain: string): number
 }
 
 /**
@@ -32,6 +34,12 @@ export interface IntakeDeps {
 export async function acceptJobs(deps: IntakeDeps, batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<IntakeResult> {
   const { dedupe, journal, queue } = deps
   if (deps.closing()) return { status: 'busy', retryAfterSeconds: 5 }
+  // An organization that can't be reported for holds at most QUEUE_LIMIT strings: past that, its
+  // own deliveries wait (the service retries them), and nobody else's.
+  const domain = jobs[0]?.domain
+  if (domain !== undefined && deps.held && deps.held(domain) + jobs.length > queue.limit) {
+    return { status: 'busy', retryAfterSeconds: 30, reason: `the organization holds ${deps.held(domain)} strings that wait for it to be connected again` }
+  }
   const depth = journal.backlog ? await journal.backlog() : queue.depth
   if (depth + jobs.length > queue.limit && depth > 0) {
     // Long enough for the queue to drain a good part of its backlog (the worker runs several

@@ -118,9 +118,9 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     const result = await deps.accept(batchId, jobs, { organizationId, domain, text: decoded.jobs })
     if (result.status === 'busy') {
       metrics.batches.inc({ result: 'busy' })
-      log().info({ strings: jobs.length, retryAfter: result.retryAfterSeconds }, 'queue full: batch refused with 503')
+      log().info({ strings: jobs.length, retryAfter: result.retryAfterSeconds }, `${result.reason ?? 'queue full'}: batch refused with 503`)
       ctx.set('Retry-After', String(result.retryAfterSeconds))
-      throw createHttpError(503, 'queue is full; retry later', { code: 'busy', expose: true })
+      throw createHttpError(503, result.reason ? `${result.reason}; retry later` : 'queue is full; retry later', { code: 'busy', expose: true })
     }
     if (decoded.others.length) await deps.otherEvents(decoded.others, origin)
     metrics.batches.inc({ result: 'accepted' })

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { recalculationEvent, signedRequest } from '../support/events.js'
+import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 
@@ -86,7 +86,46 @@ describe('reporting outputs', () => {
     running.push(w)
     expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2]), SECRET))).status).toBe(200)
     await new Promise((r) => setTimeout(r, 200))
-    expect(w.stats()).toMatchObject({ held: 2, journal: 2, depth: 2 })
+    // Journaled, but out of the queue's count: QUEUE_LIMIT is shared with other organizations.
+    expect(w.stats()).toMatchObject({ held: 2, journal: 2, depth: 0 })
     expect(service.patches).toHaveLength(0)
+  })
+
+  it('an organization that holds QUEUE_LIMIT strings gets 503 for its own deliveries, and only it', async () => {
+    const service = fakeServiceFetch()
+    const { StaticTokenProvider } = await import('../../src/platform/token-provider.js')
+    const tokens = new StaticTokenProvider(new Map([['b.example', 'token-b']]))
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, tokens, config: { queueLimit: 4 } })
+    running.push(w)
+    const a = { domain: 'a.example', orgId: 'A' }
+    const b = { domain: 'b.example', orgId: 'B' }
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3]), SECRET, a))).status).toBe(200)
+    await expect.poll(() => w.stats().held).toBe(3)
+    const refused = await fetch(`${w.url}/webhooks`, signedRequest(batch([4, 5]), SECRET, a))
+    expect(refused.status).toBe(503)
+    expect(refused.headers.get('retry-after')).toBe('30')
+    expect(await errorOf(refused)).toMatchObject({ code: 'busy', message: expect.stringMatching(/holds 3 strings that wait for it to be connected again/) })
+    // The other organization's strings, more than the limit leaves after A's three, go through.
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([11, 12, 13, 14]), SECRET, b))).status).toBe(200)
+    await w.idle()
+    expect(service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort()).toEqual(['/11/output', '/12/output', '/13/output', '/14/output'])
+    expect(w.stats()).toMatchObject({ held: 3, journal: 3, depth: 0 })
+  })
+
+  it('resumes held strings once their organization has a token again, and counts them again', async () => {
+    const service = fakeServiceFetch()
+    const { StaticTokenProvider } = await import('../../src/platform/token-provider.js')
+    const map = new Map<string, string>()
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, tokens: new StaticTokenProvider(map), config: { queueLimit: 4 }, heldRecheckMs: 50 })
+    running.push(w)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3]), SECRET, { domain: 'a.example', orgId: 'A' }))).status).toBe(200)
+    await expect.poll(() => w.stats().held).toBe(3)
+    map.set('a.example', 'token-a')
+    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 3000 }).toBe(3)
+    await w.idle()
+    expect(w.stats()).toMatchObject({ held: 0, journal: 0, depth: 0 })
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([4, 5, 6, 7]), SECRET, { domain: 'a.example', orgId: 'A' }))).status).toBe(200)
+    await w.idle()
+    expect(service.patches.flatMap((p) => p.ops)).toHaveLength(7)
   })
 })
