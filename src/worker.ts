@@ -1,6 +1,8 @@
-// The composition root of `switchyard serve`: journal, de-duplication, queue, pipelines, API
-// client and reporter wired together behind the HTTP app; replay of unfinished work on start;
-// reconciliation; graceful shutdown.
+// The composition root of `switchyard serve`: it only wires the stages of a string's path
+// (docs: reliability.md) behind the HTTP app, and stops them in order:
+//   receive-webhook (verify, decode) -> Intake (de-duplicate, journal, queue) -> WorkQueue ->
+//   process-jobs (recheck, pipeline) -> Reporter (PATCH) -> Outcomes (journal, counts), with
+//   HeldOrganizations for strings that can't be reported now and the Reconciler beside them.
 import { once } from 'node:events'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -8,16 +10,21 @@ import type Router from '@koa/router'
 import type { Config } from './config/load-config.js'
 import type { PluginEvent } from './engine/types.js'
 import { ApiClient } from './platform/api-client.js'
-import { Reporter, type Decision } from './platform/reporter.js'
+import { createDomainResolver, type OrganizationDirectory } from './platform/organization-domains.js'
+import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
-import { Dedupe } from './queue/dedupe.js'
-import { acceptJobs } from './queue/intake.js'
-import { stringKeyOf, type Job } from './queue/job.js'
 import type { BullmqJournal } from './queue/bullmq-journal.js'
+import { Dedupe } from './queue/dedupe.js'
+import { HeldOrganizations } from './queue/held-organizations.js'
+import { Intake } from './queue/intake.js'
+import type { IntakeJournal } from './queue/intake-journal.js'
 import { Journal } from './queue/journal.js'
+import { createOutcomes, type Outcomes } from './queue/outcomes.js'
 import { createJobProcessor, type RunnablePipeline, type StepSettingsLookup } from './queue/process-jobs.js'
+import { Reconciler } from './queue/reconcile.js'
 import { WorkQueue } from './queue/work-queue.js'
 import { createApp } from './server/app.js'
+import { createHealth } from './server/health.js'
 import { WEBHOOK_MODULE_KEY, renderManifest, type ManifestPipeline } from './server/manifest.js'
 import type { Stores } from './store/create-stores.js'
 import type { Logger } from './util/logger.js'
@@ -26,6 +33,7 @@ import { createBatchDecoder } from './webhooks/batch-decoder.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
 import type { OtherEvent } from './webhooks/event-types.js'
 import type { BatchOrigin } from './webhooks/unbatch.js'
+import { stringKeyOf } from './queue/job.js'
 
 export type WorkerPipeline = RunnablePipeline & ManifestPipeline
 
@@ -42,11 +50,7 @@ export interface PipelineSource {
   reload?(): Promise<{ ok: boolean; errors: unknown[] }>
 }
 
-export interface OrganizationDirectory {
-  rememberOrganization?(id: string, domain: string): Promise<void>
-  domainOf?(id: string): Promise<string | undefined>
-  status?(): Promise<Array<{ domain: string; organizationId?: string; connected: boolean; expiresAt?: number; reason?: string }>>
-}
+export type { OrganizationDirectory }
 
 export interface WorkerDeps {
   config: Config
@@ -58,8 +62,10 @@ export interface WorkerDeps {
   routers?: Router[]
   fetch?: typeof fetch
   metrics?: Metrics
-  /** How often held strings check whether their organization has a usable token again (ms). */
+  /** How often held strings are looked at (ms); each organization is tried again on its own back-off. */
   heldRecheckMs?: number
+  /** First back-off of a held organization (ms); it doubles up to a minute. */
+  heldBaseDelayMs?: number
 }
 
 export interface Worker {
@@ -67,7 +73,8 @@ export interface Worker {
   server: Server
   metrics: Metrics
   queue: WorkQueue
-  journal: Journal | BullmqJournal
+  journal: IntakeJournal
+  held: HeldOrganizations
   reporter: Reporter
   api: ApiClient
   /** Counts for tests and the operator. */
@@ -98,127 +105,71 @@ function bullmqOptions(config: Config, log: Logger) {
 /** Key of the bounded activity log (other events) in the `activity` store. */
 export const ACTIVITY_KEY = 'recent'
 const ACTIVITY_MAX = 200
-const HELD_RECHECK_MS = 1000
 
-export async function startWorker(deps: WorkerDeps): Promise<Worker> {
-  const { config, log, stores, tokens } = deps
-  const metrics = deps.metrics ?? createMetrics()
+/** The recent other events, for the operator (one write per batch), and the pipelines' event handlers. */
+function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueue; pipelines: () => WorkerPipelineSet; signal: AbortSignal }) {
+  return async (events: OtherEvent[], origin: BatchOrigin) => {
+    const { stores, log, queue, pipelines } = deps
+    const recent = ((await stores.activity.get(ACTIVITY_KEY)) as unknown[] | undefined) ?? []
+    const entries = events.map((e) => ({ at: new Date().toISOString(), event: e.event, organizationId: origin.organizationId, domain: origin.domain, batchId: origin.batchId }))
+    await stores.activity.set(ACTIVITY_KEY, [...entries, ...recent].slice(0, ACTIVITY_MAX))
+    const subscribed = new Set(pipelines().events())
+    for (const e of events) {
+      if (!subscribed.has(e.event)) continue
+      void queue.runTask(async () => {
+        try {
+          await pipelines().dispatchEvent({ event: e.event, payload: e as Record<string, unknown>, organizationId: origin.organizationId, domain: origin.domain, log: log.child({ event: e.event, batch: origin.batchId }), signal: deps.signal })
+        } catch (error) {
+          log.error({ err: error, event: e.event }, 'event handler failed')
+        }
+      })
+    }
+  }
+}
+
+interface Parts {
+  journal: IntakeJournal
+  shared?: BullmqJournal
+  api: ApiClient
+  queue: WorkQueue
+  reporter: Reporter
+  held: HeldOrganizations
+  outcomes: Outcomes
+  intake: Intake
+  reconciler: Reconciler
+}
+
+/** The stages of a string's path, wired to each other (no HTTP yet). */
+async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSignal, timers: Set<NodeJS.Timeout>, closing: () => boolean): Promise<Parts> {
+  const { config, log, tokens } = deps
   // BullMQ (and ioredis) load only when asked for: ~23 MB a single instance doesn't need.
-  const journal: Journal | BullmqJournal =
-    config.queue === 'bullmq' ? new (await import('./queue/bullmq-journal.js')).BullmqJournal(bullmqOptions(config, log)) : new Journal(stores.journal)
-  const shared = journal.delivers ? (journal as BullmqJournal) : undefined
+  const shared = config.queue === 'bullmq' ? new (await import('./queue/bullmq-journal.js')).BullmqJournal(bullmqOptions(config, log)) : undefined
+  const journal: IntakeJournal = shared ?? new Journal(deps.stores.journal)
   const dedupe = new Dedupe(config.dedupeTtlMs, Date.now, config.dedupeMax)
-  const shutdown = new AbortController()
-  let closing = false
-  let replayDone = false
-  const held = new Map<string, Job[]>()
-  /** When each organization's jobs were last found unable to run. */
-  const heldSince = new Map<string, number>()
-  const timers = new Set<NodeJS.Timeout>()
-  const seenSteps = new Map<string, { organizationId: string; domain: string; projectId: number; stepId: number; languageId: string }>()
-
   const api = new ApiClient({
-    config,
-    tokens,
-    log,
-    fetch: deps.fetch,
+    config, tokens, log, fetch: deps.fetch,
     observer: {
       request: ({ route, status, ms }) => metrics.apiLatency.observe({ route, status: String(status) }, ms / 1000),
       retry: ({ reason }) => metrics.apiRetries.inc({ reason: reason === 'network' ? 'network' : reason === '429' ? '429' : '5xx' }),
     },
   })
-
-  const finish = async (job: Job, outcome: string, port = '') => {
-    dedupe.finish(stringKeyOf(job), job.revision)
-    queue.finish()
-    metrics.jobs.inc({ outcome, port })
-  }
-
-  // Held strings leave the queue's count (they stay journaled): QUEUE_LIMIT is shared by every
-  // organization, and one left disconnected must not fill it for the others. Each organization
-  // may hold up to QUEUE_LIMIT strings; past that its own webhooks get 503 (intake.ts).
-  const hold = (jobs: Job[], reason: string) => {
-    const domain = jobs[0]?.domain ?? ''
-    const list = held.get(domain) ?? []
-    if (list.length === 0) log.warn({ domain }, `jobs wait for the organization to be connected again: ${reason}`)
-    list.push(...jobs)
-    held.set(domain, list)
-    heldSince.set(domain, Date.now())
-    queue.finish(jobs.length)
-    metrics.jobs.inc({ outcome: 'held', port: '' }, jobs.length)
-  }
-
-  const reporter = new Reporter({
-    api,
+  const held = new HeldOrganizations({
     log,
-    lingerMs: config.reportLingerMs,
-    hooks: {
-      async reported(decisions: Decision[]) {
-        for (const d of decisions) {
-          await journal.done(d.job)
-          await finish(d.job, 'reported', d.port)
-        }
-      },
-      async rejected(d, reason) {
-        log.warn({ string: d.job.stringId, reason }, 'string could not be reported and is dropped from the queue')
-        await journal.done(d.job)
-        await finish(d.job, 'rejected', d.port)
-      },
-      async parked(d, reason) {
-        await journal.park(d.job, reason)
-        await finish(d.job, 'parked', d.port)
-      },
-      held(decisions, reason) {
-        hold(decisions.map((d) => d.job), reason)
-      },
-    },
+    baseDelayMs: deps.heldBaseDelayMs,
+    canReport: async (domain) => (await tokens.getAccessToken(domain), true),
+    release: (_domain, work) => outcomes.resume(work),
   })
-
-  const pipelines = () => deps.pipelines.current
-  const processJobs = createJobProcessor({
-    pipelines,
-    settings: deps.settings,
-    api,
-    reporter,
-    log,
-    maxAttempts: Math.max(1, config.apiMaxAttempts),
-    signal: shutdown.signal,
-    isCurrent: (job) => dedupe.isCurrent(stringKeyOf(job), job.revision),
-    async superseded(job) {
-      await journal.done(job)
-      await finish(job, 'superseded')
-    },
-    retryLater(jobs, delayMs) {
-      metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
-      const t = setTimeout(() => {
-        timers.delete(t)
-        if (!closing) queue.push(jobs)
-      }, delayMs)
-      t.unref()
-      timers.add(t)
-    },
-    async park(job, reason) {
-      log.warn({ string: job.stringId, module: job.moduleKey, reason }, 'string parked')
-      await journal.park(job, reason)
-      await finish(job, 'parked')
-    },
-    hold,
-    countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
-  })
-
+  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported: (d) => outcomes.reporterHooks.reported(d), rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
   const queue: WorkQueue = new WorkQueue({
     concurrency: config.concurrency,
     limit: config.queueLimit,
     process: async (jobs) => {
       const j = jobs[0]!
-      // Its organization was found disconnected less than a second ago: straight to the held
-      // list, without a settings read and a token read per group (bench: that was most of the
-      // main thread's work per batch while disconnected). Once a second a group tries again.
-      if (held.get(j.domain)?.length && Date.now() - (heldSince.get(j.domain) ?? 0) < HELD_RECHECK_MS) {
-        hold(jobs, 'still disconnected')
-        return
-      }
-      seenSteps.set(`${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}`, { organizationId: j.organizationId, domain: j.domain, projectId: j.projectId, stepId: j.stepId, languageId: j.languageId })
+      // Its organization is held: straight to the held list, without a settings read, a token read
+      // or a pipeline run per group; it is tried again on its own back-off.
+      const cause = held.cause(j.domain)
+      if (cause) return outcomes.holdJobs(jobs, 'the organization is held', cause)
+      reconciler.seen(j)
       await processJobs(jobs)
     },
     onError(error, jobs) {
@@ -228,32 +179,50 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       timers.add(t)
     },
   })
-
-  const knownKeys = () => new Set([WEBHOOK_MODULE_KEY, ...pipelines().all().map((p) => p.key)])
-
-  const otherEvents = async (events: OtherEvent[], origin: BatchOrigin) => {
-    // The activity log: the most recent events, for the operator (one write per batch).
-    const recent = ((await stores.activity.get(ACTIVITY_KEY)) as unknown[] | undefined) ?? []
-    const entries = events.map((e) => ({ at: new Date().toISOString(), event: e.event, organizationId: origin.organizationId, domain: origin.domain, batchId: origin.batchId }))
-    await stores.activity.set(ACTIVITY_KEY, [...entries, ...recent].slice(0, ACTIVITY_MAX))
-    const subscribed = new Set(pipelines().events())
-    for (const e of events) {
-      if (!subscribed.has(e.event)) continue
-      void queue.runTask(async () => {
-        try {
-          await pipelines().dispatchEvent({ event: e.event, payload: e as Record<string, unknown>, organizationId: origin.organizationId, domain: origin.domain, log: log.child({ event: e.event, batch: origin.batchId }), signal: shutdown.signal })
-        } catch (error) {
-          log.error({ err: error, event: e.event }, 'event handler failed')
-        }
-      })
-    }
-  }
-
-  const decoder = createBatchDecoder({
-    threads: config.ingestThreads,
-    secrets: config.appSecrets,
-    warn: (message) => log.warn(message),
+  const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d) })
+  const reconciler = new Reconciler({ api, dedupe, metrics, log })
+  const processJobs = createJobProcessor({
+    pipelines: () => deps.pipelines.current,
+    settings: deps.settings,
+    api,
+    reporter,
+    log,
+    maxAttempts: Math.max(1, config.apiMaxAttempts),
+    signal: shutdown,
+    isCurrent: (job) => dedupe.isCurrent(stringKeyOf(job), job.revision),
+    superseded: outcomes.superseded,
+    absorbed: outcomes.absorbed,
+    park: outcomes.park,
+    hold: outcomes.holdJobs,
+    drop: outcomes.drop,
+    reentered: (n) => metrics.rechecks.inc({ status: 'NEED_PROCESS' }, n),
+    retryLater(jobs, delayMs) {
+      metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
+      const t = setTimeout(() => {
+        timers.delete(t)
+        if (!closing()) queue.push(jobs)
+      }, delayMs)
+      t.unref()
+      timers.add(t)
+    },
+    countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
   })
+  const intake = new Intake({ dedupe, journal, queue, held })
+  return { journal, shared, api, queue, reporter, held, outcomes, intake, reconciler }
+}
+
+export async function startWorker(deps: WorkerDeps): Promise<Worker> {
+  const { config, log, stores, tokens } = deps
+  const metrics = deps.metrics ?? createMetrics()
+  const shutdown = new AbortController()
+  const timers = new Set<NodeJS.Timeout>()
+  let closing = false
+  let replayDone = false
+  const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
+  const { journal, shared, api, queue, reporter, held, intake, reconciler } = parts
+  const pipelines = () => deps.pipelines.current
+
+  const decoder = createBatchDecoder({ threads: config.ingestThreads, secrets: config.appSecrets, warn: (message) => log.warn(message) })
   const webhook = createWebhookHandler({
     appSecrets: () => config.appSecrets,
     decoder,
@@ -261,50 +230,30 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     bodyLimit: config.bodyLimit,
     log,
     metrics,
-    knownModuleKey: (key) => knownKeys().has(key),
+    knownModuleKey: (key) => key === WEBHOOK_MODULE_KEY || pipelines().get(key) !== undefined,
     hasPipeline: (key) => pipelines().get(key) !== undefined,
     newBatchId: () => journal.newBatchId(),
-    async resolveDomain(organizationId, domainHeader) {
-      if (domainHeader) {
-        if (organizationId) await tokens.rememberOrganization?.(organizationId, domainHeader)
-        return domainHeader
-      }
-      return (organizationId && (await tokens.domainOf?.(organizationId))) || organizationId
-    },
-    accept: (batchId, jobs, encoded) => acceptJobs({ dedupe, journal, queue, closing: () => closing, held: (domain) => held.get(domain)?.length ?? 0 }, batchId, jobs, encoded),
-    otherEvents,
+    resolveDomain: createDomainResolver(tokens, log),
+    accept: (batchId, jobs, encoded) => intake.accept(batchId, jobs, encoded),
+    otherEvents: otherEventsHandler({ stores, log, queue, pipelines, signal: shutdown.signal }),
   })
-
-  const manifest = () =>
-    renderManifest({ baseUrl: config.baseUrl, clientId: config.clientId, pipelines: pipelines().all(), events: pipelines().events() })
-
+  const health = createHealth({
+    closing: () => closing,
+    replaying: () => !replayDone,
+    queue, journal, held,
+    organizations: tokens,
+    storeReachable: () => stores.ping(),
+    pipelinesLoaded: () => pipelines().all().length,
+  })
   const app = createApp({
     log,
     metrics,
     webhook,
-    manifest,
+    manifest: () => renderManifest({ baseUrl: config.baseUrl, clientId: config.clientId, pipelines: pipelines().all(), events: pipelines().events() }),
     logo: (key) => pipelines().get(key)?.logo,
     routers: deps.routers,
-    async health() {
-      return {
-        status: closing ? 'stopping' : 'ok',
-        replaying: !replayDone,
-        queue: { depth: queue.depth, waiting: queue.waiting, limit: queue.limit },
-        journal: journal.size,
-        parked: journal.parked,
-        held: [...held.values()].reduce((n, l) => n + l.length, 0),
-        organizations: (await tokens.status?.()) ?? [],
-      }
-    },
-    async ready() {
-      const store = await stores.ping()
-      const loaded = pipelines().all().length
-      const organizations = (await tokens.status?.()) ?? []
-      return {
-        ready: store && loaded > 0 && !closing,
-        checks: { store, pipelines: loaded, organizations, disconnected: organizations.filter((o) => !o.connected).map((o) => o.domain) },
-      }
-    },
+    health: health.health,
+    ready: health.ready,
   })
 
   // Gauges are read when /metrics is scraped.
@@ -313,6 +262,10 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     metrics.queueWaiting.set(queue.waiting)
     metrics.journalSize.set(journal.size)
     metrics.parked.set(journal.parked)
+    for (const [cause, n] of Object.entries(held.byCause())) {
+      metrics.held.set({ cause }, n.strings)
+      metrics.heldOrganizations.set({ cause }, n.organizations)
+    }
   }
   const metricsTimer = setInterval(collect, 1000)
   metricsTimer.unref()
@@ -324,85 +277,26 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   log.info({ url, pipelines: pipelines().all().map((p) => p.key), store: stores.kind }, 'worker listening')
 
   // With a shared queue, jobs come from BullMQ to whichever instance is free.
-  if (shared) {
-    shared.start((job) => {
-      queue.admit(1)
-      queue.push([job])
-    })
-  }
+  shared?.start((job) => {
+    queue.admit(1)
+    queue.push([job])
+  })
 
   // Replay what an earlier run acknowledged and did not finish. The webhook route is already
   // open; replayed jobs count against the queue limit like any others.
-  const replayed = (async () => {
-    const { batches, parked } = await journal.load()
-    let count = 0
-    for (const { batchId, jobs } of batches) {
-      const fresh = jobs.filter((j) => dedupe.admit(stringKeyOf(j), j.revision) === 'new')
-      journal.adopt(batchId, jobs.length)
-      // Jobs of the batch that are duplicates of others already replayed count as done at once.
-      for (const j of jobs) if (!fresh.includes(j)) await journal.done(j)
-      queue.admit(fresh.length)
-      queue.push(fresh)
-      count += fresh.length
-    }
-    // A restart is a natural retry for parked strings: journal them again, then take them back.
-    if (parked.length) {
-      const batchId = journal.newBatchId()
-      const jobs = parked.map((p) => ({ ...p.job, batchId, attempts: 0 })).filter((j) => dedupe.admit(stringKeyOf(j), j.revision) === 'new')
-      await journal.append(batchId, jobs)
-      for (const p of parked) await journal.unpark(p.job)
-      queue.admit(jobs.length)
-      queue.push(jobs)
-      count += jobs.length
-    }
-    if (count) log.info({ strings: count, batches: batches.length, parked: parked.length }, 'replaying unfinished work from the journal')
-  })()
+  const replayed = intake
+    .replay()
+    .then((r) => {
+      if (r.strings) log.info(r, 'replaying unfinished work from the journal')
+    })
     .catch((error) => log.error({ err: error }, 'journal replay failed'))
     .finally(() => {
       replayDone = true
     })
 
-  // Held jobs go back to the queue once their organization has a usable token again.
-  const heldTimer = setInterval(async () => {
-    for (const [domain, jobs] of held) {
-      try {
-        await tokens.getAccessToken(domain)
-      } catch {
-        continue
-      }
-      held.delete(domain)
-      heldSince.delete(domain)
-      log.info({ domain, strings: jobs.length }, 'organization is connected again; resuming its strings')
-      queue.admit(jobs.length)
-      queue.push(jobs)
-    }
-  }, deps.heldRecheckMs ?? 10_000)
+  const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()
-
-  const reconcile = async () => {
-    let orphans = 0
-    let checked = 0
-    for (const s of seenSteps.values()) {
-      try {
-        for (let offset = 0; ; offset += 500) {
-          const records = await api.getStatuses(s.domain, s.projectId, s.stepId, s.languageId, { status: 'NEED_PROCESS', limit: 500, offset })
-          for (const r of records) {
-            checked++
-            if (!dedupe.isActive(stringKeyOf({ ...s, stringId: r.stringId }))) orphans++
-          }
-          if (records.length < 500) break
-        }
-      } catch (error) {
-        log.warn({ err: error, domain: s.domain, step: s.stepId, language: s.languageId }, 'reconciliation could not read statuses')
-      }
-    }
-    if (orphans) {
-      metrics.reconcileOrphans.inc(orphans)
-      log.warn({ orphans, checked }, 'strings wait at the service with no job here (not delivered yet, or lost before they reached this worker); the service resends them on Resend')
-    }
-    return { orphans, checked }
-  }
-  const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconcile(), config.reconcileIntervalMs) : undefined
+  const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
 
   const idle = async (timeoutMs = 60_000) => {
@@ -419,12 +313,13 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const stop = (options: { deadlineMs?: number } = {}) => {
     stopping ??= (async () => {
       closing = true
+      intake.close()
       const deadline = options.deadlineMs ?? config.shutdownTimeoutMs
       log.info({ open: queue.depth }, 'stopping: new webhooks get 503; finishing running work')
       // A shared queue: take no more jobs; what this instance holds finishes below or goes to
       // another instance when its lock expires.
       const closingBull = shared ? shared.close() : Promise.resolve()
-      const finished = Promise.race([
+      await Promise.race([
         (async () => {
           await replayed
           await queue.onIdle()
@@ -432,9 +327,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
         })(),
         new Promise<void>((r) => setTimeout(r, deadline).unref()),
       ])
-      await finished
-      // Whatever did not finish stays in the journal and is replayed on the next start.
+      // Whatever did not finish (held strings too) stays in the journal and is replayed on the next start.
       const left = queue.drain().length
+      const heldLeft = held.clear()
       shutdown.abort()
       await reporter.flush().catch(() => undefined)
       for (const t of timers) clearTimeout(t)
@@ -448,7 +343,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       await closingBull
       await closed
       await decoder.close()
-      log.info({ leftInJournal: journal.size, waitingNotStarted: left }, 'stopped')
+      log.info({ leftInJournal: journal.size, waitingNotStarted: left, held: heldLeft }, 'stopped')
     })()
     return stopping
   }
@@ -459,12 +354,13 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     metrics,
     queue,
     journal,
+    held,
     reporter,
     api,
     replayed,
-    reconcile,
+    reconcile: () => reconciler.run(),
     idle,
     stop,
-    stats: () => ({ depth: queue.depth, journal: journal.size, parked: journal.parked, held: [...held.values()].reduce((n, l) => n + l.length, 0), patches: reporter.patches }),
+    stats: () => ({ depth: queue.depth, journal: journal.size, parked: journal.parked, held: held.count(), patches: reporter.patches }),
   }
 }

@@ -1,8 +1,16 @@
 // Reports outputs: decisions are coalesced per (organization, project, step, language) into one
-// PATCH of up to 500 operations, sent when a group is full or has waited `lingerMs`. A PATCH the
-// service refuses as a whole (400 undeclared port, 404 language) is split in halves until the bad
-// strings are isolated, so the others still go through. What can't be reported is parked, or held
-// while the organization is disconnected; nothing is dropped silently.
+// PATCH of up to 500 operations, sent when a group is full or has waited `lingerMs`. What each
+// answer of the service means for the strings (after the API client's own retries):
+// - 2XX: reported.
+// - 400 (or 413): something in the request is refused; it is split in halves until the bad strings
+//   are isolated, so the others still go through. A string refused alone is `rejected`.
+// - 404: the language is no longer among the step's (or the step is gone): the service no longer
+//   waits for these strings there; the group is `dropped` once, whole, without splitting.
+// - 403, or 401 after one refresh: the organization's token may not update statuses (for now): its
+//   strings are `held`, never dropped, and tried again later.
+// - no usable token (not connected, refresh refused): `held` as well.
+// - any other refusal, or retries spent on 429/5xx/network: `parked`, durably.
+// A group sends at most one request per attempt unless the service answers 400.
 import type { Job } from '../queue/job.js'
 import type { Logger } from '../util/logger.js'
 import { ApiError, type ApiClient } from './api-client.js'
@@ -14,15 +22,20 @@ export interface Decision {
   port: string
 }
 
+/** Why an organization's strings are held. */
+export type HoldCause = 'disconnected' | 'forbidden'
+
 export interface ReporterHooks {
   /** The service accepted these outputs. */
   reported(decisions: Decision[]): void | Promise<void>
-  /** The service refused this string's update for good (logged with the reason). */
+  /** The service refused this one string's update (400 for it alone). */
   rejected(decision: Decision, reason: string): void | Promise<void>
-  /** Retries ran out: keep the job aside, durably. */
-  parked(decision: Decision, reason: string): void | Promise<void>
-  /** The organization has no usable token: keep the decisions until it is connected again. */
-  held(decisions: Decision[], reason: string): void | Promise<void>
+  /** The service no longer waits for these strings here (404): forget them, once. */
+  dropped(decisions: Decision[], reason: string): void | Promise<void>
+  /** Retries ran out, or a refusal with no rule of its own: keep the decisions aside, durably. */
+  parked(decisions: Decision[], reason: string): void | Promise<void>
+  /** The organization can't update statuses for now: keep the decisions until it can. */
+  held(decisions: Decision[], reason: string, cause: HoldCause): void | Promise<void>
 }
 
 export interface ReporterOptions {
@@ -31,6 +44,8 @@ export interface ReporterOptions {
   lingerMs: number
   maxBatch?: number
   hooks: ReporterHooks
+  /** Is this organization held now? Its decisions then go straight to `held`, with no request. */
+  holding?(domain: string): HoldCause | undefined
 }
 
 interface Group {
@@ -40,6 +55,26 @@ interface Group {
   languageId: string
   decisions: Map<number, Decision>
   timer?: NodeJS.Timeout
+}
+
+type Verdict = { kind: 'split' } | { kind: 'drop' } | { kind: 'hold'; cause: HoldCause } | { kind: 'park' }
+
+/** What a failed status update means for its strings (see the file's header). */
+export function verdictOf(error: unknown): Verdict {
+  if (isOrganizationUnavailable(error)) return { kind: 'hold', cause: 'disconnected' }
+  if (!(error instanceof ApiError)) return { kind: 'park' }
+  switch (error.status) {
+    case 400:
+    case 413:
+      return { kind: 'split' }
+    case 404:
+      return { kind: 'drop' }
+    case 401:
+    case 403:
+      return { kind: 'hold', cause: 'forbidden' }
+    default:
+      return { kind: 'park' }
+  }
 }
 
 export class Reporter {
@@ -61,6 +96,11 @@ export class Reporter {
 
   add(decision: Decision): void {
     const j = decision.job
+    const cause = this.options.holding?.(j.domain)
+    if (cause) {
+      void Promise.resolve(this.options.hooks.held([decision], 'the organization is held', cause)).catch((error) => this.options.log.error({ err: error }, 'holding a decision failed'))
+      return
+    }
     const key = `${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}`
     let group = this.groups.get(key)
     if (!group) {
@@ -90,28 +130,44 @@ export class Reporter {
   private async deliver(group: Group, decisions: Decision[]): Promise<void> {
     const { api, hooks, log } = this.options
     const ops = decisions.map((d) => ({ op: 'replace' as const, path: `/${d.job.stringId}/output`, value: d.port }))
+    const where = { domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId }
     try {
       this.patches++
       await api.patchStatuses(group.domain, group.projectId, group.stepId, group.languageId, ops)
-      log.debug({ domain: group.domain, organization: decisions[0]?.job.organizationId, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, strings: decisions.length }, 'statuses reported')
-      await hooks.reported(decisions)
+      log.debug({ ...where, organization: decisions[0]?.job.organizationId, strings: decisions.length }, 'statuses reported')
     } catch (error) {
-      if (isOrganizationUnavailable(error)) {
-        await hooks.held(decisions, (error as Error).message)
-      } else if (error instanceof ApiError && error.permanent) {
+      return this.failed(group, decisions, error)
+    }
+    await hooks.reported(decisions)
+  }
+
+  private async failed(group: Group, decisions: Decision[], error: unknown): Promise<void> {
+    const { hooks, log } = this.options
+    const where = { domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId }
+    const reason = error instanceof ApiError ? `${error.status}: ${error.body.slice(0, 300) || 'refused'}` : error instanceof Error ? error.message : String(error)
+    const verdict = verdictOf(error)
+    switch (verdict.kind) {
+      case 'split': {
         if (decisions.length === 1) {
           const d = decisions[0]!
-          const reason = `${error.status}: ${error.body.slice(0, 300) || 'refused'}`
-          log.warn({ domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, stringId: d.job.stringId, delivery: d.job.batchId, organization: d.job.organizationId, output: d.port, status: error.status }, `status update refused: ${reason}`)
-          await hooks.rejected(d, reason)
-        } else {
-          const half = Math.ceil(decisions.length / 2)
-          await Promise.all([this.deliver(group, decisions.slice(0, half)), this.deliver(group, decisions.slice(half))])
+          log.warn({ ...where, stringId: d.job.stringId, delivery: d.job.batchId, organization: d.job.organizationId, output: d.port }, `status update refused: ${reason}`)
+          return hooks.rejected(d, reason)
         }
-      } else {
-        const reason = error instanceof Error ? error.message : String(error)
-        log.error({ domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, strings: decisions.length }, `status update failed after retries, strings parked: ${reason}`)
-        for (const d of decisions) await hooks.parked(d, reason)
+        const half = Math.ceil(decisions.length / 2)
+        await Promise.all([this.deliver(group, decisions.slice(0, half)), this.deliver(group, decisions.slice(half))])
+        return
+      }
+      case 'drop':
+        log.warn({ ...where, strings: decisions.length }, `the service no longer waits for these strings at this step and language (${reason}); they are dropped`)
+        return hooks.dropped(decisions, reason)
+      case 'hold':
+        return hooks.held(decisions, reason, verdict.cause)
+      case 'park':
+        log.error({ ...where, strings: decisions.length }, `status update failed, strings parked: ${reason}`)
+        return hooks.parked(decisions, reason)
+      default: {
+        const never: never = verdict
+        throw new Error(`unknown verdict ${String(never)}`)
       }
     }
   }

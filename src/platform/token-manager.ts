@@ -163,8 +163,9 @@ export class TokenManager {
   }
 
   /**
-   * Webhooks name the organization by id and domain; tokens are keyed by domain. Called for every
-   * batch, so it only writes when the pair is new, and it never waits for a refresh in progress.
+   * Bind an organization id to the domain it was connected with (tokens are keyed by domain;
+   * webhooks name the organization by id). Only a connection binds: a webhook's domain header is
+   * not signed. Writes only when the pair is new.
    */
   async rememberOrganization(id: string, domain: string): Promise<void> {
     const d = normalizeDomain(domain)
@@ -174,6 +175,13 @@ export class TokenManager {
     if ((await this.store.get<string>(domainIdKey(d))) !== id) await this.store.set(domainIdKey(d), id)
     await this.addToIndex(d)
     this.knownIds.set(id, d)
+  }
+
+  /** The organization id bound to a domain when it was connected, if any. */
+  async organizationOf(domain: string): Promise<string | undefined> {
+    const d = normalizeDomain(domain)
+    if (!d) return undefined
+    return (await this.store.get<string>(domainIdKey(d))) ?? undefined
   }
 
   async domainOf(id: string): Promise<string | undefined> {

@@ -10,6 +10,7 @@ import { randomBytes } from 'node:crypto'
 import { Queue, Worker as BullWorker } from 'bullmq'
 import { Redis } from 'ioredis'
 import type { Logger } from '../util/logger.js'
+import type { IntakeJournal } from './intake-journal.js'
 import type { Job } from './job.js'
 
 export interface BullmqJournalOptions {
@@ -40,7 +41,7 @@ interface Waiting {
   reject(error: Error): void
 }
 
-export class BullmqJournal {
+export class BullmqJournal implements IntakeJournal {
   /** Jobs come from BullMQ's worker, not from the intake. */
   readonly delivers = true
   private readonly queue: Queue

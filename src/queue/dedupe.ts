@@ -1,8 +1,11 @@
-// De-duplication by (organization, project, step, language, string, revision). A job that is
-// already queued or running absorbs a repeat; a finished one absorbs repeats for a while (the
-// service may deliver a batch again); a newer revision supersedes an older one still in flight.
+// De-duplication by (organization, project, step, language, string, revision), from memory only
+// while a string is queued or running: a repeat then is absorbed. A string that arrives again after
+// it finished is not decided here: it may be a repeat of a delivery already reported, or it may have
+// come back to the step (a reviewer sent it back, a manager pressed Resend) with the same revision.
+// It is admitted as `finished`, and the service's status decides (platform notes, "A string comes
+// back"). A newer revision supersedes an older one still in flight.
 // The memory of finished strings is bounded twice: by time (ttlMs) and by count (maxFinished),
-// so a flood can't grow it without end.
+// so a flood can't grow it without end; a string forgotten is simply `new`.
 
 interface Entry {
   revision: number
@@ -11,7 +14,12 @@ interface Entry {
   doneAt: number
 }
 
-export type Admission = 'new' | 'duplicate' | 'stale'
+/**
+ * `new`: run it. `duplicate`: the same revision is queued or running. `stale`: a newer revision is
+ * known. `finished`: this revision finished here before; it is active again, and the service's
+ * status decides whether it runs (NEED_PROCESS) or was a repeat.
+ */
+export type Admission = 'new' | 'duplicate' | 'stale' | 'finished'
 
 export class Dedupe {
   private readonly entries = new Map<string, Entry>()
@@ -26,13 +34,18 @@ export class Dedupe {
     private readonly maxFinished = 100_000,
   ) {}
 
-  /** Decide about a job and, when it is new, remember it as active. */
+  /** Decide about a job and, unless it is a duplicate or stale, remember it as active. */
   admit(stringKey: string, revision: number): Admission {
     this.expire()
     const e = this.entries.get(stringKey)
     if (e) {
       if (revision < e.revision) return 'stale'
-      if (revision === e.revision) return 'duplicate'
+      if (revision === e.revision) {
+        if (e.active) return 'duplicate'
+        e.active = true
+        e.doneAt = 0
+        return 'finished'
+      }
     }
     this.entries.set(stringKey, { revision, active: true, doneAt: 0 })
     return 'new'

@@ -29,6 +29,17 @@ export interface Job {
   batchId: string
   /** Pipeline runs that ended in `retry` so far. */
   attempts: number
+  /**
+   * The event failed validation (why): it is parked at the service with "" and never run. Kept in
+   * the journal with the job.
+   */
+  invalid?: string
+  /**
+   * Ask the service before running: this string was finished here before (or the journal replays
+   * it), so it may be a repeat of a delivery already reported, or it may have come back to the step.
+   * Only `NEED_PROCESS` runs. In memory only: a replay sets it again.
+   */
+  recheck?: boolean
 }
 
 /** The string a job is about, whatever its revision. */

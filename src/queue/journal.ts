@@ -15,6 +15,7 @@ import { randomBytes } from 'node:crypto'
 import type Keyv from 'keyv'
 import type { Language } from '../engine/types.js'
 import { toJobs } from '../webhooks/unbatch.js'
+import type { IntakeJournal } from './intake-journal.js'
 import { jobKeyOf, type Job } from './job.js'
 
 /** Stored form of a journal entry (version 2); version 1 was a plain array of jobs. */
@@ -22,7 +23,8 @@ interface CompactEntry {
   v: 2
   languages: Language[]
   /** [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision,
-   *  key, context, maxLength, text, isPlural (0|1), fileType, filePath, labelIds, source language #, target language #, attempts] */
+   *  key, context, maxLength, text, isPlural (0|1), fileType, filePath, labelIds, source language #, target language #, attempts,
+   *  and why the event was invalid, if it was] */
   jobs: unknown[][]
 }
 
@@ -62,7 +64,7 @@ export function encodeEntry(jobs: Job[]): CompactEntry {
     jobs: jobs.map((j) => [
       j.organizationId, j.domain, j.moduleKey, j.projectId, j.stepId, j.languageId, j.stringId, j.revision,
       j.string.key, j.string.context, j.string.maxLength, j.string.text, j.string.isPlural ? 1 : 0, j.string.fileType, j.string.filePath, j.string.labelIds,
-      at(j.sourceLanguage), at(j.targetLanguage), j.attempts,
+      at(j.sourceLanguage), at(j.targetLanguage), j.attempts, ...(j.invalid ? [j.invalid] : []),
     ]),
   }
 }
@@ -86,14 +88,15 @@ export function decodeEntry(value: unknown, batchId: string): Job[] | undefined 
   const e = value as CompactEntry | null
   if (!e || e.v !== 2 || !Array.isArray(e.jobs) || !Array.isArray(e.languages)) return undefined
   return e.jobs.map((t) => {
-    const [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, attempts] = t as [
-      string, string, string, number, number, string, number, number, string, string, number, string, number, string, string, number[], number, number, number,
+    const [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, attempts, invalid] = t as [
+      string, string, string, number, number, string, number, number, string, string, number, string, number, string, string, number[], number, number, number, string?,
     ]
     const job: Job = {
       key: '', organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision,
       string: { key, context, maxLength, text, isPlural: isPlural === 1, fileType, filePath, labelIds },
       sourceLanguage: e.languages[source]!, targetLanguage: e.languages[target]!, batchId, attempts,
     }
+    if (invalid) job.invalid = invalid
     job.key = jobKeyOf(job)
     return job
   })
@@ -116,7 +119,7 @@ export interface ParkedJob {
   at: number
 }
 
-export class Journal {
+export class Journal implements IntakeJournal {
   /** Jobs go from the intake to the local queue; the journal only keeps them (see BullmqJournal). */
   readonly delivers = false
   /** Jobs of each batch not yet done. */

@@ -1,12 +1,13 @@
 // One pipeline run over a group of jobs that share organization, project, step, language and
-// module: look up the pipeline and the step's settings, fetch the translations once (only when a
-// check needs them), run, and hand each string's output to the reporter.
+// module: ask the service about strings that arrived again after they finished (recheck), park
+// invalid events with "", look up the pipeline and the step's settings, fetch the translations once
+// (only when a check needs them), run, and hand each string's output to the reporter.
 import type { Finding, Item } from '../engine/types.js'
 import type { ApiClient, TranslationRecord } from '../platform/api-client.js'
-import { isOrganizationUnavailable } from '../platform/token-provider.js'
-import type { Reporter } from '../platform/reporter.js'
+import { verdictOf, type HoldCause, type Reporter } from '../platform/reporter.js'
 import type { Logger } from '../util/logger.js'
 import type { Job } from './job.js'
+import { recheckStatuses } from './recheck-statuses.js'
 
 /** What the worker needs of a compiled pipeline (the engine's Pipeline has all of it). */
 export interface RunnablePipeline {
@@ -39,7 +40,13 @@ export interface ProcessDeps {
   /** Run again later (retry policy, failed fetch). */
   retryLater(jobs: Job[], delayMs: number): void
   park(job: Job, reason: string): void | Promise<void>
-  hold(jobs: Job[], reason: string): void
+  hold(jobs: Job[], reason: string, cause: HoldCause): void
+  /** The service no longer waits for these strings (404 for their step or language). */
+  drop(jobs: Job[], reason: string): void | Promise<void>
+  /** Arrived again after they finished, and the service does not wait for them: a repeat. */
+  absorbed(job: Job, status: string): void | Promise<void>
+  /** Arrived again after they finished, and the service waits for them: they run again. */
+  reentered?(count: number): void
   countRun(pipelineKey: string): void
 }
 
@@ -82,11 +89,44 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     if (again.length) deps.retryLater(again, retryDelay(again[0]!.attempts))
   }
 
-  return async function processJobs(all: Job[]): Promise<void> {
-    const jobs: Job[] = []
+  /** A request for the group failed: the reporter's rules (hold, drop), else try again later. */
+  const apiFailed = async (jobs: Job[], error: unknown, what: string, log: Logger) => {
+    const verdict = verdictOf(error)
+    const reason = `${what}: ${(error as Error).message}`
+    if (verdict.kind === 'hold') return deps.hold(jobs, reason, verdict.cause)
+    if (verdict.kind === 'drop') return deps.drop(jobs, reason)
+    log.warn({ err: error }, `${what}; the strings will be tried again`)
+    return giveUpOrRetry(jobs, reason)
+  }
+
+  /** The jobs that should run: current revisions only, and what the service still waits for. */
+  const toRun = async (all: Job[]): Promise<Job[] | undefined> => {
+    const current: Job[] = []
     for (const job of all) {
-      if (deps.isCurrent(job)) jobs.push(job)
+      if (deps.isCurrent(job)) current.push(job)
       else await deps.superseded(job)
+    }
+    if (!current.some((j) => j.recheck)) return current
+    try {
+      const asked = current.filter((j) => j.recheck).length
+      const { run, absorbed } = await recheckStatuses(deps.api, current)
+      for (const { job, status } of absorbed) await deps.absorbed(job, status)
+      if (asked > absorbed.length) deps.reentered?.(asked - absorbed.length)
+      return run
+    } catch (error) {
+      await apiFailed(current, error, 'the status of strings that arrived again could not be read', deps.log)
+      return undefined
+    }
+  }
+
+  return async function processJobs(all: Job[]): Promise<void> {
+    const runnable = await toRun(all)
+    if (!runnable) return
+    const jobs: Job[] = []
+    for (const job of runnable) {
+      // An event that failed validation but named its string: parked at the service, never run.
+      if (job.invalid !== undefined) deps.reporter.add({ job, port: '' })
+      else jobs.push(job)
     }
     const first = jobs[0]
     if (!first) return
@@ -112,9 +152,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       try {
         translations = await deps.api.getTranslations(first.domain, first.projectId, first.languageId, jobs.map((j) => j.stringId))
       } catch (error) {
-        if (isOrganizationUnavailable(error)) return deps.hold(jobs, (error as Error).message)
-        log.warn({ err: error }, 'fetching translations failed; the strings will be tried again')
-        return giveUpOrRetry(jobs, `translations could not be fetched: ${(error as Error).message}`)
+        return apiFailed(jobs, error, 'translations could not be fetched', log)
       }
     }
 

@@ -9,7 +9,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     registry,
     batches: new Counter({ name: 'switchyard_webhook_batches_total', help: 'Webhook requests by result', labelNames: ['result'], registers: [registry] }),
     events: new Counter({ name: 'switchyard_webhook_events_total', help: 'Events received by event name', labelNames: ['event'], registers: [registry] }),
-    jobs: new Counter({ name: 'switchyard_jobs_total', help: 'Strings by outcome (reported, duplicate, stale, superseded, rejected, parked, held, retried) and output port', labelNames: ['outcome', 'port'], registers: [registry] }),
+    jobs: new Counter({ name: 'switchyard_jobs_total', help: 'Strings by outcome (reported, duplicate, stale, superseded, rejected, dropped, parked, held, retried, absorbed) and output port', labelNames: ['outcome', 'port'], registers: [registry] }),
     queueDepth: new Gauge({ name: 'switchyard_queue_depth', help: 'Strings accepted and not yet finished', registers: [registry] }),
     queueWaiting: new Gauge({ name: 'switchyard_queue_waiting', help: 'Strings waiting for a pipeline run', registers: [registry] }),
     journalSize: new Gauge({ name: 'switchyard_journal_jobs', help: 'Strings in the intake journal', registers: [registry] }),
@@ -18,6 +18,10 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     apiRetries: new Counter({ name: 'switchyard_api_retries_total', help: 'API retries by reason (429, 5xx, network)', labelNames: ['reason'], registers: [registry] }),
     pipelineRuns: new Counter({ name: 'switchyard_pipeline_runs_total', help: 'Pipeline runs by pipeline', labelNames: ['pipeline'], registers: [registry] }),
     plugin: new Counter({ name: 'switchyard_plugin_total', help: 'Counters kept by plugins (ai.requests, ai.tokens.in, ai.cache.hits, ...)', labelNames: ['metric'], registers: [registry] }),
+    held: new Gauge({ name: 'switchyard_held_jobs', help: 'Strings held because their organization cannot update statuses now, by cause (disconnected, forbidden)', labelNames: ['cause'], registers: [registry] }),
+    heldOrganizations: new Gauge({ name: 'switchyard_held_organizations', help: 'Organizations whose strings are held, by cause', labelNames: ['cause'], registers: [registry] }),
+    invalidEvents: new Counter({ name: 'switchyard_webhook_invalid_events_total', help: 'Events of accepted batches that could not be used, by what became of them (parked: reported with "" at the service; logged: no string to report)', labelNames: ['result'], registers: [registry] }),
+    rechecks: new Counter({ name: 'switchyard_status_rechecks_total', help: 'Strings that arrived again after they finished here, by the status the service gave them (NEED_PROCESS runs again)', labelNames: ['status'], registers: [registry] }),
     reconcileOrphans: new Counter({ name: 'switchyard_reconcile_orphans_total', help: 'Strings the service waits on that this worker holds no job for', registers: [registry] }),
   }
   return m

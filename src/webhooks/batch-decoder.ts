@@ -10,7 +10,8 @@ import { PACKAGE_ROOT } from '../config/load-config.js'
 import { decodeBatch, type DecodeResult } from './decode-batch.js'
 
 export interface BatchDecoder {
-  decode(raw: Buffer, signature: string): Promise<DecodeResult>
+  /** `organization`: the X-…-Id header ('' when absent). */
+  decode(raw: Buffer, signature: string, organization?: string): Promise<DecodeResult>
   /** Threads in the pool (0: everything inline). */
   readonly threads: number
   close(): Promise<void>
@@ -35,7 +36,7 @@ function threadFile(): string | undefined {
 
 export function createBatchDecoder(options: BatchDecoderOptions): BatchDecoder {
   const secrets = [...options.secrets]
-  const inline = (raw: Buffer, signature: string) => Promise.resolve(decodeBatch(raw, signature, secrets))
+  const inline = (raw: Buffer, signature: string, organization = '') => Promise.resolve(decodeBatch(raw, signature, secrets, organization))
   const file = options.threads > 0 ? threadFile() : undefined
   if (options.threads > 0 && !file) options.warn?.('the ingest thread module is missing (run the build); webhooks are decoded on the main thread')
   if (!file || secrets.length === 0) return { decode: inline, threads: 0, close: async () => undefined }
@@ -56,13 +57,13 @@ export function createBatchDecoder(options: BatchDecoderOptions): BatchDecoder {
   const inlineBelow = options.inlineBelow ?? 16 * 1024
   return {
     threads: options.threads,
-    decode(raw, signature) {
-      if (raw.length < inlineBelow) return inline(raw, signature)
+    decode(raw, signature, organization = '') {
+      if (raw.length < inlineBelow) return inline(raw, signature, organization)
       // Move the bytes rather than copy them when the Buffer owns its memory (a large body read
       // by raw-body does; small ones may share Node's pool, which must not be detached).
       const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength
       const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength)
-      return pool.run({ raw: bytes, signature }, own ? { transferList: [raw.buffer as ArrayBuffer] } : {}) as Promise<DecodeResult>
+      return pool.run({ raw: bytes, signature, organization }, own ? { transferList: [raw.buffer as ArrayBuffer] } : {}) as Promise<DecodeResult>
     },
     close: () => pool.destroy(),
   }

@@ -9,14 +9,16 @@ import { isAscii } from 'node:buffer'
 import type { Language } from '../engine/types.js'
 import { describeSchemaError, validateBatch, validateRecalculationEvent } from './batch-schema.js'
 import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from './event-types.js'
-import { verifySignature } from './verify-signature.js'
+import { parseAppSecrets, secretsFor, type AppSecret } from './app-secrets.js'
+import { matchSignature } from './verify-signature.js'
 
 /**
  * One string event, reduced: [organizationId (from the event, '' if absent), moduleKey, projectId,
  * stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural (0|1), fileType,
- * filePath, labelIds, source language #, target language #].
+ * filePath, labelIds, source language #, target language #, and, for an event that failed
+ * validation but names its string, step and language, why (it is parked with "", never run)].
  */
-export type JobTuple = [string, string, number, number, string, number, number, string, string, number, string, 0 | 1, string, string, number[], number, number]
+export type JobTuple = [string, string, number, number, string, number, number, string, string, number, string, 0 | 1, string, string, number[], number, number, string?]
 
 /** JSON text of `DecodedJobs`. */
 export interface DecodedJobs {
@@ -24,9 +26,25 @@ export interface DecodedJobs {
   jobs: JobTuple[]
 }
 
+/** An event of the batch that could not be used; the others were. */
+export interface InvalidEvent {
+  /** Its index in `events`. */
+  index: number
+  reason: string
+  /** It named its string, step and language, so it is parked at the service with "". */
+  parked: boolean
+}
+
+export type DecodeFailure = 'bad_signature' | 'unknown_organization' | 'organization_mismatch' | 'malformed_json' | 'invalid_batch'
+
 export type DecodeResult =
   | {
       ok: true
+      /**
+       * The organization the delivery is from: the id header, which the signed body agrees with
+       * and whose secret (or a plain one) signed it; without the header, the body's.
+       */
+      organizationId: string
       /** JSON text of DecodedJobs. */
       jobs: string
       count: number
@@ -34,10 +52,9 @@ export type DecodeResult =
       /** Events per event name (names cut to 80 characters), for the metrics. */
       eventCounts: Record<string, number>
       others: OtherEvent[]
-      /** A string event that failed validation: the batch is refused, after the module-key check. */
-      eventError?: string
+      invalid: InvalidEvent[]
     }
-  | { ok: false; status: number; code: 'bad_signature' | 'malformed_json' | 'invalid_batch'; message: string }
+  | { ok: false; status: number; code: DecodeFailure; message: string }
 
 /** Identity of a language record by its fields (joined, not JSON.stringify: it runs twice per event, bench). */
 export function languageKey(l: Language): string {
@@ -92,9 +109,49 @@ export function parseEventwise(bytes: Buffer): { events: unknown[] } | undefined
   }
 }
 
-export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonly string[]): DecodeResult {
+let parsedFor: readonly string[] | undefined
+let parsed: AppSecret[] = []
+/** The entries of APP_SECRET, parsed once per list (a decoding thread gets one list for its life). */
+function appSecrets(entries: readonly string[]): AppSecret[] {
+  if (parsedFor !== entries) {
+    parsed = parseAppSecrets(entries)
+    parsedFor = entries
+  }
+  return parsed
+}
+
+const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
+const field = (v: unknown, k: string): unknown => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[k] : undefined)
+
+/** The ids a status update needs, from an event that failed validation; undefined if one is missing. */
+function parkingIds(event: unknown): { stringId: number; projectId: number; stepId: number; languageId: string; moduleKey: string; revision: number } | undefined {
+  const s = field(event, 'stringStatus')
+  const t = field(s, 'translation')
+  const stringId = field(t, 'id')
+  const projectId = field(field(t, 'project'), 'id')
+  const stepId = field(field(s, 'workflowStep'), 'id')
+  const languageId = field(field(s, 'affectedLanguage'), 'id')
+  if (!isId(stringId) || !isId(projectId) || !isId(stepId) || typeof languageId !== 'string' || languageId === '') return undefined
+  const moduleKey = field(field(field(s, 'workflowStep'), 'applicationModule'), 'moduleKey')
+  const revision = field(t, 'revision')
+  return { stringId, projectId, stepId, languageId, moduleKey: typeof moduleKey === 'string' ? moduleKey : '', revision: isId(revision) ? revision : 0 }
+}
+
+/**
+ * Verify, parse and validate one delivery. `organizationHeader` is the X-…-Id header: it picks the
+ * secrets to try, and the signed body must agree with it. A batch is refused only as a whole when
+ * it is not what it claims to be (signature, organization) or not a batch at all (JSON, `events`);
+ * an event that is unusable is reported in `invalid` and costs no other event.
+ */
+export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonly string[], organizationHeader = ''): DecodeResult {
   const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
-  if (!verifySignature(bytes, signature, secrets)) return { ok: false, status: 401, code: 'bad_signature', message: 'signature does not match the body' }
+  const candidates = secretsFor(appSecrets(secrets), organizationHeader)
+  if (candidates.length === 0) {
+    return { ok: false, status: 401, code: 'unknown_organization', message: `no app secret is configured for organization "${organizationHeader.slice(0, 64)}"` }
+  }
+  const matched = matchSignature(bytes, signature, candidates.map((c) => c.secret))
+  if (matched === -1) return { ok: false, status: 401, code: 'bad_signature', message: 'signature does not match the body' }
+  const signer = candidates[matched]!.organizationId
   let body: unknown
   try {
     body = parseBatchJson(bytes)
@@ -102,7 +159,20 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
     return { ok: false, status: 400, code: 'malformed_json', message: `body is not valid JSON: ${(error as Error).message}` }
   }
   if (!validateBatch(body)) return { ok: false, status: 400, code: 'invalid_batch', message: describeSchemaError(validateBatch.errors) }
-  const events = (body as { events: Array<{ event: string }> }).events
+  const events = (body as { events: unknown[] }).events
+
+  // Who sent it: the header, else the secret's own organization. Every event that names its
+  // organization must name that one (a signed body replayed under another id is refused whole).
+  let organizationId = organizationHeader || signer || ''
+  for (let i = 0; i < events.length; i++) {
+    const named = field(field(events[i], 'stringStatus'), 'organizationId')
+    if (typeof named !== 'string' && typeof named !== 'number') continue
+    const id = String(named)
+    if (!organizationId) organizationId = id
+    if (id !== organizationId || (signer !== undefined && id !== signer)) {
+      return { ok: false, status: 401, code: 'organization_mismatch', message: `the delivery claims organization "${organizationId.slice(0, 64)}" but event ${i} is from "${id.slice(0, 64)}"` }
+    }
+  }
 
   const languages: Language[] = []
   const languageIndex = new Map<string, number>()
@@ -119,20 +189,30 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
   }
   const jobs: JobTuple[] = []
   const others: OtherEvent[] = []
+  const invalid: InvalidEvent[] = []
   const moduleKeys = new Set<string>()
   const eventCounts: Record<string, number> = {}
-  let eventError: string | undefined
   for (let i = 0; i < events.length; i++) {
-    const event = events[i]!
-    const name = event.event.slice(0, 80)
-    eventCounts[name] = (eventCounts[name] ?? 0) + 1
-    if (event.event !== RECALCULATION_EVENT) {
+    const event = events[i]
+    const name = field(event, 'event')
+    if (typeof name !== 'string' || name === '') {
+      invalid.push({ index: i, reason: `/events/${i}: not an event object with a name`, parked: false })
+      continue
+    }
+    const label = name.slice(0, 80)
+    eventCounts[label] = (eventCounts[label] ?? 0) + 1
+    if (name !== RECALCULATION_EVENT) {
       others.push(event as OtherEvent)
       continue
     }
-    if (eventError) continue
     if (!validateRecalculationEvent(event)) {
-      eventError = describeSchemaError(validateRecalculationEvent.errors, `/events/${i}`)
+      const reason = describeSchemaError(validateRecalculationEvent.errors, `/events/${i}`)
+      const ids = parkingIds(event)
+      invalid.push({ index: i, reason, parked: ids !== undefined })
+      if (ids) {
+        const language = languageAt({ id: ids.languageId } as Language)
+        jobs.push([organizationId, ids.moduleKey, ids.projectId, ids.stepId, ids.languageId, ids.stringId, ids.revision, '', '', 0, '', 0, '', '', [], language, language, reason])
+      }
       continue
     }
     const s = (event as RecalculationEvent).stringStatus
@@ -140,12 +220,11 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
     const moduleKey = s.workflowStep.applicationModule.moduleKey
     moduleKeys.add(moduleKey)
     jobs.push([
-      String(s.organizationId ?? ''), moduleKey, t.project.id, s.workflowStep.id, s.affectedLanguage.id, t.id, t.revision ?? 0,
+      organizationId, moduleKey, t.project.id, s.workflowStep.id, s.affectedLanguage.id, t.id, t.revision ?? 0,
       t.key ?? t.identifier ?? '', t.context ?? '', toInt(t.maxLength), t.text, t.hasPlurals ? 1 : 0, t.file?.type ?? '', t.file?.path ?? '',
       Array.isArray(t.labelIds) ? t.labelIds : [], languageAt(s.sourceLanguage), languageAt(s.affectedLanguage),
     ])
   }
-  if (eventError) return { ok: true, jobs: '', count: 0, moduleKeys: [...moduleKeys], eventCounts, others: [], eventError }
   const decoded: DecodedJobs = { languages, jobs }
-  return { ok: true, jobs: JSON.stringify(decoded), count: jobs.length, moduleKeys: [...moduleKeys], eventCounts, others }
+  return { ok: true, organizationId, jobs: jobs.length ? JSON.stringify(decoded) : '', count: jobs.length, moduleKeys: [...moduleKeys], eventCounts, others, invalid }
 }

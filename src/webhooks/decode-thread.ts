@@ -5,6 +5,6 @@ import { decodeBatch, type DecodeResult } from './decode-batch.js'
 
 const { secrets } = workerData as { secrets: string[] }
 
-export default function decode(task: { raw: Uint8Array; signature: string }): DecodeResult {
-  return decodeBatch(task.raw, task.signature, secrets)
+export default function decode(task: { raw: Uint8Array; signature: string; organization: string }): DecodeResult {
+  return decodeBatch(task.raw, task.signature, secrets, task.organization)
 }

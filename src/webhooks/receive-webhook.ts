@@ -1,6 +1,8 @@
 // POST /webhooks: the raw bytes are read under a size limit; the decoder (a thread of the ingest
-// pool, or inline) checks the signature before anything parses them, then parses and validates
-// the batch; its string events become jobs and go to the intake.
+// pool, or inline) checks the signature, with the secrets of the organization the delivery claims
+// to come from, before anything parses them; then it parses the batch and validates each event
+// alone. The string events become jobs and go to the intake; an event that can't be used is
+// logged with the delivery and its index, counted, and (when it names its string) parked with "".
 // Every refusal is an http-error with a message the sender (or the operator reading the log) can
 // act on; a refused request leaves nothing behind.
 import createHttpError from 'http-errors'
@@ -26,7 +28,10 @@ export interface WebhookDeps {
   knownModuleKey(key: string): boolean
   hasPipeline(key: string): boolean
   newBatchId(): string
-  /** Organization id -> domain, learned from earlier deliveries or the OAuth connection. */
+  /**
+   * The domain to report under: the one bound to the organization when it was connected; the
+   * header's only while none is (organization-domains.ts).
+   */
   resolveDomain(organizationId: string, domainHeader: string): Promise<string>
   accept(batchId: string, jobs: Job[], encoded: EncodedJobs): Promise<IntakeResult>
   otherEvents(events: OtherEvent[], origin: BatchOrigin): Promise<void>
@@ -82,7 +87,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     const bytes = raw.length
     let decoded
     try {
-      decoded = await deps.decoder.decode(raw, signature)
+      decoded = await deps.decoder.decode(raw, signature, ctx.get(h.id).slice(0, 200))
     } catch (error) {
       // A thread of the pool failed (it is replaced); the service delivers the batch again.
       log().error({ err: error, bytes }, 'decoding the webhook failed')
@@ -90,7 +95,11 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     }
     if (!decoded.ok) {
       if (decoded.code === 'bad_signature') {
-        log().warn({ moduleKey: moduleKey.slice(0, 100), bytes }, `webhook signature does not match: check that APP_SECRET matches the app's secret`)
+        log().warn({ moduleKey: moduleKey.slice(0, 100), bytes }, `webhook signature does not match: check that APP_SECRET holds this organization's app secret (ORG_ID=SECRET, or a plain secret for every organization)`)
+      } else if (decoded.code === 'unknown_organization') {
+        log().warn({ bytes }, `a webhook arrived from an organization with no app secret here: add ORG_ID=SECRET for it to APP_SECRET`)
+      } else if (decoded.code === 'organization_mismatch') {
+        log().warn({ bytes }, `a signed webhook names another organization than its ${headerName('Id')} header: refused (${decoded.message})`)
       }
       throw refuse(decoded.status, decoded.code, decoded.message)
     }
@@ -98,16 +107,15 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       log().warn({ moduleKey: moduleKey.slice(0, 100) }, `webhook for module key "${moduleKey.slice(0, 100)}" that no pipeline declares`)
       throw refuse(404, 'unknown_module', `no module with key "${moduleKey.slice(0, 100)}"`)
     }
-    if (decoded.eventError) throw refuse(400, 'invalid_event', decoded.eventError)
     for (const key of decoded.moduleKeys) {
-      if (!deps.hasPipeline(key)) {
-        log().warn({ moduleKey: key }, `strings arrived for module key "${key}" that no pipeline declares; add a pipeline with that key or remove the step`)
-        throw refuse(404, 'unknown_module', `no pipeline for module key "${key}"`)
-      }
+      // Accepted all the same: the strings wait in the journal (parked) until a pipeline declares
+      // the key and the worker restarts; refusing would make the service mark them FAILED.
+      if (!deps.hasPipeline(key)) log().warn({ moduleKey: key.slice(0, 100) }, `strings arrived for module key "${key.slice(0, 100)}" that no pipeline declares; add a pipeline with that key (they wait, parked) or remove the step`)
     }
 
-    const organizationId = ctx.get(h.id)
-    const domain = await deps.resolveDomain(organizationId, ctx.get(h.domain))
+    const organizationId = decoded.organizationId
+    bindings.organization = organizationId.slice(0, 64) || undefined
+    const domain = await deps.resolveDomain(organizationId, ctx.get(h.domain).slice(0, 200))
     const batchId = deps.newBatchId()
     bindings.delivery = batchId
     if (child) child = child.child({ delivery: batchId })
@@ -122,10 +130,14 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       ctx.set('Retry-After', String(result.retryAfterSeconds))
       throw createHttpError(503, result.reason ? `${result.reason}; retry later` : 'queue is full; retry later', { code: 'busy', expose: true })
     }
+    for (const bad of decoded.invalid) {
+      metrics.invalidEvents.inc({ result: bad.parked ? 'parked' : 'logged' })
+      log().warn({ index: bad.index, parked: bad.parked }, `event ${bad.index} of the delivery cannot be used (${bad.reason})${bad.parked ? '; its string is reported with "" (parked as TODO)' : '; it names no string to report'}`)
+    }
     if (decoded.others.length) await deps.otherEvents(decoded.others, origin)
     metrics.batches.inc({ result: 'accepted' })
-    if (deps.log.isLevelEnabled('debug')) log().debug({ accepted: result.accepted, duplicates: result.duplicates, events: decoded.others.length }, 'batch accepted')
+    if (deps.log.isLevelEnabled('debug')) log().debug({ accepted: result.accepted, duplicates: result.duplicates, events: decoded.others.length, invalid: decoded.invalid.length }, 'batch accepted')
     ctx.status = 200
-    ctx.body = { accepted: result.accepted, duplicates: result.duplicates, events: decoded.others.length }
+    ctx.body = { accepted: result.accepted, duplicates: result.duplicates, events: decoded.others.length, invalid: decoded.invalid.length }
   }
 }

@@ -30,7 +30,7 @@ export function toJobs(text: string, origin: BatchOrigin): Job[] {
   const langs = decoded.languages.map(intern)
   const jobs: Job[] = new Array(decoded.jobs.length)
   for (let i = 0; i < decoded.jobs.length; i++) {
-    const [organizationId, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target] =
+    const [organizationId, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, invalid] =
       decoded.jobs[i]!
     const job: Job = {
       key: '',
@@ -48,6 +48,7 @@ export function toJobs(text: string, origin: BatchOrigin): Job[] {
       batchId: origin.batchId,
       attempts: 0,
     }
+    if (invalid) job.invalid = invalid
     job.key = jobKeyOf(job)
     jobs[i] = job
   }

@@ -15,16 +15,25 @@ export function signBody(body: Buffer | string, secret: string): string {
  * (no early exit on the first mismatch, so timing does not tell which secret is in use).
  */
 export function verifySignature(body: Buffer, header: string | undefined, secrets: readonly string[]): boolean {
-  if (!header || secrets.length === 0) return false
+  return matchSignature(body, header, secrets) !== -1
+}
+
+/**
+ * The index of the secret `header` is a valid signature of `body` under, or -1. Every secret is
+ * tried, whatever matched first, so the time taken says nothing about which one (or whether one) did.
+ */
+export function matchSignature(body: Buffer, header: string | undefined, secrets: readonly string[]): number {
+  if (!header || secrets.length === 0) return -1
   const value = header.trim().replace(/^sha256=/i, '')
   // A malformed value can't match; the length check comes before timingSafeEqual, which throws on
   // unequal lengths. Its result depends only on the header, never on a secret.
-  if (!HEX_SHA256.test(value)) return false
+  if (!HEX_SHA256.test(value)) return -1
   const given = Buffer.from(value, 'hex')
-  let ok = false
-  for (const secret of secrets) {
-    const expected = createHmac('sha256', secret).update(body).digest()
-    ok = timingSafeEqual(expected, given) || ok
+  let matched = -1
+  for (let i = 0; i < secrets.length; i++) {
+    const expected = createHmac('sha256', secrets[i]!).update(body).digest()
+    const equal = timingSafeEqual(expected, given)
+    if (equal && matched === -1) matched = i
   }
-  return ok
+  return matched
 }

@@ -8,7 +8,7 @@ afterEach(async () => {
   while (running.length) await running.pop()!.stop()
 })
 
-const batch = (ids: number[], languageId = 'de') => JSON.stringify({ events: ids.map((stringId) => recalculationEvent({ stringId, languageId })) })
+const batch = (ids: number[], languageId = 'de', organizationId?: string) => JSON.stringify({ events: ids.map((stringId) => recalculationEvent({ stringId, languageId, organizationId })) })
 
 describe('reporting outputs', () => {
   it('coalesces many batches into few PATCHes of at most 500', async () => {
@@ -99,14 +99,14 @@ describe('reporting outputs', () => {
     running.push(w)
     const a = { domain: 'a.example', orgId: 'A' }
     const b = { domain: 'b.example', orgId: 'B' }
-    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3]), SECRET, a))).status).toBe(200)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3], 'de', 'A'), SECRET, a))).status).toBe(200)
     await expect.poll(() => w.stats().held).toBe(3)
-    const refused = await fetch(`${w.url}/webhooks`, signedRequest(batch([4, 5]), SECRET, a))
+    const refused = await fetch(`${w.url}/webhooks`, signedRequest(batch([4, 5], 'de', 'A'), SECRET, a))
     expect(refused.status).toBe(503)
     expect(refused.headers.get('retry-after')).toBe('30')
-    expect(await errorOf(refused)).toMatchObject({ code: 'busy', message: expect.stringMatching(/holds 3 strings that wait for it to be connected again/) })
+    expect(await errorOf(refused)).toMatchObject({ code: 'busy', message: expect.stringMatching(/holds 3 strings that wait until it can be reported for again/) })
     // The other organization's strings, more than the limit leaves after A's three, go through.
-    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([11, 12, 13, 14]), SECRET, b))).status).toBe(200)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([11, 12, 13, 14], 'de', 'B'), SECRET, b))).status).toBe(200)
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort()).toEqual(['/11/output', '/12/output', '/13/output', '/14/output'])
     expect(w.stats()).toMatchObject({ held: 3, journal: 3, depth: 0 })
@@ -118,13 +118,13 @@ describe('reporting outputs', () => {
     const map = new Map<string, string>()
     const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, tokens: new StaticTokenProvider(map), config: { queueLimit: 4 }, heldRecheckMs: 50 })
     running.push(w)
-    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3]), SECRET, { domain: 'a.example', orgId: 'A' }))).status).toBe(200)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3], 'de', 'A'), SECRET, { domain: 'a.example', orgId: 'A' }))).status).toBe(200)
     await expect.poll(() => w.stats().held).toBe(3)
     map.set('a.example', 'token-a')
     await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 3000 }).toBe(3)
     await w.idle()
     expect(w.stats()).toMatchObject({ held: 0, journal: 0, depth: 0 })
-    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([4, 5, 6, 7]), SECRET, { domain: 'a.example', orgId: 'A' }))).status).toBe(200)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([4, 5, 6, 7], 'de', 'A'), SECRET, { domain: 'a.example', orgId: 'A' }))).status).toBe(200)
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops)).toHaveLength(7)
   })

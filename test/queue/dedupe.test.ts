@@ -2,16 +2,35 @@ import { describe, expect, it } from 'vitest'
 import { Dedupe } from '../../src/queue/dedupe.js'
 
 describe('Dedupe', () => {
-  it('absorbs a repeat of an active job and of a recently finished one', () => {
+  it('absorbs a repeat only while the string is active; a finished one is admitted for a status check', () => {
     let now = 0
     const d = new Dedupe(1000, () => now)
     expect(d.admit('s1', 1)).toBe('new')
     expect(d.admit('s1', 1)).toBe('duplicate')
     d.finish('s1', 1)
     now = 500
+    // It may have come back to the step (same revision): the service's status decides.
+    expect(d.admit('s1', 1)).toBe('finished')
+    // Active again while that is decided: a third arrival is a repeat.
+    expect(d.isActive('s1')).toBe(true)
     expect(d.admit('s1', 1)).toBe('duplicate')
+    d.finish('s1', 1)
     now = 1600
+    // Forgotten after the window: simply new.
     expect(d.admit('s1', 1)).toBe('new')
+  })
+  it('keeps a string that came back active through the expiry of its earlier finish', () => {
+    let now = 0
+    const d = new Dedupe(1000, () => now)
+    d.admit('s1', 1)
+    d.finish('s1', 1)
+    now = 900
+    expect(d.admit('s1', 1)).toBe('finished')
+    now = 1500
+    // The first finish expires now; the entry, active again, must stay.
+    d.admit('other', 1)
+    expect(d.isActive('s1')).toBe(true)
+    expect(d.admit('s1', 1)).toBe('duplicate')
   })
   it('takes a newer revision and refuses an older one', () => {
     const d = new Dedupe(1000)
@@ -48,8 +67,8 @@ describe('Dedupe under a flood', () => {
       d.finish(`s${i}`, 1)
     }
     expect(d.size).toBeLessThanOrEqual(1001)
-    // The newest are still absorbed, the oldest are not.
-    expect(d.admit('s49999', 1)).toBe('duplicate')
+    // The newest are still remembered (checked with the service), the oldest are not.
+    expect(d.admit('s49999', 1)).toBe('finished')
     expect(d.admit('s0', 1)).toBe('new')
   })
 })

@@ -84,7 +84,7 @@ describe('batch decoder', () => {
     const none = createBatchDecoder({ threads: 2, secrets: [] })
     open.push(none)
     expect(none.threads).toBe(0)
-    expect(await none.decode(own('{}'), 'x')).toMatchObject({ ok: false, code: 'bad_signature' })
+    expect(await none.decode(own('{}'), 'x')).toMatchObject({ ok: false, status: 401, code: 'unknown_organization' })
   })
 })
 

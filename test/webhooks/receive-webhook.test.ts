@@ -63,11 +63,36 @@ describe('POST /webhooks', () => {
     const noEvents = await post(signedRequest('{"items": []}', SECRET))
     expect(noEvents.status).toBe(400)
     expect((await errorOf(noEvents)).message).toMatch(/events/)
-    const event = recalculationEvent({ stringId: 1 }) as { stringStatus: { translation: Record<string, unknown> } }
-    delete event.stringStatus.translation.project
-    const badEvent = await post(signedRequest(JSON.stringify({ events: [event] }), SECRET))
-    expect(badEvent.status).toBe(400)
-    expect((await errorOf(badEvent)).message).toMatch(/\/events\/0\/stringStatus\/translation: missing field "project"/)
+    const notArray = await post(signedRequest('{"events": {}}', SECRET))
+    expect(notArray.status).toBe(400)
+    expect((await errorOf(notArray)).message).toMatch(/events/)
+  })
+
+  it('takes the good events of a batch with a bad one, parks the bad one with "" when it names its string, and logs it with its index', async () => {
+    const { w, service, post } = await worker()
+    const noProject = recalculationEvent({ stringId: 7 }) as { stringStatus: { translation: Record<string, unknown> } }
+    delete noProject.stringStatus.translation.project
+    const noText = recalculationEvent({ stringId: 8 }) as { stringStatus: { translation: Record<string, unknown> } }
+    delete noText.stringStatus.translation.text
+    const noId = recalculationEvent({ stringId: 9 }) as { stringStatus: { translation: Record<string, unknown> } }
+    delete noId.stringStatus.translation.id
+    const withExtras = { ...recalculationEvent({ stringId: 2 }), addedLater: { nested: true } }
+    const events = [recalculationEvent({ stringId: 1 }), noProject, noText, noId, 42, withExtras]
+    const res = await post(signedRequest(JSON.stringify({ events, alsoNew: 1 }), SECRET))
+    expect(res.status).toBe(200)
+    expect(await res.json()).toMatchObject({ accepted: 3, invalid: 4 })
+    await w.idle()
+    const ops = service.patches.flatMap((p) => p.ops).sort((a, b) => a.path.localeCompare(b.path))
+    // 1 and 2 ran their pipeline; 8 (no text) is parked with ""; 7 (no project) and 9 (no id) can't be addressed.
+    expect(ops).toEqual([
+      { op: 'replace', path: '/1/output', value: 'approved' },
+      { op: 'replace', path: '/2/output', value: 'approved' },
+      { op: 'replace', path: '/8/output', value: '' },
+    ])
+    const metrics = await w.metrics.registry.metrics()
+    expect(metrics).toMatch(/switchyard_webhook_invalid_events_total\{result="parked"\} 1/)
+    expect(metrics).toMatch(/switchyard_webhook_invalid_events_total\{result="logged"\} 3/)
+    expect(w.stats().journal).toBe(0)
   })
 
   it('answers 413 to a body over the limit', async () => {
@@ -76,11 +101,16 @@ describe('POST /webhooks', () => {
     expect(res.status).toBe(413)
   })
 
-  it('answers 404 to a module key no pipeline declares', async () => {
-    const { post } = await worker()
+  it('answers 404 to a delivery for a module key that is not ours, and keeps strings of a step with no pipeline parked here', async () => {
+    const { w, service, post } = await worker()
     expect((await post(signedRequest(batch(1), SECRET, { moduleKey: 'nobody' }))).status).toBe(404)
-    const other = JSON.stringify({ events: [recalculationEvent({ stringId: 1, moduleKey: 'not-ours' })] })
-    expect((await post(signedRequest(other, SECRET))).status).toBe(404)
+    const other = JSON.stringify({ events: [recalculationEvent({ stringId: 1, moduleKey: 'not-ours' }), recalculationEvent({ stringId: 2 })] })
+    const res = await post(signedRequest(other, SECRET))
+    expect(res.status).toBe(200)
+    await w.idle()
+    expect(service.patches.flatMap((p) => p.ops.map((o) => o.path))).toEqual(['/2/output'])
+    // Parked in the journal, tried again on the next start (when a pipeline may declare the key).
+    expect(w.stats().parked).toBe(1)
   })
 
   it('acknowledges and counts an event type nobody handles', async () => {
@@ -95,9 +125,12 @@ describe('POST /webhooks', () => {
     const { w, service, post } = await worker()
     const body = JSON.stringify({ events: [recalculationEvent({ stringId: 1 }), recalculationEvent({ stringId: 1 })] })
     expect(await (await post(signedRequest(body, SECRET))).json()).toMatchObject({ accepted: 1, duplicates: 1 })
-    expect(await (await post(signedRequest(body, SECRET))).json()).toMatchObject({ accepted: 0, duplicates: 2 })
+    await w.idle()
+    // Finished: the same string again is checked with the service, which no longer waits for it.
+    expect(await (await post(signedRequest(body, SECRET))).json()).toMatchObject({ accepted: 1, duplicates: 1 })
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops)).toHaveLength(1)
+    expect(await w.metrics.registry.metrics()).toMatch(/switchyard_status_rechecks_total\{status="DONE"\} 1/)
   })
 
   it('answers 503 with Retry-After when the queue is full, and journals nothing of that batch', async () => {
@@ -129,7 +162,9 @@ describe('POST /webhooks through the ingest threads', () => {
     expect(res.status).toBe(200)
     expect(await res.json()).toMatchObject({ accepted: 300, duplicates: 0 })
     const again = await post(signedRequest(batch(300), SECRET))
-    expect(await again.json()).toMatchObject({ accepted: 0, duplicates: 300 })
+    // Absorbed while queued, or checked with the service once finished: never reported twice.
+    const answer = (await again.json()) as { accepted: number; duplicates: number }
+    expect(answer.accepted + answer.duplicates).toBe(300)
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops)).toHaveLength(300)
   })
@@ -144,11 +179,16 @@ describe('POST /webhooks through the ingest threads', () => {
     const event = recalculationEvent({ stringId: 1000 }) as { stringStatus: { translation: Record<string, unknown> } }
     delete event.stringStatus.translation.project
     const withBad = JSON.stringify({ events: [...(JSON.parse(big) as { events: unknown[] }).events, event] })
-    const invalid = await post(signedRequest(withBad, SECRET))
-    expect(invalid.status).toBe(400)
-    expect((await errorOf(invalid)).message).toMatch(/\/events\/300\/stringStatus\/translation: missing field "project"/)
     const unknown = await post(signedRequest(big, SECRET, { moduleKey: 'nobody' }))
     expect(unknown.status).toBe(404)
+    const otherOrganization = await post(signedRequest(big, SECRET, { orgId: '31337' }))
+    expect(otherOrganization.status).toBe(401)
+    expect((await errorOf(otherOrganization)).code).toBe('organization_mismatch')
     expect(w.stats().journal).toBe(0)
+    // One bad event among 300 costs nothing to the others.
+    const invalid = await post(signedRequest(withBad, SECRET))
+    expect(invalid.status).toBe(200)
+    expect(await invalid.json()).toMatchObject({ accepted: 300, invalid: 1 })
+    await w.idle()
   })
 })

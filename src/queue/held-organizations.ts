@@ -1,0 +1,158 @@
+// Strings of organizations that cannot update statuses now: not connected (no usable token), or
+// forbidden (the service answered 403, or 401 after a refresh). They are held, never dropped: they
+// stay journaled, and they are tried again with back-off (capped near a minute) until the
+// organization can be reported for again. Jobs held before their pipeline ran go back to the
+// queue; decisions held after it go straight back to the reporter, so no check runs twice.
+import type { Decision, HoldCause } from '../platform/reporter.js'
+import type { Logger } from '../util/logger.js'
+import type { Job } from './job.js'
+
+export interface HeldOrganizationView {
+  domain: string
+  cause: HoldCause
+  reason: string
+  /** When its strings were first held (ms). */
+  since: number
+  strings: number
+  /** When they will be tried again (ms). */
+  nextTryAt: number
+}
+
+export interface HeldOrganizationsOptions {
+  log: Logger
+  /** Can the organization get a token now? Asked before strings held for `disconnected` are let go. */
+  canReport(domain: string): Promise<boolean>
+  /** Let held work go: jobs back to the queue, decisions back to the reporter. */
+  release(domain: string, work: { jobs: Job[]; decisions: Decision[] }): void
+  now?(): number
+  random?(): number
+  baseDelayMs?: number
+  maxDelayMs?: number
+}
+
+interface Entry {
+  cause: HoldCause
+  reason: string
+  since: number
+  nextTryAt: number
+  jobs: Job[]
+  decisions: Decision[]
+}
+
+export class HeldOrganizations {
+  private readonly entries = new Map<string, Entry>()
+  /** Failed tries in a row per organization; forgotten when a status update goes through. */
+  private readonly failures = new Map<string, number>()
+  private readonly now: () => number
+  private readonly random: () => number
+  private readonly baseDelayMs: number
+  private readonly maxDelayMs: number
+  private ticking = false
+
+  constructor(private readonly options: HeldOrganizationsOptions) {
+    this.now = options.now ?? Date.now
+    this.random = options.random ?? Math.random
+    this.baseDelayMs = options.baseDelayMs ?? 1000
+    this.maxDelayMs = options.maxDelayMs ?? 60_000
+  }
+
+  /** Why the organization's strings are held now, if they are. */
+  cause(domain: string): HoldCause | undefined {
+    return this.entries.get(domain)?.cause
+  }
+
+  holdJobs(jobs: Job[], reason: string, cause: HoldCause = 'disconnected'): void {
+    if (jobs.length) this.entry(jobs[0]!.domain, reason, cause).jobs.push(...jobs)
+  }
+
+  holdDecisions(decisions: Decision[], reason: string, cause: HoldCause): void {
+    if (decisions.length) this.entry(decisions[0]!.job.domain, reason, cause).decisions.push(...decisions)
+  }
+
+  private entry(domain: string, reason: string, cause: HoldCause): Entry {
+    let e = this.entries.get(domain)
+    if (!e) {
+      const failures = (this.failures.get(domain) ?? 0) + 1
+      this.failures.set(domain, failures)
+      const delay = this.delay(failures)
+      e = { cause, reason, since: this.now(), nextTryAt: this.now() + delay, jobs: [], decisions: [] }
+      this.entries.set(domain, e)
+      this.options.log.warn(
+        { domain, cause, retryInMs: delay },
+        cause === 'forbidden'
+          ? `the service refuses this organization's status updates (${reason}); its strings are held and tried again. Check that the app is still installed and that the connecting user may update string statuses`
+          : `the organization has no usable token (${reason}); its strings are held until it is connected again at /oauth/start`,
+      )
+    } else if (cause === 'forbidden' && e.cause === 'disconnected') {
+      // A refusal is the more precise reason once a token was had at all.
+      e.cause = cause
+      e.reason = reason
+    }
+    return e
+  }
+
+  /** Back-off with jitter: 1 s, 2 s, 4 s, ... capped near a minute. */
+  private delay(failures: number): number {
+    const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.min(failures - 1, 20))
+    return Math.round(cap / 2 + this.random() * (cap / 2))
+  }
+
+  /** A status update for the organization went through: the next hold starts from a short wait. */
+  succeeded(domain: string): void {
+    this.failures.delete(domain)
+  }
+
+  /** Strings held, for one organization or all. */
+  count(domain?: string): number {
+    if (domain !== undefined) {
+      const e = this.entries.get(domain)
+      return e ? e.jobs.length + e.decisions.length : 0
+    }
+    let n = 0
+    for (const e of this.entries.values()) n += e.jobs.length + e.decisions.length
+    return n
+  }
+
+  /** Strings and organizations held, by cause (for the metrics). */
+  byCause(): Record<HoldCause, { strings: number; organizations: number }> {
+    const out: Record<HoldCause, { strings: number; organizations: number }> = { disconnected: { strings: 0, organizations: 0 }, forbidden: { strings: 0, organizations: 0 } }
+    for (const e of this.entries.values()) {
+      out[e.cause].strings += e.jobs.length + e.decisions.length
+      out[e.cause].organizations++
+    }
+    return out
+  }
+
+  list(): HeldOrganizationView[] {
+    return [...this.entries].map(([domain, e]) => ({ domain, cause: e.cause, reason: e.reason, since: e.since, strings: e.jobs.length + e.decisions.length, nextTryAt: e.nextTryAt }))
+  }
+
+  /** Let go what is due: forbidden organizations are simply tried again; disconnected ones once they have a token. */
+  async tick(): Promise<void> {
+    if (this.ticking) return
+    this.ticking = true
+    try {
+      for (const [domain, e] of [...this.entries]) {
+        if (this.now() < e.nextTryAt) continue
+        if (e.cause === 'disconnected' && !(await this.options.canReport(domain).catch(() => false))) {
+          const failures = (this.failures.get(domain) ?? 0) + 1
+          this.failures.set(domain, failures)
+          e.nextTryAt = this.now() + this.delay(failures)
+          continue
+        }
+        this.entries.delete(domain)
+        this.options.log.info({ domain, cause: e.cause, strings: e.jobs.length + e.decisions.length }, 'trying the held strings of the organization again')
+        this.options.release(domain, { jobs: e.jobs, decisions: e.decisions })
+      }
+    } finally {
+      this.ticking = false
+    }
+  }
+
+  /** Everything held, for a shutdown: it stays in the journal and is replayed on the next start. */
+  clear(): number {
+    const n = this.count()
+    this.entries.clear()
+    return n
+  }
+}

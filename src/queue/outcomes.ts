@@ -1,0 +1,110 @@
+// What becomes of a string once something is decided about it: the journal, the de-duplication
+// memory, the queue's count and the metrics, kept in step. One place for the reporter's answers
+// (reported, rejected, dropped, parked, held) and the processor's (superseded, absorbed, parked,
+// held, dropped), so every way out of the worker is accounted the same way.
+import type { Decision, HoldCause, ReporterHooks } from '../platform/reporter.js'
+import type { Logger } from '../util/logger.js'
+import type { Metrics } from '../util/metrics.js'
+import type { Dedupe } from './dedupe.js'
+import type { HeldOrganizations } from './held-organizations.js'
+import type { IntakeJournal } from './intake-journal.js'
+import { stringKeyOf, type Job } from './job.js'
+import type { WorkQueue } from './work-queue.js'
+
+export interface OutcomesDeps {
+  journal: IntakeJournal
+  dedupe: Dedupe
+  queue: WorkQueue
+  held: HeldOrganizations
+  metrics: Metrics
+  log: Logger
+  /** Send a decision to the reporter (a refused output goes back as "", parked at the service). */
+  report(decision: Decision): void
+}
+
+export interface Outcomes {
+  reporterHooks: ReporterHooks
+  /** Finished without a report: a newer revision took its place. */
+  superseded(job: Job): Promise<void>
+  /** Arrived again after it finished, and the service does not wait for it. */
+  absorbed(job: Job, status: string): Promise<void>
+  /** Kept aside durably (retries ran out, no pipeline); tried again on the next start. */
+  park(job: Job, reason: string): Promise<void>
+  /** The service no longer waits for these strings. */
+  drop(jobs: Job[], reason: string): Promise<void>
+  /** Not run yet; the organization can't be reported for now. */
+  holdJobs(jobs: Job[], reason: string, cause: HoldCause): void
+  /** Held strings go back to work: they count in the queue again. */
+  resume(work: { jobs: Job[]; decisions: Decision[] }): void
+}
+
+export function createOutcomes(deps: OutcomesDeps): Outcomes {
+  const { journal, dedupe, queue, held, metrics, log } = deps
+
+  const finish = async (job: Job, outcome: string, port = '') => {
+    await journal.done(job)
+    dedupe.finish(stringKeyOf(job), job.revision)
+    queue.finish()
+    metrics.jobs.inc({ outcome, port })
+  }
+  const park = async (job: Job, reason: string, port = '') => {
+    await journal.park(job, reason)
+    dedupe.finish(stringKeyOf(job), job.revision)
+    queue.finish()
+    metrics.jobs.inc({ outcome: 'parked', port })
+  }
+
+  const reporterHooks: ReporterHooks = {
+    async reported(decisions) {
+      if (decisions[0]) held.succeeded(decisions[0].job.domain)
+      for (const d of decisions) await finish(d.job, 'reported', d.port)
+    },
+    async rejected(d, reason) {
+      metrics.jobs.inc({ outcome: 'rejected', port: d.port })
+      // The service still waits for the string: park it there as TODO (""), where a manager sees
+      // it, rather than forget it. If even "" is refused, keep it here, parked, for the next start.
+      if (d.port !== '') {
+        log.warn({ string: d.job.stringId, output: d.port }, `the service refused output "${d.port}" (${reason}); the string is parked at the service with ""`)
+        deps.report({ job: d.job, port: '' })
+      } else await park(d.job, reason)
+    },
+    async dropped(decisions) {
+      for (const d of decisions) await finish(d.job, 'dropped', d.port)
+    },
+    async parked(decisions, reason) {
+      for (const d of decisions) await park(d.job, reason, d.port)
+    },
+    held(decisions, reason, cause) {
+      held.holdDecisions(decisions, reason, cause)
+      queue.finish(decisions.length)
+      metrics.jobs.inc({ outcome: 'held', port: '' }, decisions.length)
+    },
+  }
+
+  return {
+    reporterHooks,
+    superseded: (job) => finish(job, 'superseded'),
+    async absorbed(job, status) {
+      metrics.rechecks.inc({ status })
+      await finish(job, 'absorbed')
+    },
+    async park(job, reason) {
+      log.warn({ string: job.stringId, module: job.moduleKey, reason }, 'string parked')
+      await park(job, reason)
+    },
+    async drop(jobs, reason) {
+      log.warn({ strings: jobs.length, domain: jobs[0]?.domain, step: jobs[0]?.stepId, language: jobs[0]?.languageId }, `the service no longer waits for these strings (${reason}); they are dropped`)
+      for (const job of jobs) await finish(job, 'dropped')
+    },
+    holdJobs(jobs, reason, cause) {
+      held.holdJobs(jobs, reason, cause)
+      queue.finish(jobs.length)
+      metrics.jobs.inc({ outcome: 'held', port: '' }, jobs.length)
+    },
+    resume({ jobs, decisions }) {
+      queue.admit(jobs.length + decisions.length)
+      if (jobs.length) queue.push(jobs)
+      for (const d of decisions) deps.report(d)
+    },
+  }
+}

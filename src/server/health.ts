@@ -1,0 +1,44 @@
+// What /healthz and /readyz say: the worker's state (queue, journal, parked and held strings) and
+// whether it can take work (store reachable, pipelines loaded, not stopping).
+import type { HeldOrganizations } from '../queue/held-organizations.js'
+import type { IntakeJournal } from '../queue/intake-journal.js'
+import type { WorkQueue } from '../queue/work-queue.js'
+import type { OrganizationDirectory } from '../platform/organization-domains.js'
+
+export interface HealthDeps {
+  closing(): boolean
+  replaying(): boolean
+  queue: WorkQueue
+  journal: IntakeJournal
+  held: HeldOrganizations
+  organizations: OrganizationDirectory
+  storeReachable(): Promise<boolean>
+  pipelinesLoaded(): number
+}
+
+export function createHealth(deps: HealthDeps) {
+  return {
+    async health(): Promise<Record<string, unknown>> {
+      const { queue, journal, held } = deps
+      return {
+        status: deps.closing() ? 'stopping' : 'ok',
+        replaying: deps.replaying(),
+        queue: { depth: queue.depth, waiting: queue.waiting, limit: queue.limit },
+        journal: journal.size,
+        parked: journal.parked,
+        held: held.count(),
+        heldOrganizations: held.list().map((h) => ({ domain: h.domain, cause: h.cause, strings: h.strings, since: new Date(h.since).toISOString(), nextTry: new Date(h.nextTryAt).toISOString() })),
+        organizations: (await deps.organizations.status?.()) ?? [],
+      }
+    },
+    async ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }> {
+      const store = await deps.storeReachable()
+      const loaded = deps.pipelinesLoaded()
+      const organizations = (await deps.organizations.status?.()) ?? []
+      return {
+        ready: store && loaded > 0 && !deps.closing(),
+        checks: { store, pipelines: loaded, organizations, disconnected: organizations.filter((o) => !o.connected).map((o) => o.domain) },
+      }
+    },
+  }
+}
