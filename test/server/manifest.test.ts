@@ -21,7 +21,7 @@ beforeAll(async () => {
   )
   const loaded = await host.load()
   expect(loaded.errors).toEqual([])
-  worker = await startTestWorker({ pipelines: host as unknown as PipelineSource, config: { baseUrl: 'https://switchyard.example.com', clientId: 'client-1' } })
+  worker = await startTestWorker({ pipelines: host as unknown as PipelineSource, config: { baseUrl: 'https://switchyard.example.com', clientId: 'client-1', clientSecret: 'client-1-secret' } })
   manifest = (await (await fetch(`${worker.url}/manifest.json`)).json()) as Record<string, any>
 })
 afterAll(async () => worker?.stop())
