@@ -68,7 +68,7 @@ function findPackageRoot(from: string): string {
 type Env = Readonly<Record<string, string | undefined>>
 
 function parseOne(name: string, spec: OptionSpec, raw: string | undefined, errors: string[]): unknown {
-  const value = raw === undefined || raw === '' ? spec.default : raw
+  const value = raw === undefined || (raw === '' && !spec.emptyMeansNone) ? spec.default : raw
   switch (spec.kind) {
     case 'string':
     case 'secret':
