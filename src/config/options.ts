@@ -26,7 +26,7 @@ export const OPTIONS = {
   host: { env: 'HOST', kind: 'string', default: '0.0.0.0', description: 'Address the worker binds to.' },
   baseUrl: { env: 'BASE_URL', kind: 'url', description: 'Public address of the worker, as the service reaches it; fills the manifest and the OAuth redirect URI. Default: http://localhost:PORT.' },
   appSecrets: { env: 'APP_SECRET', kind: 'secret-list', description: 'The app_secret(s) the service signs webhooks with; comma-separated to rotate (every one is tried).' },
-  clientId: { env: 'CLIENT_ID', kind: 'string', description: 'OAuth client id of the app.' },
+  clientId: { env: 'CLIENT_ID', kind: 'string', description: 'OAuth client id of the app. Needs CLIENT_SECRET: set without it, the worker refuses to start.' },
   clientSecret: { env: 'CLIENT_SECRET', kind: 'secret', description: 'OAuth client secret; also the key of the JWTs on settings callbacks.' },
   authUrl: { env: 'AUTH_URL', kind: 'url', description: 'Address of the authorization server ({auth_url}).' },
   apiUrl: { env: 'API_URL', kind: 'string', description: 'Address of the enterprise API ({enterprise_api_url}); may hold {organization_domain}.' },
