@@ -39,6 +39,8 @@ COPY --from=prod-deps /app/node_modules ./node_modules
 COPY package.json package-lock.json manifest.template.json ./
 COPY bin ./bin
 COPY pipelines ./pipelines
+# The app's logo and the default step logo the manifest names.
+COPY assets ./assets
 COPY --from=build /app/dist ./dist
 # The embedded SQLite store and the generated token key live in DATA_DIR: mount a volume there.
 RUN mkdir -p /app/data && chown node:node /app/data

@@ -61,7 +61,8 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     metrics,
     pipelines,
     tokens,
-    settings,
+    // Jobs read through jobLookup: a step running on the defaults is logged once.
+    settings: settings.jobLookup(),
     routers: [
       createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }), guard }),
       createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }) }),

@@ -68,7 +68,7 @@ function findPackageRoot(from: string): string {
 type Env = Readonly<Record<string, string | undefined>>
 
 function parseOne(name: string, spec: OptionSpec, raw: string | undefined, errors: string[]): unknown {
-  const value = raw === undefined || raw === '' ? spec.default : raw
+  const value = raw === undefined || (raw === '' && !spec.emptyMeansNone) ? spec.default : raw
   switch (spec.kind) {
     case 'string':
     case 'secret':
@@ -131,6 +131,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (!/^[A-Za-z][A-Za-z0-9-]*-$/.test(config.headerPrefix)) {
     errors.push(`HEADER_PREFIX: "${config.headerPrefix}" must look like X-Service- (letters, digits, dashes, ending in -)`)
+  }
+  // The id alone lets an authorization start, but the code exchange and every token refresh need
+  // the secret (and settings callbacks are verified with it): refuse to start half-configured.
+  if (config.clientId && !config.clientSecret) {
+    errors.push('CLIENT_SECRET: required when CLIENT_ID is set (the token exchange and every refresh send it, and settings callbacks are verified with it); set CLIENT_SECRET to the OAuth client secret, or unset CLIENT_ID')
   }
   if (errors.length) throw new ConfigError(errors)
   return config

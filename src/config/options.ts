@@ -14,14 +14,19 @@ export interface OptionSpec {
   /** For `int`. */
   min?: number
   max?: number
+  /** An empty value (`VAR=`) is kept as empty instead of meaning "use the default". */
+  emptyMeansNone?: boolean
 }
+
+/** The iframe script of the real platform (defines `AP`); the settings page loads it by default. */
+export const PLATFORM_IFRAME_SCRIPT = 'https://cdn.crowdin.com/apps/dist/iframe.js'
 
 export const OPTIONS = {
   port: { env: 'PORT', kind: 'int', default: '3000', min: 0, max: 65535, description: 'HTTP port the worker listens on (0: any free port).' },
   host: { env: 'HOST', kind: 'string', default: '0.0.0.0', description: 'Address the worker binds to.' },
   baseUrl: { env: 'BASE_URL', kind: 'url', description: 'Public address of the worker, as the service reaches it; fills the manifest and the OAuth redirect URI. Default: http://localhost:PORT.' },
   appSecrets: { env: 'APP_SECRET', kind: 'secret-list', description: 'The app_secret(s) the service signs webhooks with; comma-separated to rotate (every one is tried).' },
-  clientId: { env: 'CLIENT_ID', kind: 'string', description: 'OAuth client id of the app.' },
+  clientId: { env: 'CLIENT_ID', kind: 'string', description: 'OAuth client id of the app. Needs CLIENT_SECRET: set without it, the worker refuses to start.' },
   clientSecret: { env: 'CLIENT_SECRET', kind: 'secret', description: 'OAuth client secret; also the key of the JWTs on settings callbacks.' },
   authUrl: { env: 'AUTH_URL', kind: 'url', description: 'Address of the authorization server ({auth_url}).' },
   apiUrl: { env: 'API_URL', kind: 'string', description: 'Address of the enterprise API ({enterprise_api_url}); may hold {organization_domain}.' },
@@ -48,7 +53,7 @@ export const OPTIONS = {
   oauthScopes: { env: 'OAUTH_SCOPES', kind: 'string', default: 'project', description: 'Scopes asked for in the authorization request, space-separated.' },
   oauthTokenFormat: { env: 'OAUTH_TOKEN_FORMAT', kind: 'enum', values: ['json', 'form'], default: 'json', description: 'Body encoding of token requests: json (the service) or form (standard OAuth servers).' },
   operatorPassword: { env: 'OPERATOR_PASSWORD', kind: 'secret', description: 'Password of the operator page and /oauth/start (HTTP Basic, any user name). Unset: they are open to anyone who can reach the worker.' },
-  settingsScriptUrl: { env: 'SETTINGS_SCRIPT_URL', kind: 'string', default: '', description: "URL of the service's iframe script (defines AP) loaded by settings pages." },
+  settingsScriptUrl: { env: 'SETTINGS_SCRIPT_URL', kind: 'string', default: PLATFORM_IFRAME_SCRIPT, emptyMeansNone: true, description: "URL of the service's iframe script (defines AP, which the settings page hands the settings to) loaded by settings pages. Default: the real platform's; set it empty (SETTINGS_SCRIPT_URL=) to load none." },
   settingsFrameAncestors: { env: 'SETTINGS_FRAME_ANCESTORS', kind: 'string', default: '*', description: "CSP frame-ancestors of the settings page: who may frame it (space-separated sources, e.g. https://*.example.com). Default * (the page needs a token only the service mints)." },
   queue: { env: 'QUEUE', kind: 'enum', values: ['memory', 'bullmq'], default: 'memory', description: 'Work queue: in-process (default) or BullMQ on Redis (QUEUE_REDIS_URL or a redis STORE_URL).' },
   queueConcurrency: { env: 'QUEUE_CONCURRENCY', kind: 'int', default: '1000', min: 1, max: 100000, description: 'QUEUE=bullmq: strings one instance works on at once (enough to fill a PATCH of 500).' },

@@ -5,7 +5,7 @@ import Router from '@koa/router'
 import Koa, { type Middleware } from 'koa'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
-import { WEBHOOK_PATH } from './manifest.js'
+import { APP_LOGO, APP_LOGO_PATH, DEFAULT_STEP_LOGO, namesStep, WEBHOOK_PATH } from './manifest.js'
 
 export interface AppDeps {
   log: Logger
@@ -59,8 +59,10 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/manifest.json', (ctx) => {
     ctx.body = deps.manifest()
   })
-  router.get('/steps/:key/logo', (ctx) => {
-    const logo = deps.logo(ctx.params.key!)
+  // Every logo the manifest names: the app's, and each step's (its pipeline's, else the default).
+  router.get([APP_LOGO_PATH, '/steps/:key/logo'], (ctx) => {
+    const key = ctx.params.key
+    const logo = key === undefined ? APP_LOGO : (deps.logo(key) ?? (namesStep(deps.manifest(), key) ? DEFAULT_STEP_LOGO : undefined))
     if (!logo) return ctx.throw(404, 'no logo for this step')
     ctx.type = logo.contentType
     ctx.set('Cache-Control', 'public, max-age=3600')

@@ -1,6 +1,9 @@
 // The app manifest: manifest.template.json with BASE_URL and CLIENT_ID filled in, one
 // `workflow-step-type` module per pipeline (every field of section 2.3, URLs relative) and one
-// `webhook` module listing the events the pipelines need.
+// `webhook` module listing the events the pipelines need. Every logo it names is served
+// (server/app.ts): the app's from assets/logo.png, each step's from its pipeline or
+// assets/step-logo.png. The platform refuses fields it does not know, so the modules carry the
+// fields of sections 2.3 and 2.4 and nothing else.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
@@ -18,8 +21,19 @@ export interface ManifestPipeline {
   editorMode: string
   input: readonly string[]
   outputs: ReadonlyArray<{ name: string; port: string; title: string }>
-  logo?: { path: string; contentType: string }
+  logo?: LogoFile
 }
+
+export interface LogoFile {
+  path: string
+  contentType: string
+}
+
+/** The app's logo, which manifest.template.json names as `/logo.png`. */
+export const APP_LOGO_PATH = '/logo.png'
+export const APP_LOGO: LogoFile = { path: path.join(PACKAGE_ROOT, 'assets', 'logo.png'), contentType: 'image/png' }
+/** A step's logo when its pipeline names none: the platform requires one on every step module. */
+export const DEFAULT_STEP_LOGO: LogoFile = { path: path.join(PACKAGE_ROOT, 'assets', 'step-logo.png'), contentType: 'image/png' }
 
 export const stepPaths = (key: string) => ({
   settings: settingsPathFor(key),
@@ -46,7 +60,8 @@ export function renderManifest(input: { baseUrl: string; clientId: string; pipel
     return {
       key: p.key,
       name: p.name,
-      ...(p.logo ? { logo: paths.logo } : {}),
+      // Required by the platform's manifest schema: the pipeline's logo, else DEFAULT_STEP_LOGO.
+      logo: paths.logo,
       description: p.description,
       boundaries: {
         input: { title: 'Input', ports: [...p.input] },
@@ -67,4 +82,10 @@ export function renderManifest(input: { baseUrl: string; clientId: string; pipel
     webhook: [{ key: WEBHOOK_MODULE_KEY, url: WEBHOOK_PATH, events, environments: [ENVIRONMENT] }],
   }
   return manifest
+}
+
+/** Whether the manifest names a step module with this key (so its logo route must answer). */
+export function namesStep(manifest: Record<string, unknown>, key: string): boolean {
+  const steps = (manifest.modules as Record<string, unknown> | undefined)?.['workflow-step-type']
+  return Array.isArray(steps) && steps.some((s) => (s as { key?: unknown }).key === key)
 }

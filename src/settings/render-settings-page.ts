@@ -2,7 +2,8 @@
 // schema. Everything that comes from a pipeline author or a user is escaped: HTML text and
 // attributes with escapeHtml, the JSON handed to the script with safeJsonForScript, so a stored
 // value like `</script><script>...` stays text. The page loads nothing but the service's iframe
-// script (SETTINGS_SCRIPT_URL, when set) and its own nonce'd inline script and style.
+// script (SETTINGS_SCRIPT_URL: the platform's by default, none when set empty) and its own
+// nonce'd inline script and style.
 import { formFields, type FormField } from './settings-form-fields.js'
 import { SETTINGS_PAGE_SCRIPT } from './settings-page-script.js'
 
@@ -14,8 +15,13 @@ export interface SettingsPageInput {
   nonce: string
   /** The service's iframe script (defines AP); omitted when empty. */
   scriptUrl?: string
-  /** A line saying which step the page edits, or why nothing was prefilled. */
+  /** A line saying which step the page edits. */
   note?: string
+  /**
+   * Set when the page cannot tell which step it edits: it shows this instead of a form, since
+   * defaults shown there and saved would overwrite the step's real settings.
+   */
+  missingContext?: string
 }
 
 const HTML_ESCAPES: Record<string, string> = { '&': '&amp;', '<': '&lt;', '>': '&gt;', '"': '&quot;', "'": '&#39;' }
@@ -97,14 +103,22 @@ input:focus, select:focus, textarea:focus { outline: 2px solid var(--accent); ou
 .error { color: var(--bad); margin: 4px 0 0; font-size: 13px; }
 .req { color: var(--bad); }
 .empty { color: var(--muted); }
+.missing { max-width: 640px; padding: 8px 12px; border: 1px solid var(--line); border-left: 4px solid var(--bad); border-radius: 6px; }
 `
 
 export function renderSettingsPage(input: SettingsPageInput): string {
-  const fields = formFields(input.settingsSchema)
+  const schemaFields = formFields(input.settingsSchema)
   const nonce = escapeHtml(input.nonce)
-  const body = fields.length
-    ? fields.map((f) => renderField(f, input.stored)).join('\n')
-    : '<p class="empty">This step has no settings.</p>'
+  // A step without settings has nothing a save could overwrite: it needs no context.
+  const missing = schemaFields.length > 0 ? input.missingContext : undefined
+  const fields = missing ? [] : schemaFields
+  const body = missing
+    ? `<p class="missing" role="status">${escapeHtml(missing)}</p>`
+    : `<form id="settings-form" novalidate autocomplete="off">
+${fields.length ? fields.map((f) => renderField(f, input.stored)).join('\n') : '<p class="empty">This step has no settings.</p>'}
+</form>`
+  // The script publishes `stored` (as saved, {} when nothing is) once the page has loaded.
+  const data = missing ? { fields, context: false } : { fields, context: true, stored: input.stored ?? {} }
   const apScript = input.scriptUrl ? `<script${attr('src', input.scriptUrl)}></script>\n` : ''
   return `<!doctype html>
 <html lang="en">
@@ -117,11 +131,9 @@ export function renderSettingsPage(input: SettingsPageInput): string {
 </head>
 <body>
 <h1>${escapeHtml(input.title)}</h1>
-${input.note ? `<p class="note">${escapeHtml(input.note)}</p>` : ''}
-<form id="settings-form" novalidate autocomplete="off">
+${input.note && !missing ? `<p class="note">${escapeHtml(input.note)}</p>` : ''}
 ${body}
-</form>
-<script type="application/json" id="switchyard-settings-data">${safeJsonForScript({ fields })}</script>
+<script type="application/json" id="switchyard-settings-data">${safeJsonForScript(data)}</script>
 ${apScript}<script nonce="${nonce}">${SETTINGS_PAGE_SCRIPT}</script>
 </body>
 </html>

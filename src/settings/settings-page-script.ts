@@ -1,15 +1,24 @@
 // The browser side of the settings page, sent inline with the page's CSP nonce. Plain ES2017 in a
 // string (no build step, nothing fetched): it reads the field descriptors embedded as JSON,
 // validates the form the way the descriptors say, and implements the service's iframe contract:
-// `window.formRef.validateForm()` and, on every valid change, `window.currentFormData` plus
-// `AP.formDataUpdated(settings)`.
+// `window.formRef.validateForm()`, `window.currentFormData` and `AP.formDataUpdated(settings)`.
+//
+// When it publishes (the platform wipes fields it adds to the same panel, its "Select
+// languages", on an AP.formDataUpdated it did not expect): once the page has loaded, the stored
+// settings exactly as saved ({} when nothing is), once; afterwards only when a user's change
+// leaves the form valid and different from what was last published. validateForm() validates
+// and publishes nothing. Without a step to edit (the page then has no form) it publishes nothing
+// and validateForm() answers false, so a save cannot write defaults over the real settings.
 export const SETTINGS_PAGE_SCRIPT = String.raw`(function () {
   'use strict';
   var dataEl = document.getElementById('switchyard-settings-data');
-  var fields = JSON.parse(dataEl ? dataEl.textContent : '{"fields":[]}').fields;
+  var data = JSON.parse(dataEl ? dataEl.textContent : '{"fields":[],"context":false}');
+  var fields = data.fields;
   var form = document.getElementById('settings-form');
   var touched = {};
   var lastSent;
+  var loaded = false;
+  var changedBeforeLoad = false;
 
   function chars(s) { return Array.from(s).length; }
   function matches(pattern, s) {
@@ -110,14 +119,20 @@ export const SETTINGS_PAGE_SCRIPT = String.raw`(function () {
     if (name) touched[name] = true;
     var r = collect();
     show(r.errors, false);
+    if (!loaded) { changedBeforeLoad = true; return; }
     if (r.valid) publish(r.settings);
+  }
+
+  if (!data.context) {
+    // No step to edit: nothing to show, publish or save.
+    window.formRef = { validateForm: function () { return false; } };
+    return;
   }
 
   window.formRef = {
     validateForm: function () {
       var r = collect();
       show(r.errors, true);
-      if (r.valid) publish(r.settings);
       return r.valid;
     }
   };
@@ -127,7 +142,17 @@ export const SETTINGS_PAGE_SCRIPT = String.raw`(function () {
     form.addEventListener('change', onChange);
     form.addEventListener('submit', function (e) { e.preventDefault(); window.formRef.validateForm(); });
   }
-  var initial = collect();
-  if (initial.valid) publish(initial.settings);
+
+  function onLoad() {
+    if (loaded) return;
+    loaded = true;
+    publish(data.stored || {});
+    if (changedBeforeLoad) {
+      var r = collect();
+      if (r.valid) publish(r.settings);
+    }
+  }
+  if (document.readyState === 'complete') onLoad();
+  else window.addEventListener('load', onLoad);
 })();
 `

@@ -117,16 +117,21 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
     const { token, target } = ctx.state as AuthedState
     const stepId = positiveInt(first(ctx.query.stepId) ?? first(ctx.query.workflowStepId))
     const templateId = positiveInt(first(ctx.query.templateId))
+    const projectId = token.context.projectId
     let stored: Record<string, unknown> | undefined
-    let note: string
-    if (stepId === undefined) {
-      note = 'Showing the default settings of this step.'
+    let note: string | undefined
+    let missingContext: string | undefined
+    if (stepId === undefined || (templateId === undefined && projectId === undefined)) {
+      // Defaults shown here and saved would overwrite the step's real settings: show no form.
+      const lacking = stepId === undefined ? 'no step id (stepId) in the page address' : 'no project in the token and no templateId in the page address'
+      missingContext = `This page does not know which step it edits (${lacking}), so it shows no settings rather than defaults that a save would write over the step's own. Open the settings from the step in the workflow editor.`
+      log.info({ key: target.key, stepId, reason: lacking }, 'settings page opened without a step to edit')
     } else {
       const ref: StepRef = {
         organizationId: token.context.organizationId,
         moduleKey: target.key,
         stepId,
-        ...(templateId !== undefined ? { templateId } : { projectId: token.context.projectId }),
+        ...(templateId !== undefined ? { templateId } : { projectId }),
       }
       stored = await settings.get(ref)
       note = stored ? `Settings of step ${stepId}.` : `Step ${stepId} has no saved settings yet; showing the defaults.`
@@ -144,6 +149,7 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
       nonce,
       scriptUrl: config.settingsScriptUrl || undefined,
       note,
+      missingContext,
     })
   })
 

@@ -3,10 +3,17 @@
 // Keys (Keyv namespace `settings`), every part URI-encoded:
 //   project:{module}:{org}:{projectId}:{stepId}   settings saved from a project's workflow
 //   template:{module}:{org}:{templateId}:{stepId} settings saved from a workflow template
-//   by-step:{module}:{org}:{stepId}               -> templateId: the template saves indexed by step,
-//                                                   so a job (which knows no template) can find them
-// The public SDK keys template settings under an undefined project, so two templates collide and
-// a job never finds them; here a job falls back to its step's template settings.
+// The public SDK keys template settings under an undefined project, so two templates collide.
+//
+// A project created from a template: its step's own settings if the project saved some; the
+// template's only when the lookup names the template (a webhook event names none, so a job never
+// does today); else none, and the pipeline's defaults apply. The template is not guessed from
+// the step id: the same id in a template is no evidence the project's step came from it, and a
+// wrong guess would run a step silently with another workflow's settings. A job that falls back
+// to the defaults is logged once per step per process (jobLookup).
+//
+// (Earlier versions also wrote by-step:{module}:{org}:{stepId} -> templateId for that guess; such
+// entries are ignored.)
 //
 // Reads are cached in a bounded in-process map (settings are read for every string). Writes on
 // this process invalidate it at once; the TTL bounds how stale another worker process sharing the
@@ -48,6 +55,8 @@ export class SettingsService {
   private readonly ttlMs: number
   // Bumped by every write: a read that started before a write must not cache what it read.
   private generation = 0
+  // Steps already warned about running on the defaults (bounded: the oldest are forgotten).
+  private readonly warnedDefaults = new Set<string>()
 
   constructor(
     private readonly store: Keyv,
@@ -59,9 +68,9 @@ export class SettingsService {
   }
 
   /**
-   * The step's stored settings: for a template ref, the template's; for a job (project ref), the
-   * project's, else those saved for a template with this step id, else undefined (the engine then
-   * uses the pipeline's defaults).
+   * The step's stored settings: for a template ref, the template's; for a project ref, the
+   * project's, else (when the ref also names its template) the template's, else undefined (the
+   * engine then uses the pipeline's defaults).
    */
   async get(ref: StepRef): Promise<Record<string, unknown> | undefined> {
     const cacheKey = lookupKey(ref)
@@ -85,7 +94,6 @@ export class SettingsService {
       await this.store.set(projectKey(ref, ref.projectId), record)
     } else if (ref.templateId !== undefined) {
       await this.store.set(templateKey(ref, ref.templateId), record)
-      await this.store.set(byStepKey(ref), ref.templateId)
     } else {
       throw new Error('a step ref to save settings for needs a projectId or a templateId')
     }
@@ -99,9 +107,6 @@ export class SettingsService {
       await this.store.delete(projectKey(ref, ref.projectId))
     } else if (ref.templateId !== undefined) {
       await this.store.delete(templateKey(ref, ref.templateId))
-      // Drop the index only if it still points at this template (another template may have
-      // saved the same step since).
-      if ((await this.store.get(byStepKey(ref))) === ref.templateId) await this.store.delete(byStepKey(ref))
     } else {
       throw new Error('a step ref to delete settings of needs a projectId or a templateId')
     }
@@ -114,10 +119,35 @@ export class SettingsService {
       const own = (await this.store.get(projectKey(ref, ref.projectId))) as StoredSettings | undefined
       if (own) return own.settings
     }
-    const templateId = ref.templateId ?? ((await this.store.get(byStepKey(ref))) as number | undefined)
-    if (templateId === undefined) return undefined
-    const saved = (await this.store.get(templateKey(ref, templateId))) as StoredSettings | undefined
+    if (ref.templateId === undefined) return undefined
+    const saved = (await this.store.get(templateKey(ref, ref.templateId))) as StoredSettings | undefined
     return saved?.settings
+  }
+
+  /**
+   * The lookup jobs use: get(), and a warning, once per step per process, when a step has no
+   * saved settings and its strings run with the pipeline's defaults (a project created from a
+   * template whose settings were saved only in the template ends up here).
+   */
+  jobLookup(): { get(ref: StepRef): Promise<Record<string, unknown> | undefined> } {
+    return {
+      get: async (ref) => {
+        const stored = await this.get(ref)
+        if (stored === undefined) this.warnDefaults(ref)
+        return stored
+      },
+    }
+  }
+
+  private warnDefaults(ref: StepRef): void {
+    const key = lookupKey(ref)
+    if (this.warnedDefaults.has(key)) return
+    this.warnedDefaults.add(key)
+    if (this.warnedDefaults.size > this.maxEntries) this.warnedDefaults.delete(this.warnedDefaults.values().next().value as string)
+    this.log.warn(
+      { module: ref.moduleKey, organizationId: ref.organizationId, projectId: ref.projectId, templateId: ref.templateId, stepId: ref.stepId },
+      "step has no saved settings: its strings run with the pipeline's defaults (settings saved only in a workflow template do not reach a project created from it; save them in the project's workflow). Logged once per step.",
+    )
   }
 
   private remember(key: string, value: Record<string, unknown> | undefined): void {
@@ -150,9 +180,6 @@ function projectKey(ref: StepRef, projectId: number): string {
 }
 function templateKey(ref: StepRef, templateId: number): string {
   return `template:${enc(ref.moduleKey)}:${enc(ref.organizationId)}:${templateId}:${ref.stepId}`
-}
-function byStepKey(ref: StepRef): string {
-  return `by-step:${enc(ref.moduleKey)}:${enc(ref.organizationId)}:${ref.stepId}`
 }
 
 // Callers get their own copy: a pipeline that mutates its settings must not change the cache.

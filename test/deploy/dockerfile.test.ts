@@ -143,8 +143,9 @@ describe('Dockerfile', () => {
 
   it('copies in the runtime files the worker reads at run time', () => {
     const copied = runtime.body.filter((i) => i.op === 'COPY').flatMap((i) => copyOf(i).sources.map((s) => s.replace(/^\/app\//, '')))
-    // PACKAGE_ROOT is found by package.json beside manifest.template.json; pipelines/ is the default PIPELINES_DIR.
-    for (const needed of ['package.json', 'manifest.template.json', 'pipelines', 'bin', 'dist', 'node_modules']) expect(copied).toContain(needed)
+    // PACKAGE_ROOT is found by package.json beside manifest.template.json; pipelines/ is the default
+    // PIPELINES_DIR; assets/ holds the logos the manifest names.
+    for (const needed of ['package.json', 'manifest.template.json', 'pipelines', 'assets', 'bin', 'dist', 'node_modules']) expect(copied).toContain(needed)
   })
 
   it('builds dist/ from everything tsc compiles, and dist/ holds what bin/switchyard.js imports', () => {

@@ -1,5 +1,6 @@
 // GET /manifest.json: one workflow-step-type module per pipeline with every field of section 2.3
 // (URLs relative), one webhook module listing the events the pipelines need, BASE_URL filled in.
+import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
@@ -21,7 +22,7 @@ beforeAll(async () => {
   )
   const loaded = await host.load()
   expect(loaded.errors).toEqual([])
-  worker = await startTestWorker({ pipelines: host as unknown as PipelineSource, config: { baseUrl: 'https://switchyard.example.com', clientId: 'client-1' } })
+  worker = await startTestWorker({ pipelines: host as unknown as PipelineSource, config: { baseUrl: 'https://switchyard.example.com', clientId: 'client-1', clientSecret: 'client-1-secret' } })
   manifest = (await (await fetch(`${worker.url}/manifest.json`)).json()) as Record<string, any>
 })
 afterAll(async () => worker?.stop())
@@ -60,6 +61,51 @@ describe('GET /manifest.json', () => {
     const png = Buffer.from(await res.arrayBuffer())
     expect(png.subarray(1, 4).toString()).toBe('PNG')
     expect([png.readUInt32BE(16), png.readUInt32BE(20)]).toEqual([48, 48])
+  })
+
+  it('gives every workflow-step-type module a logo: the pipeline\'s, else the bundled default', () => {
+    const steps = manifest.modules['workflow-step-type'] as any[]
+    for (const s of steps) expect(s.logo, s.key).toBe(`/steps/${s.key}/logo`)
+  })
+
+  it('serves every logo the manifest and manifest.template.json name, as a 48x48 image', async () => {
+    const named = new Set<string>()
+    const collect = (value: unknown): void => {
+      if (Array.isArray(value)) value.forEach(collect)
+      else if (value && typeof value === 'object') {
+        for (const [k, v] of Object.entries(value)) {
+          if (k === 'logo' && typeof v === 'string') named.add(v)
+          else collect(v)
+        }
+      }
+    }
+    collect(manifest)
+    collect(JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'manifest.template.json'), 'utf8')))
+    expect([...named]).toEqual(expect.arrayContaining(['/logo.png', '/steps/qa-gate/logo', '/steps/events-demo/logo']))
+    for (const url of named) {
+      expect(url, 'a logo URL is relative to baseUrl').toMatch(/^\/[^/]/)
+      const res = await fetch(`${worker.url}${url}`)
+      expect(res.status, url).toBe(200)
+      expect(res.headers.get('content-type'), url).toMatch(/^image\//)
+      const png = Buffer.from(await res.arrayBuffer())
+      expect(png.subarray(1, 4).toString(), url).toBe('PNG')
+      expect([png.readUInt32BE(16), png.readUInt32BE(20)], url).toEqual([48, 48])
+    }
+    // A step the manifest does not name has no logo.
+    expect((await fetch(`${worker.url}/steps/no-such-step/logo`)).status).toBe(404)
+  })
+
+  it('puts no field in a module that sections 2.3 and 2.4 do not list (the platform refuses unknown fields)', () => {
+    const only = (value: Record<string, unknown>, allowed: string[], where: string) =>
+      expect(Object.keys(value).filter((k) => !allowed.includes(k)), where).toEqual([])
+    for (const s of manifest.modules['workflow-step-type'] as any[]) {
+      only(s, ['key', 'name', 'logo', 'description', 'boundaries', 'editorMode', 'updateSettingsUrl', 'deleteSettingsUrl', 'url', 'environments'], s.key)
+      only(s.boundaries, ['input', 'outputs'], `${s.key}.boundaries`)
+      only(s.boundaries.input, ['title', 'ports'], `${s.key}.boundaries.input`)
+      for (const o of s.boundaries.outputs) only(o, ['title', 'port'], `${s.key}.boundaries.outputs[]`)
+    }
+    for (const w of manifest.modules.webhook as any[]) only(w, ['key', 'url', 'events', 'environments'], 'webhook')
+    expect(Object.keys(manifest.modules).sort()).toEqual(['webhook', 'workflow-step-type'])
   })
 
   it('has one webhook module listing the recalculation event and every subscribed event', () => {

@@ -85,7 +85,9 @@ export interface Harness {
 }
 
 export async function startHarness(overrides: Partial<Config> = {}, targets: SettingsTarget[] = [makeTarget('qa-gate'), makeTarget('other-step')]): Promise<Harness> {
-  const config = loadConfig({}, { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, storeUrl: 'memory://', ...overrides })
+  // Overrides applied after loading: the routes must also hold with a configuration the start-up
+  // check would refuse (CLIENT_ID without CLIENT_SECRET), e.g. one built in code.
+  const config: Config = { ...loadConfig({}, { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, storeUrl: 'memory://' }), ...overrides }
   const store = new Keyv()
   const service = new SettingsService(store, silentLogger())
   const byKey = new Map(targets.map((t) => [t.key, t]))

@@ -7,6 +7,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { chromium, type Browser, type Page } from 'playwright-core'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { PLATFORM_IFRAME_SCRIPT } from '../../src/config/options.js'
 import { makeTarget, ORG, QA_SCHEMA, signToken, startHarness, type Harness } from './helpers.js'
 
 // The callbacks given to page.evaluate/addInitScript run in the page; the project's lib has no
@@ -39,6 +40,7 @@ const SCHEMA = {
 const RECORDER = () => {
   const w = window as unknown as Record<string, unknown>
   w.__apCalls = []
+  w.__apReadyStates = []
   w.__alerts = 0
   w.__violations = []
   w.alert = () => {
@@ -46,10 +48,13 @@ const RECORDER = () => {
   }
   document.addEventListener('securitypolicyviolation', (e) => (w.__violations as string[]).push(`${e.violatedDirective} ${e.blockedURI}`))
 }
-const STUB_AP = () => {
-  const w = window as unknown as Record<string, unknown>
-  w.AP = { formDataUpdated: (s: unknown) => (w.__apCalls as unknown[]).push(JSON.parse(JSON.stringify(s))) }
-}
+// Stands in for the platform's iframe script (PLATFORM_IFRAME_SCRIPT, the default), served to the
+// page by a route so nothing leaves the machine: it records each call and whether the page had
+// finished loading by then.
+const FAKE_IFRAME_SCRIPT = `window.AP = { formDataUpdated: function (s) {
+  window.__apCalls.push(JSON.parse(JSON.stringify(s)));
+  window.__apReadyStates.push(document.readyState);
+} };`
 
 // Without Chromium: skip with the reason, except under CI, where a missing browser is a failure.
 function skipOrFail(ctx: { skip: (note?: string) => never }): never {
@@ -67,6 +72,7 @@ const errorOf = (page: Page, name: string) => page.locator(`#e-${name}`).textCon
 describe('settings page in headless Chromium', () => {
   let browser: Browser | undefined
   let h: Harness
+  let bare: Harness
   let withScript: Harness
   let scriptServer: Server
   let dialogs = 0
@@ -84,6 +90,7 @@ describe('settings page in headless Chromium', () => {
     await new Promise<void>((r) => scriptServer.listen(0, '127.0.0.1', r))
     const scriptUrl = `http://127.0.0.1:${(scriptServer.address() as AddressInfo).port}/iframe.js`
     h = await startHarness({}, [makeTarget('qa-gate', SCHEMA)])
+    bare = await startHarness({ settingsScriptUrl: '' }, [makeTarget('qa-gate', SCHEMA)])
     withScript = await startHarness({ settingsScriptUrl: scriptUrl }, [makeTarget('qa-gate', SCHEMA)])
     browser = await chromium.launch({
       executablePath: CHROMIUM,
@@ -93,20 +100,23 @@ describe('settings page in headless Chromium', () => {
   afterAll(async () => {
     await browser?.close()
     await h?.close()
+    await bare?.close()
     await withScript?.close()
     if (scriptServer) await new Promise((r) => scriptServer.close(r))
   })
 
-  async function open(base: Harness, stubAp: boolean): Promise<Page> {
+  async function open(base: Harness, query = 'stepId=41', token?: string): Promise<Page> {
     const page = await browser!.newPage()
     page.on('dialog', (d) => {
       dialogs++
       void d.dismiss()
     })
     await page.addInitScript(RECORDER)
-    if (stubAp) await page.addInitScript(STUB_AP)
-    const token = await signToken()
-    await page.goto(`${base.url}/steps/qa-gate/settings?stepId=41&jwtToken=${token}`)
+    // The platform's script from a route; anything else off this machine is refused. (The route
+    // registered last is tried first.)
+    await page.route(/^https?:\/\/(?!127\.0\.0\.1[:/])/, (r) => r.abort())
+    await page.route(PLATFORM_IFRAME_SCRIPT, (r) => r.fulfill({ status: 200, contentType: 'text/javascript', body: FAKE_IFRAME_SCRIPT }))
+    await page.goto(`${base.url}/steps/qa-gate/settings?${query}&jwtToken=${token ?? (await signToken())}`)
     return page
   }
 
@@ -115,11 +125,12 @@ describe('settings page in headless Chromium', () => {
     await h.service.put({ organizationId: ORG, projectId: 7, stepId: 41, moduleKey: 'qa-gate' }, {
       tone: 'informal', reviewer: 'Ann', note: SCRIPT_BREAKOUT, forbidden: [ATTR_BREAKOUT, 'ok'],
     })
-    const page = await open(h, true)
-    // On load: the stored settings plus the defaults the form shows.
+    const page = await open(h)
+    // On load, from the platform's script (the default): the stored settings exactly as saved,
+    // not the defaults the form shows beside them.
     const onLoad = await lastApCall(page)
     expect(onLoad.count).toBe(1)
-    expect(onLoad.last).toEqual({ tone: 'informal', reviewer: 'Ann', maxLengthRatio: 1.5, retries: 2, note: SCRIPT_BREAKOUT, strict: false, forbidden: [ATTR_BREAKOUT, 'ok'] })
+    expect(onLoad.last).toEqual({ tone: 'informal', reviewer: 'Ann', note: SCRIPT_BREAKOUT, forbidden: [ATTR_BREAKOUT, 'ok'] })
 
     // The injected strings are text in the fields, nothing ran, nothing was even blocked.
     expect(await page.locator('#f-note').inputValue()).toBe(SCRIPT_BREAKOUT)
@@ -129,7 +140,7 @@ describe('settings page in headless Chromium', () => {
       imgs: document.querySelectorAll('img').length,
       scripts: document.querySelectorAll('script').length,
       violations: (window as unknown as { __violations: string[] }).__violations,
-    }))).toEqual({ pwned: undefined, alerts: 0, imgs: 0, scripts: 2, violations: [] })
+    }))).toEqual({ pwned: undefined, alerts: 0, imgs: 0, scripts: 3, violations: [] })
     expect(dialogs).toBe(0)
 
     await page.selectOption('#f-tone', { label: 'formal' })
@@ -150,7 +161,7 @@ describe('settings page in headless Chromium', () => {
   it('refuses invalid input in validateForm, shows why, and publishes nothing invalid', async (ctx) => {
     if (!browser) return skipOrFail(ctx)
     await h.service.put({ organizationId: ORG, projectId: 7, stepId: 41, moduleKey: 'qa-gate' }, { tone: 'formal', reviewer: 'Ann' })
-    const page = await open(h, true)
+    const page = await open(h)
     const published = (await lastApCall(page)).count
 
     await page.fill('#f-maxLengthRatio', '9') // maximum 5
@@ -188,15 +199,57 @@ describe('settings page in headless Chromium', () => {
     await page.close()
   })
 
+  it('calls AP.formDataUpdated once on load and then only on a change by the user, never before load', async (ctx) => {
+    if (!browser) return skipOrFail(ctx)
+    await h.service.put({ organizationId: ORG, projectId: 7, stepId: 41, moduleKey: 'qa-gate' }, { tone: 'formal', reviewer: 'Ann' })
+    const page = await open(h)
+    await page.waitForLoadState('load')
+    await page.waitForTimeout(300)
+    expect(await lastApCall(page)).toEqual({ count: 1, last: { tone: 'formal', reviewer: 'Ann' } })
+    expect(await page.evaluate(() => (window as unknown as { currentFormData: unknown }).currentFormData)).toEqual({ tone: 'formal', reviewer: 'Ann' })
+    // The service validates before it saves, as often as it likes: nothing is published.
+    for (let i = 0; i < 3; i++) expect(await validate(page)).toBe(true)
+    // Focus moving around is no change.
+    await page.focus('#f-reviewer')
+    await page.focus('#f-note')
+    await page.locator('#f-note').blur()
+    expect((await lastApCall(page)).count).toBe(1)
+    // One edit: one call (its input and change events publish the same settings once).
+    await page.locator('#f-reviewer').press('End')
+    await page.locator('#f-reviewer').pressSequentially('e')
+    await page.locator('#f-reviewer').blur()
+    expect(await lastApCall(page)).toMatchObject({ count: 2, last: { reviewer: 'Anne' } })
+    await page.waitForTimeout(300)
+    expect((await lastApCall(page)).count).toBe(2)
+    expect(await page.evaluate(() => (window as unknown as { __apReadyStates: string[] }).__apReadyStates)).toEqual(['complete', 'complete'])
+    await page.close()
+  })
+
+  it('without a step to edit: says so, shows no form, publishes nothing and refuses to validate', async (ctx) => {
+    if (!browser) return skipOrFail(ctx)
+    for (const page of [await open(h, 'x=1'), await open(h, 'stepId=41', await signToken({ projectId: null }))]) {
+      await page.waitForLoadState('load')
+      expect(await page.locator('.missing').textContent()).toMatch(/does not know which step/)
+      expect(await page.locator('form, input, select, textarea').count()).toBe(0)
+      expect(await validate(page)).toBe(false)
+      expect((await lastApCall(page)).count).toBe(0)
+      expect(await page.evaluate(() => typeof (window as unknown as { currentFormData?: unknown }).currentFormData)).toBe('undefined')
+      await page.close()
+    }
+  })
+
   it('works without AP (validateForm still answers) and loads the service script allowed by the CSP', async (ctx) => {
     if (!browser) return skipOrFail(ctx)
-    const bare = await open(h, false)
-    expect(await validate(bare)).toBe(true)
-    expect(await bare.evaluate(() => typeof (window as unknown as { currentFormData: unknown }).currentFormData)).toBe('object')
-    await bare.close()
+    await bare.service.put({ organizationId: ORG, projectId: 7, stepId: 41, moduleKey: 'qa-gate' }, { tone: 'formal', reviewer: 'Ann' })
+    const noAp = await open(bare)
+    expect(await noAp.evaluate(() => document.querySelectorAll('script[src]').length)).toBe(0)
+    expect(await noAp.evaluate(() => typeof (window as unknown as { AP?: unknown }).AP)).toBe('undefined')
+    expect(await validate(noAp)).toBe(true)
+    expect(await noAp.evaluate(() => (window as unknown as { currentFormData: unknown }).currentFormData)).toEqual({ tone: 'formal', reviewer: 'Ann' })
+    await noAp.close()
 
     await withScript.service.put({ organizationId: ORG, projectId: 7, stepId: 41, moduleKey: 'qa-gate' }, { tone: 'formal', reviewer: 'Ann' })
-    const page = await open(withScript, false)
+    const page = await open(withScript)
     expect(await page.evaluate(() => typeof (window as unknown as { AP?: { formDataUpdated?: unknown } }).AP?.formDataUpdated)).toBe('function')
     expect(await page.evaluate(() => (window as unknown as { __fromScript?: boolean }).__fromScript)).toBe(true)
     expect((await lastApCall(page)).count).toBe(1)

@@ -1,6 +1,8 @@
 // The settings page as HTML: fields from the schema, prefilled from the store, values escaped,
 // and the CSP that goes with it. (The browser test runs the page itself.)
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { loadConfig } from '../../src/config/load-config.js'
+import { PLATFORM_IFRAME_SCRIPT } from '../../src/config/options.js'
 import { contentSecurityPolicy } from '../../src/settings/settings-routes.js'
 import { escapeHtml, renderSettingsPage, safeJsonForScript } from '../../src/settings/render-settings-page.js'
 import { formFields } from '../../src/settings/settings-form-fields.js'
@@ -120,6 +122,40 @@ describe('GET /steps/:key/settings', () => {
     await h.service.put({ organizationId: ORG, templateId: 5, stepId: 50, moduleKey: 'qa-gate' }, { note: 'from the template' })
     const res = await fetch(`${h.url}/steps/qa-gate/settings?stepId=50&templateId=5`, { headers: { authorization: `Bearer ${await signToken({ projectId: null })}` } })
     expect(await res.text()).toContain('from the template')
+  })
+
+  it("loads the platform's iframe script by default, and none when SETTINGS_SCRIPT_URL is set empty", async () => {
+    expect(loadConfig({}).settingsScriptUrl).toBe(PLATFORM_IFRAME_SCRIPT)
+    expect(PLATFORM_IFRAME_SCRIPT).toBe('https://cdn.crowdin.com/apps/dist/iframe.js')
+    expect(loadConfig({ SETTINGS_SCRIPT_URL: '' }).settingsScriptUrl).toBe('')
+    expect(loadConfig({ SETTINGS_SCRIPT_URL: 'https://cdn.example.com/a.js' }).settingsScriptUrl).toBe('https://cdn.example.com/a.js')
+    const res = await fetch(`${h.url}/steps/qa-gate/settings?stepId=41&jwtToken=${await signToken()}`)
+    expect(await res.text()).toContain(`<script src="${PLATFORM_IFRAME_SCRIPT}"></script>`)
+    expect(res.headers.get('content-security-policy')).toContain("script-src 'self' https://cdn.crowdin.com 'nonce-")
+    const none = await startHarness({ settingsScriptUrl: '' })
+    try {
+      const page = await (await fetch(`${none.url}/steps/qa-gate/settings?stepId=41&jwtToken=${await signToken()}`)).text()
+      expect(page).not.toContain('<script src')
+    } finally {
+      await none.close()
+    }
+  })
+
+  it('without a step to edit, says so and shows no form (a save would write defaults over the settings)', async () => {
+    await h.service.put({ organizationId: ORG, projectId: 7, stepId: 41, moduleKey: 'qa-gate' }, { tone: 'informal' })
+    const pages = [
+      // no step id in the query
+      await fetch(`${h.url}/steps/qa-gate/settings?jwtToken=${await signToken()}`),
+      // a step id, but neither a project in the token nor a templateId in the query
+      await fetch(`${h.url}/steps/qa-gate/settings?stepId=41&jwtToken=${await signToken({ projectId: null })}`),
+    ]
+    for (const res of pages) {
+      expect(res.status).toBe(200)
+      const html = await res.text()
+      expect(html).toMatch(/does not know which step/)
+      expect(html).not.toContain('<form')
+      expect(html).not.toMatch(/<input|<select|<textarea/)
+    }
   })
 
   it('says so when the pipeline has no settings', async () => {

@@ -1,6 +1,6 @@
 import Keyv from 'keyv'
 import { describe, expect, it } from 'vitest'
-import { silentLogger } from '../../src/util/logger.js'
+import { createLogger, silentLogger } from '../../src/util/logger.js'
 import { SettingsService, type StepRef } from '../../src/settings/settings-service.js'
 import { createStores } from '../../src/store/create-stores.js'
 
@@ -25,29 +25,39 @@ describe('SettingsService', () => {
     expect(await s.get(job())).toBeUndefined()
   })
 
-  it('prefers the project settings over the template settings of the same step', async () => {
+  it('does not guess a template for a job that names none: a project without its own settings gets none', async () => {
+    // A project created from template 5, its step 41 never saved in the project: the job (the
+    // webhook event) carries no template id, and the same step id in a template is no evidence
+    // that this step came from it.
     const s = new SettingsService(new Keyv(), silentLogger())
     await s.put(template(), { tone: 'template' })
-    expect(await s.get(job())).toEqual({ tone: 'template' })
-    await s.put(job(), { tone: 'project' })
-    expect(await s.get(job())).toEqual({ tone: 'project' })
-    // Another project built from the same template still gets the template's.
-    expect(await s.get(job({ projectId: 8 }))).toEqual({ tone: 'template' })
-    await s.delete(job())
-    expect(await s.get(job())).toEqual({ tone: 'template' })
+    expect(await s.get(job())).toBeUndefined()
+    expect(await s.get(template())).toEqual({ tone: 'template' })
   })
 
-  it('keeps two templates apart, and deleting one leaves the index of the other', async () => {
+  it('falls back to the template settings when the ref carries the template id; the project\'s own win', async () => {
+    const s = new SettingsService(new Keyv(), silentLogger())
+    await s.put(template(), { tone: 'template' })
+    expect(await s.get(job({ templateId: 5 }))).toEqual({ tone: 'template' })
+    expect(await s.get(job({ templateId: 6 }))).toBeUndefined()
+    await s.put(job(), { tone: 'project' })
+    expect(await s.get(job({ templateId: 5 }))).toEqual({ tone: 'project' })
+    // Another project built from the same template still gets the template's.
+    expect(await s.get(job({ projectId: 8, templateId: 5 }))).toEqual({ tone: 'template' })
+    await s.delete(job())
+    expect(await s.get(job({ templateId: 5 }))).toEqual({ tone: 'template' })
+  })
+
+  it('keeps two templates apart, and deleting one leaves the other', async () => {
     const s = new SettingsService(new Keyv(), silentLogger())
     await s.put(template({ templateId: 5, stepId: 1 }), { a: 5 })
     await s.put(template({ templateId: 6, stepId: 2 }), { a: 6 })
     expect(await s.get(template({ templateId: 5, stepId: 1 }))).toEqual({ a: 5 })
     expect(await s.get(template({ templateId: 6, stepId: 2 }))).toEqual({ a: 6 })
-    // Template 6 saved step 1 later: the index follows the newest save; deleting the older
-    // template's settings must not drop it.
     await s.put(template({ templateId: 6, stepId: 1 }), { a: 61 })
     await s.delete(template({ templateId: 5, stepId: 1 }))
-    expect(await s.get(job({ stepId: 1 }))).toEqual({ a: 61 })
+    expect(await s.get(template({ templateId: 5, stepId: 1 }))).toBeUndefined()
+    expect(await s.get(template({ templateId: 6, stepId: 1 }))).toEqual({ a: 61 })
   })
 
   it('isolates organizations and modules', async () => {
@@ -72,11 +82,12 @@ describe('SettingsService', () => {
     expect(await s.get(job())).toEqual({ v: 1 })
     await s.put(template(), { v: 't' })
     await s.delete(job())
-    expect(await s.get(job())).toEqual({ v: 't' })
+    expect(await s.get(job())).toBeUndefined()
+    expect(await s.get(job({ templateId: 5 }))).toEqual({ v: 't' })
     // A template save changes what every project's lookup of that step falls back to.
-    expect(await s.get(job({ projectId: 9 }))).toEqual({ v: 't' })
+    expect(await s.get(job({ projectId: 9, templateId: 5 }))).toEqual({ v: 't' })
     await s.put(template(), { v: 't2' })
-    expect(await s.get(job({ projectId: 9 }))).toEqual({ v: 't2' })
+    expect(await s.get(job({ projectId: 9, templateId: 5 }))).toEqual({ v: 't2' })
   })
 
   it('hands out copies: a caller mutating its settings does not change the cache', async () => {
@@ -135,9 +146,38 @@ describe('SettingsService', () => {
     try {
       const s = new SettingsService(stores.settings, silentLogger())
       await s.put(template({ templateId: 3, stepId: 9 }), { tone: 'formal' })
-      expect(await new SettingsService(stores.settings, silentLogger()).get(job({ stepId: 9 }))).toEqual({ tone: 'formal' })
+      expect(await new SettingsService(stores.settings, silentLogger()).get(template({ templateId: 3, stepId: 9 }))).toEqual({ tone: 'formal' })
+      expect(await new SettingsService(stores.settings, silentLogger()).get(job({ stepId: 9, templateId: 3 }))).toEqual({ tone: 'formal' })
     } finally {
       await stores.close()
     }
+  })
+
+  describe('jobLookup (what a job runs with)', () => {
+    /** A logger that keeps its warnings. */
+    function recordingLogger() {
+      const lines: Array<Record<string, unknown>> = []
+      const log = createLogger({ level: 'warn', destination: { write: (line: string) => void lines.push(JSON.parse(line) as Record<string, unknown>) } })
+      return { log, warnings: () => lines.filter((l) => l.level === 40) }
+    }
+
+    it('warns once per step per process when a job falls back to the defaults, not once per string', async () => {
+      const { log, warnings } = recordingLogger()
+      const s = new SettingsService(new Keyv(), log)
+      const lookup = s.jobLookup()
+      await s.put(template(), { tone: 'template' })
+      for (let i = 0; i < 50; i++) expect(await lookup.get(job())).toBeUndefined()
+      expect(warnings()).toHaveLength(1)
+      expect(warnings()[0]).toMatchObject({ module: 'qa-gate', organizationId: '200', projectId: 7, stepId: 41 })
+      expect(String(warnings()[0]!.msg)).toMatch(/no saved settings.*defaults/)
+      // Another step (or project) warns once too; a step with settings never does.
+      await lookup.get(job({ stepId: 42 }))
+      await lookup.get(job({ stepId: 42 }))
+      await s.put(job({ stepId: 43 }), { tone: 'formal' })
+      expect(await lookup.get(job({ stepId: 43 }))).toEqual({ tone: 'formal' })
+      expect(warnings()).toHaveLength(2)
+      expect(await s.jobLookup().get(job())).toBeUndefined()
+      expect(warnings()).toHaveLength(2)
+    })
   })
 })

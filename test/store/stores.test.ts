@@ -179,8 +179,9 @@ function storeSuite(url: () => string, o: { persistent: boolean } = { persistent
     await a.put(template, { tone: 'casual' })
     expect(await b.get(project)).toEqual({ tone: 'formal', terms: ['Größe', '大小'], nested: { max: 1.5 } })
     expect(await b.get(template)).toEqual({ tone: 'casual' })
-    // A job on step 42 knows no template: it finds the template's settings through the index.
-    expect(await b.get({ organizationId: 'org-ü', projectId: 9, stepId: 42, moduleKey: 'qa-gate' })).toEqual({ tone: 'casual' })
+    // A project's lookup finds the template's settings when it names the template, and only then.
+    expect(await b.get({ organizationId: 'org-ü', projectId: 9, templateId: 5, stepId: 42, moduleKey: 'qa-gate' })).toEqual({ tone: 'casual' })
+    expect(await b.get({ organizationId: 'org-ü', projectId: 9, stepId: 42, moduleKey: 'qa-gate' })).toBeUndefined()
     await b.delete(project)
     await b.delete(template)
     expect(await a.get(project)).toBeUndefined()
