@@ -211,17 +211,11 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   return { journal, shared, api, queue, reporter, held, outcomes, intake, reconciler }
 }
 
-export async function startWorker(deps: WorkerDeps): Promise<Worker> {
+/** The HTTP side: the webhook route in front of the intake, health, manifest and the extra routers. */
+function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { closing(): boolean; replaying(): boolean; signal: AbortSignal }) {
   const { config, log, stores, tokens } = deps
-  const metrics = deps.metrics ?? createMetrics()
-  const shutdown = new AbortController()
-  const timers = new Set<NodeJS.Timeout>()
-  let closing = false
-  let replayDone = false
-  const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
-  const { journal, shared, api, queue, reporter, held, intake, reconciler } = parts
+  const { journal, queue, held, intake } = parts
   const pipelines = () => deps.pipelines.current
-
   const decoder = createBatchDecoder({ threads: config.ingestThreads, secrets: config.appSecrets, warn: (message) => log.warn(message) })
   const webhook = createWebhookHandler({
     appSecrets: () => config.appSecrets,
@@ -235,11 +229,11 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     newBatchId: () => journal.newBatchId(),
     resolveDomain: createDomainResolver(tokens, log),
     accept: (batchId, jobs, encoded) => intake.accept(batchId, jobs, encoded),
-    otherEvents: otherEventsHandler({ stores, log, queue, pipelines, signal: shutdown.signal }),
+    otherEvents: otherEventsHandler({ stores, log, queue, pipelines, signal: state.signal }),
   })
   const health = createHealth({
-    closing: () => closing,
-    replaying: () => !replayDone,
+    closing: state.closing,
+    replaying: state.replaying,
     queue, journal, held,
     organizations: tokens,
     storeReachable: () => stores.ping(),
@@ -255,7 +249,21 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     health: health.health,
     ready: health.ready,
   })
+  return { app, decoder }
+}
 
+export async function startWorker(deps: WorkerDeps): Promise<Worker> {
+  const { config, log, stores } = deps
+  const metrics = deps.metrics ?? createMetrics()
+  const shutdown = new AbortController()
+  const timers = new Set<NodeJS.Timeout>()
+  let closing = false
+  let replayDone = false
+  const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
+  const { journal, shared, api, queue, reporter, held, intake, reconciler } = parts
+  const pipelines = () => deps.pipelines.current
+
+  const { app, decoder } = createHttp(deps, parts, metrics, { closing: () => closing, replaying: () => !replayDone, signal: shutdown.signal })
   // Gauges are read when /metrics is scraped.
   const collect = () => {
     metrics.queueDepth.set(queue.depth)

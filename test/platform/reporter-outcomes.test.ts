@@ -1,0 +1,115 @@
+// What each answer of the status PATCH means for the strings (reporter.ts): 400 splits, 404 drops
+// the group once, 403 and 401-after-a-refresh hold, anything else parks; never a request storm.
+import { describe, expect, it } from 'vitest'
+import { ApiClient } from '../../src/platform/api-client.js'
+import { Reporter, type Decision, type HoldCause } from '../../src/platform/reporter.js'
+import type { TokenProvider } from '../../src/platform/token-provider.js'
+import type { Job } from '../../src/queue/job.js'
+import { silentLogger } from '../../src/util/logger.js'
+
+const job = (stringId: number, languageId = 'de'): Job =>
+  ({ key: `k${stringId}`, organizationId: '1', domain: 'acme', moduleKey: 'm', projectId: 7, stepId: 11, languageId, stringId, revision: 1, batchId: 'b', attempts: 0 }) as unknown as Job
+
+type Answer = (ops: Array<{ op: string; path: string; value: string }>, auth: string) => number
+
+function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefined) {
+  const requests: Array<{ ops: Array<{ path: string }>; auth: string }> = []
+  const fetchImpl = (async (_url: string, init: RequestInit) => {
+    const ops = JSON.parse(String(init.body))
+    const auth = (init.headers as Record<string, string>).authorization!
+    requests.push({ ops, auth })
+    const status = answer(ops, auth)
+    return new Response(status === 200 ? JSON.stringify({ data: [] }) : JSON.stringify({ error: { code: status, message: 'no' } }), { status })
+  }) as unknown as typeof fetch
+  let refreshes = 0
+  const tokens: TokenProvider = {
+    getAccessToken: async () => `t${refreshes}`,
+    refreshAfterUnauthorized: async () => `t${++refreshes}`,
+  }
+  const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 3, apiTimeoutMs: 5000 }, tokens, log: silentLogger(), fetch: fetchImpl, baseDelayMs: 1 })
+  const seen = { reported: [] as number[], rejected: [] as number[], dropped: [] as number[], parked: [] as number[], held: [] as Array<[number, HoldCause]> }
+  const ids = (ds: Decision[]) => ds.map((d) => d.job.stringId)
+  const reporter = new Reporter({
+    api, log: silentLogger(), lingerMs: 1, holding,
+    hooks: {
+      reported: (ds) => void seen.reported.push(...ids(ds)),
+      rejected: (d) => void seen.rejected.push(d.job.stringId),
+      dropped: (ds) => void seen.dropped.push(...ids(ds)),
+      parked: (ds) => void seen.parked.push(...ids(ds)),
+      held: (ds, _r, cause) => void seen.held.push(...ds.map((d) => [d.job.stringId, cause] as [number, HoldCause])),
+    },
+  })
+  return { reporter, requests, seen, refreshes: () => refreshes }
+}
+
+const add = (reporter: Reporter, n: number, languageId = 'de') => {
+  for (let i = 1; i <= n; i++) reporter.add({ job: job(i, languageId), port: 'approved' })
+}
+
+describe('Reporter: what each status means for the strings', () => {
+  it('403: the whole group is held, in one request, not bisected', async () => {
+    const { reporter, requests, seen } = setup(() => 403)
+    add(reporter, 100)
+    await reporter.flush()
+    expect(requests).toHaveLength(1)
+    expect(seen.held).toHaveLength(100)
+    expect(seen.held.every(([, cause]) => cause === 'forbidden')).toBe(true)
+    expect(seen.reported.length + seen.rejected.length + seen.dropped.length + seen.parked.length).toBe(0)
+  })
+
+  it('401 after one refresh: held, with exactly one refresh and two requests', async () => {
+    const { reporter, requests, seen, refreshes } = setup(() => 401)
+    add(reporter, 50)
+    await reporter.flush()
+    expect(refreshes()).toBe(1)
+    expect(requests.map((r) => r.auth)).toEqual(['Bearer t0', 'Bearer t1'])
+    expect(seen.held).toHaveLength(50)
+  })
+
+  it('401 then 2XX after the refresh: reported', async () => {
+    const { reporter, requests, seen } = setup((_ops, auth) => (auth === 'Bearer t0' ? 401 : 200))
+    add(reporter, 3)
+    await reporter.flush()
+    expect(requests).toHaveLength(2)
+    expect(seen.reported.sort()).toEqual([1, 2, 3])
+  })
+
+  it('404: the group is dropped once, whole, without splitting', async () => {
+    const { reporter, requests, seen } = setup(() => 404)
+    add(reporter, 120)
+    await reporter.flush()
+    expect(requests).toHaveLength(1)
+    expect(seen.dropped).toHaveLength(120)
+  })
+
+  it('400: split until the refused string is alone; the others are reported', async () => {
+    const { reporter, requests, seen } = setup((ops) => (ops.some((o) => o.path === '/13/output') ? 400 : 200))
+    add(reporter, 40)
+    await reporter.flush()
+    expect(seen.rejected).toEqual([13])
+    expect(seen.reported).toHaveLength(39)
+    // log2(40) levels of halves: far fewer requests than strings.
+    expect(requests.length).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(40)) + 1)
+  })
+
+  it('another refusal (409) or retries spent on 503: parked, not dropped', async () => {
+    const conflict = setup(() => 409)
+    add(conflict.reporter, 5)
+    await conflict.reporter.flush()
+    expect(conflict.seen.parked).toHaveLength(5)
+    expect(conflict.requests).toHaveLength(1)
+    const down = setup(() => 503)
+    add(down.reporter, 5)
+    await down.reporter.flush()
+    expect(down.seen.parked).toHaveLength(5)
+    expect(down.requests).toHaveLength(3) // apiMaxAttempts
+  })
+
+  it('sends nothing for an organization that is held: its decisions go straight to held', async () => {
+    const { reporter, requests, seen } = setup(() => 200, (domain) => (domain === 'acme' ? 'forbidden' : undefined))
+    add(reporter, 4)
+    await reporter.flush()
+    expect(requests).toHaveLength(0)
+    expect(seen.held).toHaveLength(4)
+  })
+})
