@@ -32,7 +32,12 @@ export interface Placeholder {
 }
 
 const PRINTF_CONVERSION = /^(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGaAcCsSpn@]$/
-const PRINTF = /%(?:(\d+)\$)?[-+0#]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
+// Flags: - + 0 # ' (thousands grouping, POSIX) and space. A space flag counts only when no letter
+// follows the conversion and no number comes just before the `%`: "50% done", "50 % e 20 %"
+// (Italian "and") are percentages in prose, "Count: % d" is a placeholder.
+const PRINTF = /%(?:(\d+)\$)?[-+0#' ]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
+
+const AFTER_NUMBER = /\p{N}[\s\u00A0\u202F]?$/u
 
 interface RegexFormat {
   format: PlaceholderFormat
@@ -63,7 +68,10 @@ const REGEX_FORMATS: RegexFormat[] = [
     format: 'printf',
     needs: '%',
     re: PRINTF,
-    key: (m) => (m[1] ? m[0].replace(`${m[1]}$`, '') : m[0]),
+    key: (m) => {
+      if (m[0].includes(' ') && (/\p{L}/u.test(m.input[m.index + m[0].length] ?? '') || AFTER_NUMBER.test(m.input.slice(Math.max(0, m.index - 2), m.index)))) return undefined
+      return m[1] ? m[0].replace(`${m[1]}$`, '') : m[0]
+    },
     position: (m) => (m[1] ? Number(m[1]) : undefined),
   },
   { format: 'qt', needs: '%', re: /%(\d{1,2})(?![\d$])/g, key: (m) => m[0], position: (m) => Number(m[1]) },

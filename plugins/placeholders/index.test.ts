@@ -18,6 +18,16 @@ new PluginTester().run(placeholders, {
     { name: 'Turkish percent before the number', source: 'Save 50% now', translation: 'Şimdi %50 tasarruf edin', targetLanguage: 'tr' },
     { name: ':name is off by default', source: 'Hello :name', translation: 'Bonjour' },
     { source: 'Value %.2f and %@', translation: 'Wert %.2f und %@', targetLanguage: 'de' },
+    // printf flags: ' (grouping), -, +, space, #, 0, positions and length modifiers are parsed whole.
+    { name: "printf ' flag", source: 'Total: %\'6.3f km', translation: 'Gesamt: %\'6.3f km', targetLanguage: 'de' },
+    { name: 'printf - and + flags', source: '%-5d items, change %+d', translation: '%-5d элементов, изменение %+d', targetLanguage: 'ru' },
+    { name: 'printf space and # flags', source: 'Offset % d at %#x', translation: 'Décalage % d à %#x' },
+    { name: 'printf 0 flag with precision', source: 'Ratio %05.2f', translation: '比率 %05.2f', targetLanguage: 'ja' },
+    { name: 'printf lld and zu', source: '%lld bytes in %zu blocks', translation: '%lld بايت في %zu كتلة', targetLanguage: 'ar' },
+    { name: "positional with ' flag", source: '%1$s paid %2$\'.2f', translation: '%2$\'.2f zapłacił %1$s', targetLanguage: 'pl' },
+    { name: 'a percentage before a letter is no space flag', source: 'Save 50% now', translation: 'Risparmia il 50 % e di più', targetLanguage: 'it' },
+    { name: 'Spanish percentage before "a"', source: '50% off for everyone', translation: 'Un 50 % a todos', targetLanguage: 'es' },
+    { name: 'Vietnamese percentage', source: '50% done', translation: 'Đã xong 50 % đ', targetLanguage: 'vi' },
     { name: 'custom pattern', source: 'Hi [[user]]', translation: 'Salut [[user]]', options: { custom: ['\\[\\[\\w+\\]\\]'] } },
   ],
   invalid: [
@@ -34,6 +44,10 @@ new PluginTester().run(placeholders, {
     { name: ':name when enabled', source: 'Hello :name', translation: 'Bonjour', options: { formats: ['colon'] }, findings: [{ message: 'Missing placeholder :name' }] },
     { name: 'Qt placeholders when enabled', source: 'Copy %1 to %2', translation: 'Kopiere %1 nach %3', targetLanguage: 'de', options: { formats: ['qt'] }, findings: [{ message: 'Missing placeholder %2' }, { message: 'Placeholder %3 is not in the source' }] },
     { source: 'Value %.2f', translation: 'Wert %.1f', targetLanguage: 'de', findings: 2 },
+    { name: "printf ' flag lost", source: 'Total: %\'6.3f km', translation: 'Gesamt: %6.3f km', targetLanguage: 'de', findings: [{ message: "Missing placeholder %'6.3f" }, { message: 'Placeholder %6.3f is not in the source' }] },
+    { name: 'printf - flag lost', source: '%-5d items', translation: '%5d элементов', targetLanguage: 'ru', findings: 2 },
+    { name: 'printf space flag dropped', source: 'Offset % d', translation: 'Décalage %d', findings: 2 },
+    { name: 'printf %zu became %u', source: '%zu blocks', translation: '%u كتلة', targetLanguage: 'ar', findings: 2 },
     { source: 'See $t(common.more)', translation: 'Voir $t(common.less)', findings: 2 },
   ],
 })
