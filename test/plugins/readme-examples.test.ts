@@ -1,6 +1,7 @@
 // The "Passes" and "Fails" tables of the plugins' READMEs run as tests: a row of Passes raises no
 // finding, a row of Fails raises at least one, and each `;`-separated part of its finding column
-// (up to a `…`, without a closing note in parentheses) is found in some finding's message. Rows whose languages cell carries a note
+// (up to a `…`, without a closing note in parentheses) is found in some finding's message; a note
+// that starts with `error` or `warning` is that finding's severity. Rows whose languages cell carries a note
 // ("en → de (limit 8)") need a setting the table cannot hold, and are covered by index.test.ts.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
@@ -16,10 +17,11 @@ import brackets from '../../plugins/brackets/index.js'
 import numbers from '../../plugins/numbers/index.js'
 import punctuation from '../../plugins/punctuation/index.js'
 import urls from '../../plugins/urls/index.js'
+import doubleWords from '../../plugins/double-words/index.js'
 import whitespace from '../../plugins/whitespace/index.js'
 
 /** The plugins whose README tables are kept runnable. */
-const PLUGINS = [placeholders, icu, tags, brackets, numbers, punctuation, urls, whitespace] as PluginDefinition<never>[]
+const PLUGINS = [placeholders, icu, tags, brackets, doubleWords, numbers, punctuation, urls, whitespace] as PluginDefinition<never>[]
 
 interface Row { from: string; to: string; source: string; translation: string; finding?: string; line: string }
 
@@ -61,11 +63,16 @@ for (const definition of PLUGINS) {
     }
     for (const r of fails) {
       it(`fails: ${r.line}`, async () => {
-        const messages = (await run(r)).map((f) => f.message)
-        expect(messages.length).toBeGreaterThan(0)
+        const findings = await run(r)
+        expect(findings.length).toBeGreaterThan(0)
         for (const part of (r.finding ?? '').split(';')) {
+          const note = /\(([^()]*)\)\s*$/.exec(part)?.[1] ?? ''
           const want = part.split('…')[0]!.replace(/\s*\([^()]*\)\s*$/, '').trim()
-          if (want && !/^(two|three|\d+) /.test(want)) expect(messages.join('\n')).toContain(want)
+          if (!want || /^(two|three|\d+) /.test(want)) continue
+          const found = findings.find((f) => f.message.includes(want))
+          expect(found, `no finding contains ${JSON.stringify(want)}: ${findings.map((f) => f.message).join(' | ')}`).toBeDefined()
+          const severity = /^(error|warning)\b/.exec(note)?.[1]
+          if (severity) expect(found!.severity).toBe(severity)
         }
       })
     }
