@@ -19,6 +19,8 @@ const minimal: PresetCheck[] = [
 const standard: PresetCheck[] = [
   ...minimal,
   { uses: 'icu' },
+  // Engages only when the source uses Markdown (code span, link, paired emphasis): plain text is not checked.
+  { uses: 'markdown' },
   { uses: 'plurals' },
   { uses: 'length' },
   { uses: 'whitespace' },

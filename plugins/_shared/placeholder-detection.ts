@@ -9,7 +9,8 @@
 //   start, and not followed by `:` (emoji shortcodes `:smile:`) or `/`.
 // - `dollar-name`: `$name` after a space, bracket, quote or the start, with a lower-case letter or
 //   `_` in the name (`$count`, `$user_name`; not `$USD`, `$EUR`), not `$t(`.
-// - `entity`: `&name;` that is not a character reference (`&brandShortName;`; not `&amp;`).
+// - `entity`: `&name;` (2+ characters) that is not a character reference, not after a letter or
+//   digit (`&brandShortName;`; not `&amp;`, not "AT&T;").
 // - `lisp`: `~a ~s ~d ~%` … without parameters (not "~5d", about five days), followed by a space,
 //   punctuation or the end (not "~approx"); `~%` and `~&` (new line) anywhere. Once on, `~5d` and `~:@r` count too.
 // - `at-name`: `@NAME@` with no word character before (not `user@host@`).
@@ -21,7 +22,7 @@ const DETECTORS: Detector[] = [
   { format: 'qt', needs: '%1', re: /(?<![\p{N}%])%1(?![\d$])/u },
   { format: 'colon', needs: ':', re: /(?<=^|[\s(["'“«])(?<![\p{N}]):[A-Za-z_]\w+(?![:/\w])/u },
   { format: 'dollar-name', needs: '$', re: /(?<=^|[\s(["'“«])\$(?!t\()[A-Za-z_]*[a-z_][A-Za-z_0-9]*(?![\w$({])/u },
-  { format: 'entity', needs: '&', re: /&([A-Za-z_][\w.-]*);/gu, accept: (m) => !isCharacterEntity(m[1]!) },
+  { format: 'entity', needs: '&', re: /(?<![\p{L}\p{N}])&([A-Za-z_][\w.-]+);/gu, accept: (m) => !isCharacterEntity(m[1]!) },
   { format: 'lisp', needs: '~', re: /(?<![~\p{L}\p{N}])~(?:[:@]{0,2}[AaSsDdBbOoXxRrPpCcFfEeGg$](?![\p{L}\p{N}])|[%&])/u },
   { format: 'at-name', needs: '@', re: /(?<![\w@.])@[A-Za-z_][\w-]*@(?![\w.])/u },
 ]

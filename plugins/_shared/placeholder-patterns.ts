@@ -68,7 +68,7 @@ const REGEX_FORMATS: RegexFormat[] = [
   { format: 'dollar-paren', needs: '$(', re: /\$\([A-Za-z_][\w.-]*\)/g, key: (m) => m[0] },
   { format: 'dollar-name-dollar', needs: '$', re: /\$[A-Za-z_]\w*\$/g, key: (m) => m[0] },
   { format: 'at-name', needs: '@', re: /(?<![\w@])@[A-Za-z_][\w-]*@/g, key: (m) => m[0] },
-  { format: 'entity', needs: '&', re: /&[A-Za-z_][\w.-]*;/g, key: (m) => (isCharacterEntity(m[0].slice(1, -1)) ? undefined : m[0]) },
+  { format: 'entity', needs: '&', re: /(?<![\p{L}\p{N}])&[A-Za-z_][\w.-]*;/gu, key: (m) => (isCharacterEntity(m[0].slice(1, -1)) ? undefined : m[0]) },
   // Before printf: in `~%Au revoir`, `~%` is the directive and `%A` no conversion.
   { format: 'lisp', needs: '~', re: /~(?:[\d,']*[:@]{0,2}[AaSsDdBbOoXxRrPpCcFfEeGg$](?![\p{L}\p{N}])|[%&|])/gu, key: (m) => m[0] },
   { format: 'python', needs: '%(', re: /%\([^()\n]+\)[-+0# ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },

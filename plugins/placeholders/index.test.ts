@@ -27,6 +27,7 @@ new PluginTester().run(placeholders, {
     { name: '%10 alone does not reveal Qt', source: 'Up to %10 off', translation: 'Hasta %10 de descuento', targetLanguage: 'es' },
     { name: 'tilde for "about" is not Lisp', source: 'About ~5 min, ~approx', translation: 'Environ ~5 min' },
     { name: 'character references are text', source: 'Terms&nbsp;of&nbsp;use &amp; more', translation: 'Nutzungsbedingungen\u00a0& mehr', targetLanguage: 'de' },
+    { name: '"AT&T;" is not an entity', source: 'Rock & roll; AT&T; fun', translation: 'روك آند رول؛ AT&T؛ مرح', targetLanguage: 'ar' },
     { name: 'an e-mail address is not @name@', source: 'Write to help@example.com', translation: 'Écrivez à aide@example.com' },
     // Detected from the source and matched in the translation.
     { name: 'Qt %1 %2 reordered', source: 'Copy %1 to %2', translation: '%2 に %1 をコピー', targetLanguage: 'ja' },

@@ -19,17 +19,18 @@ import punctuation from '../../plugins/punctuation/index.js'
 import urls from '../../plugins/urls/index.js'
 import doubleWords from '../../plugins/double-words/index.js'
 import whitespace from '../../plugins/whitespace/index.js'
+import markdown from '../../plugins/markdown/index.js'
 
 /** The plugins whose README tables are kept runnable. */
-const PLUGINS = [placeholders, icu, tags, brackets, doubleWords, numbers, punctuation, urls, whitespace] as PluginDefinition<never>[]
+const PLUGINS = [placeholders, icu, tags, brackets, doubleWords, numbers, punctuation, urls, whitespace, markdown] as PluginDefinition<never>[]
 
 interface Row { from: string; to: string; source: string; translation: string; finding?: string; line: string }
 
 const unescape = (s: string) => s.replace(/\\u([0-9a-fA-F]{4})/g, (_, h: string) => String.fromCharCode(parseInt(h, 16)))
 
-/** A cell that is one code span, with `\|` for a pipe inside the table. */
+/** A cell that is one code span (``` `` a `b` `` ``` when it holds backticks), with `\|` for a pipe inside the table. */
 function code(cell: string): string | undefined {
-  const m = /^`(.*)`$/.exec(cell.trim())
+  const m = /^`` (.*) ``$/.exec(cell.trim()) ?? /^`([^`]*)`$/.exec(cell.trim())
   return m ? unescape(m[1]!.replace(/\\\|/g, '|')) : undefined
 }
 
