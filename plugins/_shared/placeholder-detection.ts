@@ -21,7 +21,7 @@ interface Detector { format: PlaceholderFormat; needs: string; re: RegExp; accep
 const DETECTORS: Detector[] = [
   { format: 'qt', needs: '%1', re: /(?<![\p{N}%])%1(?![\d$])/u },
   { format: 'colon', needs: ':', re: /(?<=^|[\s(["'“«])(?<![\p{N}]):[A-Za-z_]\w+(?![:/\w])/u },
-  { format: 'dollar-name', needs: '$', re: /(?<=^|[\s(["'“«])\$(?!t\()[A-Za-z_]*[a-z_][A-Za-z_0-9]*(?![\w$({])/u },
+  { format: 'dollar-name', needs: '$', re: /(?<=^|[\s(["'“«])\$(?!t\()(?=[A-Z0-9]*[a-z_])[A-Za-z_]\w*(?![\w$({])/u },
   { format: 'entity', needs: '&', re: /(?<![\p{L}\p{N}])&([A-Za-z_][\w.-]+);/gu, accept: (m) => !isCharacterEntity(m[1]!) },
   { format: 'lisp', needs: '~', re: /(?<![~\p{L}\p{N}])~(?:[:@]{0,2}[AaSsDdBbOoXxRrPpCcFfEeGg$](?![\p{L}\p{N}])|[%&])/u },
   { format: 'at-name', needs: '@', re: /(?<![\w@.])@[A-Za-z_][\w-]*@(?![\w.])/u },

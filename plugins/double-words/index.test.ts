@@ -29,6 +29,9 @@ new PluginTester().run(doubleWords, {
     { name: 'Polish "tak tak"', source: 'Yes, yes', translation: 'Tak tak, wiem', targetLanguage: 'pl' },
     { name: 'Russian "так так"', source: 'Well well', translation: 'Так так, посмотрим', targetLanguage: 'ru' },
     { name: 'Malay reduplication', source: 'The children played', translation: 'Budak budak bermain', targetLanguage: 'ms' },
+    { name: 'Swedish "ja ja"', source: 'Yes, yes, I know', translation: 'Ja ja, jag vet', targetLanguage: 'sv' },
+    { name: 'Hungarian "nagyon nagyon"', source: 'Very, very good', translation: 'Nagyon nagyon jó', targetLanguage: 'hu' },
+    { name: 'Romanian "foarte foarte"', source: 'Very very good', translation: 'Foarte foarte bine', targetLanguage: 'ro' },
     { name: 'exception added by option', source: 'Go on', translation: 'Vamos vamos', targetLanguage: 'es', options: { exceptions: { es: ['vamos'] } } },
   ],
   invalid: [
@@ -59,6 +62,7 @@ new PluginTester().run(doubleWords, {
     { name: 'Polish colloquial "to to"', source: 'That is it', translation: 'No to to jest to', targetLanguage: 'pl', findings: [{ severity: 'warning' }] },
     { name: 'a name written without hyphen', source: 'Fly to the island', translation: 'Fliegen Sie nach Bora Bora', targetLanguage: 'de', findings: [{ severity: 'warning' }] },
     { name: 'the source repeats fewer: which one is meant is unclear', source: 'Bye bye, everyone', translation: 'Au revoir revoir à à tous', findings: [{ severity: 'warning' }] },
+    { name: 'Swedish article typed twice', source: 'Open the file', translation: 'Öppna en en fil', targetLanguage: 'sv', findings: [{ severity: 'error' }] },
     { name: 'exceptions of another language do not apply', source: 'We meet', translation: 'We we meet', sourceLanguage: 'fr', targetLanguage: 'en', findings: 1 },
   ],
 })

@@ -32,6 +32,12 @@ const EXCEPTIONS: Record<string, string[]> = {
   el: ['ναι', 'όχι', 'πολύ', 'σιγά'],
   ar: ['جدا', 'جداً', 'رويدا', 'نعم', 'لا'],
   ko: ['네', '아니요', '정말', '하나', '천천히'],
+  sv: ['ja', 'nej', 'mycket'],
+  da: ['ja', 'nej', 'meget'],
+  nb: ['ja', 'nei', 'veldig'],
+  fi: ['kyllä', 'ei', 'hyvin', 'tosi'],
+  hu: ['igen', 'nem', 'nagyon'],
+  ro: ['da', 'nu', 'foarte'],
 }
 
 /**

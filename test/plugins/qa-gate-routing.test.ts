@@ -44,6 +44,7 @@ const APPROVED: Case[] = [
   ['de', 'Total: %\'6.3f km', 'Gesamt: %\'6.3f km'],
   ['ru', '%-5d items, change %+d', '%-5d элементов, изменение %+d'],
   ['ru', '{count, number} files', '{count, plural, one {# файл} few {# файла} many {# файлов} other {# файла}}'],
+  ['pl', '{count} files', '{count, plural, one {# plik} few {# pliki} many {# plików} other {# pliku}}'],
   ['en', '{n, plural, one {# plik} few {# pliki} many {# plików} other {# pliku}}', '{n, plural, one {# file} other {# files}}'],
   ['de', 'Opens at 10:30. Note: bring ID', 'Öffnet um 10:30. Hinweis: Ausweis mitbringen'],
   ['vi', 'Only $5 today', 'Chỉ $5 hôm nay'],
