@@ -24,6 +24,8 @@ new PluginTester().run(markdown, {
     { source: 'An *emphasized* word', translation: 'Một từ *được nhấn mạnh*', targetLanguage: 'vi' },
     { source: 'Price ~~$10~~ $5', translation: 'Harga ~~$10~~ $5', targetLanguage: 'id' },
     { name: 'emphasis moved', source: '*Click* here', translation: 'Cliquez *ici*' },
+    { name: 'reference link kept', source: 'See the [docs][ref] now', translation: 'Siehe die [Dokumentation][ref] jetzt', targetLanguage: 'de' },
+    { name: 'brackets in prose next to each other are not a reference link', source: 'Options [beta] [new]', translation: 'Options [bêta] [nouveau]' },
     { name: 'code with underscores and stars', source: 'Use `a_b*c` or **bold**', translation: 'Użyj `a_b*c` lub **pogrubienia**', targetLanguage: 'pl' },
   ],
   invalid: [
@@ -36,6 +38,9 @@ new PluginTester().run(markdown, {
     { name: 'code translated', source: 'Run `npm install` first', translation: 'Uruchom najpierw `npm zainstaluj`', targetLanguage: 'pl', findings: [{ message: 'Inline code `npm install` is missing' }, { message: 'Inline code `npm zainstaluj` is not in the source' }] },
     { name: 'code lost its backticks', source: 'Press `Enter`', translation: 'Drücken Sie Enter', targetLanguage: 'de', findings: [{ message: '`Enter`' }] },
     { name: 'code changed in Vietnamese', source: 'Use `--force`', translation: 'Dùng `—force`', targetLanguage: 'vi', findings: 2 },
+    { name: 'reference link label translated', source: 'See the [docs][docs]', translation: 'См. [документацию][документы]', targetLanguage: 'ru', findings: [{ message: 'Reference link [docs] is missing' }, { message: 'not in the source' }] },
+    { name: 'reference link broken by a space', source: 'See the [docs][ref]', translation: 'Voir la [documentation] [ref]', findings: [{ message: 'Broken Markdown link' }] },
+    { name: 'reference link lost in Japanese', source: 'See the [docs][ref]', translation: 'ドキュメントを参照', targetLanguage: 'ja', findings: [{ message: 'Reference link [ref]' }] },
     { name: 'strong unbalanced', source: 'This is **important**', translation: 'Dies ist **wichtig', targetLanguage: 'de', findings: [{ message: 'Unbalanced strong markers (**)' }] },
     { name: 'emphasis unbalanced in French', source: 'An *emphasized* word', translation: 'Un mot *souligné', findings: [{ message: 'Unbalanced emphasis markers (*)' }] },
     { name: 'strong unbalanced in Indonesian', source: '**Note:** saved', translation: '**Catatan: tersimpan', targetLanguage: 'id', findings: [{ message: 'Unbalanced' }] },

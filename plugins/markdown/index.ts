@@ -3,7 +3,7 @@
 // code span, a link, or a balanced pair of emphasis markers): plain text is left alone.
 import { definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { multisetDiff } from '../_shared/multiset-diff.js'
-import { inlineMarkdown, runCounts, usesMarkdown } from './inline-markdown.js'
+import { brokenReferences, inlineMarkdown, runCounts, usesMarkdown } from './inline-markdown.js'
 
 interface Options {
   checkCode: boolean
@@ -50,11 +50,16 @@ export default definePlugin<Options>({
         }
 
         if (options.checkLinks) {
+          if (source.links.some((l) => l.url.startsWith('['))) target.brokenLinks.push(...brokenReferences(translation))
           for (const l of target.brokenLinks) {
-            findings.push({ message: `Broken Markdown link: no space may stand between "]" and "(" (${l.url})`, span: { start: l.start, end: l.end, in: 'translation' } })
+            findings.push({ message: `Broken Markdown link: no space may stand between "]" and ${l.url.startsWith('[') ? `its label ${l.url}` : `"(" (${l.url})`}`, span: { start: l.start, end: l.end, in: 'translation' } })
           }
           const d = multisetDiff(source.links, [...target.links, ...target.brokenLinks], (l) => l.url)
           for (const l of d.missing) {
+            if (l.url.startsWith('[')) {
+              findings.push({ message: `Reference link ${l.url} is missing from the translation, or its label or \`][\` syntax changed`, span: { start: l.start, end: l.end, in: 'source' } })
+              continue
+            }
             findings.push({ message: `${l.image ? 'Image' : 'Link'} (${l.url}) is missing from the translation, or its URL or \`](\` syntax changed`, span: { start: l.start, end: l.end, in: 'source' } })
           }
           for (const l of d.extra) findings.push({ message: `Link URL (${l.url}) is not in the source`, span: { start: l.start, end: l.end, in: 'translation' } })

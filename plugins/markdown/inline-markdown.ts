@@ -12,6 +12,7 @@ export interface DelimiterRun extends TextRange { char: '*' | '_' | '~'; length:
 
 export interface InlineMarkdown {
   code: CodeSpan[]
+  /** Inline links and images, and reference links `[text][label]` (with the label as `url`). */
   links: Link[]
   /** `[text] (url)`: a space between `]` and `(` makes it text, not a link. */
   brokenLinks: Link[]
@@ -47,6 +48,8 @@ function codeSpans(text: string): CodeSpan[] {
 // `](url)` or `](url "title")`; the URL has no spaces or parentheses, or is in `<…>`.
 const LINK_TAIL = /\]\((<[^<>\n]*>|[^()\s]*)(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\)/g
 const BROKEN_TAIL = /\][ \t\u00A0\u3000]+\((<[^<>\n]*>|[^()\s]+)(?:\s+(?:"[^"\n]*"|'[^'\n]*'))?\)/g
+const REFERENCE_TAIL = /\]\[([^[\]\n]+)\]/g
+const BROKEN_REFERENCE_TAIL = /\][ \t\u00A0\u3000]+\[([^[\]\n]+)\]/g
 
 function links(masked: string, re: RegExp): Link[] {
   const out: Link[] = []
@@ -93,9 +96,16 @@ export function inlineMarkdown(text: string): InlineMarkdown {
   const withoutCode = maskSpans(text, code)
   const found = links(withoutCode, LINK_TAIL)
   const brokenLinks = links(withoutCode, BROKEN_TAIL)
+  // Reference links count by their label: `[Docs][docs]` must keep `[docs]`.
+  for (const l of links(withoutCode, REFERENCE_TAIL)) found.push({ ...l, url: `[${l.url}]` })
   for (const l of found) l.image = isImage(withoutCode, l.start)
   const masked = maskSpans(withoutCode, [...found, ...brokenLinks, ...findPlaceholders(text), ...findUrls(text)])
   return { code, links: found, brokenLinks, runs: delimiterRuns(masked) }
+}
+
+/** `[text] [label]` in a text whose source has reference links: a space breaks them too. */
+export function brokenReferences(text: string): Link[] {
+  return links(text, BROKEN_REFERENCE_TAIL).map((l) => ({ ...l, url: `[${l.url}]` }))
 }
 
 /** Is the `[` that opens the link text just after a `!`? Looks back on the line only, bounded. */
