@@ -19,6 +19,8 @@ const minimal: PresetCheck[] = [
 const standard: PresetCheck[] = [
   ...minimal,
   { uses: 'icu' },
+  // Engages only when the source uses Markdown (code span, link, paired emphasis): plain text is not checked.
+  { uses: 'markdown' },
   { uses: 'plurals' },
   { uses: 'length' },
   { uses: 'whitespace' },
@@ -28,7 +30,9 @@ const standard: PresetCheck[] = [
   { uses: 'brackets' },
   { uses: 'escapes' },
   { uses: 'accelerators' },
-  { uses: 'double-words', severity: 'warning' },
+  // Grades its own findings: an unambiguous repeat ("the the") is an error, one with a grammatical
+  // reading (German "dass das das Beste") a warning.
+  { uses: 'double-words' },
   { uses: 'unchanged', severity: 'warning' },
 ]
 
@@ -37,7 +41,7 @@ const standard: PresetCheck[] = [
  * until the pipeline gives it some (`with: { file: glossary.tbx }`); without, it finds nothing.
  */
 const strict: PresetCheck[] = [
-  ...standard.map(({ severity, ...check }) => (severity === 'warning' ? { ...check, severity: 'error' as const } : check)),
+  ...standard.map(({ severity, ...check }) => (severity === 'warning' || check.uses === 'double-words' ? { ...check, severity: 'error' as const } : check)),
   { uses: 'charset' },
   { uses: 'terminology' },
 ]

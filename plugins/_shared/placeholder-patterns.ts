@@ -14,10 +14,19 @@ export const PLACEHOLDER_FORMATS = [
   'percent-name', // %name%
   'i18next-nesting', // $t(key)
   'colon', // :name (Rails, Laravel); off by default: "10:30", "Note:x"
+  'dollar-paren', // $(name) (Azure DevOps, Makefiles, VS Code snippets)
+  'dollar-name-dollar', // $name$ (WebExtension i18n, Visual Studio templates)
+  'dollar-name', // $name (shell, PHP, Perl); off by default: "$USD", and detected from the source
+  'entity', // &brandName; (DTD entities); character references (&amp; &nbsp; &#160;) are text
+  'lisp', // ~a ~s ~d ~% (Common Lisp format); ~~ is a literal tilde; off by default: "~approx"
+  'at-name', // @name@ (Autotools, Gettext templates); off by default: e-mail-like text
 ] as const
 export type PlaceholderFormat = (typeof PLACEHOLDER_FORMATS)[number]
 
-export const DEFAULT_PLACEHOLDER_FORMATS: PlaceholderFormat[] = PLACEHOLDER_FORMATS.filter((f) => f !== 'colon' && f !== 'qt')
+/** Formats too close to ordinary text to look for in every string: a pipeline names them, or the source reveals them (placeholder-detection.ts). */
+export const OPT_IN_PLACEHOLDER_FORMATS: readonly PlaceholderFormat[] = ['qt', 'colon', 'dollar-name', 'entity', 'lisp', 'at-name']
+
+export const DEFAULT_PLACEHOLDER_FORMATS: PlaceholderFormat[] = PLACEHOLDER_FORMATS.filter((f) => !OPT_IN_PLACEHOLDER_FORMATS.includes(f))
 
 export interface Placeholder {
   /** The placeholder as written. */
@@ -32,7 +41,12 @@ export interface Placeholder {
 }
 
 const PRINTF_CONVERSION = /^(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGaAcCsSpn@]$/
-const PRINTF = /%(?:(\d+)\$)?[-+0#]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
+// Flags: - + 0 # ' (thousands grouping, POSIX) and space. A space flag counts only when no letter
+// follows the conversion and no number comes just before the `%`: "50% done", "50 % e 20 %"
+// (Italian "and") are percentages in prose, "Count: % d" is a placeholder.
+const PRINTF = /%(?:(\d+)\$)?[-+0#' ]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
+
+const AFTER_NUMBER = /\p{N}[\s\u00A0\u202F]?$/u
 
 interface RegexFormat {
   format: PlaceholderFormat
@@ -51,6 +65,12 @@ const REGEX_FORMATS: RegexFormat[] = [
   { format: 'dollar-brace', needs: '${', re: /\$\{[^{}\n]+\}/g, key: (m) => `\${${trimKey(m[0].slice(2, -1))}}` },
   { format: 'percent-brace', needs: '%{', re: /%\{[A-Za-z_][\w.-]*\}/g, key: (m) => m[0] },
   { format: 'i18next-nesting', needs: '$t(', re: /\$t\([^()\n]*\)/g, key: (m) => m[0].replace(/\s+/g, '') },
+  { format: 'dollar-paren', needs: '$(', re: /\$\([A-Za-z_][\w.-]*\)/g, key: (m) => m[0] },
+  { format: 'dollar-name-dollar', needs: '$', re: /\$[A-Za-z_]\w*\$/g, key: (m) => m[0] },
+  { format: 'at-name', needs: '@', re: /(?<![\w@])@[A-Za-z_][\w-]*@/g, key: (m) => m[0] },
+  { format: 'entity', needs: '&', re: /(?<![\p{L}\p{N}])&[A-Za-z_][\w.-]*;/gu, key: (m) => (isCharacterEntity(m[0].slice(1, -1)) ? undefined : m[0]) },
+  // Before printf: in `~%Au revoir`, `~%` is the directive and `%A` no conversion.
+  { format: 'lisp', needs: '~', re: /~(?:[\d,']*[:@]{0,2}[AaSsDdBbOoXxRrPpCcFfEeGg$](?![\p{L}\p{N}])|[%&|])/gu, key: (m) => m[0] },
   { format: 'python', needs: '%(', re: /%\([^()\n]+\)[-+0# ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },
   {
     format: 'percent-name',
@@ -63,13 +83,27 @@ const REGEX_FORMATS: RegexFormat[] = [
     format: 'printf',
     needs: '%',
     re: PRINTF,
-    key: (m) => (m[1] ? m[0].replace(`${m[1]}$`, '') : m[0]),
+    key: (m) => {
+      if (m[0].includes(' ') && (/\p{L}/u.test(m.input[m.index + m[0].length] ?? '') || AFTER_NUMBER.test(m.input.slice(Math.max(0, m.index - 2), m.index)))) return undefined
+      return m[1] ? m[0].replace(`${m[1]}$`, '') : m[0]
+    },
     position: (m) => (m[1] ? Number(m[1]) : undefined),
   },
   { format: 'qt', needs: '%', re: /%(\d{1,2})(?![\d$])/g, key: (m) => m[0], position: (m) => Number(m[1]) },
   { format: 'colon', needs: ':', re: /(?<![\w:/\\.@])[:][A-Za-z_]\w*/g, key: (m) => m[0] },
+  // After the other `$` formats: `${x}`, `$(x)`, `$x$`, `$t(x)` are claimed already. `$5` is a price.
+  { format: 'dollar-name', needs: '$', re: /(?<![\w$\\])\$[A-Za-z_]\w*/g, key: (m) => m[0] },
 ]
 
+// Character references stand for one character and may be written as that character: they are
+// text, not placeholders. Named entities other than these (`&brandShortName;`) are placeholders.
+const CHARACTER_ENTITIES = new Set(['amp', 'lt', 'gt', 'quot', 'apos', 'nbsp', 'shy', 'ensp', 'emsp', 'thinsp', 'zwnj', 'zwj', 'lrm', 'rlm', 'ndash', 'mdash', 'lsquo', 'rsquo', 'sbquo', 'ldquo', 'rdquo', 'bdquo', 'laquo', 'raquo', 'lsaquo', 'rsaquo', 'hellip', 'bull', 'middot', 'copy', 'reg', 'trade', 'deg', 'plusmn', 'times', 'divide', 'euro', 'pound', 'yen', 'cent', 'curren', 'sect', 'para', 'micro', 'frac12', 'frac14', 'frac34', 'sup1', 'sup2', 'sup3', 'iexcl', 'iquest', 'szlig', 'eth', 'thorn', 'ETH', 'THORN', 'larr', 'rarr', 'uarr', 'darr', 'harr', 'check', 'hyphen', 'dash', 'minus', 'prime', 'Prime', 'dagger', 'Dagger', 'permil', 'ordf', 'ordm', 'not', 'macr', 'acute', 'cedil', 'uml', 'brvbar'])
+const ACCENTED_LETTER = /^[A-Za-z](?:acute|grave|circ|uml|tilde|ring|cedil|slash|lig|caron|ogon|dot|macr|breve)$/
+export function isCharacterEntity(name: string): boolean {
+  return CHARACTER_ENTITIES.has(name) || ACCENTED_LETTER.test(name) || /^#(?:\d+|[xX][0-9A-Fa-f]+)$/.test(name)
+}
+
+const POSITIONAL_BRACE = /^(?::[^{}\s][^{}]*)?$/
 const BRACE_NAME = /^\s*([A-Za-z_][\w.-]*|\d+)\s*(?:[,:][\s\S]*)?$/
 
 export interface FindPlaceholdersOptions {
@@ -80,7 +114,7 @@ export interface FindPlaceholdersOptions {
 
 // Every built-in format starts with one of these characters; a text without any has none of
 // them. Most UI strings have no placeholder, and four checks ask for each text (bench).
-const PLACEHOLDER_START = /[%{$:]/
+const PLACEHOLDER_START = /[%{$:&~@]/
 
 // Three checks ask for the same text's placeholders with the default options in one pipeline
 // run: the last few answers are kept (bounded), and handed out as frozen arrays.
@@ -117,6 +151,8 @@ function scanPlaceholders(text: string, options: FindPlaceholdersOptions): Place
   }
   // `%%` is an escaped percent sign in printf, Python and Qt: never the start of a placeholder.
   work = work.replace(/%%/g, MASK_CHAR + MASK_CHAR)
+  // `~~` likewise in Lisp format strings.
+  if (formats.has('lisp')) work = work.replace(/~~/g, MASK_CHAR + MASK_CHAR)
   for (const f of REGEX_FORMATS) {
     if (!formats.has(f.format) || !work.includes(f.needs)) continue
     // The matches of one format are found in the text as the earlier formats left it, and
@@ -160,6 +196,9 @@ function topLevelBraces(work: string, text: string): Placeholder[] {
         if (m) {
           const raw = text.slice(start, i + 1)
           out.push({ text: raw, start, end: i + 1, format: 'brace', key: `{${m[1]}}` })
+        } else if (POSITIONAL_BRACE.test(inner)) {
+          // Python/Rust `{}` and `{:.2f}` take the next argument: only their count can be compared.
+          out.push({ text: text.slice(start, i + 1), start, end: i + 1, format: 'brace', key: '{}' })
         }
       }
     }

@@ -10,7 +10,7 @@ import { findUrls } from '../_shared/url-patterns.js'
 
 interface Options {
   compareCounts: boolean
-  countSeverity: 'error' | 'warning'
+  countSeverity: 'auto' | 'error' | 'warning'
 }
 
 interface Family { name: string; open: string; close: string; counted: boolean }
@@ -79,7 +79,7 @@ export default definePlugin<Options>({
     additionalProperties: false,
     properties: {
       compareCounts: { type: 'boolean', default: true, description: 'Require as many brackets of each kind as the source has.' },
-      countSeverity: { enum: ['error', 'warning'], default: 'warning', description: 'Severity of a count mismatch. A warning by default: translators add explanatory parentheses (Japanese （…）) or drop a plural marker such as file(s); unbalanced brackets are always errors.' },
+      countSeverity: { enum: ['auto', 'error', 'warning'], default: 'auto', description: 'Severity of a count mismatch. `auto`: a pair of the source lost in the translation is an error, unless it was a plural marker such as file(s), the source does not balance that kind (list markers 1) 2)), or the translation has more pairs of another kind (（…） for 「…」); a pair the translation adds (Japanese explanatory （…）) is a warning. Unbalanced brackets are always errors.' },
     },
   },
   needs: ['translation'],
@@ -109,7 +109,9 @@ export default definePlugin<Options>({
             const t = ct.get(family)!
             if (s.open !== t.open || s.close !== t.close) {
               const n = (c: { open: number; close: number }) => Math.max(c.open, c.close)
-              findings.push({ severity: options.countSeverity, message: `The source has ${n(s)} pair${n(s) === 1 ? '' : 's'} of ${family.name}, the translation ${n(t)}` })
+              const severity = options.countSeverity !== 'auto' ? options.countSeverity
+                : lostPairSeverity(family, n(s) - n(t), { source, sourceCounts: cs, targetCounts: ct, sourceUnbalanced: sourceProblems.has(family) })
+              findings.push({ severity, message: `The source has ${n(s)} pair${n(s) === 1 ? '' : 's'} of ${family.name}, the translation ${n(t)}` })
             }
           }
         }
@@ -118,3 +120,24 @@ export default definePlugin<Options>({
     }
   },
 })
+
+// `file(s)`, `Datei(en)`, `utilisateur(s)`: a plural marker a translation may rightly drop.
+const PLURAL_MARKER = /\p{L}[(（]\p{Ll}{1,3}[)）]/gu
+
+/**
+ * How sure a count mismatch is a mistake: a pair the source has and the translation lost, `lost`
+ * pairs in all, is an error where nothing explains it; a pair the translation adds is a warning.
+ */
+function lostPairSeverity(
+  family: Family,
+  lost: number,
+  c: { source: string; sourceCounts: ReturnType<typeof counts>; targetCounts: ReturnType<typeof counts>; sourceUnbalanced: boolean },
+): 'error' | 'warning' {
+  if (lost <= 0 || c.sourceUnbalanced) return 'warning'
+  if (family.name === 'parentheses' && (c.source.match(PLURAL_MARKER)?.length ?? 0) >= lost) return 'warning'
+  const pairs = (x: { open: number; close: number }) => Math.max(x.open, x.close)
+  for (const other of FAMILIES) {
+    if (other !== family && pairs(c.targetCounts.get(other)!) > pairs(c.sourceCounts.get(other)!)) return 'warning'
+  }
+  return 'error'
+}

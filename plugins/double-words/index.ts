@@ -2,11 +2,13 @@
 // segmentation; only repeats separated by whitespace count, so hyphenated reduplication
 // ("anak-anak", "чуть-чуть") and scripts written without spaces (谢谢, 人人, 時々, Thai) never
 // look like a repeat. Grammatical repeats are exceptions per language, and a repeat the source
-// has too (a "bye bye" in the source) is intended.
+// has too (a "bye bye" in the source) is intended. A repeat is an error where it is unambiguous,
+// a warning where the language has a grammatical reading of it (repeat-severity.ts).
 import { definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
 import { segmentWords, type WordSegment } from '../_shared/segment-words.js'
 import { hasSpacelessScript } from '../_shared/language-scripts.js'
+import { repeatSeverity } from './repeat-severity.js'
 
 interface Options {
   exceptions: Record<string, string[]>
@@ -30,6 +32,12 @@ const EXCEPTIONS: Record<string, string[]> = {
   el: ['ναι', 'όχι', 'πολύ', 'σιγά'],
   ar: ['جدا', 'جداً', 'رويدا', 'نعم', 'لا'],
   ko: ['네', '아니요', '정말', '하나', '천천히'],
+  sv: ['ja', 'nej', 'mycket'],
+  da: ['ja', 'nej', 'meget'],
+  nb: ['ja', 'nei', 'veldig'],
+  fi: ['kyllä', 'ei', 'hyvin', 'tosi'],
+  hu: ['igen', 'nem', 'nagyon'],
+  ro: ['da', 'nu', 'foarte'],
 }
 
 /**
@@ -59,7 +67,7 @@ const REDUPLICATING: Record<string, string[]> = {
   id: ['yang', 'dan', 'di', 'ke', 'dari', 'untuk', 'ini', 'itu', 'dengan', 'atau'],
   ms: ['yang', 'dan', 'di', 'ke', 'dari', 'untuk', 'ini', 'itu', 'dengan', 'atau'],
   tl: ['ang', 'ng', 'sa', 'mga', 'at', 'na'],
-  vi: ['của', 'và', 'các', 'những', 'là', 'được', 'cho', 'với', 'này'],
+  vi: ['của', 'và', 'các', 'những', 'là', 'được', 'cho', 'với', 'này', 'cái', 'một', 'trong', 'đã', 'sẽ', 'để'],
   sw: ['na', 'ya', 'wa', 'kwa', 'za', 'la'],
   ta: ['மற்றும்', 'ஒரு', 'இந்த'],
   te: ['మరియు', 'ఒక', 'ఈ'],
@@ -202,14 +210,18 @@ export default definePlugin<Options>({
           exceptions.get('*')?.has(word) || exceptions.get(base)?.has(word) || exceptions.get(locale.toLowerCase())?.has(word)
         const onlyFunctionWords = reduplicating.get(base)
         const findings: FindingInput[] = []
+        const textStart = translation.search(/\S/u)
         for (const { first, second } of found) {
           const word = second.text.toLocaleLowerCase(locale)
           if (!/\p{L}/u.test(word)) continue // "1 1", "2024 2024": numbers, not words
           if (hasSpacelessScript(word)) continue // ideographs, kana, Thai: reduplication, not typos
           if (allowed(word)) continue
+          // The first word of a compound: French "en en-tête", English "in in-app purchases".
+          if (/^[-\u2010\u2011]\p{L}/u.test(translation.slice(second.end, second.end + 2))) continue
           if (AFTER_COMMA[base]?.includes(word) && /,\s*$/u.test(translation.slice(0, first.index))) continue
           if (onlyFunctionWords && !onlyFunctionWords.has(word)) continue
           findings.push({
+            severity: repeatSeverity({ word, first: first.text, second: second.text, before: translation.slice(Math.max(0, first.index - 4), first.index), atStart: first.index === textStart, base, sourceRepeats: intended > 0 }),
             message: `The word "${second.text}" is repeated`,
             span: { start: first.index, end: second.end },
             suggestion: first.text,

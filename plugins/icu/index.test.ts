@@ -18,6 +18,21 @@ new PluginTester().run(icu, {
     { source: '{gender, select, male {He} female {She} other {They}} replied', translation: '{gender, select, male {Αυτός} female {Αυτή} other {Αυτοί}} απάντησε', targetLanguage: 'el' },
     { name: 'a select branch may be dropped', source: '{gender, select, male {He} female {She} other {They}} replied', translation: '{gender, select, other {他们}}回复了', targetLanguage: 'zh-CN' },
     { source: 'Page {page, number} of {total, number}', translation: 'पृष्ठ {page, number} / {total, number}', targetLanguage: 'hi' },
+    // A language may pluralize a plain count of the source.
+    { name: 'Russian pluralizes a {count, number}', source: '{count, number} files', translation: '{count, plural, one {# файл} few {# файла} many {# файлов} other {# файла}}', targetLanguage: 'ru' },
+    { name: 'Polish pluralizes a {count, number} with the count kept', source: 'Deleted {count, number} files', translation: 'Usunięto {count, plural, one {{count, number} plik} few {{count, number} pliki} many {{count, number} plików} other {{count, number} pliku}}', targetLanguage: 'pl' },
+    { name: 'Arabic pluralizes a {n, number}', source: '{n, number} items', translation: '{n, plural, zero {لا عناصر} one {عنصر واحد} two {عنصران} few {# عناصر} many {# عنصرًا} other {# عنصر}}', targetLanguage: 'ar' },
+    { name: 'Japanese writes a source plural as a plain count', source: '{count, plural, one {# file} other {# files}}', translation: '{count, number}個のファイル', targetLanguage: 'ja' },
+    { name: 'Vietnamese writes a source plural as a plain count', source: '{count, plural, one {# file} other {# files}}', translation: '{count} tệp', targetLanguage: 'vi' },
+    // Plural categories are those of the target language, not the source's.
+    { name: 'Polish source, English target needs only one and other', source: '{n, plural, one {# plik} few {# pliki} many {# plików} other {# pliku}}', translation: '{n, plural, one {# file} other {# files}}', sourceLanguage: 'pl', targetLanguage: 'en' },
+    { name: 'Russian source, Indonesian target needs only other', source: '{n, plural, one {# файл} few {# файла} many {# файлов} other {# файла}}', translation: '{n, plural, other {# berkas}}', sourceLanguage: 'ru', targetLanguage: 'id' },
+    { name: 'French many (millions) is optional', source: en, translation: '{count, plural, one {# fichier} other {# fichiers}}', targetLanguage: 'fr' },
+    { name: 'Czech needs one, few, other (many only for fractions)', source: en, translation: '{count, plural, one {# soubor} few {# soubory} other {# souborů}}', targetLanguage: 'cs' },
+    // Argument types and styles kept.
+    { name: 'currency kept', source: 'Total: {value, number, ::currency/USD}', translation: 'Gesamt: {value, number, ::currency/USD}', targetLanguage: 'de' },
+    { name: 'date style kept', source: 'Due {d, date, short}', translation: 'Échéance {d, date, short}' },
+    { name: 'select keys kept in another order', source: '{gender, select, male {He} female {She} other {They}} replied', translation: '{gender, select, female {Она} male {Он} other {Они}} ответили', targetLanguage: 'ru' },
   ],
   invalid: [
     { source: en, translation: '{count, plural, one {# fichier} other {# fichiers}', findings: [{ message: 'not valid ICU' }] },
@@ -28,7 +43,17 @@ new PluginTester().run(icu, {
     { name: 'apostrophe quotes the argument', source: 'Delete {item}', translation: "Supprimer l'{item}", options: { simpleArguments: true }, findings: [{ message: 'apostrophe' }] },
     { source: 'Page {page, number} of {total, number}', translation: 'पृष्ठ {page, number}', targetLanguage: 'hi', findings: [{ message: '{total}' }] },
     { source: '{n, selectordinal, one {#st} two {#nd} few {#rd} other {#th}}', translation: '{n, selectordinal, other {#°}}', targetLanguage: 'it', findings: [{ message: 'selectordinal {n} lacks the categories it needs: many' }] },
-    { name: 'select key typo', source: '{gender, select, male {He} female {She} other {They}}', translation: '{gender, select, male {Αυτός} femal {Αυτή} other {Αυτοί}}', targetLanguage: 'el', findings: [{ message: 'femal', severity: 'warning' }] },
+    { name: 'select key typo', source: '{gender, select, male {He} female {She} other {They}}', translation: '{gender, select, male {Αυτός} femal {Αυτή} other {Αυτοί}}', targetLanguage: 'el', findings: [{ message: 'femal', severity: 'error' }] },
     { source: en, translation: '{count, plural, one {# plik} other {# plików}}', targetLanguage: 'pl', findings: 1 },
+    // Argument types, styles and select keys must match the source.
+    { name: 'currency dropped', source: 'Total: {value, number, ::currency/USD}', translation: 'Gesamt: {value}', targetLanguage: 'de', findings: [{ message: 'ICU argument {value} is {value, number, ::currency/USD} in the source but {value} in the translation', severity: 'error' }] },
+    { name: 'currency changed', source: 'Total: {value, number, ::currency/USD}', translation: 'Total : {value, number, ::currency/EUR}', findings: [{ message: '::currency/EUR', severity: 'error' }] },
+    { name: 'percent became plain number', source: '{p, number, percent} done', translation: '{p, number} 完了', targetLanguage: 'ja', findings: [{ message: '{p, number, percent} in the source', severity: 'error' }] },
+    { name: 'select turned into a plain argument', source: '{gender, select, male {He} female {She} other {They}} replied', translation: '{gender} antwortete', targetLanguage: 'de', findings: [{ message: '{gender, select, …} in the source but {gender}', severity: 'error' }] },
+    { name: 'select key renamed', source: '{gender, select, male {He} female {She} other {They}}', translation: '{gender, select, male {Il} femme {Elle} other {Iel}}', findings: [{ message: 'keys the source does not have: femme', severity: 'error' }] },
+    { name: 'select key renamed in Arabic', source: '{role, select, admin {Admin} other {User}}', translation: '{role, select, administrator {مسؤول} other {مستخدم}}', targetLanguage: 'ar', findings: [{ message: 'administrator', severity: 'error' }] },
+    { name: 'Russian drops the source plural: categories lost', source: '{count, plural, one {# file} other {# files}}', translation: '{count} файлов', targetLanguage: 'ru', findings: [{ message: '{count, plural, …} in the source but {count}', severity: 'error' }] },
+    { name: 'date style changed is a warning', source: 'Due {d, date, short}', translation: 'Fällig am {d, date, long}', targetLanguage: 'de', findings: [{ message: '{d, date, short}', severity: 'warning' }] },
+    { name: 'date became a number', source: 'Due {d, date, short}', translation: 'Termin {d, number}', targetLanguage: 'pl', findings: [{ severity: 'error' }] },
   ],
 })

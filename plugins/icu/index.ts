@@ -5,6 +5,7 @@ import { TYPE, type PluralElement, type SelectElement } from '@formatjs/icu-mess
 import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
 import { icuArgumentNames, icuPluralsAndSelects, parseIcu, usesIcuSyntax } from '../_shared/icu-message.js'
 import { localeTag } from '../_shared/language-traits.js'
+import { argumentTypeChanges, icuArgumentTypes } from './argument-types.js'
 
 interface Options {
   checkPluralCategories: boolean
@@ -53,7 +54,7 @@ export default definePlugin<Options>({
     additionalProperties: false,
     properties: {
       checkPluralCategories: { type: 'boolean', default: true, description: 'Require the plural categories of the target language.' },
-      checkSelectKeys: { type: 'boolean', default: true, description: 'Warn about select keys the source does not have (typos such as `femal`).' },
+      checkSelectKeys: { type: 'boolean', default: true, description: 'Report select keys the source does not have (renamed or misspelt, such as `femal`): such a branch is never chosen.' },
       simpleArguments: { type: 'boolean', default: false, description: 'Also check sources whose only ICU syntax is simple `{name}` arguments. Off by default: the placeholders check covers those, and ICU apostrophe quoting would flag correct elisions such as French `l’{item}` written with a straight apostrophe.' },
     },
   },
@@ -86,6 +87,11 @@ export default definePlugin<Options>({
         for (const name of targetNames) if (!sourceNames.has(name)) findings.push({ message: `ICU argument {${name}} is not in the source` })
 
         const locale = localeTag(item.targetLanguage)
+        const singleCategory = needsFor(locale, 'cardinal').categories.length === 1
+        for (const c of argumentTypeChanges(icuArgumentTypes(source.elements), icuArgumentTypes(target.elements), singleCategory)) {
+          const list = (xs: string[]) => xs.join(' and ') || `{${c.name}} as well`
+          findings.push({ severity: c.severity, message: `ICU argument {${c.name}} is ${list(c.source)} in the source but ${list(c.translation)} in the translation` })
+        }
         const sourceSelects = icuPluralsAndSelects(source.elements)
         for (const el of icuPluralsAndSelects(target.elements)) {
           if (el.type === TYPE.plural && options.checkPluralCategories) {
@@ -95,7 +101,8 @@ export default definePlugin<Options>({
             const known = new Set(sourceSelects.filter((s): s is SelectElement => s.type === TYPE.select && s.value === el.value).flatMap((s) => Object.keys(s.options)))
             if (!known.size) continue
             const unknown = Object.keys(el.options).filter((k) => !known.has(k))
-            if (unknown.length) findings.push({ severity: 'warning', message: `Select {${el.value}} has keys the source does not have: ${unknown.join(', ')}`, span: spanOf(el) })
+            // A key the source does not have is never chosen: a renamed or misspelt key (`femal`).
+            if (unknown.length) findings.push({ message: `Select {${el.value}} has keys the source does not have: ${unknown.join(', ')}`, span: spanOf(el) })
           }
         }
         return findings

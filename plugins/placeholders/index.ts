@@ -11,9 +11,12 @@ import {
   type Placeholder,
   type PlaceholderFormat,
 } from '../_shared/placeholder-patterns.js'
+import { DETECTABLE_FORMATS, detectPlaceholderFormats } from '../_shared/placeholder-detection.js'
+import { lonePercents } from './lone-percents.js'
 
 interface Options {
   formats: PlaceholderFormat[]
+  detect: PlaceholderFormat[]
   custom: string[]
   checkOrder: boolean
 }
@@ -40,6 +43,13 @@ export default definePlugin<Options>({
         default: DEFAULT_PLACEHOLDER_FORMATS,
         description: 'Placeholder syntaxes to recognise.',
       },
+      detect: {
+        type: 'array',
+        items: { enum: [...DETECTABLE_FORMATS] },
+        uniqueItems: true,
+        default: DETECTABLE_FORMATS,
+        description: 'Opt-in syntaxes (not in `formats`) to recognise in a string whose source uses them unambiguously; [] recognises only `formats`.',
+      },
       custom: {
         type: 'array',
         items: { type: 'string' },
@@ -56,13 +66,22 @@ export default definePlugin<Options>({
   needs: ['translation'],
   create(options) {
     const custom = options.custom.map((source) => new RegExp(source, 'gu'))
-    const find = (text: string) => findPlaceholders(text, { formats: options.formats, custom })
+    const candidates = options.detect.filter((f) => !options.formats.includes(f))
     return {
       check(item) {
         const translation = item.translation ?? ''
+        const detected = candidates.length ? detectPlaceholderFormats(item.source, candidates) : []
+        const formats = detected.length ? [...options.formats, ...detected] : options.formats
+        const find = (text: string) => findPlaceholders(text, { formats, custom })
         const source = find(item.source)
         const target = find(translation)
         const findings: FindingInput[] = []
+        // `%%` in the source makes it a format string: there, a lone `%` breaks formatting.
+        if (item.source.includes('%%')) {
+          for (const at of lonePercents(translation, target)) {
+            findings.push({ message: 'A lone % in a format string: the source writes a literal percent sign as %%', span: { start: at, end: at + 1, in: 'translation' } })
+          }
+        }
         const report = (missing: Placeholder[], extra: Placeholder[]) => {
           for (const p of missing) {
             findings.push({ message: `Missing placeholder ${displayPlaceholder(p)}`, span: { start: p.start, end: p.end, in: 'source' } })

@@ -7,6 +7,7 @@ import { multisetDiff } from '../_shared/multiset-diff.js'
 
 interface Options {
   translatableAttributes: string[]
+  localeAttributes: string[]
   checkNesting: boolean
 }
 
@@ -23,15 +24,24 @@ export default definePlugin<Options>({
         default: ['title', 'alt', 'placeholder', 'aria-label', 'aria-description', 'aria-placeholder', 'aria-roledescription', 'aria-valuetext', 'label', 'value', 'summary', 'abbr'],
         description: 'Attributes whose values are text for people and may differ from the source.',
       },
+      localeAttributes: {
+        type: 'array',
+        items: { type: 'string' },
+        default: ['lang', 'xml:lang', 'dir'],
+        description: 'Attributes that name the language or direction of the text, and change with it (`lang="en"` becomes `lang="ar"`, `dir="ltr"` becomes `dir="rtl"`).',
+      },
       checkNesting: { type: 'boolean', default: true, description: 'Report unbalanced or badly nested tags in the translation.' },
     },
   },
   needs: ['translation'],
   create(options) {
     const translatable = new Set(options.translatableAttributes.map((a) => a.toLowerCase()))
+    // A right-to-left translation adds `dir="rtl"`; one that is no longer in English drops `lang="en"`.
+    const locale = new Set(options.localeAttributes.map((a) => a.toLowerCase()))
+    const compared = (tag: MarkupTag) => tag.attributes.filter((a) => !locale.has(a.name.toLowerCase()))
     const signature = (tag: MarkupTag): string => {
       if (tag.kind === 'close') return `</${tag.name}>`
-      const attributes = tag.attributes
+      const attributes = compared(tag)
         .map((a) => (translatable.has(a.name.toLowerCase()) || a.value === undefined ? a.name : `${a.name}=${JSON.stringify(a.value)}`))
         .sort()
       return `<${[tag.name, ...attributes].join(' ')}${tag.kind === 'self' ? '/' : ''}>`
@@ -53,7 +63,7 @@ export default definePlugin<Options>({
           const twin = extra.findIndex((t) => t.name === tag.name && t.kind === tag.kind)
           if (twin !== -1) {
             const other = extra.splice(twin, 1)[0]!
-            const values = (t: MarkupTag) => new Map(t.attributes.map((a) => [a.name, translatable.has(a.name.toLowerCase()) ? '' : a.value ?? '']))
+            const values = (t: MarkupTag) => new Map(compared(t).map((a) => [a.name, translatable.has(a.name.toLowerCase()) ? '' : a.value ?? '']))
             const a = values(tag)
             const b = values(other)
             const changed = [...new Set([...a.keys(), ...b.keys()])].filter((k) => a.get(k) !== b.get(k))

@@ -1,0 +1,73 @@
+// What each ICU argument is formatted as: `{value}`, `{value, number, ::currency/USD}`,
+// `{d, date, short}`, `{n, plural, …}`, `{g, select, …}`. A translation that turns a currency into
+// a bare value, or a select into a plain argument, formats differently or not at all.
+import { TYPE, type MessageFormatElement } from '@formatjs/icu-messageformat-parser'
+import { walkIcu } from '../_shared/icu-message.js'
+
+type Style = string | { tokens?: { stem: string; options: string[] }[]; pattern?: string } | null | undefined
+
+function styleText(style: Style): string {
+  if (!style) return ''
+  if (typeof style === 'string') return `, ${style}`
+  if (style.tokens) return `, ::${style.tokens.map((t) => [t.stem, ...t.options].join('/')).join(' ')}`
+  return style.pattern ? `, ::${style.pattern}` : ''
+}
+
+/** Each argument's formats, as written in ICU without the options: `{value, number, ::currency/USD}`. */
+export function icuArgumentTypes(elements: readonly MessageFormatElement[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>()
+  const add = (name: string, shape: string) => {
+    const set = out.get(name)
+    if (set) set.add(shape)
+    else out.set(name, new Set([shape]))
+  }
+  walkIcu(elements, (el) => {
+    switch (el.type) {
+      case TYPE.argument: add(el.value, `{${el.value}}`); break
+      case TYPE.number: add(el.value, `{${el.value}, number${styleText(el.style as Style)}}`); break
+      case TYPE.date: add(el.value, `{${el.value}, date${styleText(el.style as Style)}}`); break
+      case TYPE.time: add(el.value, `{${el.value}, time${styleText(el.style as Style)}}`); break
+      case TYPE.plural: add(el.value, `{${el.value}, ${el.pluralType === 'ordinal' ? 'selectordinal' : 'plural'}, …}`); break
+      case TYPE.select: add(el.value, `{${el.value}, select, …}`); break
+      case TYPE.literal:
+      case TYPE.pound:
+      case TYPE.tag:
+        break
+      default: {
+        const never: never = el
+        void never
+      }
+    }
+  })
+  return out
+}
+
+/** A plain count: `{n}`, `{n, number}`, `{n, number, integer}`. A language may pluralize it. */
+const COUNT = /^\{[^,{}]+(?:, number(?:, (?:integer|::integer))?)?\}$/
+const PLURAL = /^\{[^,{}]+, plural, …\}$/
+
+export interface TypeChange { name: string; source: string[]; translation: string[]; severity: 'error' | 'warning' }
+
+/**
+ * Arguments formatted differently in the translation. Allowed: a translation that pluralizes a
+ * plain count (`{count, number}` → `{count, plural, one {…} other {…}}`), and one in a language with
+ * a single plural category (Japanese) that writes a source plural as a plain count. Only a date or
+ * time style changed (`short` → `medium`) is a warning: the format is the translator's call there.
+ */
+export function argumentTypeChanges(source: Map<string, Set<string>>, target: Map<string, Set<string>>, singleCategory: boolean): TypeChange[] {
+  const out: TypeChange[] = []
+  for (const [name, s] of source) {
+    const t = target.get(name)
+    if (!t) continue
+    const missing = [...s].filter((x) => !t.has(x))
+    const extra = [...t].filter((x) => !s.has(x))
+    if (!missing.length && !extra.length) continue
+    const pluralized = extra.every((x) => PLURAL.test(x)) && missing.every((x) => COUNT.test(x)) && [...t].some((x) => PLURAL.test(x))
+    const unpluralized = singleCategory && missing.every((x) => PLURAL.test(x)) && extra.every((x) => COUNT.test(x))
+    if (pluralized || unpluralized) continue
+    const dateStyle = (x: string) => /, (?:date|time)\b/.test(x)
+    const severity = missing.every(dateStyle) && extra.every(dateStyle) && missing.length && extra.length ? 'warning' : 'error'
+    out.push({ name, source: missing, translation: extra, severity })
+  }
+  return out
+}
