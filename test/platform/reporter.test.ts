@@ -128,4 +128,40 @@ describe('reporting outputs', () => {
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops)).toHaveLength(7)
   })
+
+  it('holds an organization refused with 403, tries again with back-off, and reports every string once the refusal ends', async () => {
+    let forbidden = true
+    const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && forbidden ? { status: 403, body: { error: { message: 'may not update statuses' } } } : undefined))
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, heldRecheckMs: 10, heldBaseDelayMs: 100 })
+    running.push(w)
+    for (const languageId of ['de', 'fr', 'ja']) {
+      expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(Array.from({ length: 100 }, (_, i) => i + 1), languageId), SECRET))).status).toBe(200)
+    }
+    await expect.poll(() => w.stats().held, { timeout: 5000 }).toBe(300)
+    expect(service.patches).toHaveLength(0)
+    expect(w.held.list()).toEqual([expect.objectContaining({ domain: 'acme', cause: 'forbidden', strings: 300 })])
+    await new Promise((r) => setTimeout(r, 400))
+    forbidden = false
+    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 10_000 }).toBe(300)
+    await w.idle()
+    expect(w.stats()).toMatchObject({ held: 0, journal: 0, depth: 0 })
+  })
+
+  it('drops the strings of a language taken out of the step (404) once, without bisecting, and reports the others', async () => {
+    let requests404 = 0
+    const service = fakeServiceFetch(({ method, url }) => {
+      if (method === 'PATCH' && url.includes('/languages/fr/')) return (requests404++, { status: 404, body: { error: { message: 'Language fr is not among the languages of the step' } } })
+      return undefined
+    })
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch })
+    running.push(w)
+    for (const languageId of ['de', 'fr']) {
+      expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(Array.from({ length: 200 }, (_, i) => i + 1), languageId), SECRET))).status).toBe(200)
+    }
+    await w.idle()
+    expect(requests404).toBeLessThanOrEqual(2)
+    expect(service.patches.flatMap((p) => p.ops)).toHaveLength(200)
+    expect(await w.metrics.registry.metrics()).toMatch(/switchyard_jobs_total\{outcome="dropped",port="approved"\} 200/)
+    expect(w.stats().journal).toBe(0)
+  })
 })

@@ -1,0 +1,38 @@
+// The domain a delivery is reported under: bound at connection, never taken from a header that
+// disagrees, never one bound to another organization.
+import { describe, expect, it } from 'vitest'
+import { createDomainResolver } from '../../src/platform/organization-domains.js'
+import { createLogger } from '../../src/util/logger.js'
+
+function directory(bindings: Record<string, string>) {
+  const byDomain = Object.fromEntries(Object.entries(bindings).map(([id, d]) => [d, id]))
+  return { domainOf: async (id: string) => bindings[id], organizationOf: async (d: string) => byDomain[d] }
+}
+
+function capture() {
+  const lines: string[] = []
+  const log = createLogger({ level: 'warn', destination: { write: (l: string) => void lines.push(l) } as never })
+  return { log, lines }
+}
+
+describe('createDomainResolver', () => {
+  it('uses the bound domain and ignores (and logs once) a header that disagrees', async () => {
+    const { log, lines } = capture()
+    const resolve = createDomainResolver(directory({ '1001': 'acme' }), log)
+    expect(await resolve('1001', 'acme')).toBe('acme')
+    expect(await resolve('1001', 'evil')).toBe('acme')
+    expect(await resolve('1001', 'evil')).toBe('acme')
+    expect(lines.filter((l) => l.includes('another domain'))).toHaveLength(1)
+  })
+  it("never uses a domain bound to another organization", async () => {
+    const { log } = capture()
+    const resolve = createDomainResolver(directory({ '1001': 'acme' }), log)
+    expect(await resolve('2002', 'acme')).toBe('2002')
+  })
+  it('uses the header for an organization not bound yet, and the id when there is no header', async () => {
+    const { log } = capture()
+    const resolve = createDomainResolver(directory({}), log)
+    expect(await resolve('3003', 'Beta')).toBe('beta')
+    expect(await resolve('3003', '')).toBe('3003')
+  })
+})
