@@ -1,7 +1,8 @@
 // QUEUE=bullmq: several instances share one queue on Redis. The journal's contract holds with
 // BullMQ in its place: `append` adds the batch's jobs in one addBulk before the 2XX (Redis keeps
 // them), with the de-duplication key as job id so a repeat delivery, to any instance, is absorbed
-// while the first is queued, running, or finished within DEDUPE_TTL_MS. Any instance's BullMQ
+// while the first is queued or running. A job that finished (kept for DEDUPE_TTL_MS) is replaced by
+// the new arrival, marked to be checked with the service first: it may have come back to the step. Any instance's BullMQ
 // worker takes jobs and feeds them to its local pipeline, which still groups them per (organization,
 // project, step, language) for one PATCH; `done` completes the BullMQ job, `park` fails it so
 // BullMQ's own attempts and back-off apply. A killed instance's jobs are taken over by the others
@@ -64,6 +65,7 @@ export class BullmqJournal implements IntakeJournal {
 
   async append(_batchId: string, jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
+    await this.replaceFinished(jobs)
     const keepDone = Math.max(1, Math.ceil(this.options.dedupeTtlMs / 1000))
     await this.queue.addBulk(
       jobs.map((job) => ({
@@ -79,6 +81,23 @@ export class BullmqJournal implements IntakeJournal {
       })),
     )
     this.counts.backlog += jobs.length
+  }
+
+  /**
+   * Jobs whose id is a finished (completed or failed) BullMQ job: remove that one, so addBulk takes
+   * the new arrival, and mark it to be checked with the service before it runs. One round trip for
+   * the whole batch.
+   */
+  private async replaceFinished(jobs: Job[]): Promise<void> {
+    const pipeline = this.queueClient.pipeline()
+    for (const job of jobs) pipeline.hget(this.queue.toKey(job.key), 'finishedOn')
+    const answers = (await pipeline.exec()) ?? []
+    for (let i = 0; i < jobs.length; i++) {
+      if (!answers[i]?.[1]) continue
+      const job = jobs[i]!
+      await this.queue.remove(job.key)
+      job.recheck = true
+    }
   }
 
   /** Start taking jobs; `take` hands each to the local pipeline. */
