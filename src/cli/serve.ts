@@ -1,11 +1,13 @@
 // `switchyard serve`: the worker with everything wired: store, pipelines (reloaded on SIGHUP),
 // OAuth tokens, step settings, and graceful shutdown on SIGTERM/SIGINT.
 import { loadConfig, missingForProduction, type Config } from '../config/load-config.js'
+import { parseAppSecrets, scopedOrganizations } from '../webhooks/app-secrets.js'
 import { PipelineHost } from '../engine/pipeline-host.js'
 import type { PluginCache } from '../engine/types.js'
 import { TokenManager } from '../platform/token-manager.js'
 import { createOAuthRouter } from '../server/oauth-routes.js'
 import { operatorAuth } from '../server/operator-auth.js'
+import type { HeldOrganizationView } from '../queue/held-organizations.js'
 import { createOperatorRouter, type ActivityEntry } from '../server/operator-page.js'
 import { createSettingsRouter } from '../settings/settings-routes.js'
 import { SettingsService } from '../settings/settings-service.js'
@@ -54,6 +56,8 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   const settings = new SettingsService(stores.settings, log.child({ part: 'settings' }))
   const guard = operatorAuth(config.operatorPassword, log)
   const pipelines = host as unknown as PipelineSource
+  // The operator page is a route of the worker's app, and shows the worker's held organizations.
+  let held: () => HeldOrganizationView[] = () => []
   const worker = await startWorker({
     config,
     log,
@@ -66,11 +70,17 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     routers: [
       createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }), guard }),
       createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }) }),
-      createOperatorRouter({ config, tokens, guard, activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
+      createOperatorRouter({ config, tokens, guard, held: () => held(), activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
     ],
   })
+  held = () => worker.held.list()
   const missing = missingForProduction(config)
   if (missing.length) log.warn({ missing }, `running on defaults; to connect a real organization set: ${missing.join('; ')}`)
+  else {
+    // Which organizations webhooks are verified for (never the secrets themselves).
+    const secrets = parseAppSecrets(config.appSecrets)
+    log.info({ plainSecrets: secrets.filter((x) => !x.organizationId).length, organizationsWithOwnSecret: scopedOrganizations(secrets) }, 'webhook secrets loaded')
+  }
   return {
     worker, config, stores, tokens, host, log,
     async stop() {

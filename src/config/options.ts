@@ -25,7 +25,7 @@ export const OPTIONS = {
   port: { env: 'PORT', kind: 'int', default: '3000', min: 0, max: 65535, description: 'HTTP port the worker listens on (0: any free port).' },
   host: { env: 'HOST', kind: 'string', default: '0.0.0.0', description: 'Address the worker binds to.' },
   baseUrl: { env: 'BASE_URL', kind: 'url', description: 'Public address of the worker, as the service reaches it; fills the manifest and the OAuth redirect URI. Default: http://localhost:PORT.' },
-  appSecrets: { env: 'APP_SECRET', kind: 'secret-list', description: 'The app_secret(s) the service signs webhooks with; comma-separated to rotate (every one is tried).' },
+  appSecrets: { env: 'APP_SECRET', kind: 'secret-list', description: 'The app_secret(s) the service signs webhooks with, comma-separated. `ORG_ID=SECRET` applies to that organization only (the service gives each installation its own secret); a plain `SECRET` to every organization. Several per organization to rotate. A delivery is verified only with the secrets of the organization it names.' },
   clientId: { env: 'CLIENT_ID', kind: 'string', description: 'OAuth client id of the app. Needs CLIENT_SECRET: set without it, the worker refuses to start.' },
   clientSecret: { env: 'CLIENT_SECRET', kind: 'secret', description: 'OAuth client secret; also the key of the JWTs on settings callbacks.' },
   authUrl: { env: 'AUTH_URL', kind: 'url', description: 'Address of the authorization server ({auth_url}).' },

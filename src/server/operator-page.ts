@@ -2,6 +2,7 @@
 // are disconnected, and a form to connect one. Also the page shell the OAuth routes answer with.
 // Plain HTML with one inline stylesheet allowed by its hash: no scripts, no external assets, and a
 // CSP that forbids everything else. Every interpolated value goes through escapeHtml.
+import type { HeldOrganizationView } from '../queue/held-organizations.js'
 import type { Middleware } from 'koa'
 import { createHash } from 'node:crypto'
 import { Router } from '@koa/router'
@@ -161,7 +162,25 @@ ${rows}
 </table>`
 }
 
-export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now(), activity?: ActivityEntry[]): string {
+function heldTable(held: HeldOrganizationView[], now: number): string {
+  const rows = held
+    .map((h) => {
+      const why = h.cause === 'forbidden'
+        ? 'the service refuses its status updates (403, or 401 after a refresh): check that the app is still installed and that the connecting user may update string statuses'
+        : 'no usable token: reconnect it'
+      const next = Math.max(0, Math.round((h.nextTryAt - now) / 1000))
+      return `<tr class="flagged"><td><strong>${escapeHtml(h.domain)}</strong></td><td>${h.strings}</td><td>${escapeHtml(why)}<br><span class="muted">${escapeHtml(h.reason.slice(0, 300))}</span></td><td>${escapeHtml(new Date(h.since).toISOString())}</td><td>in ${next} s</td></tr>`
+    })
+    .join('\n')
+  return `<table>
+<thead><tr><th>Organization</th><th>Strings held</th><th>Why</th><th>Since</th><th>Next try</th></tr></thead>
+<tbody>
+${rows}
+</tbody>
+</table>`
+}
+
+export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now(), activity?: ActivityEntry[], held: HeldOrganizationView[] = []): string {
   const missing: string[] = []
   if (!config.clientId) missing.push('CLIENT_ID')
   if (!config.clientSecret) missing.push('CLIENT_SECRET')
@@ -180,7 +199,12 @@ ${setup}
 <div class="card">
 ${summary}
 ${organizationsTable(orgs, now)}
-</div>
+</div>${held.length ? `
+<h2>Held strings</h2>
+<div class="card">
+<p class="bad">Strings of these organizations can't be reported now. They are kept, never dropped, and tried again with back-off.</p>
+${heldTable(held, now)}
+</div>` : ''}
 <h2>Connect an organization</h2>
 <div class="card">
 <form method="get" action="/oauth/start">
@@ -195,12 +219,12 @@ ${activityTable(activity)}
 </div>` : ''}`
 }
 
-export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]>; guard?: Middleware }): Router {
+export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]>; held?: () => HeldOrganizationView[]; guard?: Middleware }): Router {
   const router = new Router()
   router.get('/', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
     const orgs = await deps.tokens.status()
     const activity = deps.activity ? await deps.activity() : undefined
-    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity))
+    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity, deps.held?.() ?? []))
   })
   return router
 }
