@@ -38,7 +38,10 @@ export class Intake {
   async accept(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<IntakeResult> {
     const { journal, queue } = this.options
     if (this.closing) return { status: 'busy', retryAfterSeconds: 5 }
-    const busy = await this.busy(jobs)
+    // Read the depth and take the room with no await in between (only a shared queue is asked):
+    // batches arriving together would otherwise all pass the check and overfill the queue.
+    const depth = journal.backlog ? await journal.backlog() : queue.depth
+    const busy = this.busy(jobs, depth)
     if (busy) return busy
     if (journal.delivers) {
       // Shared queue: its job ids (the de-duplication key) absorb repeats across instances.
@@ -82,8 +85,8 @@ export class Intake {
     }
   }
 
-  private async busy(jobs: Job[]): Promise<IntakeResult | undefined> {
-    const { journal, queue, held } = this.options
+  private busy(jobs: Job[], depth: number): IntakeResult | undefined {
+    const { queue, held } = this.options
     // An organization that can't be reported for holds at most QUEUE_LIMIT strings: past that, its
     // own deliveries wait (the service retries them), and nobody else's.
     const domain = jobs[0]?.domain
@@ -91,7 +94,6 @@ export class Intake {
     if (holding && holding + jobs.length > queue.limit) {
       return { status: 'busy', retryAfterSeconds: 30, reason: `the organization holds ${holding} strings that wait until it can be reported for again` }
     }
-    const depth = journal.backlog ? await journal.backlog() : queue.depth
     if (depth + jobs.length > queue.limit && depth > 0) {
       // Long enough for the queue to drain a good part of its backlog (the worker runs several
       // thousand strings a second, bench), short enough to be retried well inside the service's

@@ -54,7 +54,11 @@ describe('reconciliation sweep', () => {
     expect(more.delivered).toBe(more.batches)
     expect(worker.stats().depth).toBe(100)
     const during = await worker.reconcile()
-    expect(during).toEqual({ orphans: 700, checked: 800 })
+    // The sweep pages through NEED_PROCESS by offset while the worker reports: a string reported
+    // between two pages shifts the next page, so a few of the 100 being worked may go unseen.
+    expect(during.orphans).toBe(700)
+    expect(during.checked).toBeGreaterThanOrEqual(790)
+    expect(during.checked).toBeLessThanOrEqual(800)
     expect(await orphansMetric()).toBe(1500)
     emu.configure({ faults: { latencyMs: [0, 0] } })
 

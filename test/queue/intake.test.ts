@@ -85,3 +85,13 @@ describe('Intake', () => {
     expect(stored.batches[0]!.jobs.slice(0, 2).every((j) => j.recheck)).toBe(true)
   })
 })
+
+describe('Intake under concurrent batches', () => {
+  it('never admits past the limit when batches arrive together', async () => {
+    const { intake, queue } = setup({ limit: 250 })
+    await intake.accept('b0', [job(1000)])
+    const answers = await Promise.all(Array.from({ length: 10 }, (_, b) => intake.accept(`b${b + 1}`, Array.from({ length: 100 }, (_, i) => job(b * 100 + i + 1)))))
+    expect(answers.filter((a) => a.status === 'accepted')).toHaveLength(2)
+    expect(queue.depth).toBe(201)
+  })
+})
