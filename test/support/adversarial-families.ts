@@ -14,7 +14,7 @@ const long = (prefix: string, fill: string, suffix = ''): Family => ({ name: `${
 export const FAMILIES: Family[] = [
   ...['(', ')', '()', '(（', '[', '【', '{', '}', '{0}', '{{', '{{a}}', '${', '%(', '%(a)s', '$t(', '%', '%s', '%d%', '%1$s', '%a%', '%0', ':a', ':)',
     '<', '>', '<b>', '</b>', '<b>x</b>', '<br/>', '<!--', '<b a="', '&', '&amp;', '&#', '&F', '_', 'a_', '_a ',
-    'word ', 'a ', 'die ', ', die die ', 'aa', 'a-', 'a.', 'a@', '@a', 'a@b.', 'a=', 'x=y ',
+    '#a# ', 'word ', 'a ', 'die ', ', die die ', 'aa', 'a-', 'a.', 'a@', '@a', 'a@b.', 'a=', 'x=y ',
     'http://a.b/', 'http://a.b/)', 'www.', 'http://', 'mailto:', 'a@b.cd ',
     '1', '1 ', '1,', '1.', '0', '1 000 ', '١', ' ', '  ', 'a  ', '\n', '\\n', '\t', '\r\n', '\u00a0', 'ab\u00a0', '\u202f', '\u200b', '\u3000', '\u200f', '\u0001',
     "'", '"', '\\', '\\"', "\\'", '\\u0041', '\\x41', '\\\\', 'aα', 'ё', '.', '!', '?', '…', '。', ' .', ' ?', 'a :', '漢', 'ไทย ',
@@ -35,5 +35,6 @@ export const FAMILIES: Family[] = [
   long('a ', 'a', 'b'),
   long('{{', 'a'),
   long('{', 'a'),
+  { name: 'two long tokens, one ending and the other starting alike', text: (n) => `${'a'.repeat(n)} ${'a'.repeat(n)}b` },
   { name: 'mixed', text: (n) => 'word (<b>{0}</b>) %s 12.5 http://a.b/ a@b.cd &Save \\n '.repeat(n) },
 ]

@@ -75,6 +75,10 @@ function install(): void {
   wrap(A, 'splice', (self, [start]) => len(self) - Math.max(0, Number(start) || 0), 'Array#splice')
   wrap(A, 'sort', (self) => len(self) * Math.ceil(Math.log2(len(self) + 1)), 'Array#sort')
   wrap(Intl.Segmenter.prototype, 'segment', (_self, [text]) => len(text), 'Segmenter#segment')
+  // V8 (Node 20) copies the whole input for every segment it yields: charged as it costs.
+  const segmentIterator = Object.getPrototypeOf(new Intl.Segmenter('en').segment('')[Symbol.iterator]()) as object
+  wrap(segmentIterator, 'next', (_self, _args, r) => len(r?.value?.input), 'Segments#next')
+  for (const m of ['charCodeAt', 'codePointAt', 'charAt', 'at']) wrap(S, m, () => 0)
 }
 
 function uninstall(): void {
