@@ -32,7 +32,9 @@ export interface Placeholder {
 }
 
 const PRINTF_CONVERSION = /^(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGaAcCsSpn@]$/
-const PRINTF = /%(?:(\d+)\$)?[-+0#]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
+// The width starts with 1-9: a leading 0 is a flag. `[-+0#]*\d+` matched the same texts but tried
+// every split of a run of zeros between flags and width (quadratic on `%` and 50,000 zeros).
+const PRINTF = /%(?:(\d+)\$)?[-+0#]*(?:[1-9]\d*|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
 
 interface RegexFormat {
   format: PlaceholderFormat
@@ -51,7 +53,7 @@ const REGEX_FORMATS: RegexFormat[] = [
   { format: 'dollar-brace', needs: '${', re: /\$\{[^{}\n]+\}/g, key: (m) => `\${${trimKey(m[0].slice(2, -1))}}` },
   { format: 'percent-brace', needs: '%{', re: /%\{[A-Za-z_][\w.-]*\}/g, key: (m) => m[0] },
   { format: 'i18next-nesting', needs: '$t(', re: /\$t\([^()\n]*\)/g, key: (m) => m[0].replace(/\s+/g, '') },
-  { format: 'python', needs: '%(', re: /%\([^()\n]+\)[-+0# ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },
+  { format: 'python', needs: '%(', re: /%\([^()\n]+\)[-+0# ]*(?:[1-9]\d*)?(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },
   {
     format: 'percent-name',
     needs: '%',
@@ -104,16 +106,15 @@ function scanPlaceholders(text: string, options: FindPlaceholdersOptions): Place
   const formats = new Set(options.formats ?? DEFAULT_PLACEHOLDER_FORMATS)
   const found: Placeholder[] = []
   let work = text
-  const claim = (p: Placeholder) => {
-    found.push(p)
-    work = maskSpans(work, [p])
-  }
   for (const re of options.custom ?? []) {
     re.lastIndex = 0
-    for (const m of [...work.matchAll(re)]) {
-      if (!m[0]) continue
-      claim({ text: m[0], start: m.index!, end: m.index! + m[0].length, format: 'custom', key: m[0] })
+    // One pattern's matches are blanked out together: masking the text once per match was quadratic.
+    const claimed: Placeholder[] = []
+    for (const m of work.matchAll(re)) {
+      if (m[0]) claimed.push({ text: m[0], start: m.index!, end: m.index! + m[0].length, format: 'custom', key: m[0] })
     }
+    for (const p of claimed) found.push(p)
+    if (claimed.length) work = maskSpans(work, claimed)
   }
   // `%%` is an escaped percent sign in printf, Python and Qt: never the start of a placeholder.
   work = work.replace(/%%/g, MASK_CHAR + MASK_CHAR)
