@@ -28,7 +28,10 @@ const MULTIPLIERS: Record<string, number> = { 万: 4, 萬: 4, 만: 4, 億: 8, �
 
 function canonical(int: string, frac = ''): string {
   const i = int.replace(/^0+(?=\d)/, '')
-  const f = frac.replace(/0+$/, '')
+  // Trailing zeros by hand: /0+$/ retries from every zero of a long run followed by another digit.
+  let end = frac.length
+  while (end > 0 && frac[end - 1] === '0') end--
+  const f = frac.slice(0, end)
   return f ? `${i}.${f}` : i
 }
 
