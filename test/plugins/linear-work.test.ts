@@ -29,7 +29,7 @@ import whitespace from '../../plugins/whitespace/index.js'
 
 /** n log n at these sizes stays near 2.2; a quadratic term of any weight pushes towards 4. */
 const RATIO = 2.6
-/** Tokens per text at the smaller size (texts of 1-30 KB). */
+/** Tokens per text at the smaller size (texts of 0.3-15 KB; WORK_N to try others). */
 const N = Number(process.env.WORK_N ?? 300)
 
 interface Setup {

@@ -7,7 +7,7 @@
 // element, or a global regex run once per match over the whole text shows as work growing 4x
 // when its input doubles. What it cannot see: backtracking inside one regex call (one exec is
 // charged the characters from where it starts to where it stops, not the retries from every
-// start position inside it); those regexes were audited by hand and timed (src/bench).
+// start position inside it); test/plugins/regex-backtracking.test.ts covers those.
 /* eslint-disable @typescript-eslint/no-explicit-any */
 
 type Fn = (this: any, ...args: any[]) => any
