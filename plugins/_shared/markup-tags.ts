@@ -17,15 +17,44 @@ export const VOID_ELEMENTS = new Set(['area', 'base', 'br', 'col', 'embed', 'hr'
 
 const TAG = /<(\/?)([A-Za-z][\w:.-]*|\d+)((?:\s+[^\s<>"'=/]+(?:\s*=\s*(?:"[^"]*"|'[^']*'|[^\s"'=<>`]+))?)*)\s*(\/?)>/g
 const ATTRIBUTE = /([^\s=/]+)(?:\s*=\s*(?:"([^"]*)"|'([^']*)'|([^\s"'=<>`]+)))?/g
-const COMMENT = /<!--[\s\S]*?-->|<!\[CDATA\[[\s\S]*?\]\]>/g
+const COMMENTS = [['<!--', '-->'], ['<![CDATA[', ']]>']] as const
+
+/**
+ * Comments and CDATA sections, as [start, end) in order. By hand rather than with a lazy regex:
+ * `<!--[\s\S]*?-->` searches to the end of the text from every unclosed `<!--` (quadratic), while
+ * here an opener with no closer after it ends the search for that kind.
+ */
+function commentRanges(text: string): Array<readonly [number, number]> {
+  const out: Array<readonly [number, number]> = []
+  let at = 0
+  const open = COMMENTS.map(([o]) => text.indexOf(o))
+  while (true) {
+    // The earlier opener wins, as the alternation of a regex would.
+    let k = -1
+    for (let i = 0; i < COMMENTS.length; i++) if (open[i]! !== -1 && (k === -1 || open[i]! < open[k]!)) k = i
+    if (k === -1) return out
+    const [o, c] = COMMENTS[k]!
+    const close = text.indexOf(c, open[k]! + o.length)
+    if (close === -1) {
+      open[k] = -1
+      continue
+    }
+    const start = open[k]!
+    at = close + c.length
+    out.push([start, at])
+    for (let i = 0; i < COMMENTS.length; i++) if (open[i]! !== -1 && open[i]! < at) open[i] = text.indexOf(COMMENTS[i]![0], at)
+  }
+}
 
 export function findTags(text: string): MarkupTag[] {
   if (!text.includes('<')) return []
-  const skipped = [...text.matchAll(COMMENT)].map((m) => [m.index, m.index + m[0].length] as const)
+  const skipped = commentRanges(text)
+  let next = 0 // both lists are in text order: one pass over the comments
   const out: MarkupTag[] = []
   for (const m of text.matchAll(TAG)) {
     const start = m.index
-    if (skipped.some(([a, b]) => start >= a && start < b)) continue
+    while (next < skipped.length && skipped[next]![1] <= start) next++
+    if (next < skipped.length && start >= skipped[next]![0]) continue
     const [whole, slash, name, rawAttributes = '', selfSlash] = m
     if (/^\d+$/.test(name!) && rawAttributes.trim()) continue
     if (slash && (selfSlash || rawAttributes.trim())) continue
@@ -45,20 +74,25 @@ export interface TagProblem { tag: MarkupTag; message: string }
 export function tagNestingProblems(tags: readonly MarkupTag[]): TagProblem[] {
   const problems: TagProblem[] = []
   const stack: MarkupTag[] = []
+  const open = new Map<string, number>()
   for (const tag of tags) {
     if (tag.kind === 'self') continue
     if (tag.kind === 'open') {
       stack.push(tag)
+      open.set(tag.name, (open.get(tag.name) ?? 0) + 1)
       continue
     }
     if (VOID_ELEMENTS.has(tag.name.toLowerCase())) continue // `</br>`: browsers read it as <br>
-    const at = stack.map((t) => t.name).lastIndexOf(tag.name)
-    if (at === -1) {
+    // Open tags by name: a closing tag whose name is not open is known at once, and the pops
+    // down to its opening tag are paid for by the pushes (linear).
+    if (!open.get(tag.name)) {
       problems.push({ tag, message: `Closing tag ${tag.text} has no opening tag` })
       continue
     }
-    for (const unclosed of stack.splice(at).slice(1)) {
-      problems.push({ tag: unclosed, message: `Tag ${unclosed.text} is not closed before ${tag.text}` })
+    for (let t = stack.pop()!; ; t = stack.pop()!) {
+      open.set(t.name, open.get(t.name)! - 1)
+      if (t.name === tag.name) break
+      problems.push({ tag: t, message: `Tag ${t.text} is not closed before ${tag.text}` })
     }
   }
   for (const unclosed of stack) problems.push({ tag: unclosed, message: `Tag ${unclosed.text} is not closed` })

@@ -9,20 +9,21 @@ export interface MultisetDiff<T> {
 }
 
 export function multisetDiff<T>(expected: readonly T[], actual: readonly T[], key: (item: T) => string): MultisetDiff<T> {
-  const pool = new Map<string, T[]>()
+  // Each key's items in order, and how many of them are used: `shift()` per match was quadratic.
+  const pool = new Map<string, { items: T[]; used: number }>()
   for (const item of actual) {
     const k = key(item)
-    const list = pool.get(k)
-    if (list) list.push(item)
-    else pool.set(k, [item])
+    const entry = pool.get(k)
+    if (entry) entry.items.push(item)
+    else pool.set(k, { items: [item], used: 0 })
   }
   const missing: T[] = []
   for (const item of expected) {
-    const list = pool.get(key(item))
-    if (list?.length) list.shift()
+    const entry = pool.get(key(item))
+    if (entry && entry.used < entry.items.length) entry.used++
     else missing.push(item)
   }
   const left = new Set<T>()
-  for (const list of pool.values()) for (const item of list) left.add(item)
+  for (const { items, used } of pool.values()) for (let i = used; i < items.length; i++) left.add(items[i]!)
   return { missing, extra: actual.filter((item) => left.has(item)) }
 }

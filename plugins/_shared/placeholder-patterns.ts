@@ -44,7 +44,9 @@ const PRINTF_CONVERSION = /^(?:hh|h|ll|l|L|z|j|t|q)?[diouxXeEfFgGaAcCsSpn@]$/
 // Flags: - + 0 # ' (thousands grouping, POSIX) and space. A space flag counts only when no letter
 // follows the conversion and no number comes just before the `%`: "50% done", "50 % e 20 %"
 // (Italian "and") are percentages in prose, "Count: % d" is a placeholder.
-const PRINTF = /%(?:(\d+)\$)?[-+0#' ]*(?:\d+|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
+// The width starts with 1-9: a leading 0 is a flag. `[-+0#]*\d+` matched the same texts but tried
+// every split of a run of zeros between flags and width (quadratic on `%` and 50,000 zeros).
+const PRINTF = /%(?:(\d+)\$)?[-+0#' ]*(?:[1-9]\d*|\*)?(?:\.(?:\d+|\*))?(?:hh|h|ll|l|L|z|j|t|q|I64|I32)?[diouxXeEfFgGaAcCsSpn@]/g
 
 const AFTER_NUMBER = /\p{N}[\s\u00A0\u202F]?$/u
 
@@ -71,7 +73,7 @@ const REGEX_FORMATS: RegexFormat[] = [
   { format: 'entity', needs: '&', re: /(?<![\p{L}\p{N}])&[A-Za-z_][\w.-]*;/gu, key: (m) => (isCharacterEntity(m[0].slice(1, -1)) ? undefined : m[0]) },
   // Before printf: in `~%Au revoir`, `~%` is the directive and `%A` no conversion.
   { format: 'lisp', needs: '~', re: /~(?:[\d,']*[:@]{0,2}[AaSsDdBbOoXxRrPpCcFfEeGg$](?![\p{L}\p{N}])|[%&|])/gu, key: (m) => m[0] },
-  { format: 'python', needs: '%(', re: /%\([^()\n]+\)[-+0# ]*\d*(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },
+  { format: 'python', needs: '%(', re: /%\([^()\n]+\)[-+0# ]*(?:[1-9]\d*)?(?:\.\d+)?[diouxXeEfFgGcrsa]/g, key: (m) => m[0] },
   {
     format: 'percent-name',
     needs: '%',
@@ -138,16 +140,15 @@ function scanPlaceholders(text: string, options: FindPlaceholdersOptions): Place
   const formats = new Set(options.formats ?? DEFAULT_PLACEHOLDER_FORMATS)
   const found: Placeholder[] = []
   let work = text
-  const claim = (p: Placeholder) => {
-    found.push(p)
-    work = maskSpans(work, [p])
-  }
   for (const re of options.custom ?? []) {
     re.lastIndex = 0
-    for (const m of [...work.matchAll(re)]) {
-      if (!m[0]) continue
-      claim({ text: m[0], start: m.index!, end: m.index! + m[0].length, format: 'custom', key: m[0] })
+    // One pattern's matches are blanked out together: masking the text once per match was quadratic.
+    const claimed: Placeholder[] = []
+    for (const m of work.matchAll(re)) {
+      if (m[0]) claimed.push({ text: m[0], start: m.index!, end: m.index! + m[0].length, format: 'custom', key: m[0] })
     }
+    for (const p of claimed) found.push(p)
+    if (claimed.length) work = maskSpans(work, claimed)
   }
   // `%%` is an escaped percent sign in printf, Python and Qt: never the start of a placeholder.
   work = work.replace(/%%/g, MASK_CHAR + MASK_CHAR)

@@ -1,6 +1,8 @@
 // Unicode word segmentation (UAX #29 via Intl.Segmenter, with ICU dictionaries for Thai, CJK, ...),
 // so that checks never split words on ASCII-only rules. Segmenters are cached per locale: building
 // one is far dearer than using it.
+import { segmentChunked } from './segment-chunked.js'
+
 export interface WordSegment {
   /** The segment's text. */
   text: string
@@ -30,7 +32,7 @@ function segmenterFor(locale: string): Intl.Segmenter {
 /** Every segment of `text` (words, spaces, punctuation), in order. */
 export function segmentWords(text: string, locale: string): WordSegment[] {
   const out: WordSegment[] = []
-  for (const s of segmenterFor(locale).segment(text)) {
+  for (const s of segmentChunked(segmenterFor(locale), text)) {
     out.push({ text: s.segment, index: s.index, end: s.index + s.segment.length, isWordLike: s.isWordLike ?? false })
   }
   return out

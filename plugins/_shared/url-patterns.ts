@@ -13,18 +13,35 @@ export interface FoundUrl {
 const STOP = '\\s<>"`{}|\\\\^«»“”„‘’‹›\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}\\p{Script=Thai}\\p{Script=Lao}\\p{Script=Khmer}\\u3000-\\u303f\\uff00-\\uffef،؛؟।\\u0001'
 const URL = new RegExp(`(?<![\\w@])(?:[A-Za-z][A-Za-z0-9+.-]{1,15}://|www\\.|mailto:)[^${STOP}]+`, 'gu')
 const EMAIL = /(?<![\w.+%-])[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-])/g
-const TRAILING = /[.,;:!?…'*]+$/
+const TRAILING = new Set('.,;:!?…\'*')
+const PAIRS = [['(', ')'], ['[', ']']] as const
 
+/**
+ * The URL without sentence punctuation and unbalanced closing brackets at its end. One pass from
+ * the end with the brackets counted once: stripping with a regex and recounting by `split` per
+ * character stripped was quadratic on a URL followed by many `)` or `.`.
+ */
 function trimUrl(url: string): string {
-  let u = url
-  for (let prev = ''; prev !== u; ) {
-    prev = u
-    u = u.replace(TRAILING, '')
-    for (const [open, close] of [['(', ')'], ['[', ']']] as const) {
-      if (u.endsWith(close) && u.split(open).length < u.split(close).length) u = u.slice(0, -1)
-    }
+  const count = (ch: string) => {
+    let n = 0
+    for (let i = 0; i < url.length; i++) if (url[i] === ch) n++
+    return n
   }
-  return u
+  // Only closers and punctuation are stripped, so the openers' counts never change.
+  const opens = PAIRS.map(([open]) => count(open))
+  const closes = PAIRS.map(([, close]) => count(close))
+  let end = url.length
+  for (let before = -1; before !== end; ) {
+    before = end
+    while (end > 0 && TRAILING.has(url[end - 1]!)) end--
+    PAIRS.forEach(([, close], k) => {
+      if (end > 0 && url[end - 1] === close && opens[k]! < closes[k]!) {
+        closes[k]!--
+        end--
+      }
+    })
+  }
+  return url.slice(0, end)
 }
 
 export function findUrls(text: string): FoundUrl[] {

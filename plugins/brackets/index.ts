@@ -42,20 +42,27 @@ function mask(text: string): string {
 
 function balanceProblems(text: string): Problem[] {
   const stack: { family: Family; ch: string; at: number }[] = []
+  // How many of each family are open on the stack: a closing bracket with none open is known at
+  // once, and otherwise the pops down to its opening one are paid for by the pushes (linear).
+  const open = new Map<Family, number>()
   const problems: Problem[] = []
   for (let i = 0; i < text.length; i++) {
     const hit = FAMILY_OF.get(text[i]!)
     if (!hit) continue
     if (hit.opens) {
       stack.push({ family: hit.family, ch: text[i]!, at: i })
+      open.set(hit.family, (open.get(hit.family) ?? 0) + 1)
       continue
     }
-    const at = stack.map((s) => s.family).lastIndexOf(hit.family)
-    if (at === -1) {
+    if (!open.get(hit.family)) {
       problems.push({ family: hit.family, message: `Closing “${text[i]}” has no opening bracket`, at: i })
       continue
     }
-    for (const s of stack.splice(at).slice(1)) problems.push({ family: s.family, message: `“${s.ch}” is not closed before “${text[i]}”`, at: s.at })
+    for (let s = stack.pop()!; ; s = stack.pop()!) {
+      open.set(s.family, open.get(s.family)! - 1)
+      if (s.family === hit.family) break
+      problems.push({ family: s.family, message: `“${s.ch}” is not closed before “${text[i]}”`, at: s.at })
+    }
   }
   for (const s of stack) problems.push({ family: s.family, message: `“${s.ch}” is not closed`, at: s.at })
   return problems.sort((a, b) => a.at - b.at)

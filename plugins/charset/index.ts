@@ -84,9 +84,11 @@ export default definePlugin<Options>({
         const locale = localeOf(item.targetLanguage)
         const findings: FindingInput[] = []
 
+        // The source's control characters once, not a search of the source per one in the translation.
+        const sourceControls = new Set(item.source.match(CONTROL))
         for (const m of text.matchAll(CONTROL)) {
           if (m[0] === '\t' || m[0] === '\n' || m[0] === '\r') continue
-          if (item.source.includes(m[0])) continue
+          if (sourceControls.has(m[0])) continue
           findings.push({ message: `The translation contains ${describeControl(m[0])}`, span: { start: m.index, end: m.index + m[0].length } })
         }
 
@@ -103,7 +105,10 @@ export default definePlugin<Options>({
             // A Greek letter opening or closing a word is a unit or symbol (µm, Ωcm, α版), not a lookalike.
             if ((i === 0 || i === chars.length - 1) && loneGreek(chars, i)) continue
             const s = confusableScriptOf(ch)
-            if (s) byScript.set(s, [...(byScript.get(s) ?? []), ch])
+            if (!s) continue
+            const list = byScript.get(s)
+            if (list) list.push(ch)
+            else byScript.set(s, [ch])
           }
           if (options.mixedScriptWords && byScript.size > 1) {
             // The script with most letters is the word's; the others are the lookalikes.

@@ -73,6 +73,13 @@ const REDUPLICATING: Record<string, string[]> = {
   te: ['మరియు', 'ఒక', 'ఈ'],
 }
 
+/** Is there a comma before `index`, with only whitespace between? (No slice: this runs per repeat.) */
+function afterComma(text: string, index: number): boolean {
+  let i = index
+  while (i > 0 && /\s/u.test(text[i - 1]!)) i--
+  return text[i - 1] === ','
+}
+
 const SEPARATED_BY_SPACE = /^[\s\u00A0\u202F]+$/u
 
 interface Repeat { first: WordSegment; second: WordSegment }
@@ -92,11 +99,26 @@ const WORD_ENDING_SPACE = /[^\S\u202F\uFEFF]+/u
 const JOINED = new RegExp('[\\p{L}&&[\\p{sc=Latin}\\p{sc=Greek}\\p{sc=Cyrillic}]]|[0-9]', 'v')
 const joinedAt = (s: string, i: number) => JOINED.test(s[i]!)
 
-/** Does `a` end with the first `k` characters of `b`? (No slices: this runs for every token.) */
-function endsWithStartOf(a: string, b: string, k: number): boolean {
-  const offset = a.length - k
-  for (let j = 0; j < k; j++) if (a.charCodeAt(offset + j) !== b.charCodeAt(j)) return false
-  return true
+/**
+ * Every k such that `a` ends with the first k characters of `b`, longest first. The prefix
+ * function (Knuth-Morris-Pratt) of `b`'s start, a separator and `a`'s end gives them all in time
+ * linear in the two tokens; comparing every k by hand was quadratic in a long token.
+ */
+function overlaps(a: string, b: string): number[] {
+  const m = Math.min(a.length, b.length)
+  const codes = new Int32Array(2 * m + 1)
+  for (let i = 0; i < m; i++) codes[i] = b.charCodeAt(i)
+  codes[m] = -1 // matches no code unit: no border crosses it
+  for (let i = 0; i < m; i++) codes[m + 1 + i] = a.charCodeAt(a.length - m + i)
+  const border = new Int32Array(codes.length)
+  for (let i = 1; i < codes.length; i++) {
+    let k = border[i - 1]!
+    while (k > 0 && codes[i] !== codes[k]) k = border[k - 1]!
+    border[i] = codes[i] === codes[k] ? k + 1 : 0
+  }
+  const out: number[] = []
+  for (let k = border[codes.length - 1]!; k > 0; k = border[k - 1]!) out.push(k)
+  return out
 }
 
 /**
@@ -123,8 +145,7 @@ function overlappingTokens(tokens: string[]): boolean {
   for (let i = 1; i < tokens.length; i++) {
     const a = tokens[i - 1]!
     const b = tokens[i]!
-    for (let k = Math.min(a.length, b.length); k >= 1; k--) {
-      if (!endsWithStartOf(a, b, k)) continue
+    for (const k of overlaps(a, b)) {
       if (k < a.length && joinedAt(a, a.length - k - 1) && joinedAt(a, a.length - k)) continue
       if (k < b.length && joinedAt(b, k - 1) && joinedAt(b, k)) continue
       return true
@@ -218,7 +239,7 @@ export default definePlugin<Options>({
           if (allowed(word)) continue
           // The first word of a compound: French "en en-tête", English "in in-app purchases".
           if (/^[-\u2010\u2011]\p{L}/u.test(translation.slice(second.end, second.end + 2))) continue
-          if (AFTER_COMMA[base]?.includes(word) && /,\s*$/u.test(translation.slice(0, first.index))) continue
+          if (AFTER_COMMA[base]?.includes(word) && afterComma(translation, first.index)) continue
           if (onlyFunctionWords && !onlyFunctionWords.has(word)) continue
           findings.push({
             severity: repeatSeverity({ word, first: first.text, second: second.text, before: translation.slice(Math.max(0, first.index - 4), first.index), atStart: first.index === textStart, base, sourceRepeats: intended > 0 }),

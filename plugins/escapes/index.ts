@@ -45,6 +45,26 @@ function bareQuotes(text: string, quote: string): number[] {
   return out
 }
 
+/**
+ * How often each character occurs in a text, as `text.split(ch).length - 1` would count it for a
+ * character `ch` of one or two code units: one pass, where a split per escaped character of the
+ * source was quadratic. Code units are counted alone too (a lone surrogate inside a pair counts).
+ */
+function occurrences(text: string): Map<string, number> {
+  const out = new Map<string, number>()
+  const add = (k: string) => out.set(k, (out.get(k) ?? 0) + 1)
+  for (let i = 0; i < text.length; i++) {
+    const unit = text[i]!
+    add(unit)
+    const code = text.charCodeAt(i)
+    if (code >= 0xd800 && code <= 0xdbff && i + 1 < text.length) {
+      const low = text.charCodeAt(i + 1)
+      if (low >= 0xdc00 && low <= 0xdfff) add(unit + text[i + 1]!)
+    }
+  }
+  return out
+}
+
 const count = (list: Escape[], kind: Kind) => list.filter((e) => e.kind === kind)
 
 export default definePlugin<Options>({
@@ -109,13 +129,19 @@ export default definePlugin<Options>({
           const t = count(target, 'u')
           const byChar = (list: Escape[]) => {
             const map = new Map<string, Escape[]>()
-            for (const e of list) map.set(decode(e.text), [...(map.get(decode(e.text)) ?? []), e])
+            for (const e of list) {
+              const ch = decode(e.text)
+              const same = map.get(ch)
+              if (same) same.push(e)
+              else map.set(ch, [e])
+            }
             return map
           }
           const targetByChar = byChar(t)
-          const literal = translation.replace(ESCAPE, '')
-          for (const [ch, list] of byChar(s)) {
-            const kept = (targetByChar.get(ch)?.length ?? 0) + literal.split(ch).length - 1
+          const literal = occurrences(translation.replace(ESCAPE, ''))
+          const sourceByChar = byChar(s)
+          for (const [ch, list] of sourceByChar) {
+            const kept = (targetByChar.get(ch)?.length ?? 0) + (literal.get(ch) ?? 0)
             if (kept < list.length) {
               findings.push({ message: `The escape ${list[0]!.text} of the source is missing in the translation`, span: { start: list[0]!.index, end: list[0]!.index + list[0]!.text.length, in: 'source' } })
             }
@@ -124,7 +150,7 @@ export default definePlugin<Options>({
           // characters are not.
           for (const [ch, list] of targetByChar) {
             if (!/\p{Cc}/u.test(ch)) continue
-            const inSource = s.filter((e) => decode(e.text) === ch).length
+            const inSource = sourceByChar.get(ch)?.length ?? 0
             if (list.length > inSource) {
               const e = list[inSource]!
               findings.push({ message: `The translation adds the control character escape ${e.text}`, span: { start: e.index, end: e.index + e.text.length } })

@@ -93,12 +93,13 @@ export default definePlugin<Options>({
           findings.push({ severity: c.severity, message: `ICU argument {${c.name}} is ${list(c.source)} in the source but ${list(c.translation)} in the translation` })
         }
         const sourceSelects = icuPluralsAndSelects(source.elements)
+        let sourceKeys: Map<string, Set<string>> | undefined
         for (const el of icuPluralsAndSelects(target.elements)) {
           if (el.type === TYPE.plural && options.checkPluralCategories) {
             const f = missingCategories(el, locale, needsFor)
             if (f) findings.push(f)
           } else if (el.type === TYPE.select && options.checkSelectKeys) {
-            const known = new Set(sourceSelects.filter((s): s is SelectElement => s.type === TYPE.select && s.value === el.value).flatMap((s) => Object.keys(s.options)))
+            const known = (sourceKeys ??= selectKeys(sourceSelects)).get(el.value) ?? new Set<string>()
             if (!known.size) continue
             const unknown = Object.keys(el.options).filter((k) => !known.has(k))
             // A key the source does not have is never chosen: a renamed or misspelt key (`femal`).
@@ -110,6 +111,18 @@ export default definePlugin<Options>({
     }
   },
 })
+
+/** The keys of the source's selects, by argument name (one pass, not a search per target select). */
+function selectKeys(elements: (PluralElement | SelectElement)[]): Map<string, Set<string>> {
+  const out = new Map<string, Set<string>>()
+  for (const s of elements) {
+    if (s.type !== TYPE.select) continue
+    let keys = out.get(s.value)
+    if (!keys) out.set(s.value, (keys = new Set()))
+    for (const k of Object.keys(s.options)) keys.add(k)
+  }
+  return out
+}
 
 function missingCategories(el: PluralElement, locale: string, needsFor: (l: string, t: 'cardinal' | 'ordinal') => CategoryNeeds): FindingInput | undefined {
   const type = el.pluralType === 'ordinal' ? 'ordinal' : 'cardinal'

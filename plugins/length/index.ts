@@ -5,6 +5,7 @@
 // for very short ones; CJK text is naturally far shorter than Latin text, so a dense target is
 // never "too short" and a dense source never makes the target "too long".
 import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { segmentChunked } from '../_shared/segment-chunked.js'
 import { isDense, isSpaceless, localeTag } from '../_shared/language-traits.js'
 
 interface Options {
@@ -48,7 +49,7 @@ export default definePlugin<Options>({
       }
       return s
     }
-    const graphemes = (text: string, locale: string): Grapheme[] => [...segmenterFor(locale).segment(text)]
+    const graphemes = (text: string, locale: string): Grapheme[] => [...segmentChunked(segmenterFor(locale), text)]
     // Counting is the common case: no Segment objects for it, and none at all for text in which
     // every code unit is its own grapheme cluster (Latin-1 and common punctuation, no CR, which
     // joins a following LF, and no combining marks, which are outside these ranges).
@@ -56,7 +57,7 @@ export default definePlugin<Options>({
     const graphemeCount = (text: string, locale: string): number => {
       if (SIMPLE.test(text)) return text.length
       let n = 0
-      for (const _ of segmenterFor(locale).segment(text)) n++
+      for (const _ of segmentChunked(segmenterFor(locale), text)) n++
       return n
     }
     return {

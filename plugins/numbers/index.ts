@@ -28,7 +28,10 @@ const MULTIPLIERS: Record<string, number> = { 万: 4, 萬: 4, 만: 4, 億: 8, �
 
 function canonical(int: string, frac = ''): string {
   const i = int.replace(/^0+(?=\d)/, '')
-  const f = frac.replace(/0+$/, '')
+  // Trailing zeros by hand: /0+$/ retries from every zero of a long run followed by another digit.
+  let end = frac.length
+  while (end > 0 && frac[end - 1] === '0') end--
+  const f = frac.slice(0, end)
   return f ? `${i}.${f}` : i
 }
 
@@ -92,12 +95,27 @@ export function findNumbers(text: string): NumberToken[] {
         last.values.add(canonical(shifted, rest))
       }
     }
-    out.push(...tokens.map((t) => ({ ...t, text: text.slice(t.start, t.end) })))
+    for (const t of tokens) out.push({ ...t, text: text.slice(t.start, t.end) }) // no spread: a token may hold 50,000 numbers
   }
   return out
 }
 
-const overlaps = (a: NumberToken, b: NumberToken) => [...a.values].some((v) => b.values.has(v))
+/** Indexes of tokens by a key, in order, each list with a cursor past the indexes already used. */
+class IndexQueue {
+  private readonly lists = new Map<string, { at: number; indexes: number[] }>()
+  add(key: string, index: number): void {
+    const list = this.lists.get(key)
+    if (list) list.indexes.push(index)
+    else this.lists.set(key, { at: 0, indexes: [index] })
+  }
+  /** The first index under `key` not marked in `used`; -1 when none. */
+  first(key: string, used: Uint8Array): number {
+    const list = this.lists.get(key)
+    if (!list) return -1
+    while (list.at < list.indexes.length && used[list.indexes[list.at]!]) list.at++
+    return list.at < list.indexes.length ? list.indexes[list.at]! : -1
+  }
+}
 
 export default definePlugin<Options>({
   name: 'numbers',
@@ -122,16 +140,31 @@ export default definePlugin<Options>({
         const source = findNumbers(item.source)
         const target = findNumbers(item.translation ?? '')
         if (!source.length && !target.length) return []
-        const unmatched = [...target]
+        // Each source number takes the first unused target number written the same, else the
+        // first unused one with a value in common. Indexes by text and by value, each with a
+        // cursor past the used ones, keep this linear (a search and splice per number was not).
+        const used = new Uint8Array(target.length)
+        const byText = new IndexQueue()
+        const byValue = new IndexQueue()
+        target.forEach((t, i) => {
+          byText.add(t.text, i)
+          for (const v of t.values) byValue.add(v, i)
+        })
         const missing: NumberToken[] = []
         for (const s of source) {
-          const i = unmatched.findIndex((t) => t.text === s.text)
-          const j = i !== -1 ? i : unmatched.findIndex((t) => overlaps(s, t))
+          let j = byText.first(s.text, used)
+          if (j === -1) {
+            for (const v of s.values) {
+              const k = byValue.first(v, used)
+              if (k !== -1 && (j === -1 || k < j)) j = k
+            }
+          }
           if (j === -1) missing.push(s)
-          else unmatched.splice(j, 1)
+          else used[j] = 1
         }
         // Repeating a number of the source ("24/7" -> "24 h/24, 7 j/7") adds nothing new.
-        const extra = unmatched.filter((t) => !source.some((s) => overlaps(s, t)))
+        const sourceValues = new Set(source.flatMap((s) => [...s.values]))
+        const extra = target.filter((t, i) => !used[i] && ![...t.values].some((v) => sourceValues.has(v)))
         const both = missing.length > 0 && extra.length > 0
         const findings: FindingInput[] = []
         for (const s of missing) {

@@ -103,6 +103,27 @@ async function loadFile(file: string, dir: string): Promise<GlossaryEntry[]> {
   }
 }
 
+/**
+ * Is [start, end) inside one of the spans? Spans sorted by start with the furthest end so far:
+ * a binary search per question, where testing every span per match was quadratic.
+ */
+function containment(spans: Array<[number, number]>): (start: number, end: number) => boolean {
+  const sorted = [...spans].sort((a, b) => a[0] - b[0])
+  const starts = sorted.map(([s]) => s)
+  const reach: number[] = []
+  for (const [, e] of sorted) reach.push(Math.max(e, reach[reach.length - 1] ?? -Infinity))
+  return (start, end) => {
+    let lo = 0
+    let hi = starts.length // first span starting after `start`
+    while (lo < hi) {
+      const mid = (lo + hi) >> 1
+      if (starts[mid]! <= start) lo = mid + 1
+      else hi = mid
+    }
+    return lo > 0 && reach[lo - 1]! >= end
+  }
+}
+
 interface Rule extends GlossaryEntry {
   sourceRe?: RegExp
 }
@@ -212,6 +233,7 @@ export default definePlugin<Options>({
           }
         }
         const reported = new Set<string>()
+        let inTarget: ((start: number, end: number) => boolean) | undefined
         for (const f of forbidden) {
           // Forbidden terms: endings tolerated, but only at a word start (no "Ordner" in "Unterordner").
           const re = patternFor(f.term, options.inflection === 'exact' ? 'exact' : 'prefix', locale, f.caseSensitive, false)
@@ -219,7 +241,7 @@ export default definePlugin<Options>({
             const start = m.index
             const end = start + m[0].length
             // Part of an approved term ("Dateiordner" approved, "Ordner" forbidden): fine.
-            if (targetSpans.some(([s, e]) => start >= s && end <= e)) continue
+            if ((inTarget ??= containment(targetSpans))(start, end)) continue
             const key = `${start}:${end}`
             if (reported.has(key)) continue
             reported.add(key)

@@ -54,8 +54,27 @@ export function edgeWhitespace(text: string, where: 'Leading' | 'Trailing'): str
   return text.slice(i)
 }
 
+/** What `legitimate` asks of the whole text, computed at most once per check (not per character). */
+interface TextTraits { spaceless(): boolean; rtl(): boolean }
+
+function textTraits(text: string, item: Item): TextTraits {
+  let spaceless: boolean | undefined
+  let rtl: boolean | undefined
+  return {
+    spaceless: () => (spaceless ??= isSpaceless(item.targetLanguage, text)),
+    rtl: () => (rtl ??= isRtl(item.targetLanguage, text)),
+  }
+}
+
+// One to three letters (with their marks) right before a no-break space, tested on the few
+// characters before it rather than on the whole text up to it (which was quadratic).
+const SHORT_WORD_AT_START = /(?:^|[^\p{L}\p{M}])[\p{L}\p{M}]{1,3}$/u
+const SHORT_WORD = /[^\p{L}\p{M}][\p{L}\p{M}]{1,3}$/u
+/** Three letters of two code units each and the character before them fit in this many. */
+const SHORT_WORD_WINDOW = 10
+
 /** Whether an invisible character at `i` has a typographic reason to be there. */
-function legitimate(text: string, i: number, item: Item): boolean {
+function legitimate(text: string, i: number, traits: TextTraits): boolean {
   const ch = text[i]!
   const before = text.slice(Math.max(0, i - 2), i)
   const after = text.slice(i + 1, i + 3)
@@ -66,11 +85,12 @@ function legitimate(text: string, i: number, item: Item): boolean {
     // Before or after punctuation and symbols (« », : ; ! ?, %, €, dashes), in or after numbers
     // (1 000, 10 km, p. 5), after short words (Czech v, Polish w, Russian и, French M.).
     if (!prev || !next || near(/[\p{P}\p{S}\p{N}]/u)) return true
-    return /(?:^|[^\p{L}\p{M}])[\p{L}\p{M}]{1,3}$/u.test(text.slice(0, i))
+    const from = Math.max(0, i - SHORT_WORD_WINDOW)
+    return (from === 0 ? SHORT_WORD_AT_START : SHORT_WORD).test(text.slice(from, i))
   }
   switch (ch) {
     case '\u3000':
-      return isSpaceless(item.targetLanguage, text) || near(WORD_BREAKING)
+      return traits.spaceless() || near(WORD_BREAKING)
     case '\u200b':
     case '\u2060':
       return near(WORD_BREAKING) || near(JOINING)
@@ -78,8 +98,17 @@ function legitimate(text: string, i: number, item: Item): boolean {
     case '\u200d':
       return near(JOINING) || near(WORD_BREAKING)
     default:
-      return BIDI_CONTROLS.test(ch) && isRtl(item.targetLanguage, text)
+      return BIDI_CONTROLS.test(ch) && traits.rtl()
   }
+}
+
+/** Offsets of the first and the last character that is not whitespace (as `trim` sees it); -1 when none. */
+function contentBounds(text: string): [number, number] {
+  const first = text.search(/\S/)
+  if (first === -1) return [-1, -1]
+  let last = text.length - 1
+  while (/\s/.test(text[last]!)) last--
+  return [first, last]
 }
 
 export default definePlugin<Options>({
@@ -125,12 +154,16 @@ export default definePlugin<Options>({
         }
 
         if (options.doubleSpaces) {
-          const runs = (text: string) => [...text.matchAll(SPACE_RUN)].filter((m) => {
-            const start = m.index
-            const end = start + m[0].length
-            // Indentation and alignment at line edges are the leading/trailing check's concern.
-            return text.slice(0, start).trim() !== '' && text.slice(end).trim() !== '' && !/[\r\n]/.test(text[start - 1] ?? '') && !/[\r\n]/.test(text[end] ?? '')
-          })
+          const runs = (text: string) => {
+            // Between the first and the last visible character (not a slice and trim per run).
+            const [first, last] = contentBounds(text)
+            return [...text.matchAll(SPACE_RUN)].filter((m) => {
+              const start = m.index
+              const end = start + m[0].length
+              // Indentation and alignment at line edges are the leading/trailing check's concern.
+              return first !== -1 && first < start && last >= end && !/[\r\n]/.test(text[start - 1] ?? '') && !/[\r\n]/.test(text[end] ?? '')
+            })
+          }
           const rs = runs(source)
           const rt = runs(translation)
           if (rt.length > rs.length) {
@@ -142,10 +175,12 @@ export default definePlugin<Options>({
 
         if (options.invisibles) {
           const reported = new Set<string>()
+          const inSource = new Set(source.match(INVISIBLE))
+          const traits = textTraits(translation, item)
           for (const m of translation.matchAll(INVISIBLE)) {
             const ch = m[0]
-            if (reported.has(ch) || source.includes(ch)) continue
-            if (legitimate(translation, m.index, item)) continue
+            if (reported.has(ch) || inSource.has(ch)) continue
+            if (legitimate(translation, m.index, traits)) continue
             reported.add(ch)
             findings.push({ message: `The translation contains ${nameOf(ch)}, which the source does not`, span: { start: m.index, end: m.index + 1, in: 'translation' } })
           }

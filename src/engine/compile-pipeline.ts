@@ -11,7 +11,7 @@ import { formatAjvErrors, PluginOptionsError, resolvePluginOptions } from './ins
 import { interpolateSettings, settingReferences } from './interpolate.js'
 import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
 import type { PluginRegistry } from './plugin-registry.js'
-import { DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type RunResult } from './run-pipeline.js'
+import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type RunResult } from './run-pipeline.js'
 import type { Item, PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics, Severity } from './types.js'
 import type { Logger } from '../util/logger.js'
 
@@ -143,8 +143,9 @@ export async function compilePipeline(
           if (entry.if !== undefined) merged.if = entry.if
           if (pc.severity ?? entry.severity) merged.severity = entry.severity ?? pc.severity
           if (entry.timeout !== undefined) merged.timeout = entry.timeout
+          if (entry.maxTextLength !== undefined) merged.maxTextLength = entry.maxTextLength
           merged.with = { ...(pc.with ?? {}), ...(isObj(o.with) ? o.with : {}) }
-          for (const f of ['severity', 'if', 'timeout'] as const) if (o[f] !== undefined) merged[f] = o[f]
+          for (const f of ['severity', 'if', 'timeout', 'maxTextLength'] as const) if (o[f] !== undefined) merged[f] = o[f]
           const where = oKey !== undefined ? [...p, 'overrides', oKey] : [...p, 'uses']
           raw.push({ entry: merged, path: where, withPath: oKey !== undefined && isObj(o.with) ? [...where, 'with'] : where })
         }
@@ -186,6 +187,7 @@ export async function compilePipeline(
       id, index: checks.length, plugin: definition.name, definition, options: e.with ?? {}, bySettings: new Map(), context,
       severity: str(e.severity) as Severity | undefined,
       timeoutMs: typeof e.timeout === 'number' ? e.timeout : definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxTextLength: typeof e.maxTextLength === 'number' ? e.maxTextLength : typeof data.maxTextLength === 'number' ? data.maxTextLength : DEFAULT_MAX_TEXT_LENGTH,
       needsTranslation: !!definition.needs?.includes('translation'),
     }
     await createInstance(check, rc.withPath, true)

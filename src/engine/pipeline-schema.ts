@@ -11,6 +11,12 @@ const NAME = '^[a-z0-9][a-z0-9-_]*$'
 
 const severity = { enum: ['error', 'warning', 'info'], description: 'Severity of the findings of this check, overriding what the plugin says.' }
 
+const maxTextLength = {
+  type: 'integer',
+  minimum: 0,
+  description: 'Longest source, translation or plural form the check reads, in UTF-16 code units; a longer one gets the error finding "too long to check" instead (default: the pipeline\'s maxTextLength, else 50000; 0: no limit).',
+}
+
 const check = {
   type: 'object',
   additionalProperties: false,
@@ -22,6 +28,7 @@ const check = {
     severity,
     if: { type: 'string', description: 'Run the check only on strings where this holds, e.g. `no errors so far`, `file.type == "android"`.' },
     timeout: { type: 'integer', minimum: 1, description: 'Longest one call may run, in ms (default: the plugin\'s timeoutMs, else 30000).' },
+    maxTextLength,
     enabled: { type: 'boolean', default: true, description: 'false turns the check off (handy to switch off a preset\'s check).' },
     overrides: {
       type: 'object',
@@ -29,7 +36,7 @@ const check = {
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
-        properties: { with: { type: 'object' }, severity, if: { type: 'string' }, timeout: { type: 'integer', minimum: 1 }, enabled: { type: 'boolean' } },
+        properties: { with: { type: 'object' }, severity, if: { type: 'string' }, timeout: { type: 'integer', minimum: 1 }, maxTextLength, enabled: { type: 'boolean' } },
       },
     },
     fallback: {
@@ -94,6 +101,7 @@ export const pipelineSchema = {
         },
       },
     },
+    maxTextLength: { ...maxTextLength, default: 50_000, description: 'Default of every check\'s maxTextLength: longer texts get the error finding "too long to check" instead of being checked slowly (0: no limit).' },
     'on-error': { type: 'string', default: 'park', description: 'When a plugin fails on a string: `park` (""), `retry`, or an output name.' },
     events: {
       type: 'array',

@@ -7,6 +7,12 @@ import { resolvePluginOptions } from './instantiate-plugin.js'
 import type { Finding, FindingInput, Item, PluginContext, PluginDefinition, PluginInstance, Severity } from './types.js'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
+/**
+ * Longest text (source, translation or plural form, in UTF-16 code units) a check reads unless
+ * the pipeline says otherwise. Checks are linear, but they run on the main thread: a longer text
+ * gets a finding "too long to check" instead of holding up every other string.
+ */
+export const DEFAULT_MAX_TEXT_LENGTH = 50_000
 
 export interface CompiledCheck {
   id: string
@@ -24,6 +30,8 @@ export interface CompiledCheck {
   severity?: Severity
   condition?: Condition
   timeoutMs: number
+  /** Longest text the check reads (DEFAULT_MAX_TEXT_LENGTH when not set); 0: no limit. */
+  maxTextLength?: number
   needsTranslation: boolean
 }
 
@@ -101,7 +109,9 @@ export class PipelineRunner {
         if (s.failed) continue
         if (check.needsTranslation && s.item.translation === undefined) continue
         if (check.condition && !check.condition(s)) continue
-        active.push(s)
+        const tooLong = this.tooLong(check, s.item)
+        if (tooLong) this.apply(s, check, [tooLong])
+        else active.push(s)
       }
       if (active.length === 0) continue
       let instance: PluginInstance
@@ -184,6 +194,22 @@ export class PipelineRunner {
       s.sev[i]!++
       s.byCheck[check.index * 3 + i]!++
     }
+  }
+
+  /**
+   * The "too long to check" finding when a text the check reads is over its limit. An error
+   * unless the check's `severity` says otherwise: a string nobody checked must not pass as clean.
+   */
+  private tooLong(check: CompiledCheck, item: Item): FindingInput | undefined {
+    const limit = check.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH
+    if (limit <= 0) return undefined
+    const texts: Array<[string, string | undefined]> = [['source', item.source], ['translation', item.translation]]
+    for (const p of item.plurals ?? []) texts.push([`plural form "${p.plural}"`, p.text])
+    for (const [what, text] of texts) {
+      if (text === undefined || text.length <= limit) continue
+      return { severity: 'error', message: `Too long to check: the ${what} has ${text.length} characters; check "${check.id}" reads at most ${limit} (maxTextLength)` }
+    }
+    return undefined
   }
 
   private fail(s: State, check: CompiledCheck, error: string): void {

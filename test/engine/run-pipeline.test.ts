@@ -209,6 +209,43 @@ on-error: ${onError}
   })
 })
 
+describe('maxTextLength', () => {
+  const route = `route:
+  - if: errors > 0
+    to: failed
+  - to: passed
+`
+  it('a text over a check\'s limit is an error "too long to check", not checked and not passed as clean', async () => {
+    const { pipeline } = await load(pipelineYaml(`maxTextLength: 20
+checks:
+  - uses: regex
+    id: no-double-space
+    with: { target: { forbid: '\\s{2,}' } }
+  - uses: regex
+    id: roomy
+    maxTextLength: 0
+    with: { target: { forbid: 'x' } }
+${route}`))
+    const long = `Enregistrer  ${'le fichier '.repeat(3)}`
+    const r = await pipeline.run(items([{ source: 'Save the file', translation: long }, { source: 'Save', translation: 'Enregistrer' }]))
+    expect(r[0]).toMatchObject({ output: 'failed' })
+    expect(r[0]!.findings).toEqual([{ check: 'no-double-space', severity: 'error', message: `Too long to check: the translation has ${long.length} characters; check "no-double-space" reads at most 20 (maxTextLength)` }])
+    expect(r[1]).toMatchObject({ output: 'passed', findings: [] })
+  })
+
+  it('the default is 50,000 characters, the check\'s severity applies, and plural forms count', async () => {
+    const { pipeline } = await load(pipelineYaml(`checks:
+  - uses: regex
+    severity: warning
+    with: { target: { forbid: 'x' } }
+${route}`))
+    const [item] = items([{ source: 'a', translation: 'b' }])
+    item!.plurals = [{ plural: 'one', text: 'y' }, { plural: 'other', text: 'y'.repeat(50_001) }]
+    const [r] = await pipeline.run([item!])
+    expect(r!.findings).toEqual([expect.objectContaining({ check: 'regex', severity: 'warning', message: expect.stringContaining('plural form "other" has 50001 characters') })])
+  })
+})
+
 describe('presets', () => {
   it('expand, and take overrides by id: with, severity, enabled: false', async () => {
     PRESETS['test-preset'] = [
