@@ -93,7 +93,7 @@ export async function runDemo(args: string[]): Promise<number> {
     )
     console.log(`Emulated service  ${emu.url}  (organization "${info.organization.domain}", project ${info.projectId}, step ${info.stepId} -> pipeline "${options.pipeline}")`)
     console.log(`Worker            ${baseUrl}  (store: SQLite in ${dataDir})`)
-    running = await startServe(config, createLogger({ level: config.logLevel }))
+    running = await startServe(config, createLogger({ level: config.logLevel, format: config.logFormat }))
     await connectThroughBrowser(baseUrl, info.organization.domain)
     console.log(`Connected         organization "${info.organization.domain}" through OAuth (authorization code + PKCE)`)
     emu.configure({ webhookUrl: `${baseUrl}/webhooks` })

@@ -28,7 +28,7 @@ export interface Running {
 }
 
 /** Start the whole worker in this process. Throws with every error when pipelines don't load. */
-export async function startServe(config: Config, log: Logger = createLogger({ level: config.logLevel })): Promise<Running> {
+export async function startServe(config: Config, log: Logger = createLogger({ level: config.logLevel, format: config.logFormat })): Promise<Running> {
   const stores = await createStores(config.storeUrl)
   const metrics = createMetrics()
   const cacheFor = (namespace: string): PluginCache => ({
@@ -100,7 +100,7 @@ export async function runServe(args: string[]): Promise<number> {
     return 0
   }
   const config = loadConfig(process.env)
-  const log = createLogger({ level: config.logLevel })
+  const log = createLogger({ level: config.logLevel, format: config.logFormat })
   const running = await startServe(config, log)
   process.on('SIGHUP', () => {
     void running.host.reload().then((r) => {

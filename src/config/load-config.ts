@@ -45,6 +45,7 @@ export interface Config {
   queueConcurrency: number
   queueLockMs: number
   logLevel: string
+  logFormat: string
 }
 
 export class ConfigError extends Error {

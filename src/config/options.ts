@@ -60,6 +60,7 @@ export const OPTIONS = {
   queueLockMs: { env: 'QUEUE_LOCK_MS', kind: 'int', default: '30000', min: 1000, description: "QUEUE=bullmq: how long a string stays with an instance that stopped renewing its lock before another takes it over." },
   queueRedisUrl: { env: 'QUEUE_REDIS_URL', kind: 'string', description: 'Redis for QUEUE=bullmq; default: STORE_URL when it is redis://.' },
   logLevel: { env: 'LOG_LEVEL', kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'Log level.' },
+  logFormat: { env: 'LOG_FORMAT', kind: 'enum', values: ['auto', 'json', 'pretty'], default: 'auto', description: 'Log lines as JSON (for a log collector) or pretty (for a person); auto: pretty when standard output is a terminal, JSON otherwise.' },
 } as const satisfies Record<string, OptionSpec>
 
 export type OptionName = keyof typeof OPTIONS

@@ -1,6 +1,8 @@
-// One logger for the whole worker: pino, JSON lines, secrets redacted by path so that a token
-// can't reach a log line through a careless `log.info({ headers })`.
+// One logger for the whole worker: pino, secrets redacted by path so that a token can't reach a
+// log line through a careless `log.info({ headers })`. JSON lines for machines; readable lines
+// (pino-pretty, in this thread, synchronously) when a person watches a terminal.
 import { pino, type Logger as PinoLogger, type LoggerOptions, type DestinationStream } from 'pino'
+import { PinoPretty } from 'pino-pretty'
 
 export type Logger = PinoLogger
 
@@ -20,6 +22,15 @@ export interface LoggerSetup {
   level?: string
   name?: string
   destination?: DestinationStream
+  /** `json`, `pretty`, or `auto` (pretty when stdout is a terminal): LOG_FORMAT by default. */
+  format?: string
+}
+
+/** Pretty only for a person: asked for, or `auto` with a terminal on stdout. */
+export function wantsPretty(format: string | undefined, isTTY: boolean | undefined): boolean {
+  if (format === 'pretty') return true
+  if (format === 'json') return false
+  return isTTY === true
 }
 
 export function createLogger(setup: LoggerSetup = {}): Logger {
@@ -30,7 +41,11 @@ export function createLogger(setup: LoggerSetup = {}): Logger {
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
   }
-  return setup.destination ? pino(options, setup.destination) : pino(options)
+  if (setup.destination) return pino(options, setup.destination)
+  if (wantsPretty(setup.format ?? process.env.LOG_FORMAT, process.stdout.isTTY)) {
+    return pino(options, PinoPretty({ sync: true, colorize: process.stdout.isTTY === true, translateTime: 'SYS:HH:MM:ss.l', ignore: 'name' }))
+  }
+  return pino(options)
 }
 
 /** A logger that writes nothing, for tests and dry runs. */
