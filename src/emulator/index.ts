@@ -10,3 +10,8 @@ export { PHRASES, PLURAL_CATEGORIES, PUNCTUATION_EQUIVALENTS } from './phrases.j
 export { signBody } from './webhook-sender.js'
 export type { DeliveryReport, SendOptions, RawRequest, RawResponse } from './webhook-sender.js'
 export type { StatusView, StatusFilter, Summary } from './status-store.js'
+export type { OrganizationInfo, InOrganization, PatchRequestFilter } from './start-emulator.js'
+export type { Tenant, OrganizationOptions, SendBackOptions, World } from './tenant.js'
+export type { Mistake, MistakeKind } from './mistakes.js'
+export type { StringComment, CommentFilter } from './comments.js'
+export type { WorkflowEditor, EditorTarget, EditorResponse } from './workflow-editor.js'
