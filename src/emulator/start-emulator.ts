@@ -248,8 +248,11 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
   const addOrganization = (o: OrganizationOptions): Tenant => {
     const secret = o.appSecret ?? randomBytes(24).toString('base64url')
     const { id, domain, appSecret: _secret, workflowId, templateId, ...seed } = o
+    // Ids are global on the platform: another organization's project and step get their own by default.
+    const n = tenants.length
+    const ids = { projectId: (seedDefaults.projectId ?? DEFAULT_SEED.projectId) + 100 * n, stepId: (seedDefaults.stepId ?? DEFAULT_SEED.stepId) + 100 * n }
     return addTenant(
-      new Tenant(id, domain, () => secret, { ...seedDefaults, ...seed }, {
+      new Tenant(id, domain, () => secret, { ...seedDefaults, ...ids, ...seed }, {
         ...(workflowId !== undefined ? { workflowId } : {}),
         ...(templateId !== undefined ? { templateId } : {}),
       }),
