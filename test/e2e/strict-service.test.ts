@@ -40,7 +40,6 @@ async function setUp(o: { emulator: EmulatorOptions; appSecret: string }): Promi
     pipelines: await loadPipelines(),
     config: { apiUrl: emu.info().apiUrlTemplate, appSecrets },
     tokens: new StaticTokenProvider(tokens),
-    heldRecheckMs: 200,
   })
   emu.configure({ webhookUrl: `${worker.url}/webhooks` })
   return { emu, worker }
@@ -64,9 +63,11 @@ describe('the worker against the strict service', () => {
     const { emu, worker } = await setUp({ emulator: { strings: 100, languages: ['de', 'fr', 'ru'] }, appSecret: SECRET1 })
     emu.configure({ appSecret: SECRET1 })
     emu.revoke(undefined, 2000)
-    const report = await emu.sendPending({ batchSize: 100 })
+    // One batch: one (step, language) group per language, so the bound below is per group.
+    const report = await emu.sendPending({ batchSize: 300 })
     expect(report.delivered).toBe(report.batches)
-    await waitFor('every string DONE after the 403 window', () => emu.progress().done === 300, 45_000, () => ({
+    // The worker's back-off is capped near a minute: allow for one full wait after the window.
+    await waitFor('every string DONE after the 403 window', () => emu.progress().done === 300, 80_000, () => ({
       progress: emu.progress(),
       refused403: Object.fromEntries(['de', 'fr', 'ru'].map((l) => [l, emu.patchRequests({ languageId: l, status: 403 })])),
       mistakes: emu.mistakes().length,
@@ -80,7 +81,7 @@ describe('the worker against the strict service', () => {
     }
     expect(worker.stats().depth).toBe(0)
     expect(emu.mistakes()).toEqual([])
-  }, 60_000)
+  }, 100_000)
 
   // Today: 404 is taken as permanent and bisected: about 2N requests for each group.
   run('b) a language taken out of the step: its group dropped once, without bisection; the other languages DONE', async () => {
@@ -88,16 +89,18 @@ describe('the worker against the strict service', () => {
     emu.configure({ appSecret: SECRET1 })
     // Slow API answers keep the worker's first PATCH after the language has left the step.
     emu.configureFaults({ latencyMs: [300, 300] })
-    const report = await emu.sendPending({ batchSize: 100 })
+    // One batch: one (step, language) group per language.
+    const report = await emu.sendPending({ batchSize: 300 })
     expect(report.delivered).toBe(report.batches)
     emu.removeLanguage('ru')
     await waitFor('de and fr DONE', () => donePairs(emu, 'de') === 100 && donePairs(emu, 'fr') === 100, 30_000)
     await worker.idle(30_000)
     await worker.reporter.flush()
-    // Each group that carried ru met 404 once: at most one PATCH per batch, never a bisection.
+    // The ru group met 404 on its first attempt and was dropped: a request or a few (if the
+    // worker flushed the group in parts), never a bisection (today: about 2N).
     const refused = emu.patchRequests({ languageId: 'ru', status: 404 })
     expect(refused).toBeGreaterThan(0)
-    expect(refused).toBeLessThanOrEqual(report.batches)
+    expect(refused).toBeLessThanOrEqual(5)
     expect(emu.patchRequests({ languageId: 'ru' })).toBe(refused)
     expect(emu.statuses({ languageId: 'ru', status: 'NEED_PROCESS' })).toHaveLength(100)
     expect(emu.mistakes()).toEqual([])
@@ -139,8 +142,8 @@ describe('the worker against the strict service', () => {
     const bad = emu.sample.strings[37]!.id
     const report = await emu.sendPending({ batchSize: 100, malformedStringIds: [bad] })
     expect(report.batches).toBe(1)
-    expect(report.failedStrings).toEqual([])
     expect(report.non2xx).toEqual({})
+    expect(report.failedStrings).toEqual([])
     expect(report.delivered).toBe(1)
     await waitFor('the 99 good strings DONE', () => emu.progress().done === 99, 30_000)
     expect(emu.status(bad, 'de')!.status).toBe('NEED_PROCESS')
