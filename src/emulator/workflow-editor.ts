@@ -62,7 +62,9 @@ export class WorkflowEditor {
     const steps = ((manifest.modules as Record<string, unknown> | undefined)?.['workflow-step-type'] ?? []) as StepModule[]
     const module = steps.find((m) => m.key === key)
     if (!module) throw new Error(`emulator: the manifest has no workflow-step-type module "${key}" (has ${steps.map((m) => m.key).join(', ')})`)
-    const base = typeof manifest.baseUrl === 'string' && manifest.baseUrl !== '' ? manifest.baseUrl : this.appUrl()
+    // The platform resolves module URLs against the manifest's baseUrl; an explicit `appUrl` wins
+    // (a worker on an OS-chosen port cannot know its own address before it starts).
+    const base = this.settings.appUrl ?? (typeof manifest.baseUrl === 'string' && manifest.baseUrl !== '' ? manifest.baseUrl : this.appUrl())
     return { module, base }
   }
 
