@@ -1,6 +1,8 @@
-// What stands in front of every API call: the bearer token (401), the per-organization count of
-// requests in flight (the service allows 20 at once, then 429), and the injected faults
-// (latency, scripted statuses, random 500 and 429 with Retry-After).
+// What stands in front of every API call: the bearer token (401; valid only on its own
+// organization's domain; a missing, unknown or foreign token is recorded as a protocol mistake,
+// an expired one is not), the per-organization count of requests in flight (the service allows 20
+// at once, then 429), and the injected faults (the organization's own, or the emulator-wide ones:
+// latency, scripted statuses, random 500 and 429 with Retry-After).
 import type { Middleware } from 'koa'
 import type { EmulatorSettings } from './emulator-settings.js'
 import type { OAuthServer } from './oauth-server.js'

@@ -1,6 +1,9 @@
 // The emulator's authorization server (sections 4.1-4.3, 5.1): registered redirect URIs only,
 // single-use codes, PKCE (S256 and plain) enforced when a challenge was sent, refresh-token
-// rotation (an old refresh token is refused), access tokens that map to the organization.
+// rotation (an old refresh token is refused), client_secret required on refresh, JSON bodies only
+// (a form body: 415), codes and tokens bound to the organization the user authorized in.
+// Misuse an app should not make (form body, refresh without secret, a rotated refresh token) is
+// also recorded as a protocol mistake.
 // Access tokens are real HS256 JWTs, but checking one is a Map lookup: no crypto per API call.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Router } from '@koa/router'
