@@ -15,3 +15,4 @@ export type { Tenant, OrganizationOptions, SendBackOptions, World } from './tena
 export type { Mistake, MistakeKind } from './mistakes.js'
 export type { StringComment, CommentFilter } from './comments.js'
 export type { WorkflowEditor, EditorTarget, EditorResponse } from './workflow-editor.js'
+export { manifestProblems } from './workflow-editor.js'

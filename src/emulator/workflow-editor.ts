@@ -37,6 +37,49 @@ export interface EditorResponse {
 
 interface StepModule { key: string; updateSettingsUrl?: string; deleteSettingsUrl?: string; url?: string }
 
+const PORTS = ['untranslated', 'translated', 'approved', 'all', 'false', 'true', 'skipped', 'initial']
+const EDITOR_MODES = ['side-by-side', 'comfortable', 'multilingual']
+const STEP_FIELDS = ['key', 'name', 'logo', 'description', 'boundaries', 'editorMode', 'updateSettingsUrl', 'deleteSettingsUrl', 'url', 'environments']
+const WEBHOOK_FIELDS = ['key', 'url', 'events', 'environments']
+
+const isText = (v: unknown): v is string => typeof v === 'string' && v !== ''
+
+/**
+ * What the platform's manifest schema would refuse (sections 2.3, 2.4 and the platform notes):
+ * a `workflow-step-type` module without one of its fields (logo included), with a field the schema
+ * does not know, with a port outside the vocabulary; no `webhook` module beside it.
+ */
+export function manifestProblems(manifest: Record<string, unknown>): string[] {
+  const problems: string[] = []
+  const modules = (manifest.modules ?? {}) as Record<string, unknown>
+  const steps = modules['workflow-step-type']
+  const hooks = modules.webhook
+  if (!Array.isArray(steps) || steps.length === 0) problems.push('modules.workflow-step-type: missing or empty')
+  for (const [i, raw] of (Array.isArray(steps) ? steps : []).entries()) {
+    const m = (raw ?? {}) as Record<string, unknown>
+    const at = `modules.workflow-step-type[${i}]${isText(m.key) ? ` (${m.key})` : ''}`
+    for (const field of ['key', 'name', 'logo', 'description', 'editorMode']) if (!isText(m[field])) problems.push(`${at}.${field}: required`)
+    for (const field of Object.keys(m)) if (!STEP_FIELDS.includes(field)) problems.push(`${at}.${field}: unknown field`)
+    if (isText(m.editorMode) && !EDITOR_MODES.includes(m.editorMode)) problems.push(`${at}.editorMode: "${m.editorMode}" is not one of ${EDITOR_MODES.join(', ')}`)
+    const b = (m.boundaries ?? {}) as { input?: { ports?: unknown }; outputs?: unknown }
+    const ports = b.input?.ports
+    if (!Array.isArray(ports) || ports.length === 0) problems.push(`${at}.boundaries.input.ports: required`)
+    else for (const p of ports) if (!PORTS.includes(p as string)) problems.push(`${at}.boundaries.input.ports: "${String(p)}" is not a port`)
+    if (!Array.isArray(b.outputs) || b.outputs.length === 0) problems.push(`${at}.boundaries.outputs: required`)
+    else for (const o of b.outputs as Array<{ port?: unknown }>) if (!PORTS.includes(o?.port as string)) problems.push(`${at}.boundaries.outputs: port "${String(o?.port)}" is not a port`)
+    if (m.environments !== undefined && !(Array.isArray(m.environments) && m.environments.every((e) => e === 'service-enterprise'))) problems.push(`${at}.environments: only service-enterprise`)
+  }
+  if (!Array.isArray(hooks) || hooks.length === 0) problems.push('modules.webhook: an app with a workflow-step-type module must also define a webhook module')
+  for (const [i, raw] of (Array.isArray(hooks) ? hooks : []).entries()) {
+    const m = (raw ?? {}) as Record<string, unknown>
+    const at = `modules.webhook[${i}]`
+    for (const field of ['key', 'url']) if (!isText(m[field])) problems.push(`${at}.${field}: required`)
+    if (!Array.isArray(m.events) || m.events.length === 0) problems.push(`${at}.events: required`)
+    for (const field of Object.keys(m)) if (!WEBHOOK_FIELDS.includes(field)) problems.push(`${at}.${field}: unknown field`)
+  }
+  return problems
+}
+
 export class WorkflowEditor {
   constructor(
     private readonly settings: EmulatorSettings,
@@ -66,6 +109,32 @@ export class WorkflowEditor {
     // (a worker on an OS-chosen port cannot know its own address before it starts).
     const base = this.settings.appUrl ?? (typeof manifest.baseUrl === 'string' && manifest.baseUrl !== '' ? manifest.baseUrl : this.appUrl())
     return { module, base }
+  }
+
+  /**
+   * Checks the app's manifest as the platform would (`manifestProblems`) and fetches every logo
+   * it names (the manifest's and each step's): each must answer 200 with an image. [] when all is well.
+   */
+  async checkManifest(): Promise<string[]> {
+    const manifest = await this.manifest()
+    const problems = manifestProblems(manifest)
+    const base = this.settings.appUrl ?? (isText(manifest.baseUrl) ? manifest.baseUrl : this.appUrl())
+    const logos: Array<[string, string]> = []
+    if (isText(manifest.logo)) logos.push(['logo', manifest.logo])
+    const steps = ((manifest.modules as Record<string, unknown> | undefined)?.['workflow-step-type'] ?? []) as Array<Record<string, unknown>>
+    for (const [i, m] of (Array.isArray(steps) ? steps : []).entries()) if (isText(m.logo)) logos.push([`modules.workflow-step-type[${i}].logo`, m.logo])
+    for (const [where, logo] of logos) {
+      const url = /^https?:/.test(logo) ? logo : `${base.replace(/\/+$/, '')}${logo.startsWith('/') ? logo : `/${logo}`}`
+      try {
+        const res = await fetch(url)
+        await res.arrayBuffer()
+        if (res.status !== 200) problems.push(`${where}: ${logo} answered ${res.status}`)
+        else if (!/^image\//.test(res.headers.get('content-type') ?? '')) problems.push(`${where}: ${logo} is not an image (${res.headers.get('content-type') ?? 'no content-type'})`)
+      } catch (error) {
+        problems.push(`${where}: ${logo} could not be fetched (${(error as Error).message})`)
+      }
+    }
+    return problems
   }
 
   /** The settings JWT the platform sends with the settings calls and the iframe. */

@@ -4,7 +4,7 @@ import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import { jwtVerify } from 'jose'
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { startEmulator, type Emulator } from '../../src/emulator/index.js'
+import { manifestProblems, startEmulator, type Emulator } from '../../src/emulator/index.js'
 
 interface Seen { method: string; url: string; authorization?: string; body: string }
 
@@ -90,6 +90,42 @@ describe('workflow editor', () => {
     const viaControl = await fetch(`${emu.url}/_control/editor/save`, { method: 'POST', body: JSON.stringify({ settings: { b: 2 }, organization: 'globex' }) })
     expect(((await viaControl.json()) as any).status).toBe(204)
     expect(JSON.parse(seen[0]!.body)).toMatchObject({ organizationId: 300000, projectId: 77, settings: { b: 2 } })
+  })
+})
+
+describe('manifest checks', () => {
+  const good = () => ({
+    baseUrl: 'http://app.test',
+    logo: '/logo.png',
+    modules: {
+      'workflow-step-type': [{
+        key: 'qa-gate', name: 'QA gate', logo: '/steps/qa-gate/logo', description: 'Checks', editorMode: 'side-by-side',
+        boundaries: { input: { title: 'In', ports: ['translated'] }, outputs: [{ title: 'Passed', port: 'approved' }] },
+        updateSettingsUrl: '/s', deleteSettingsUrl: '/s', url: '/s', environments: ['service-enterprise'],
+      }],
+      webhook: [{ key: 'switchyard-webhook', url: '/webhooks', events: ['string.status_on_step.recalculation_triggered'], environments: ['service-enterprise'] }],
+    },
+  })
+
+  it('accepts a complete manifest and names what the platform would refuse', () => {
+    expect(manifestProblems(good())).toEqual([])
+    const bad = good() as any
+    delete bad.modules['workflow-step-type'][0].logo
+    bad.modules['workflow-step-type'][0].color = 'red'
+    bad.modules['workflow-step-type'][0].boundaries.input.ports = ['done']
+    delete bad.modules.webhook
+    expect(manifestProblems(bad)).toEqual([
+      'modules.workflow-step-type[0] (qa-gate).logo: required',
+      'modules.workflow-step-type[0] (qa-gate).color: unknown field',
+      'modules.workflow-step-type[0] (qa-gate).boundaries.input.ports: "done" is not a port',
+      'modules.webhook: an app with a workflow-step-type module must also define a webhook module',
+    ])
+  })
+
+  it("fetches the app's manifest and reports its problems", async () => {
+    const problems = await emu.editor.checkManifest()
+    expect(problems).toContain('modules.workflow-step-type[0] (qa-gate).logo: required')
+    expect(problems).toContain('modules.webhook[0].events: required')
   })
 })
 
