@@ -60,6 +60,10 @@ export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFligh
       ctx.set('WWW-Authenticate', `Bearer error="invalid_token"`)
       return apiError(ctx, 401, token ? 'Unauthorized: the access token is invalid or expired' : 'Unauthorized: no bearer token')
     }
+    if (tenant.tokensRefusedUntil > Date.now()) {
+      ctx.set('WWW-Authenticate', `Bearer error="invalid_token"`)
+      return apiError(ctx, 401, 'Unauthorized: the application was disconnected from this organization')
+    }
     const org = tenant.id
     state.organizationId = org
     // In flight until the answer has left (or the connection closed), not only until the handler

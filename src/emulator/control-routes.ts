@@ -177,6 +177,13 @@ export function controlRoutes(emulator: Emulator): Router {
     ctx.body = { ok: true }
   })
 
+  router.post('/refuse-tokens', async (ctx) => {
+    const { organization, ms } = await readJson(ctx)
+    if (ms !== undefined && (typeof ms !== 'number' || ms < 0)) throw createError(400, 'ms must be a non-negative number (leave it out: until restored)')
+    await bad(() => emulator.refuseTokens(optionalOrg(organization), ms as number | undefined))
+    ctx.body = { ok: true }
+  })
+
   router.post('/restore', async (ctx) => {
     const { organization } = await readJson(ctx)
     await bad(() => emulator.restore(optionalOrg(organization)))

@@ -162,6 +162,8 @@ export interface Emulator {
   /** Status PATCHes of the organization answer 403 for `ms` (default: until `restore`). A refresh does not help. */
   revoke(organization?: string, ms?: number): void
   restore(organization?: string): void
+  /** Every API request of the organization answers 401 for `ms` (default: until `restore`), even with a fresh token. */
+  refuseTokens(organization?: string, ms?: number): void
   /** Takes a language out of the step: status GET/PATCH for it answer 404; it is no longer sent. */
   removeLanguage(languageId: string, organization?: string): void
   addLanguage(languageId: string, organization?: string): void
@@ -465,6 +467,7 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     sendBack: ({ organization, ...rest } = {}) => tenant(organization).sendBack(rest),
     revoke: (organization, ms) => tenant(organization).revoke(ms),
     restore: (organization) => tenant(organization).restore(),
+    refuseTokens: (organization, ms) => tenant(organization).refuseTokens(ms),
     removeLanguage: (languageId, organization) => tenant(organization).removeLanguage(languageId),
     addLanguage: (languageId, organization) => tenant(organization).addLanguage(languageId),
     leaveUntranslated: (stringIds, languageId, organization) => tenant(organization).setUntranslated(stringIds, languageId),

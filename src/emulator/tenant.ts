@@ -42,6 +42,8 @@ export class Tenant {
   world: World
   /** PATCH status answers 403 until this time (ms since epoch; Infinity: until restored). */
   revokedUntil = 0
+  /** Every API request answers 401 until this time, whatever the token (a refresh does not help). */
+  tokensRefusedUntil = 0
   /** Faults for this organization only; null: the emulator-wide ones. */
   faults: FaultSettings | null = null
   /** String ids whose translation the translations endpoint leaves out, per language. */
@@ -104,6 +106,12 @@ export class Tenant {
 
   restore(): void {
     this.revokedUntil = 0
+    this.tokensRefusedUntil = 0
+  }
+
+  /** The organization's tokens, fresh ones included, answer 401 for `ms` (or until `restore()`): "401 after a refresh". */
+  refuseTokens(ms?: number): void {
+    this.tokensRefusedUntil = ms === undefined ? Number.POSITIVE_INFINITY : Date.now() + ms
   }
 
   /** Takes a language out of the step: status GET/PATCH for it answer 404 and nothing more is sent in it. */

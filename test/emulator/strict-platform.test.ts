@@ -71,6 +71,18 @@ describe('revoked status updates', () => {
   })
 })
 
+describe('refused tokens (401 after a refresh)', () => {
+  it('answers 401 to every API request of the organization for the window, fresh tokens included; not a mistake', async () => {
+    emu.refuseTokens(undefined, 300)
+    expect((await call('GET', statusPath('de'))).status).toBe(401)
+    const fresh = (await emu.authorizeDirect()).access_token
+    expect((await call('GET', statusPath('de'), undefined, fresh)).status).toBe(401)
+    await new Promise((r) => setTimeout(r, 320))
+    expect((await call('GET', statusPath('de'), undefined, fresh)).status).toBe(200)
+    emu.assertNoMistakes()
+  })
+})
+
 describe('a language taken out of the step', () => {
   it('answers 404 to PATCH and GET for it, and sends nothing more in it', async () => {
     const id = emu.sample.strings[0]!.id
