@@ -3,6 +3,9 @@
 // worker of the time they were written (see each test's comment); the guard keeps the branch green
 // until the worker fix lands: STRICT_SERVICE=1 npx vitest run test/e2e/strict-service.test.ts
 // Every test also asserts that the emulator saw no protocol mistake.
+import { createHmac } from 'node:crypto'
+import { createServer } from 'node:http'
+import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.js'
 import { startEmulator, type Emulator, type EmulatorOptions } from '../../src/emulator/index.js'
@@ -206,10 +209,6 @@ describe('the worker against the strict service', () => {
     expect(emu.mistakes()).toEqual([])
   }, 60_000)
 })
-
-import { createHmac } from 'node:crypto'
-import { createServer } from 'node:http'
-import type { AddressInfo } from 'node:net'
 
 function signWith(secret: string, body: string): string {
   return createHmac('sha256', secret).update(body).digest('hex')
