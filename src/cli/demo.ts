@@ -111,7 +111,9 @@ export async function runDemo(args: string[]): Promise<number> {
     console.log(`\nSent ${report.events} strings in ${report.batches} signed batches; all processed in ${seconds.toFixed(1)} s.\n`)
     console.log(table(rows))
     const patches = emu.requestCount('PATCH /api/v2/projects/:projectId/workflow-steps/:stepId/languages/:languageId/status')
-    console.log(`\nStatus updates: ${summary.patchOperations} strings in ${patches} PATCH requests. Not done: ${summary.notDone}. Wrong port: ${summary.wrongOutput}.`)
+    const mistakes = emu.mistakes()
+    console.log(`\nStatus updates: ${summary.patchOperations} strings in ${patches} PATCH requests. Not done: ${summary.notDone}. Wrong port: ${summary.wrongOutput}. Protocol mistakes: ${mistakes.length}.`)
+    for (const m of mistakes.slice(0, 5)) console.log(`  mistake: ${m.kind} ${m.path}: ${m.detail}`)
     const model = emu.openai?.stats()
     if (model && model.requests > 0) {
       console.log(`Model (fake, OpenAI-compatible): ${model.requests} requests for ${model.items} strings, ${model.tokensIn} tokens in, ${model.tokensOut} out.`)
@@ -121,7 +123,7 @@ export async function runDemo(args: string[]): Promise<number> {
       console.log('\nA few strings sent back to translation (the sample plants one defect in some translations):')
       for (const s of broken) console.log(`  string ${s.stringId} (${s.languageId}): ${s.defect ?? 'flagged'}`)
     }
-    return summary.notDone === 0 && summary.wrongOutput === 0 ? 0 : 1
+    return summary.notDone === 0 && summary.wrongOutput === 0 && mistakes.length === 0 ? 0 : 1
   } finally {
     await running?.stop().catch(() => undefined)
     await emu?.stop().catch(() => undefined)

@@ -1,12 +1,17 @@
-// What stands in front of every API call: the bearer token (401), the per-organization count of
-// requests in flight (the service allows 20 at once, then 429), and the injected faults
-// (latency, scripted statuses, random 500 and 429 with Retry-After).
+// What stands in front of every API call: the bearer token (401; valid only on its own
+// organization's domain; a missing, unknown or foreign token is recorded as a protocol mistake,
+// an expired one is not), the per-organization count of requests in flight (the service allows 20
+// at once, then 429), and the injected faults (the organization's own, or the emulator-wide ones:
+// latency, scripted statuses, random 500 and 429 with Retry-After).
 import type { Middleware } from 'koa'
 import type { EmulatorSettings } from './emulator-settings.js'
 import type { OAuthServer } from './oauth-server.js'
 import { apiError } from './api-errors.js'
+import type { MistakeLog } from './mistakes.js'
+import type { Tenant } from './tenant.js'
 
-export interface ApiState { organizationId: string }
+/** Set by the organization-address middleware (tenant) and by the guard (organizationId). */
+export interface ApiState { tenant: Tenant; organizationId: string }
 
 export class InFlightCounter {
   private readonly current = new Map<string, number>()
@@ -38,17 +43,29 @@ export class InFlightCounter {
   }
 }
 
-export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFlight: InFlightCounter, random: () => number): Middleware {
+export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFlight: InFlightCounter, random: () => number, mistakes: MistakeLog): Middleware {
   return async (ctx, next) => {
+    const state = ctx.state as ApiState
+    const tenant = state.tenant
     const header = ctx.get('authorization')
     const token = /^bearer /i.test(header) ? header.slice(7).trim() : ''
-    const grant = token ? oauth.verifyAccessToken(token) : undefined
-    if (!grant) {
+    const found = token ? oauth.lookupAccessToken(token) : undefined
+    if (!found || !found.live || found.grant.organizationId !== tenant.id) {
+      // An expired token is the normal life of a token (refresh and retry); the rest are the app's mistakes.
+      if (!token) mistakes.record('no-token', tenant.id, `${ctx.method} ${ctx.path}`, 'no bearer token')
+      else if (!found) mistakes.record('invalid-token', tenant.id, `${ctx.method} ${ctx.path}`, 'a bearer token the service never issued')
+      else if (found.grant.organizationId !== tenant.id) {
+        mistakes.record('token-of-another-organization', tenant.id, `${ctx.method} ${ctx.path}`, `a token of organization ${found.grant.organizationId} on the domain of ${tenant.id} (${tenant.domain})`)
+      }
       ctx.set('WWW-Authenticate', `Bearer error="invalid_token"`)
       return apiError(ctx, 401, token ? 'Unauthorized: the access token is invalid or expired' : 'Unauthorized: no bearer token')
     }
-    const org = grant.organizationId
-    ;(ctx.state as ApiState).organizationId = org
+    if (tenant.tokensRefusedUntil > Date.now()) {
+      ctx.set('WWW-Authenticate', `Bearer error="invalid_token"`)
+      return apiError(ctx, 401, 'Unauthorized: the application was disconnected from this organization')
+    }
+    const org = tenant.id
+    state.organizationId = org
     // In flight until the answer has left (or the connection closed), not only until the handler
     // returns: with zero latency a handler finishes within one tick and nothing would overlap.
     const inFlightNow = inFlight.enter(org)
@@ -61,7 +78,7 @@ export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFligh
     ctx.res.once('finish', leave)
     ctx.res.once('close', leave)
     {
-      const faults = settings.faults
+      const faults = tenant.faults ?? settings.faults
       const [low, high] = faults.latencyMs
       if (high > 0) await sleep(low + random() * (high - low))
       if (faults.maxInFlight > 0 && inFlightNow > faults.maxInFlight) {

@@ -5,15 +5,13 @@ import { Router } from '@koa/router'
 import type { Context, Middleware } from 'koa'
 import getRawBody from 'raw-body'
 import type { EmulatorSettings } from './emulator-settings.js'
-import type { SampleProject } from './sample-project.js'
 import { STRING_STATUSES, type StatusStore } from './status-store.js'
 import { apiError, validationError } from './api-errors.js'
 import type { ApiState } from './api-guard.js'
+import type { MistakeLog } from './mistakes.js'
+import type { Tenant, World } from './tenant.js'
 
-export interface World {
-  sample: SampleProject
-  statuses: StatusStore
-}
+export type { World } from './tenant.js'
 
 const MAX_IDS = 500
 const MAX_LIMIT = 500
@@ -58,7 +56,7 @@ function idsParam(query: Query): number[] | undefined {
 /** Resolves the project of the path for the caller's organization; answers 404 itself. */
 function findProject(ctx: Context, world: World): boolean {
   const { sample } = world
-  if ((ctx.state as ApiState).organizationId !== sample.organization.id || Number(ctx.params.projectId) !== sample.project.id || !/^\d+$/.test(ctx.params.projectId ?? '')) {
+  if (Number(ctx.params.projectId) !== sample.project.id || !/^\d+$/.test(ctx.params.projectId ?? '')) {
     apiError(ctx, 404, 'Project Not Found')
     return false
   }
@@ -89,12 +87,26 @@ function withQueryErrors(ctx: Context, run: () => void): void {
 }
 
 /** The API routes behind `guard` (token, in-flight limit, faults), which runs only on a matched route. */
-export function apiRoutes(world: () => World, settings: EmulatorSettings, guard: Middleware): Router {
+export function apiRoutes(
+  settings: EmulatorSettings,
+  guard: Middleware,
+  mistakes: MistakeLog,
+  countPatch: (organizationId: string, languageId: string, status: number) => void = () => {},
+): Router {
   const router = new Router()
+  const tenantOf = (ctx: Context): Tenant => (ctx.state as ApiState).tenant
+  // Every status PATCH request by organization, language and answer (401 and 429 included).
+  const counted: Middleware = async (ctx, next) => {
+    try {
+      await next()
+    } finally {
+      countPatch(tenantOf(ctx).id, ctx.params.languageId ?? '', ctx.status)
+    }
+  }
   const statusPath = '/api/v2/projects/:projectId/workflow-steps/:stepId/languages/:languageId/status'
 
   router.get(statusPath, guard, (ctx) => {
-    const w = world()
+    const w = tenantOf(ctx).world
     if (!findStepLanguage(ctx, w)) return
     withQueryErrors(ctx, () => {
       const stringIds = idsParam(ctx.query)
@@ -119,9 +131,13 @@ export function apiRoutes(world: () => World, settings: EmulatorSettings, guard:
     })
   })
 
-  router.patch(statusPath, guard, async (ctx) => {
-    const w = world()
+  router.patch(statusPath, counted, guard, async (ctx) => {
+    const tenant = tenantOf(ctx)
+    const w = tenant.world
     if (!findStepLanguage(ctx, w)) return
+    // A manager (or the platform) took the app's right to update statuses away for a while: a
+    // token refresh does not help, only time (or `restore()`).
+    if (tenant.isRevoked()) return apiError(ctx, 403, 'Forbidden: the application may not update string statuses in this organization')
     if (!/json/.test(ctx.request.type)) {
       return apiError(ctx, 415, 'Content-Type must be application/json')
     }
@@ -157,15 +173,22 @@ export function apiRoutes(world: () => World, settings: EmulatorSettings, guard:
       }
       ops.push({ stringId, value: op.value })
     }
+    // A string that is not waiting at the step keeps its status and the request still answers 200
+    // (the interface document names no error for it, and the platform routes a string once per
+    // arrival): the app's mistake is recorded for the tests, not thrown back at it.
     const data = ops.map(({ stringId, value }) => {
-      const entry = statuses.apply(stringId, languageId, value)
+      const { entry, result } = statuses.apply(stringId, languageId, value)
+      if (result !== 'applied') {
+        mistakes.record(result, tenant.id, `PATCH ${ctx.path}`, `string ${stringId} (${languageId}) is ${entry.status}${entry.output ? ` on ${entry.output}` : ''} after ${entry.answered} output(s) for ${entry.arrivals} arrival(s); PATCH asked for "${value}"`)
+      }
       return { data: { stringId, languageId, stepId: sample.step.id, status: entry.status, output: entry.output } }
     })
     ctx.body = { data }
   })
 
   router.get('/api/v2/projects/:projectId/languages/:languageId/translations', guard, (ctx) => {
-    const w = world()
+    const tenant = tenantOf(ctx)
+    const w = tenant.world
     if (!findProject(ctx, w)) return
     const languageId = ctx.params.languageId!
     const { sample } = w
@@ -176,9 +199,12 @@ export function apiRoutes(world: () => World, settings: EmulatorSettings, guard:
       const stringIds = idsParam(ctx.query)
       const limit = intParam(ctx.query, 'limit', DEFAULT_LIMIT, 1, MAX_LIMIT)
       const offset = intParam(ctx.query, 'offset', 0, 0, Number.MAX_SAFE_INTEGER)
-      const strings = stringIds
+      const missing = tenant.untranslated.get(languageId)
+      let strings = stringIds
         ? stringIds.map((id) => sample.byId.get(id)).filter((s) => s !== undefined)
         : sample.strings
+      // Strings without a translation are simply absent from the list, as on the service.
+      if (missing && missing.size > 0) strings = strings.filter((s) => !missing.has(s.id))
       const user = sample.translator
       const data = strings.slice(offset, offset + limit).map((str) => {
         const t = str.translations.get(languageId)!

@@ -9,6 +9,9 @@ import type { Emulator } from './start-emulator.js'
 import type { StatusFilter } from './status-store.js'
 import type { SeedOptions } from './sample-project.js'
 import type { SendOptions } from './webhook-sender.js'
+import type { OrganizationOptions } from './tenant.js'
+import type { MistakeKind } from './mistakes.js'
+import type { EditorTarget } from './workflow-editor.js'
 
 async function readJson(ctx: Context): Promise<Record<string, unknown>> {
   const raw = await getRawBody(ctx.req, { limit: '50mb', encoding: 'utf8' })
@@ -31,6 +34,22 @@ async function bad<T>(fn: () => T | Promise<T>): Promise<T> {
     if (createError.isHttpError(error)) throw error
     throw createError(400, (error as Error).message)
   }
+}
+
+function optionalOrg(value: unknown): string | undefined {
+  if (value === undefined || value === null) return undefined
+  if (typeof value !== 'string' && typeof value !== 'number') throw createError(400, 'organization must be an id or a domain')
+  return String(value)
+}
+
+function queryOrg(query: Context['query']): string | undefined {
+  return typeof query.organization === 'string' && query.organization !== '' ? query.organization : undefined
+}
+
+function numberList(value: unknown, name: string): number[] | undefined {
+  if (value === undefined) return undefined
+  if (!Array.isArray(value) || !value.every((n) => Number.isInteger(n))) throw createError(400, `${name} must be an array of integers`)
+  return value as number[]
 }
 
 function filterFromQuery(query: Context['query']): StatusFilter & { limit?: number; offset?: number } {
@@ -87,7 +106,7 @@ export function controlRoutes(emulator: Emulator): Router {
   })
 
   router.post('/send-raw', async (ctx) => {
-    const { body, headers, standardHeaders, url, method } = await readJson(ctx)
+    const { body, headers, standardHeaders, url, method, organization } = await readJson(ctx)
     const text = typeof body === 'string' ? body : JSON.stringify(body ?? {})
     ctx.body = await bad(() =>
       emulator.sendRaw({
@@ -96,27 +115,170 @@ export function controlRoutes(emulator: Emulator): Router {
         ...(typeof standardHeaders === 'boolean' ? { standardHeaders } : {}),
         ...(typeof url === 'string' ? { url } : {}),
         ...(typeof method === 'string' ? { method } : {}),
+        ...(optionalOrg(organization) !== undefined ? { organization: optionalOrg(organization)! } : {}),
       }),
     )
   })
 
   router.post('/resend', async (ctx) => {
-    const filter = (await readJson(ctx)) as Pick<StatusFilter, 'languageId' | 'stringIds'>
-    ctx.body = { resent: emulator.resend(filter) }
+    const filter = (await readJson(ctx)) as Pick<StatusFilter, 'languageId' | 'stringIds'> & { organization?: string }
+    ctx.body = { resent: await bad(() => emulator.resend(filter)) }
   })
 
-  router.get('/statuses', (ctx) => {
+  router.get('/statuses', async (ctx) => {
     const { limit, offset = 0, ...filter } = filterFromQuery(ctx.query)
-    const all = emulator.statuses(filter)
+    const organization = queryOrg(ctx.query)
+    const all = await bad(() => emulator.statuses({ ...filter, ...(organization ? { organization } : {}) }))
     ctx.body = { total: all.length, data: all.slice(offset, limit === undefined ? undefined : offset + limit) }
   })
 
-  router.get('/summary', (ctx) => {
-    ctx.body = emulator.summary()
+  router.get('/summary', async (ctx) => {
+    ctx.body = await bad(() => emulator.summary(queryOrg(ctx.query)))
   })
 
-  router.get('/progress', (ctx) => {
-    ctx.body = emulator.progress()
+  router.get('/progress', async (ctx) => {
+    ctx.body = await bad(() => emulator.progress(queryOrg(ctx.query)))
+  })
+
+  // ---- Organizations ----
+  router.get('/organizations', (ctx) => {
+    ctx.body = emulator.organizations()
+  })
+
+  router.post('/organizations', async (ctx) => {
+    const options = (await readJson(ctx)) as unknown as OrganizationOptions
+    ctx.body = await bad(() => emulator.addOrganization(options))
+  })
+
+  router.post('/faults', async (ctx) => {
+    const { organization, faults } = await readJson(ctx)
+    if (faults !== null && (typeof faults !== 'object' || Array.isArray(faults))) throw createError(400, 'faults must be an object or null')
+    ctx.body = await bad(() => emulator.configureFaults(faults as Parameters<Emulator['configureFaults']>[0], optionalOrg(organization)))
+  })
+
+  // ---- What managers, translators and the platform do ----
+  router.post('/send-back', async (ctx) => {
+    const { organization, stringIds, languageId, text } = await readJson(ctx)
+    const moved = await bad(() =>
+      emulator.sendBack({
+        ...(optionalOrg(organization) !== undefined ? { organization: optionalOrg(organization)! } : {}),
+        ...(numberList(stringIds, 'stringIds') ? { stringIds: numberList(stringIds, 'stringIds')! } : {}),
+        ...(typeof languageId === 'string' ? { languageId } : {}),
+        ...(typeof text === 'string' ? { text } : {}),
+      }),
+    )
+    ctx.body = { sentBack: moved.length, strings: moved }
+  })
+
+  router.post('/revoke', async (ctx) => {
+    const { organization, ms } = await readJson(ctx)
+    if (ms !== undefined && (typeof ms !== 'number' || ms < 0)) throw createError(400, 'ms must be a non-negative number (leave it out: until restored)')
+    await bad(() => emulator.revoke(optionalOrg(organization), ms as number | undefined))
+    ctx.body = { ok: true }
+  })
+
+  router.post('/refuse-tokens', async (ctx) => {
+    const { organization, ms } = await readJson(ctx)
+    if (ms !== undefined && (typeof ms !== 'number' || ms < 0)) throw createError(400, 'ms must be a non-negative number (leave it out: until restored)')
+    await bad(() => emulator.refuseTokens(optionalOrg(organization), ms as number | undefined))
+    ctx.body = { ok: true }
+  })
+
+  router.post('/restore', async (ctx) => {
+    const { organization } = await readJson(ctx)
+    await bad(() => emulator.restore(optionalOrg(organization)))
+    ctx.body = { ok: true }
+  })
+
+  router.post('/remove-language', async (ctx) => {
+    const { organization, languageId } = await readJson(ctx)
+    if (typeof languageId !== 'string') throw createError(400, 'languageId is required')
+    await bad(() => emulator.removeLanguage(languageId, optionalOrg(organization)))
+    ctx.body = { ok: true }
+  })
+
+  router.post('/add-language', async (ctx) => {
+    const { organization, languageId } = await readJson(ctx)
+    if (typeof languageId !== 'string') throw createError(400, 'languageId is required')
+    await bad(() => emulator.addLanguage(languageId, optionalOrg(organization)))
+    ctx.body = { ok: true }
+  })
+
+  router.post('/untranslated', async (ctx) => {
+    const { organization, stringIds, languageId } = await readJson(ctx)
+    const ids = numberList(stringIds, 'stringIds')
+    if (!ids) throw createError(400, 'stringIds is required')
+    await bad(() => emulator.leaveUntranslated(ids, typeof languageId === 'string' ? languageId : undefined, optionalOrg(organization)))
+    ctx.body = { ok: true }
+  })
+
+  router.post('/refuse-comments', async (ctx) => {
+    const { organization, status } = await readJson(ctx)
+    if (status !== null && !(Number.isInteger(status) && (status as number) >= 400 && (status as number) <= 599)) throw createError(400, 'status must be an HTTP error status or null')
+    await bad(() => emulator.refuseComments(status as number | null, optionalOrg(organization)))
+    ctx.body = { ok: true }
+  })
+
+  router.get('/comments', async (ctx) => {
+    const q = ctx.query
+    const one = (name: string): string | undefined => (typeof q[name] === 'string' && q[name] !== '' ? (q[name] as string) : undefined)
+    ctx.body = await bad(() =>
+      emulator.comments({
+        ...(queryOrg(q) ? { organization: queryOrg(q)! } : {}),
+        ...(one('stringId') ? { stringId: Number(one('stringId')) } : {}),
+        ...(one('languageId') ? { languageId: one('languageId')! } : {}),
+        ...(one('type') ? { type: one('type')! } : {}),
+        ...(one('issueStatus') ? { issueStatus: one('issueStatus')! } : {}),
+      }),
+    )
+  })
+
+  // ---- Protocol mistakes ----
+  router.get('/mistakes', (ctx) => {
+    const kind = typeof ctx.query.kind === 'string' ? (ctx.query.kind as MistakeKind) : undefined
+    const organizationId = typeof ctx.query.organizationId === 'string' ? ctx.query.organizationId : undefined
+    const list = emulator.mistakes({ ...(kind ? { kind } : {}), ...(organizationId ? { organizationId } : {}) })
+    ctx.body = { count: list.length, data: list }
+  })
+
+  router.post('/mistakes/clear', (ctx) => {
+    emulator.clearMistakes()
+    ctx.body = { ok: true }
+  })
+
+  router.get('/patch-requests', async (ctx) => {
+    const q = ctx.query
+    ctx.body = {
+      count: await bad(() =>
+        emulator.patchRequests({
+          ...(queryOrg(q) ? { organization: queryOrg(q)! } : {}),
+          ...(typeof q.languageId === 'string' ? { languageId: q.languageId } : {}),
+          ...(typeof q.status === 'string' ? { status: Number(q.status) } : {}),
+        }),
+      ),
+    }
+  })
+
+  // ---- The workflow editor ----
+  router.post('/editor/save', async (ctx) => {
+    const { settings, ...target } = await readJson(ctx)
+    if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw createError(400, 'settings must be an object')
+    ctx.body = await bad(() => emulator.editor.saveSettings(settings as Record<string, unknown>, target as EditorTarget))
+  })
+
+  router.post('/editor/delete', async (ctx) => {
+    const target = await readJson(ctx)
+    ctx.body = await bad(() => emulator.editor.deleteStep(target as EditorTarget))
+  })
+
+  router.post('/editor/jwt', async (ctx) => {
+    const target = await readJson(ctx)
+    ctx.body = { jwt: await bad(() => emulator.editor.mintJwt(target as EditorTarget)) }
+  })
+
+  router.post('/editor/settings-page-url', async (ctx) => {
+    const target = await readJson(ctx)
+    ctx.body = { url: await bad(() => emulator.editor.settingsPageUrl(target as EditorTarget)) }
   })
 
   // The fake model endpoint under /v1: its stats, and its faults (latency for the benchmark).
@@ -154,14 +316,15 @@ export function controlRoutes(emulator: Emulator): Router {
     ctx.body = await bad(() => emulator.authorizeDirect(options))
   })
 
-  router.post('/expire-tokens', (ctx) => {
-    ctx.body = { expired: emulator.expireAccessTokens() }
+  router.post('/expire-tokens', async (ctx) => {
+    const { organization } = await readJson(ctx)
+    ctx.body = { expired: await bad(() => emulator.expireAccessTokens(optionalOrg(organization))) }
   })
 
-  router.get('/strings', (ctx) => {
+  router.get('/strings', async (ctx) => {
     const limit = Math.min(Number(ctx.query.limit ?? 100) || 100, 10_000)
     const offset = Number(ctx.query.offset ?? 0) || 0
-    const { sample } = emulator
+    const { sample } = await bad(() => emulator.org(queryOrg(ctx.query)))
     ctx.body = {
       total: sample.strings.length,
       data: sample.strings.slice(offset, offset + limit).map((str) => ({

@@ -31,7 +31,15 @@ export interface EmulatorSettings {
   /** Prefix of the webhook headers: X-Service-Id, X-Service-Domain, X-Service-Signature. */
   headerPrefix: string
   userAgent: string
+  /** Name of the header that carries the module key (X-Module-Key). */
   moduleKeyHeader: string
+  /**
+   * The key of the app's `webhook` module, sent in X-Module-Key (section 5.3: the receiving
+   * module). Default `switchyard-webhook`, the key the worker's manifest gives its webhook module.
+   */
+  webhookModuleKey: string
+  /** The app's base URL (where /manifest.json is), for the workflow editor; null: the origin of webhookUrl. */
+  appUrl: string | null
   /** Events per webhook batch. */
   batchSize: number
   /** Webhook deliveries in flight at once. */
@@ -39,7 +47,7 @@ export interface EmulatorSettings {
   /** Retries of a batch answered with a non-2XX (or not answered) before its strings become FAILED. */
   retries: number
   retryDelayMs: number
-  /** Longest wait for a Retry-After on 503/429. */
+  /** Unused: the sender ignores Retry-After (kept so that old settings still apply). */
   retryAfterCapMs: number
   /** The service wants a 2XX within 30 s. */
   deliveryTimeoutMs: number
@@ -73,6 +81,8 @@ export function defaultSettings(): EmulatorSettings {
     headerPrefix: 'X-Service-',
     userAgent: 'Service-Webhook',
     moduleKeyHeader: 'X-Module-Key',
+    webhookModuleKey: 'switchyard-webhook',
+    appUrl: null,
     batchSize: 100,
     parallel: 4,
     retries: 3,
@@ -113,7 +123,12 @@ export function applySettingsPatch(settings: EmulatorSettings, patch: SettingsPa
         if (value !== null) new URL(text(key, value))
         next.webhookUrl = value as string | null
         break
+      case 'appUrl':
+        if (value !== null) new URL(text(key, value))
+        next.appUrl = value as string | null
+        break
       case 'appSecret':
+      case 'webhookModuleKey':
       case 'headerPrefix':
       case 'userAgent':
       case 'moduleKeyHeader':
@@ -148,7 +163,7 @@ export function applySettingsPatch(settings: EmulatorSettings, patch: SettingsPa
   return settings
 }
 
-function applyFaultPatch(faults: FaultSettings, patch: Partial<FaultSettings>): FaultSettings {
+export function applyFaultPatch(faults: FaultSettings, patch: Partial<FaultSettings>): FaultSettings {
   if (typeof patch !== 'object' || patch === null) throw new Error('faults must be an object')
   const next = { ...faults }
   for (const [key, value] of Object.entries(patch) as Array<[keyof FaultSettings, unknown]>) {

@@ -1,6 +1,9 @@
 // The emulator's authorization server (sections 4.1-4.3, 5.1): registered redirect URIs only,
 // single-use codes, PKCE (S256 and plain) enforced when a challenge was sent, refresh-token
-// rotation (an old refresh token is refused), access tokens that map to the organization.
+// rotation (an old refresh token is refused), client_secret required on refresh, JSON bodies only
+// (a form body: 415), codes and tokens bound to the organization the user authorized in.
+// Misuse an app should not make (form body, refresh without secret, a rotated refresh token) is
+// also recorded as a protocol mistake.
 // Access tokens are real HS256 JWTs, but checking one is a Map lookup: no crypto per API call.
 import { createHash, randomBytes, timingSafeEqual } from 'node:crypto'
 import { Router } from '@koa/router'
@@ -8,6 +11,7 @@ import type { Context } from 'koa'
 import { SignJWT } from 'jose'
 import getRawBody from 'raw-body'
 import type { EmulatorSettings } from './emulator-settings.js'
+import type { MistakeLog } from './mistakes.js'
 
 export interface OAuthClient {
   clientId: string
@@ -25,6 +29,7 @@ export interface TokenResponse {
 export interface Organization { id: string; domain: string }
 
 interface CodeGrant {
+  organizationId: string
   clientId: string
   redirectUri: string
   scope: string
@@ -41,13 +46,15 @@ export interface AuthorizeDirectOptions {
   scope?: string
   /** Use PKCE (S256) instead of the client secret at exchange. Default true. */
   pkce?: boolean
+  /** The organization (id or domain) the user authorizes in. Default the first. */
+  organization?: string
 }
 
 const CODE_TTL_MS = 10 * 60_000
 const UNRESERVED = /^[A-Za-z0-9\-._~]{43,128}$/
 
 class OAuthError extends Error {
-  constructor(readonly status: 400 | 401, readonly code: string, description: string) {
+  constructor(readonly status: 400 | 401 | 415, readonly code: string, description: string) {
     super(description)
   }
 }
@@ -82,8 +89,10 @@ export class OAuthServer {
 
   constructor(
     private readonly settings: EmulatorSettings,
-    private readonly organization: () => Organization,
+    /** The organization named by id or domain (undefined: the first); undefined when unknown. */
+    private readonly organization: (key?: string) => Organization | undefined,
     private readonly issuer: () => string,
+    private readonly mistakes?: MistakeLog,
   ) {}
 
   registerClient(client: OAuthClient): void {
@@ -92,12 +101,17 @@ export class OAuthServer {
 
   /** The organization a live access token belongs to, or undefined (missing, unknown, expired). */
   verifyAccessToken(token: string): AccessGrant | undefined {
+    const found = this.lookupAccessToken(token)
+    return found?.live ? found.grant : undefined
+  }
+
+  /** The grant of an issued access token and whether it still works; undefined: never issued. */
+  lookupAccessToken(token: string): { grant: AccessGrant; live: boolean } | undefined {
     const grant = this.access.get(token)
     if (!grant) return undefined
     const now = Date.now()
     const ttl = this.settings.faults.tokenTtlSeconds
-    if (now >= grant.expiresAt || (ttl !== null && now >= grant.issuedAt + ttl * 1000)) return undefined
-    return grant
+    return { grant, live: !(now >= grant.expiresAt || (ttl !== null && now >= grant.issuedAt + ttl * 1000)) }
   }
 
   /** Makes every access token issued so far expired (refresh tokens stay valid). */
@@ -106,9 +120,15 @@ export class OAuthServer {
     return [...this.issued]
   }
 
-  expireAccessTokens(): number {
-    for (const grant of this.access.values()) grant.expiresAt = 0
-    return this.access.size
+  /** Every access token issued so far (to one organization, when given) stops working. */
+  expireAccessTokens(organizationId?: string): number {
+    let n = 0
+    for (const grant of this.access.values()) {
+      if (organizationId !== undefined && grant.organizationId !== organizationId) continue
+      grant.expiresAt = 0
+      n++
+    }
+    return n
   }
 
   /** The authorize + token exchange done in-process, for tests that are not about OAuth. */
@@ -118,7 +138,10 @@ export class OAuthServer {
     const redirectUri = client.redirectUris[0]!
     const verifier = base64url(randomBytes(32))
     const pkce = options.pkce ?? true
+    const org = this.organization(options.organization)
+    if (!org) throw new Error(`emulator: no organization ${options.organization}`)
     const code = this.issueCode({
+      organizationId: org.id,
       clientId: client.clientId,
       redirectUri,
       scope: options.scope ?? 'project',
@@ -139,7 +162,7 @@ export class OAuthServer {
     router.get('/oauth/authorize', (ctx) => this.authorize(ctx))
     router.post('/oauth/token', async (ctx) => {
       try {
-        const body = await readTokenBody(ctx)
+        const body = await readTokenBody(ctx, (detail) => this.mistakes?.record('token-form-body', '', `POST ${ctx.path}`, detail))
         const basic = basicCredentials(ctx.get('authorization'))
         if (basic) {
           body.client_id ??= basic.clientId
@@ -204,7 +227,13 @@ export class OAuthServer {
       return back({ error: 'invalid_request', error_description: 'code_challenge is malformed' })
     }
     if (!this.settings.approve) return back({ error: 'access_denied', error_description: 'The user denied the request' })
+    // The user approves inside one organization: the one whose address the request came to
+    // (/o/{domain}/oauth/authorize), or `organization=` (id or domain), or the first.
+    const tenantDomain = (ctx.state as { tenant?: { domain: string } }).tenant?.domain
+    const org = this.organization(one('organization') ?? tenantDomain)
+    if (!org) return back({ error: 'invalid_request', error_description: `no organization ${one('organization') ?? ''}` })
     const code = this.issueCode({
+      organizationId: org.id,
       clientId: client.clientId,
       redirectUri,
       scope,
@@ -255,10 +284,11 @@ export class OAuthServer {
       const derived = grant.method === 'S256' ? s256(verifier) : verifier
       if (!sameText(derived, grant.challenge)) throw new OAuthError(400, 'invalid_grant', 'code_verifier does not match the code_challenge')
     }
-    return this.issueTokens(client.clientId, grant.scope)
+    return this.issueTokens(client.clientId, grant.scope, grant.organizationId)
   }
 
   private async refreshToken(body: TokenBody): Promise<TokenResponse> {
+    if (body.client_secret === undefined) this.mistakes?.record('refresh-without-secret', '', 'POST /oauth/token', 'grant_type=refresh_token without client_secret')
     const client = this.client(body, true)
     if (!body.refresh_token) throw new OAuthError(400, 'invalid_request', 'refresh_token is required')
     const grant = this.refresh.get(body.refresh_token)
@@ -267,16 +297,18 @@ export class OAuthServer {
       throw new OAuthError(400, 'invalid_grant', 'The refresh token was revoked')
     }
     if (!grant || grant.clientId !== client.clientId || grant.used) {
+      if (grant?.used) this.mistakes?.record('refresh-token-reused', grant.organizationId, 'POST /oauth/token', 'a refresh token that was already rotated away (use only the newest one)')
       this.stats.refusedRefreshes++
       throw new OAuthError(400, 'invalid_grant', 'The refresh token is invalid or was already used')
     }
     grant.used = true
     this.stats.refreshes++
-    return this.issueTokens(client.clientId, grant.scope)
+    return this.issueTokens(client.clientId, grant.scope, grant.organizationId)
   }
 
-  private async issueTokens(clientId: string, scope: string): Promise<TokenResponse> {
-    const org = this.organization()
+  private async issueTokens(clientId: string, scope: string, organizationId: string): Promise<TokenResponse> {
+    const org = this.organization(organizationId)
+    if (!org) throw new OAuthError(400, 'invalid_grant', `organization ${organizationId} no longer exists`)
     const ttl = this.settings.faults.tokenTtlSeconds ?? this.settings.expiresIn
     const now = Date.now()
     const access = await new SignJWT({ scope, domain: org.domain, organization_id: org.id, client_id: clientId })
@@ -309,7 +341,7 @@ interface TokenBody {
 
 const TOKEN_FIELDS = ['grant_type', 'client_id', 'client_secret', 'redirect_uri', 'code', 'code_verifier', 'refresh_token'] as const
 
-async function readTokenBody(ctx: Context): Promise<TokenBody> {
+async function readTokenBody(ctx: Context, formBody: (detail: string) => void): Promise<TokenBody> {
   const type = ctx.request.type
   let raw: string
   try {
@@ -325,10 +357,11 @@ async function readTokenBody(ctx: Context): Promise<TokenBody> {
       throw new OAuthError(400, 'invalid_request', 'The body is not valid JSON')
     }
     if (typeof fields !== 'object' || fields === null || Array.isArray(fields)) throw new OAuthError(400, 'invalid_request', 'The body must be a JSON object')
-  } else if (type === 'application/x-www-form-urlencoded') {
-    fields = Object.fromEntries(new URLSearchParams(raw))
   } else {
-    throw new OAuthError(400, 'invalid_request', 'Content-Type must be application/json or application/x-www-form-urlencoded')
+    // Section 4.2/4.3 and the platform notes: JSON bodies only. A form body is refused (and
+    // recorded: an app that sends one works against a lenient server and fails against the service).
+    formBody(`Content-Type ${type || '(none)'}`)
+    throw new OAuthError(415, 'invalid_request', 'Content-Type must be application/json')
   }
   const body: TokenBody = {}
   for (const name of TOKEN_FIELDS) {

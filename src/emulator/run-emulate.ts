@@ -23,6 +23,9 @@ Options:
   --redirect-uri URL    Registered redirect URI; repeat for several (default http://localhost:3000/oauth/callback)
   --module-key KEY      Module key of the step (default qa-gate)
   --header-prefix P     Webhook header prefix (default X-Service-)
+  --organization ID:DOMAIN:SECRET
+                        One more organization (its id, domain and app_secret); repeat for several.
+                        Each is reached at <url>/o/<domain>; the first keeps the plain routes too
   --json                Print one JSON line with the emulator's info (url, ids, secrets) instead
                         of the banner, for a parent process (switchyard bench) to read
   --quiet               Log only warnings and errors
@@ -49,6 +52,7 @@ export async function runEmulate(args: string[]): Promise<number> {
         'redirect-uri': { type: 'string', multiple: true },
         'module-key': { type: 'string' },
         'header-prefix': { type: 'string' },
+        organization: { type: 'string', multiple: true },
         json: { type: 'boolean' },
         quiet: { type: 'boolean' },
         help: { type: 'boolean', short: 'h' },
@@ -86,6 +90,15 @@ export async function runEmulate(args: string[]): Promise<number> {
       ...(values.languages ? { languages: values.languages.split(',').map((l) => l.trim()).filter(Boolean) } : {}),
       ...(values['module-key'] ? { moduleKey: values['module-key'] } : {}),
       ...(values['header-prefix'] ? { headerPrefix: values['header-prefix'] } : {}),
+      ...(values.organization
+        ? {
+            organizations: values.organization.map((spec) => {
+              const [id, domain, ...secret] = spec.split(':')
+              if (!id || !domain || secret.length === 0) throw new Error(`--organization must be ID:DOMAIN:SECRET, got "${spec}"`)
+              return { id, domain, appSecret: secret.join(':') }
+            }),
+          }
+        : {}),
     }
     sendInterval = number('send-interval', values['send-interval'])
   } catch (error) {
@@ -108,22 +121,25 @@ export async function runEmulate(args: string[]): Promise<number> {
       '',
       'Configure the worker with:',
       `  AUTH_URL=${info.authUrl}`,
-      `  API_URL=${info.apiUrl}`,
+      `  API_URL=${info.organizations.length > 1 ? info.apiUrlTemplate : info.apiUrl}`,
       `  CLIENT_ID=${info.clientId}`,
       `  CLIENT_SECRET=${info.clientSecret}`,
-      `  APP_SECRET=${info.appSecret}`,
+      `  APP_SECRET=${info.organizations.length > 1 ? info.organizations.map((o) => `${o.id}=${o.appSecret}`).join(',') : info.appSecret}`,
       `  HEADER_PREFIX=${info.headerPrefix}`,
       ...(emulator.openai ? [`  OPENAI_BASE_URL=${info.url}/v1   OPENAI_API_KEY=any   (the fake model, for ai-proofread)`] : []),
       `  (registered redirect URIs: ${info.redirectUris.join(', ')})`,
       '',
       `Organization ${info.organization.id} (${info.organization.domain}), project ${info.projectId}, step ${info.stepId} (module ${info.moduleKey}),`,
       `${info.strings} strings in ${info.languages.join(', ')}; outputs ${info.outputs.join(', ')}.`,
+      ...info.organizations.slice(1).map((o) => `Organization ${o.id} (${o.domain}) at ${o.apiUrl}: project ${o.projectId}, step ${o.stepId}, ${o.strings} strings in ${o.languages.join(', ')}.`),
       `Webhooks go to ${emulator.settings.webhookUrl}${sendInterval ? ` every ${sendInterval} ms` : ' on request'}.`,
       '',
       `Control API (JSON) at ${info.controlUrl}:`,
       '  GET  /info  /settings  /summary  /statuses?languageId=&status=&output=&wrong=true  /strings  /requests  /deliveries',
       '  POST /settings {webhookUrl, approve, faults: {...}}  /seed {strings, languages, seed}  /send {stringIds?, languageIds?}',
       '  POST /send-events {events}  /send-raw {body, headers}  /resend  /authorize  /expire-tokens  /reset-counters  /auto-send {intervalMs}',
+      '  POST /send-back  /revoke {ms}  /restore  /remove-language  /untranslated  /refuse-comments  /organizations  /faults  /editor/save',
+      '  GET  /mistakes  /patch-requests  /comments  /organizations   (every one takes an organization: id or domain; default the first)',
       `Example: curl -X POST ${info.controlUrl}/send`,
       '',
       'Press Ctrl+C to stop.',

@@ -1,21 +1,28 @@
 // Starts the emulated localization service on a loopback port: OAuth server, enterprise API
-// (string statuses, translations), webhook sender, fault injection and the control API.
-// One process-local object; `Emulator` is both what tests call and what /_control/* exposes.
+// (string statuses, translations, comments), webhook sender, workflow editor, fault injection,
+// the record of protocol mistakes and the control API. Several organizations, each reached under
+// its own domain: `/o/{domain}/api/v2/...` (or a `{domain}.localhost` host); the un-prefixed
+// routes are the first organization's. One process-local object; `Emulator` is both what tests
+// call and what /_control/* exposes.
 import { createFakeOpenAi, type FakeOpenAi, type FakeOpenAiOptions } from './fake-openai.js'
 import { randomBytes } from 'node:crypto'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import Koa, { type Middleware } from 'koa'
 import { silentLogger, type Logger } from '../util/logger.js'
-import { applySettingsPatch, defaultSettings, type EmulatorSettings, type SettingsPatch } from './emulator-settings.js'
+import { applyFaultPatch, applySettingsPatch, defaultSettings, type EmulatorSettings, type FaultSettings, type SettingsPatch } from './emulator-settings.js'
 import { OAuthServer, type AuthorizeDirectOptions, type TokenResponse } from './oauth-server.js'
-import { apiRoutes, type World } from './api-routes.js'
-import { apiGuard, InFlightCounter } from './api-guard.js'
+import { apiRoutes } from './api-routes.js'
+import { apiGuard, InFlightCounter, type ApiState } from './api-guard.js'
 import { RequestCounter, type RequestCounts } from './request-counter.js'
-import { createSampleProject, seededRandom, type SampleProject, type SeedOptions } from './sample-project.js'
-import { StatusStore, type StatusFilter, type StatusView, type Summary } from './status-store.js'
+import { DEFAULT_SEED, seededRandom, type SampleProject, type SeedOptions } from './sample-project.js'
+import type { StatusFilter, StatusView, Summary } from './status-store.js'
 import { WebhookSender, type DeliveryReport, type RawRequest, type RawResponse, type SendOptions } from './webhook-sender.js'
 import { controlRoutes } from './control-routes.js'
+import { Tenant, type OrganizationOptions, type SendBackOptions } from './tenant.js'
+import { assertNoMistakes, MistakeLog, type Mistake, type MistakeKind } from './mistakes.js'
+import { commentRoutes, type CommentFilter, type StringComment } from './comments.js'
+import { WorkflowEditor } from './workflow-editor.js'
 
 /** A middleware mounted under a path prefix, e.g. the fake OpenAI endpoint under /v1. */
 export interface EmulatorMount {
@@ -59,7 +66,36 @@ export interface EmulatorOptions extends Omit<SeedOptions, 'strings'> {
    * `switchyard emulate` can run ai-proofread with no account anywhere); `false` leaves it out.
    */
   openai?: FakeOpenAiOptions | false
+  /**
+   * Organizations beyond the first (which the options above describe), each with its id, domain,
+   * app_secret and sample project. More can be added later with `addOrganization`.
+   */
+  organizations?: OrganizationOptions[]
 }
+
+/** What a test needs to know about one organization. */
+export interface OrganizationInfo {
+  id: string
+  domain: string
+  appSecret: string
+  /** Its API address (path form, works on 127.0.0.1 without DNS). */
+  apiUrl: string
+  projectId: number
+  workflowId: number
+  templateId: number
+  stepId: number
+  moduleKey: string
+  languages: string[]
+  /** Languages still on the step (a language taken out of the step is not). */
+  stepLanguages: string[]
+  strings: number
+}
+
+/** Which organization a call is about: its id or domain; default the first. */
+export interface InOrganization { organization?: string }
+
+/** PATCH status requests counted by organization, language and answer. */
+export interface PatchRequestFilter extends InOrganization { languageId?: string; status?: number }
 
 export interface EmulatorInfo {
   url: string
@@ -72,6 +108,10 @@ export interface EmulatorInfo {
   appSecret: string
   headerPrefix: string
   organization: { id: string; domain: string }
+  /** Every organization; the first is `organization`. */
+  organizations: OrganizationInfo[]
+  /** API_URL for a worker serving every organization: `${url}/o/{organization_domain}`. */
+  apiUrlTemplate: string
   projectId: number
   stepId: number
   moduleKey: string
@@ -99,13 +139,53 @@ export interface Emulator {
   sendRaw(request: RawRequest): Promise<RawResponse>
   /** Webhook deliveries since start or the last reset. */
   deliveries(): DeliveryReport
-  /** FAILED strings back to NEED_PROCESS (the manager's Resend); returns how many. */
-  resend(filter?: Pick<StatusFilter, 'languageId' | 'stringIds'>): number
-  statuses(filter?: StatusFilter): StatusView[]
-  status(stringId: number, languageId: string): StatusView | undefined
-  summary(): Summary
-  /** Pairs in total and DONE, counted as statuses change (cheap to poll at any size). */
-  progress(): { total: number; done: number; patchOperations: number }
+  /** FAILED and parked (TODO) strings back to NEED_PROCESS (the manager's Resend); returns how many. */
+  resend(filter?: Pick<StatusFilter, 'languageId' | 'stringIds'> & InOrganization): number
+  statuses(filter?: StatusFilter & InOrganization): StatusView[]
+  status(stringId: number, languageId: string, organization?: string): StatusView | undefined
+  summary(organization?: string): Summary
+  /** Pairs in total and DONE (every organization, or one), counted as statuses change (cheap to poll). */
+  progress(organization?: string): { total: number; done: number; patchOperations: number }
+
+  // ---- Organizations ----
+  organizations(): OrganizationInfo[]
+  /** Adds an organization (its own domain, app_secret, project, step, languages). */
+  addOrganization(options: OrganizationOptions): OrganizationInfo
+  /** The organization object itself (id, domain, sample, statuses, comments, ...); throws on an unknown one. */
+  org(organization?: string): Tenant
+  /** Faults of one organization only (the rest keep the emulator-wide ones); null goes back to those. */
+  configureFaults(patch: Partial<FaultSettings> | null, organization?: string): FaultSettings
+
+  // ---- What managers, translators and the platform do ----
+  /** DONE strings sent back to the step with a changed translation, same revision: NEED_PROCESS again. */
+  sendBack(options?: SendBackOptions & InOrganization): Array<{ stringId: number; languageId: string }>
+  /** Status PATCHes of the organization answer 403 for `ms` (default: until `restore`). A refresh does not help. */
+  revoke(organization?: string, ms?: number): void
+  restore(organization?: string): void
+  /** Every API request of the organization answers 401 for `ms` (default: until `restore`), even with a fresh token. */
+  refuseTokens(organization?: string, ms?: number): void
+  /** Takes a language out of the step: status GET/PATCH for it answer 404; it is no longer sent. */
+  removeLanguage(languageId: string, organization?: string): void
+  addLanguage(languageId: string, organization?: string): void
+  /** The translations endpoint leaves these strings out (no translation yet), in one language or all. */
+  leaveUntranslated(stringIds: number[], languageId?: string, organization?: string): void
+  /** Every comments request of the organization answers this status (403, 500, ...); null serves them again. */
+  refuseComments(status: number | null, organization?: string): void
+  /** Comments and issues the app raised. */
+  comments(filter?: CommentFilter & InOrganization): StringComment[]
+  /** Unresolved issues on one (string, language). */
+  openIssues(stringId: number, languageId: string, organization?: string): StringComment[]
+
+  // ---- Protocol mistakes ----
+  mistakes(filter?: { kind?: MistakeKind; organizationId?: string }): Mistake[]
+  /** Throws, listing them, when the app made any protocol mistake. */
+  assertNoMistakes(): void
+  clearMistakes(): void
+  /** Status PATCH requests (not operations) by organization, language and answer status. */
+  patchRequests(filter?: PatchRequestFilter): number
+
+  /** The workflow editor: saves and deletes step settings at the app, mints the settings JWT. */
+  readonly editor: WorkflowEditor
   requestCounts(): RequestCounts
   /** Requests to one endpoint, e.g. `PATCH /api/v2/projects/:projectId/workflow-steps/:stepId/languages/:languageId/status`. */
   requestCount(endpoint: string, status?: number): number
@@ -114,8 +194,8 @@ export interface Emulator {
   resetCounters(): void
   /** Authorization + token exchange in-process, for tests that are not about OAuth. */
   authorizeDirect(options?: AuthorizeDirectOptions): Promise<TokenResponse>
-  /** Every access token issued so far stops working (401); refresh tokens stay valid. */
-  expireAccessTokens(): number
+  /** Every access token issued so far (to one organization, when given) stops working (401); refresh tokens stay valid. */
+  expireAccessTokens(organization?: string): number
   readonly oauth: OAuthServer
   /** The fake model endpoint under `${url}/v1`, when it was mounted. */
   readonly openai?: FakeOpenAi
@@ -142,14 +222,48 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     ...(options.settings ?? {}),
   })
   const seedDefaults: SeedOptions = {}
-  for (const key of ['seed', 'strings', 'languages', 'defectRate', 'outputs', 'passOutput', 'failOutput', 'organizationId', 'domain', 'projectId', 'stepId', 'stepTitle', 'moduleKey', 'applicationIdentifier'] as const) {
+  for (const key of ['seed', 'strings', 'languages', 'defectRate', 'outputs', 'passOutput', 'failOutput', 'projectId', 'stepId', 'stepTitle', 'moduleKey', 'applicationIdentifier'] as const) {
     if (options[key] !== undefined) (seedDefaults as Record<string, unknown>)[key] = options[key]
   }
-  let world: World = (() => {
-    const sample = createSampleProject(seedDefaults)
-    return { sample, statuses: new StatusStore(sample) }
-  })()
-  const getWorld = (): World => world
+
+  // ---- Organizations: the first from the options (its app_secret is the `appSecret` setting), the
+  // rest from `organizations` or `addOrganization`. Looked up by id or domain, one Map hit. ----
+  const tenants: Tenant[] = []
+  const byKey = new Map<string, Tenant>()
+  const addTenant = (tenant: Tenant): Tenant => {
+    if (byKey.has(tenant.id) || byKey.has(tenant.domain)) throw new Error(`emulator: organization ${tenant.id} / ${tenant.domain} exists already`)
+    if (!/^[a-z0-9][a-z0-9-]*$/i.test(tenant.domain)) throw new Error(`emulator: organization domain "${tenant.domain}" must be letters, digits and dashes`)
+    tenants.push(tenant)
+    byKey.set(tenant.id, tenant)
+    byKey.set(tenant.domain, tenant)
+    return tenant
+  }
+  const first = addTenant(
+    new Tenant(options.organizationId ?? DEFAULT_SEED.organizationId, options.domain ?? DEFAULT_SEED.domain, () => settings.appSecret, seedDefaults),
+  )
+  const tenant = (key?: string): Tenant => {
+    if (key === undefined) return first
+    const found = byKey.get(String(key))
+    if (!found) throw new Error(`emulator: no organization "${key}" (have ${tenants.map((t) => `${t.id}/${t.domain}`).join(', ')})`)
+    return found
+  }
+  const addOrganization = (o: OrganizationOptions): Tenant => {
+    const secret = o.appSecret ?? randomBytes(24).toString('base64url')
+    const { id, domain, appSecret: _secret, workflowId, templateId, ...seed } = o
+    // Ids are global on the platform: another organization's project and step get their own by default.
+    const n = tenants.length
+    const ids = { projectId: (seedDefaults.projectId ?? DEFAULT_SEED.projectId) + 100 * n, stepId: (seedDefaults.stepId ?? DEFAULT_SEED.stepId) + 100 * n }
+    return addTenant(
+      new Tenant(id, domain, () => secret, { ...seedDefaults, ...ids, ...seed }, {
+        ...(workflowId !== undefined ? { workflowId } : {}),
+        ...(templateId !== undefined ? { templateId } : {}),
+      }),
+    )
+  }
+  for (const o of options.organizations ?? []) addOrganization(o)
+  const mistakeLog = new MistakeLog()
+  // PATCH status requests by organization|language|status: what "requests per group" is measured with.
+  const patchCounts = new Map<string, number>()
 
   let url = ''
   const client = {
@@ -157,16 +271,54 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     clientSecret: options.clientSecret ?? randomBytes(24).toString('base64url'),
     redirectUris: options.redirectUris ?? ['http://localhost:3000/oauth/callback'],
   }
-  const oauth = new OAuthServer(settings, () => world.sample.organization, () => url)
+  const oauth = new OAuthServer(
+    settings,
+    (key) => (key === undefined ? first.organization : byKey.get(key)?.organization),
+    () => url,
+    mistakeLog,
+  )
   oauth.registerClient(client)
   const inFlight = new InFlightCounter()
   const counter = new RequestCounter()
-  const sender = new WebhookSender(settings, getWorld, log)
-  const random = seededRandom(world.sample.seed ^ 0x5eed)
+  const sender = new WebhookSender(settings, () => tenants, tenant, log)
+  const editor = new WorkflowEditor(settings, client, tenant)
+  const random = seededRandom(first.sample.seed ^ 0x5eed)
   let autoSend: NodeJS.Timeout | undefined
 
   const app = new Koa()
   app.proxy = false
+  // Which organization a request addresses: `/o/{domain}/...` (the prefix is removed before the
+  // routes see the path), a `{domain}.localhost` host, or else the first organization.
+  app.use(async (ctx, next) => {
+    const state = ctx.state as ApiState
+    const path = ctx.path
+    if (path.startsWith('/o/')) {
+      const end = path.indexOf('/', 3)
+      const domain = decodeURIComponent(end < 0 ? path.slice(3) : path.slice(3, end))
+      const found = byKey.get(domain)
+      if (!found || found.domain !== domain) {
+        ctx.status = 404
+        ctx.body = { error: { code: 404, message: `Organization "${domain}" not found` } }
+        return
+      }
+      state.tenant = found
+      ctx.path = end < 0 ? '/' : path.slice(end)
+    } else {
+      const host = ctx.hostname
+      if (host.endsWith('.localhost')) {
+        const found = byKey.get(host.slice(0, -'.localhost'.length))
+        if (!found) {
+          ctx.status = 404
+          ctx.body = { error: { code: 404, message: `Organization "${host}" not found` } }
+          return
+        }
+        state.tenant = found
+      } else {
+        state.tenant = first
+      }
+    }
+    await next()
+  })
   app.use(counter.middleware())
   app.use(async (ctx, next) => {
     try {
@@ -204,12 +356,34 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
 
   const oauthRouter = oauth.router()
   app.use(oauthRouter.routes()).use(oauthRouter.allowedMethods())
-  const guard = apiGuard(settings, oauth, inFlight, random)
-  const api = apiRoutes(getWorld, settings, guard)
+  const guard = apiGuard(settings, oauth, inFlight, random, mistakeLog)
+  const countPatch = (organizationId: string, languageId: string, status: number): void => {
+    const key = `${organizationId}|${languageId}|${status}`
+    patchCounts.set(key, (patchCounts.get(key) ?? 0) + 1)
+  }
+  const api = apiRoutes(settings, guard, mistakeLog, countPatch)
   app.use(api.routes()).use(api.allowedMethods())
+  const comments = commentRoutes((ctx) => (ctx.state as ApiState).tenant, guard)
+  app.use(comments.routes()).use(comments.allowedMethods())
+
+  const orgInfo = (t: Tenant): OrganizationInfo => ({
+    id: t.id,
+    domain: t.domain,
+    appSecret: t.appSecret,
+    apiUrl: `${url}/o/${t.domain}`,
+    projectId: t.sample.project.id,
+    workflowId: t.workflowId,
+    templateId: t.templateId,
+    stepId: t.sample.step.id,
+    moduleKey: t.sample.step.applicationModule.moduleKey,
+    languages: [...t.sample.languages],
+    stepLanguages: [...t.sample.step.languages],
+    strings: t.sample.strings.length,
+  })
 
   const emulator: Emulator = {
     openai,
+    editor,
     get url() {
       return url
     },
@@ -222,12 +396,12 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       return settings.appSecret
     },
     get sample() {
-      return world.sample
+      return first.sample
     },
     settings,
     oauth,
     info() {
-      const { sample } = world
+      const { sample } = first
       return {
         url,
         authUrl: url,
@@ -238,7 +412,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
         redirectUris: [...client.redirectUris],
         appSecret: settings.appSecret,
         headerPrefix: settings.headerPrefix,
-        organization: { ...sample.organization },
+        organization: { ...first.organization },
+        organizations: tenants.map(orgInfo),
+        apiUrlTemplate: `${url}/o/{organization_domain}`,
         projectId: sample.project.id,
         stepId: sample.step.id,
         moduleKey: sample.step.applicationModule.moduleKey,
@@ -248,9 +424,8 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       }
     },
     seed(seedOptions = {}) {
-      const sample = createSampleProject({ ...seedDefaults, ...seedOptions })
-      world = { sample, statuses: new StatusStore(sample) }
-      return sample
+      const { organizationId: _id, domain: _domain, ...rest } = seedOptions
+      return first.seed(rest)
     },
     configure(patch) {
       return applySettingsPatch(settings, patch)
@@ -259,21 +434,64 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     sendEvents: (events, sendOptions) => sender.sendEvents(events, sendOptions),
     sendRaw: (request) => sender.sendRaw(request),
     deliveries: () => sender.totals,
-    resend(filter = {}) {
+    resend({ organization, ...filter } = {}) {
+      return tenant(organization).resend(filter)
+    },
+    statuses: ({ organization, ...filter } = {}) => tenant(organization).statuses.views(filter),
+    status(stringId, languageId, organization) {
+      const t = tenant(organization)
+      const str = t.sample.byId.get(stringId)
+      return str ? t.statuses.view(str, languageId) : undefined
+    },
+    summary: (organization) => tenant(organization).statuses.summary(),
+    progress(organization) {
+      if (organization !== undefined) return tenant(organization).statuses.progress()
+      if (tenants.length === 1) return first.statuses.progress()
+      const total = { total: 0, done: 0, patchOperations: 0 }
+      for (const t of tenants) {
+        const p = t.statuses.progress()
+        total.total += p.total
+        total.done += p.done
+        total.patchOperations += p.patchOperations
+      }
+      return total
+    },
+    organizations: () => tenants.map(orgInfo),
+    addOrganization: (o) => orgInfo(addOrganization(o)),
+    org: (organization) => tenant(organization),
+    configureFaults(patch, organization) {
+      const t = tenant(organization)
+      t.faults = patch === null ? null : applyFaultPatch(t.faults ?? { ...settings.faults, nextStatuses: [] }, patch)
+      return t.faults ?? settings.faults
+    },
+    sendBack: ({ organization, ...rest } = {}) => tenant(organization).sendBack(rest),
+    revoke: (organization, ms) => tenant(organization).revoke(ms),
+    restore: (organization) => tenant(organization).restore(),
+    refuseTokens: (organization, ms) => tenant(organization).refuseTokens(ms),
+    removeLanguage: (languageId, organization) => tenant(organization).removeLanguage(languageId),
+    addLanguage: (languageId, organization) => tenant(organization).addLanguage(languageId),
+    leaveUntranslated: (stringIds, languageId, organization) => tenant(organization).setUntranslated(stringIds, languageId),
+    refuseComments(status, organization) {
+      tenant(organization).refuseComments = status
+    },
+    comments: ({ organization, ...filter } = {}) => tenant(organization).comments.list(filter),
+    openIssues: (stringId, languageId, organization) =>
+      tenant(organization).comments.list({ stringId, languageId, type: 'issue', issueStatus: 'unresolved' }),
+    mistakes: (filter) => mistakeLog.all(filter),
+    assertNoMistakes: () => assertNoMistakes(mistakeLog),
+    clearMistakes: () => mistakeLog.clear(),
+    patchRequests(filter = {}) {
+      const orgId = filter.organization !== undefined ? tenant(filter.organization).id : undefined
       let n = 0
-      for (const { str, languageId } of world.statuses.select({ ...filter, status: 'FAILED' })) {
-        world.statuses.set(str.id, languageId, 'NEED_PROCESS')
-        n++
+      for (const [key, count] of patchCounts) {
+        const [org, lang, status] = key.split('|')
+        if (orgId !== undefined && org !== orgId) continue
+        if (filter.languageId !== undefined && lang !== filter.languageId) continue
+        if (filter.status !== undefined && Number(status) !== filter.status) continue
+        n += count
       }
       return n
     },
-    statuses: (filter) => world.statuses.views(filter),
-    status(stringId, languageId) {
-      const str = world.sample.byId.get(stringId)
-      return str ? world.statuses.view(str, languageId) : undefined
-    },
-    summary: () => world.statuses.summary(),
-    progress: () => world.statuses.progress(),
     requestCounts: () => counter.snapshot(),
     requestCount: (endpoint, status) => counter.count(endpoint, status),
     maxInFlight: () => inFlight.max(),
@@ -281,9 +499,10 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       counter.reset()
       inFlight.reset()
       sender.resetTotals()
+      patchCounts.clear()
     },
     authorizeDirect: (authOptions) => oauth.authorizeDirect(authOptions),
-    expireAccessTokens: () => oauth.expireAccessTokens(),
+    expireAccessTokens: (organization) => oauth.expireAccessTokens(organization === undefined ? undefined : tenant(organization).id),
     startAutoSend(intervalMs, sendOptions) {
       emulator.stopAutoSend()
       let running = false

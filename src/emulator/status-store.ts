@@ -11,9 +11,16 @@ export interface StatusEntry {
   output: string
   /** PATCH operations that named this string. */
   patches: number
-  /** Every value a PATCH gave it, in order. */
+  /** Every value a PATCH gave it, in order (only those applied: a refused repeat is not here). */
   outputs: string[]
+  /** Times the string reached the step (NEED_PROCESS): 1 at seed, +1 per send-back or Resend. */
+  arrivals: number
+  /** Arrivals that got an output (a port or ""); at most one each. */
+  answered: number
 }
+
+/** What a PATCH operation did to one (string, language). */
+export type ApplyResult = 'applied' | 'second-output' | 'patch-not-waiting'
 
 /** A status with what the emulator knows about it, for tests and the control API. */
 export interface StatusView extends StatusRecord {
@@ -21,6 +28,8 @@ export interface StatusView extends StatusRecord {
   defect: string | null
   patches: number
   outputs: string[]
+  arrivals: number
+  answered: number
 }
 
 export interface StatusFilter {
@@ -65,7 +74,7 @@ export class StatusStore {
   constructor(readonly sample: SampleProject) {
     for (const languageId of sample.languages) {
       const entries = new Map<number, StatusEntry>()
-      for (const str of sample.strings) entries.set(str.id, { status: 'NEED_PROCESS', output: '', patches: 0, outputs: [] })
+      for (const str of sample.strings) entries.set(str.id, { status: 'NEED_PROCESS', output: '', patches: 0, outputs: [], arrivals: 1, answered: 0 })
       this.byLanguage.set(languageId, entries)
     }
   }
@@ -74,22 +83,35 @@ export class StatusStore {
     return this.byLanguage.get(languageId)?.get(stringId)
   }
 
-  /** Applies one validated PATCH value: a port routes the string (DONE), "" parks it (TODO). */
-  apply(stringId: number, languageId: string, value: string): StatusEntry {
+  /**
+   * Applies one validated PATCH value: a port routes the string (DONE), "" parks it (TODO). Only a
+   * string waiting at the step (NEED_PROCESS) changes; any other is left as it is and the caller
+   * records the mistake: a second output for one arrival, or an output for a string not waiting.
+   */
+  apply(stringId: number, languageId: string, value: string): { entry: StatusEntry; result: ApplyResult } {
     const entry = this.get(stringId, languageId)
     if (!entry) throw new Error(`no status for string ${stringId} in ${languageId}`)
     entry.patches++
+    this.patchOperations++
+    if (entry.status !== 'NEED_PROCESS') {
+      return { entry, result: entry.answered >= entry.arrivals ? 'second-output' : 'patch-not-waiting' }
+    }
     entry.outputs.push(value)
+    entry.answered++
     this.track(entry.status, value === '' ? 'TODO' : 'DONE')
     entry.status = value === '' ? 'TODO' : 'DONE'
     entry.output = value
-    this.patchOperations++
-    return entry
+    return { entry, result: 'applied' }
   }
 
+  /** Sets a status; moving to NEED_PROCESS from any other status is a new arrival at the step. */
   set(stringId: number, languageId: string, status: StringStatusName): void {
     const entry = this.get(stringId, languageId)
     if (!entry) return
+    if (status === 'NEED_PROCESS' && entry.status !== 'NEED_PROCESS') {
+      entry.arrivals++
+      entry.output = ''
+    }
     this.track(entry.status, status)
     entry.status = status
   }
@@ -124,6 +146,8 @@ export class StatusStore {
       defect: translation.defect,
       patches: entry.patches,
       outputs: [...entry.outputs],
+      arrivals: entry.arrivals,
+      answered: entry.answered,
     }
   }
 

@@ -1,14 +1,16 @@
 // The service's side of webhook delivery (sections 2.5, 2.6, 5.3, 6 and the platform notes):
 // strings in NEED_PROCESS become `string.status_on_step.recalculation_triggered` events, one per
-// (string, target language), sent in signed batches; a non-2XX is retried a few times (honouring
-// Retry-After on 503/429, capped) and then the batch's strings become FAILED.
+// (string, target language), sent in signed batches, one organization per batch, signed with that
+// organization's app_secret. A non-2XX spends one of a few retries on the sender's own schedule
+// (Retry-After is ignored, as the platform notes assume of the service); after the last, the
+// batch's strings become FAILED until a Resend. X-Module-Key names the app's `webhook` module.
 import { createHmac } from 'node:crypto'
 import { RECALCULATION_EVENT } from '../webhooks/event-types.js'
 import type { Logger } from '../util/logger.js'
 import type { EmulatorSettings } from './emulator-settings.js'
 import { SOURCE_LANGUAGE, type SampleProject, type SampleString } from './sample-project.js'
 import { serviceLanguage } from './service-languages.js'
-import type { World } from './api-routes.js'
+import type { Tenant } from './tenant.js'
 
 export interface SendOptions {
   /** Only these strings (default: all). */
@@ -24,6 +26,12 @@ export interface SendOptions {
   originEvent?: string
   /** Deliver here instead of the configured webhook URL. */
   url?: string
+  /** Only this organization (id or domain); default every organization, each in its own batches. */
+  organization?: string
+  /** Add fields the receiver does not know yet to every event and its stringStatus (events gain fields over time). */
+  unknownFields?: boolean
+  /** Send the events of these strings without their string id (`translation.id`): malformed events in a good batch. */
+  malformedStringIds?: number[]
 }
 
 export interface DeliveryReport {
@@ -50,6 +58,8 @@ export interface RawRequest {
   standardHeaders?: boolean
   url?: string
   method?: string
+  /** Organization (id or domain) whose headers and secret sign the body. Default the first. */
+  organization?: string
 }
 
 export interface RawResponse {
@@ -138,13 +148,33 @@ export class EventWriter {
   }
 }
 
+interface Batch {
+  body: Buffer
+  keys: Array<{ stringId: number; languageId: string }>
+  tenant: Tenant
+}
+
+/** An event with fields the receiver does not know yet, and/or without its string id. */
+function alterEvent(json: string, unknownFields: boolean, malformed: boolean): string {
+  const event = JSON.parse(json) as { stringStatus: { translation: Record<string, unknown> } & Record<string, unknown> } & Record<string, unknown>
+  if (unknownFields) {
+    event.deliveryAttemptHint = { since: '2027-01', note: 'a field added after this app was written' }
+    event.stringStatus.reviewerComment = null
+    event.stringStatus.translation.aiScore = 0.97
+  }
+  if (malformed) delete event.stringStatus.translation.id
+  return JSON.stringify(event)
+}
+
 export class WebhookSender {
   /** Everything sent since start (or the last counter reset). */
   totals: DeliveryReport = emptyReport()
 
   constructor(
     private readonly settings: EmulatorSettings,
-    private readonly world: () => World,
+    private readonly tenants: () => Tenant[],
+    /** The organization named by id or domain, or the first; throws on an unknown one. */
+    private readonly tenant: (key?: string) => Tenant,
     private readonly log: Logger,
   ) {}
 
@@ -152,25 +182,33 @@ export class WebhookSender {
     this.totals = emptyReport()
   }
 
-  /** Standard headers of section 5.3 for a body. */
-  headersFor(body: string | Buffer): Record<string, string> {
-    const { sample } = this.world()
+  /** Standard headers of section 5.3 for a body, for one organization (default the first). */
+  headersFor(body: string | Buffer, tenant: Tenant = this.tenant()): Record<string, string> {
     const s = this.settings
     return {
       'User-Agent': s.userAgent,
       'Content-Type': 'application/json',
-      [`${s.headerPrefix}Id`]: sample.organization.id,
-      [`${s.headerPrefix}Domain`]: sample.organization.domain,
-      [`${s.headerPrefix}Signature`]: signBody(body, s.appSecret),
-      [s.moduleKeyHeader]: sample.step.applicationModule.moduleKey,
+      [`${s.headerPrefix}Id`]: tenant.id,
+      [`${s.headerPrefix}Domain`]: tenant.domain,
+      [`${s.headerPrefix}Signature`]: signBody(body, tenant.appSecret),
+      [s.moduleKeyHeader]: s.webhookModuleKey,
     }
   }
 
-  /** Sends the strings waiting on the step (NEED_PROCESS), batched and signed. */
+  /** Sends the strings waiting on the step (NEED_PROCESS), batched and signed, per organization. */
   async sendPending(options: SendOptions = {}): Promise<DeliveryReport> {
-    const { sample, statuses } = this.world()
+    const tenants = options.organization !== undefined ? [this.tenant(options.organization)] : this.tenants()
+    const batches: Batch[] = []
+    for (const tenant of tenants) batches.push(...this.pendingBatches(tenant, options))
+    return this.deliverAll(batches, options)
+  }
+
+  private pendingBatches(tenant: Tenant, options: SendOptions): Batch[] {
+    const { sample, statuses } = tenant.world
     const writer = new EventWriter(sample, options.originEvent ?? 'string.added')
-    const languages = options.languageIds ?? sample.languages
+    const malformed = options.malformedStringIds ? new Set(options.malformedStringIds) : undefined
+    // A language taken out of the step is no longer sent (its strings left the step).
+    const languages = (options.languageIds ?? sample.languages).filter((l) => sample.step.languages.includes(l))
     const strings = options.stringIds
       ? options.stringIds.map((id) => sample.byId.get(id)).filter((s): s is SampleString => s !== undefined)
       : sample.strings
@@ -185,7 +223,9 @@ export class WebhookSender {
         const entry = statuses.get(str.id, languageId)
         if (!entry || (!options.anyStatus && entry.status !== 'NEED_PROCESS')) continue
         if (count >= limit) break outer
-        current.parts.push(writer.event(str, languageId))
+        let event = writer.event(str, languageId)
+        if (options.unknownFields || malformed?.has(str.id)) event = alterEvent(event, options.unknownFields === true, malformed?.has(str.id) === true)
+        current.parts.push(event)
         current.keys.push({ stringId: str.id, languageId })
         count++
         if (current.parts.length >= batchSize) {
@@ -195,19 +235,17 @@ export class WebhookSender {
       }
     }
     if (current.parts.length > 0) batches.push(current)
-    return this.deliverAll(
-      // Encoded once: the same bytes are signed and sent.
-      batches.map((b) => ({ body: Buffer.from(`{"events":[${b.parts.join(',')}]}`), keys: b.keys })),
-      options,
-    )
+    // Encoded once: the same bytes are signed and sent.
+    return batches.map((b) => ({ body: Buffer.from(`{"events":[${b.parts.join(',')}]}`), keys: b.keys, tenant }))
   }
 
   /** Sends arbitrary event objects (project.translated, ...) as batches of `{ events }`. */
-  async sendEvents(events: unknown[], options: Pick<SendOptions, 'batchSize' | 'parallel' | 'url'> = {}): Promise<DeliveryReport> {
+  async sendEvents(events: unknown[], options: Pick<SendOptions, 'batchSize' | 'parallel' | 'url' | 'organization'> = {}): Promise<DeliveryReport> {
     const batchSize = options.batchSize ?? this.settings.batchSize
-    const bodies: Array<{ body: Buffer; keys: [] }> = []
+    const tenant = this.tenant(options.organization)
+    const bodies: Batch[] = []
     for (let i = 0; i < events.length; i += batchSize) {
-      bodies.push({ body: Buffer.from(JSON.stringify({ events: events.slice(i, i + batchSize) })), keys: [] })
+      bodies.push({ body: Buffer.from(JSON.stringify({ events: events.slice(i, i + batchSize) })), keys: [], tenant })
     }
     return this.deliverAll(bodies, options)
   }
@@ -215,7 +253,7 @@ export class WebhookSender {
   /** One request exactly as given (fuzz tests): no retry, no status change. */
   async sendRaw(request: RawRequest): Promise<RawResponse> {
     const url = request.url ?? this.requireUrl()
-    const headers = { ...(request.standardHeaders === false ? {} : this.headersFor(request.body)), ...(request.headers ?? {}) }
+    const headers = { ...(request.standardHeaders === false ? {} : this.headersFor(request.body, this.tenant(request.organization))), ...(request.headers ?? {}) }
     const response = await fetch(url, {
       method: request.method ?? 'POST',
       headers,
@@ -232,7 +270,7 @@ export class WebhookSender {
   }
 
   private async deliverAll(
-    batches: Array<{ body: Buffer; keys: Array<{ stringId: number; languageId: string }> }>,
+    batches: Batch[],
     options: Pick<SendOptions, 'parallel' | 'url'>,
   ): Promise<DeliveryReport> {
     const url = options.url ?? this.requireUrl()
@@ -245,12 +283,12 @@ export class WebhookSender {
         const batch = batches[next++]!
         report.batches++
         report.events += batch.keys.length
-        const ok = await this.deliver(url, batch.body, report)
+        const ok = await this.deliver(url, batch.body, batch.tenant, report)
         if (ok) {
           report.delivered++
         } else {
           report.failedBatches++
-          const { statuses } = this.world()
+          const { statuses } = batch.tenant.world
           for (const key of batch.keys) {
             // A string the app already reported (it answered 500 yet did its job) keeps its status.
             if (statuses.get(key.stringId, key.languageId)?.status === 'NEED_PROCESS') {
@@ -268,17 +306,15 @@ export class WebhookSender {
     return report
   }
 
-  private async deliver(url: string, body: Buffer, report: DeliveryReport): Promise<boolean> {
-    const headers = this.headersFor(body)
-    const { retries, retryDelayMs, retryAfterCapMs, deliveryTimeoutMs } = this.settings
+  private async deliver(url: string, body: Buffer, tenant: Tenant, report: DeliveryReport): Promise<boolean> {
+    const headers = this.headersFor(body, tenant)
+    const { retries, retryDelayMs, deliveryTimeoutMs } = this.settings
     for (let attempt = 0; attempt <= retries; attempt++) {
       report.attempts++
       let status: number | 'network' = 'network'
-      let retryAfter: string | null = null
       try {
         const response = await fetch(url, { method: 'POST', headers, body, signal: AbortSignal.timeout(deliveryTimeoutMs) })
         status = response.status
-        retryAfter = response.headers.get('retry-after')
         await response.arrayBuffer().catch(() => undefined)
       } catch {
         status = 'network'
@@ -287,12 +323,8 @@ export class WebhookSender {
       if (typeof status === 'number' && status >= 200 && status < 300) return true
       report.non2xx[status] = (report.non2xx[status] ?? 0) + 1
       if (attempt === retries) break
-      let wait = retryDelayMs
-      if ((status === 503 || status === 429) && retryAfter !== null) {
-        const seconds = Number(retryAfter)
-        const ms = Number.isFinite(seconds) ? seconds * 1000 : Date.parse(retryAfter) - Date.now()
-        if (Number.isFinite(ms)) wait = Math.min(Math.max(ms, 0), retryAfterCapMs)
-      }
+      // The sender's own schedule: Retry-After is not honoured (nothing says the platform does).
+      const wait = retryDelayMs
       if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
     }
     return false

@@ -50,6 +50,8 @@ describe('duplicates: every batch delivered three times', () => {
     expect(summary.notDone).toBe(0)
     expect(summary.wrongOutput).toBe(0)
     expect(summary.conflicting).toBe(0)
+    // The strict emulator saw no protocol mistake (second output, PATCH for a string not waiting, bad token).
+    expect(emu.mistakes(), JSON.stringify(emu.mistakes().slice(0, 3))).toEqual([])
     expect(statuses.filter((s) => s.patches !== 1).slice(0, 5)).toEqual([])
     expect(summary.patchOperations).toBe(2000)
     const jobs = await worker.metrics.registry.getSingleMetricAsString('switchyard_jobs_total')

@@ -59,6 +59,8 @@ describe.sequential('faults: 500s, 429s, latency and expiring tokens', () => {
     expect(summary.notDone, JSON.stringify(summary.examples)).toBe(0)
     expect(summary.wrongOutput, JSON.stringify(summary.examples.wrong.slice(0, 3))).toBe(0)
     expect(summary.conflicting, JSON.stringify(summary.examples.conflicting.slice(0, 3))).toBe(0)
+    // The strict emulator saw no protocol mistake (second output, PATCH for a string not waiting, bad token).
+    expect(emu.mistakes(), JSON.stringify(emu.mistakes().slice(0, 3))).toEqual([])
     expect(stats.parked).toBe(0)
     for (const [org, max] of Object.entries(inFlight)) expect(max, `requests in flight for ${org}`).toBeLessThanOrEqual(20)
     // The faults were really met: retries for 5xx and 429 happened.

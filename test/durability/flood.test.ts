@@ -70,6 +70,8 @@ describe.sequential('flood: back-pressure with a bounded queue', () => {
       expect(summary.notDone, JSON.stringify(summary.examples)).toBe(0)
       expect(summary.wrongOutput).toBe(0)
       expect(summary.conflicting).toBe(0)
+      // The strict emulator saw no protocol mistake (second output, PATCH for a string not waiting, bad token).
+      expect(emu.mistakes(), JSON.stringify(emu.mistakes().slice(0, 3))).toEqual([])
       for (const s of emu.statuses()) expect(proxy.acked.has(PAIR(s.stringId, s.languageId))).toBe(true)
     } finally {
       clearInterval(sampler)

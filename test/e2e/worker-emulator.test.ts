@@ -56,5 +56,7 @@ describe('end to end on the emulator', () => {
     const patches = emu.requestCount('PATCH /api/v2/projects/:projectId/workflow-steps/:stepId/languages/:languageId/status')
     expect(patches).toBeGreaterThan(0)
     expect(patches).toBeLessThanOrEqual(2200 / 100)
+    // The strict emulator saw no protocol mistake: no second output, no PATCH for a string not waiting.
+    expect(emu.mistakes()).toEqual([])
   })
 })

@@ -128,9 +128,13 @@ describe('OAuth token', () => {
     expect((await exchange(await codeFor(pkce), { code_verifier: s256(verifier) + 'x' })).status).toBe(400)
   })
 
-  it('accepts form-encoded bodies', async () => {
+  it('refuses form-encoded bodies (JSON only, section 4.2) and records the mistake', async () => {
+    emu.clearMistakes()
     const res = await token({ grant_type: 'authorization_code', client_id: 'app-1', client_secret: 'app-1-secret', redirect_uri: REDIRECT, code: await codeFor() }, true)
-    expect(res.status).toBe(200)
+    expect(res.status).toBe(415)
+    expect(res.body.error).toBe('invalid_request')
+    expect(emu.mistakes().map((m) => m.kind)).toEqual(['token-form-body'])
+    emu.clearMistakes()
   })
 
   it('rotates refresh tokens and refuses the old one', async () => {

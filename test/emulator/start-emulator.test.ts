@@ -72,4 +72,30 @@ describe('runEmulate', () => {
     expect(await exit!).toBe(0)
     await expect(fetch(`${url}/_control/info`)).rejects.toThrow()
   })
+
+  it('takes more organizations as ID:DOMAIN:SECRET and prints the per-organization API_URL and APP_SECRET', async () => {
+    let output = ''
+    const write = process.stdout.write.bind(process.stdout)
+    const errWrite = process.stderr.write.bind(process.stderr)
+    process.stdout.write = ((chunk: string) => ((output += chunk), true)) as typeof process.stdout.write
+    process.stderr.write = ((chunk: string) => ((output += chunk), true)) as typeof process.stderr.write
+    let exit: Promise<number>
+    try {
+      expect(await runEmulate(['--organization', 'nodomain'])).toBe(2)
+      exit = runEmulate(['--port', '0', '--strings', '5', '--app-secret', 'app-s', '--organization', '300000:globex:s2', '--quiet'])
+      for (let i = 0; i < 200 && !output.includes('Ctrl+C'); i++) await new Promise((r) => setTimeout(r, 25))
+    } finally {
+      process.stdout.write = write
+      process.stderr.write = errWrite
+    }
+    expect(output).toMatch(/ID:DOMAIN:SECRET/)
+    expect(output).toMatch(/APP_SECRET=200000=app-s,300000=s2/)
+    const template = /API_URL=(\S+)/.exec(output)![1]!
+    expect(template).toMatch(/\/o\/\{organization_domain\}$/)
+    const base = template.replace('/o/{organization_domain}', '')
+    const orgs = (await (await fetch(`${base}/_control/organizations`)).json()) as Array<{ domain: string; projectId: number }>
+    expect(orgs.map((o) => [o.domain, o.projectId])).toEqual([['acme', 42], ['globex', 142]])
+    process.emit('SIGTERM')
+    expect(await exit!).toBe(0)
+  })
 })

@@ -46,15 +46,42 @@ describe('PATCH string status', () => {
     expect(emu.status(id, 'fr')!.status).toBe('TODO')
   })
 
-  it('records every PATCH and the outputs a string was given', async () => {
+  it('records every PATCH; a second output for one arrival is a mistake and changes nothing', async () => {
+    emu.clearMistakes()
     const id = emu.sample.strings[2]!.id
     await call('PATCH', statusPath(), [replace(id, 'approved')])
-    await call('PATCH', statusPath(), [replace(id, 'approved')])
-    expect(emu.summary().conflicting).toBe(0)
+    expect(emu.mistakes()).toEqual([])
+    const again = await call('PATCH', statusPath(), [replace(id, 'translated')])
+    // Answered 200 with the status as it is: the interface document names no error for it.
+    expect(again.status).toBe(200)
+    expect(again.body.data[0].data).toMatchObject({ status: 'DONE', output: 'approved' })
+    expect(emu.status(id, 'de')).toMatchObject({ patches: 2, outputs: ['approved'], arrivals: 1, answered: 1 })
+    expect(emu.mistakes().map((m) => [m.kind, m.organizationId])).toEqual([['second-output', '200000']])
+    expect(() => emu.assertNoMistakes()).toThrow(/second-output/)
+    emu.clearMistakes()
+  })
+
+  it('routes a string again on each arrival: a send-back makes it NEED_PROCESS with a new arrival', async () => {
+    emu.clearMistakes()
+    const id = emu.sample.strings[2]!.id
     await call('PATCH', statusPath(), [replace(id, 'translated')])
-    expect(emu.status(id, 'de')).toMatchObject({ patches: 3, outputs: ['approved', 'approved', 'translated'] })
-    expect(emu.summary().conflicting).toBe(1)
+    expect(emu.sendBack({ stringIds: [id], languageId: 'de' })).toEqual([{ stringId: id, languageId: 'de' }])
+    expect(emu.status(id, 'de')).toMatchObject({ status: 'NEED_PROCESS', arrivals: 2, answered: 1 })
+    await call('PATCH', statusPath(), [replace(id, 'approved')])
+    expect(emu.status(id, 'de')).toMatchObject({ status: 'DONE', output: 'approved', outputs: ['translated', 'approved'], arrivals: 2, answered: 2 })
     expect(emu.statuses({ conflicting: true }).map((s) => s.stringId)).toEqual([id])
+    emu.assertNoMistakes()
+  })
+
+  it('records a PATCH for a string that is not waiting (FAILED) as a mistake', async () => {
+    emu.clearMistakes()
+    const id = emu.sample.strings[4]!.id
+    emu.org().statuses.set(id, 'de', 'FAILED')
+    const res = await call('PATCH', statusPath(), [replace(id, 'approved')])
+    expect(res.status).toBe(200)
+    expect(emu.status(id, 'de')!.status).toBe('FAILED')
+    expect(emu.mistakes().map((m) => m.kind)).toEqual(['patch-not-waiting'])
+    emu.clearMistakes()
   })
 
   it.each([
