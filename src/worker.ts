@@ -16,7 +16,7 @@ import type { TokenProvider } from './platform/token-provider.js'
 import type { BullmqJournal } from './queue/bullmq-journal.js'
 import { Dedupe } from './queue/dedupe.js'
 import { HeldOrganizations } from './queue/held-organizations.js'
-import { Intake } from './queue/intake.js'
+import { ALIVE_EVERY_MS, Intake } from './queue/intake.js'
 import type { IntakeJournal } from './queue/intake-journal.js'
 import { Journal } from './queue/journal.js'
 import { createOutcomes, type Outcomes } from './queue/outcomes.js'
@@ -302,6 +302,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       replayDone = true
     })
 
+  const aliveTimer = setInterval(() => void journal.markAlive?.().catch((error) => log.warn({ err: error }, 'could not record that the worker is alive')), ALIVE_EVERY_MS)
+  aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
@@ -342,6 +344,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       await reporter.flush().catch(() => undefined)
       for (const t of timers) clearTimeout(t)
       clearInterval(heldTimer)
+      clearInterval(aliveTimer)
+      await journal.markAlive?.().catch(() => undefined)
       clearInterval(metricsTimer)
       if (reconcileTimer) clearInterval(reconcileTimer)
       // The listener stayed open while draining, so deliveries got 503 + Retry-After rather than

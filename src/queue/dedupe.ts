@@ -28,11 +28,25 @@ export class Dedupe {
   private finishedAt: number[] = []
   private head = 0
 
+  /**
+   * Until then, a string unknown here may still have finished before the process restarted (its
+   * memory did not survive the restart): it is admitted as `finished`, so the service decides.
+   */
+  private uncertainUntil = 0
+
   constructor(
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly maxFinished = 100_000,
   ) {}
+
+  /**
+   * An earlier process finished strings on this journal until `lastAliveAt` (ms): what it
+   * remembered would have been remembered up to ttlMs later, so until then nothing is taken as new.
+   */
+  restartedAfter(lastAliveAt: number): void {
+    this.uncertainUntil = Math.max(this.uncertainUntil, lastAliveAt + this.ttlMs)
+  }
 
   /** Decide about a job and, unless it is a duplicate or stale, remember it as active. */
   admit(stringKey: string, revision: number): Admission {
@@ -47,8 +61,9 @@ export class Dedupe {
         return 'finished'
       }
     }
+    const unsure = !e && this.now() < this.uncertainUntil
     this.entries.set(stringKey, { revision, active: true, doneAt: 0 })
-    return 'new'
+    return unsure ? 'finished' : 'new'
   }
 
   /** Forget an admission that was never acknowledged (the journal write failed). */

@@ -22,6 +22,10 @@ export interface IntakeJournal {
   unpark(job: Job): Promise<void>
   /** Strings waiting across every instance, when they share a queue. */
   backlog?(): Promise<number>
+  /** When a process last said it was alive on this journal (ms), if one ever did. */
+  lastAlive?(): Promise<number | undefined>
+  /** Record that this process is alive now. */
+  markAlive?(): Promise<void>
   /** Jobs acknowledged and not yet done. */
   readonly size: number
   readonly parked: number

@@ -2,12 +2,18 @@
 // first (a full queue answers 503 and journals nothing), then de-duplication, then one durable
 // journal write, and only then are the jobs queued and the batch acknowledged. On start, what an
 // earlier run acknowledged and did not finish is replayed from the journal.
-import type { Dedupe } from './dedupe.js'
+import type { Admission, Dedupe } from './dedupe.js'
 import type { HeldOrganizations } from './held-organizations.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { stringKeyOf, type Job } from './job.js'
 import type { EncodedJobs } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
+
+/** How often the journal records that this process is alive (see `replay`). */
+export const ALIVE_EVERY_MS = 30_000
+
+/** Replayed jobs are checked with the service anyway: only repeats within the journal are not work. */
+const isWork = (a: Admission) => a === 'new' || a === 'finished'
 
 export type IntakeResult =
   | { status: 'accepted'; accepted: number; duplicates: number }
@@ -109,13 +115,18 @@ export class Intake {
    */
   async replay(): Promise<{ strings: number; batches: number; parked: number }> {
     const { journal, queue, dedupe } = this.options
+    // Strings the earlier process finished are not remembered now: until its memory would have
+    // run out, an arrival that is new here is checked with the service first.
+    const lastAlive = await journal.lastAlive?.()
+    if (lastAlive !== undefined) dedupe.restartedAfter(lastAlive + ALIVE_EVERY_MS)
+    await journal.markAlive?.()
     const { batches, parked } = await journal.load()
     let strings = 0
     for (const { batchId, jobs } of batches) {
       journal.adopt(batchId, jobs.length)
       const fresh: Job[] = []
       for (const job of jobs) {
-        if (dedupe.admit(stringKeyOf(job), job.revision) === 'new') fresh.push(job)
+        if (isWork(dedupe.admit(stringKeyOf(job), job.revision))) fresh.push(job)
         // A duplicate of a job already replayed counts as done at once.
         else await journal.done(job)
       }
@@ -127,7 +138,7 @@ export class Intake {
     // A restart is a natural retry for parked strings: journal them again, then take them back.
     if (parked.length) {
       const batchId = journal.newBatchId()
-      const jobs = parked.map((p) => ({ ...p.job, batchId, attempts: 0, recheck: true })).filter((j) => dedupe.admit(stringKeyOf(j), j.revision) === 'new')
+      const jobs = parked.map((p) => ({ ...p.job, batchId, attempts: 0, recheck: true })).filter((j) => isWork(dedupe.admit(stringKeyOf(j), j.revision)))
       await journal.append(batchId, jobs)
       for (const p of parked) await journal.unpark(p.job)
       queue.admit(jobs.length)

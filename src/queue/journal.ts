@@ -112,6 +112,8 @@ interface QueuedAppend {
 
 const BATCH = 'b:'
 const PARKED = 'p:'
+/** When a process last said it was alive on this journal (not a batch: load() passes it by). */
+const ALIVE = 'alive'
 
 export interface ParkedJob {
   job: Job
@@ -222,6 +224,15 @@ export class Journal implements IntakeJournal {
   async unpark(job: Job): Promise<void> {
     await this.store.delete(PARKED + job.key)
     this.parkedCount = Math.max(0, this.parkedCount - 1)
+  }
+
+  async lastAlive(): Promise<number | undefined> {
+    const at = await this.store.get<number>(ALIVE)
+    return typeof at === 'number' ? at : undefined
+  }
+
+  async markAlive(): Promise<void> {
+    await this.store.set(ALIVE, Date.now())
   }
 
   /** Jobs acknowledged and not yet done. */

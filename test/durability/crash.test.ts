@@ -89,6 +89,8 @@ describe.sequential('crash: SIGKILL during a run loses nothing acknowledged', ()
     expect(summary.wrongOutput, JSON.stringify(summary.examples.wrong.slice(0, 3))).toBe(0)
     expect(summary.conflicting).toBe(0)
     expect(proxy.acked.size).toBe(total)
+    // Replayed strings are checked with the service first: none reported after it was DONE.
+    expect(emu.mistakes(), JSON.stringify(emu.mistakes().slice(0, 3))).toEqual([])
     // At least one kill hit the worker while it held acknowledged, unfinished work (what replay is for).
     expect(kills.some((k) => (k.journal ?? 0) > 0 || (k.depth ?? 0) > 0), JSON.stringify(kills)).toBe(true)
   }, 170_000)

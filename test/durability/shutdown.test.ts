@@ -85,8 +85,7 @@ describe.sequential('graceful shutdown on SIGTERM', () => {
     // bad token). Today's worker reports again, after the restart, strings that the sender
     // re-delivered but that were DONE already (about 350 `second-output`): it should ask the
     // service (GET status) before processing a repeat it no longer remembers (issue 15, re-entry).
-    // Checked only with STRICT_SERVICE until the worker fix lands.
-    if (process.env.STRICT_SERVICE) expect(emu.mistakes(), JSON.stringify(emu.mistakes().slice(0, 3))).toEqual([])
+    expect(emu.mistakes(), JSON.stringify(emu.mistakes().slice(0, 3))).toEqual([])
     for (const s of emu.statuses()) expect(proxy.acked.has(PAIR(s.stringId, s.languageId))).toBe(true)
   }, 150_000)
 })

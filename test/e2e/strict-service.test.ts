@@ -1,7 +1,6 @@
 // The worker against the strict, multi-organization emulator: the five failures of issue 15, one
-// test each. They describe what the worker must do against the real service and fail on the
-// worker of the time they were written (see each test's comment); the guard keeps the branch green
-// until the worker fix lands: STRICT_SERVICE=1 npx vitest run test/e2e/strict-service.test.ts
+// test each. They describe what the worker must do against the real service; each failed on the
+// worker before the fix (see each test's comment, "Before the fix").
 // Every test also asserts that the emulator saw no protocol mistake.
 import { createHmac } from 'node:crypto'
 import { createServer } from 'node:http'
@@ -13,7 +12,7 @@ import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { loadPipelines } from '../durability/harness.js'
 import { startTestWorker } from '../support/start-test-worker.js'
 
-const run = it.skipIf(!process.env.STRICT_SERVICE)
+const run = it
 
 const SECRET1 = 'secret-of-acme'
 const SECRET2 = 'secret-of-globex'
@@ -60,7 +59,7 @@ const donePairs = (e: Emulator, languageId?: string, organization?: string) =>
   e.statuses({ status: 'DONE', ...(languageId ? { languageId } : {}), ...(organization ? { organization } : {}) }).length
 
 describe('the worker against the strict service', () => {
-  // Today: the reporter takes 403 as permanent, bisects each group (hundreds of PATCHes) and marks
+  // Before the fix: the reporter takes 403 as permanent, bisects each group (hundreds of PATCHes) and marks
   // the strings finished; at the service they stay NEED_PROCESS for ever.
   run('a) a 2 s window of 403 on status updates: every string is reported after it, with few PATCHes per group', async () => {
     const { emu, worker } = await setUp({ emulator: { strings: 100, languages: ['de', 'fr', 'ru'] }, appSecret: SECRET1 })
@@ -82,6 +81,8 @@ describe('the worker against the strict service', () => {
     for (const languageId of ['de', 'fr', 'ru']) {
       expect(emu.patchRequests({ languageId, status: 403 }), `PATCHes refused with 403 in ${languageId}`).toBeLessThan(10)
     }
+    // The emulator marks a string DONE before the worker has read the answer: wait for the worker.
+    await worker.idle(10_000)
     expect(worker.stats().depth).toBe(0)
     expect(emu.mistakes()).toEqual([])
   }, 100_000)
@@ -101,7 +102,7 @@ describe('the worker against the strict service', () => {
     expect(emu.mistakes()).toEqual([])
   }, 100_000)
 
-  // Today: 404 is taken as permanent and bisected: about 2N requests for each group.
+  // Before the fix: 404 is taken as permanent and bisected: about 2N requests for each group.
   run('b) a language taken out of the step: its group dropped once, without bisection; the other languages DONE', async () => {
     const { emu, worker } = await setUp({ emulator: { strings: 100, languages: ['de', 'fr', 'ru'] }, appSecret: SECRET1 })
     emu.configure({ appSecret: SECRET1 })
@@ -124,7 +125,7 @@ describe('the worker against the strict service', () => {
     expect(emu.mistakes()).toEqual([])
   }, 60_000)
 
-  // Today: de-duplication remembers finished strings for ten minutes by source revision, so a
+  // Before the fix: de-duplication remembers finished strings for ten minutes by source revision, so a
   // string that comes back with the same revision is swallowed and never processed again.
   run('c) a string sent back after it was DONE (same revision, changed translation) is processed again', async () => {
     const { emu, worker } = await setUp({ emulator: { strings: 60, languages: ['de'], defectRate: 0.5 }, appSecret: SECRET1 })
@@ -152,7 +153,7 @@ describe('the worker against the strict service', () => {
     expect(emu.mistakes()).toEqual([])
   }, 60_000)
 
-  // Today: one event that fails validation makes the whole batch 400; after the sender's retries
+  // Before the fix: one event that fails validation makes the whole batch 400; after the sender's retries
   // the 99 good strings are FAILED.
   run('d) a batch of 100 with one event lacking its string id: answered 2XX, the 99 good strings DONE', async () => {
     const { emu } = await setUp({ emulator: { strings: 100, languages: ['de'] }, appSecret: SECRET1 })
@@ -169,7 +170,7 @@ describe('the worker against the strict service', () => {
     expect(emu.mistakes()).toEqual([])
   }, 60_000)
 
-  // Today: the organization is taken from the unsigned headers, so a replayed body is new work
+  // Before the fix: the organization is taken from the unsigned headers, so a replayed body is new work
   // under the forged name.
   run('e) a signed body replayed with another X-Service-Id / X-Service-Domain is refused with 401', async () => {
     // One plain secret for every organization: the signature holds, only the headers lie.
@@ -177,7 +178,7 @@ describe('the worker against the strict service', () => {
       emulator: { strings: 10, languages: ['de'], appSecret: SECRET1, organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET1, strings: 10, languages: ['de'], projectId: 77, stepId: 8001 }] },
       appSecret: SECRET1,
     })
-    const writerBody = await capturedBody(emu)
+    const writerBody = await capturedBody(emu, 'acme')
     const replay = await emu.sendRaw({ body: writerBody, headers: { 'X-Service-Id': '300000', 'X-Service-Domain': 'globex' }, url: `${worker.url}/webhooks` })
     expect(replay.status).toBe(401)
     const health = await (await fetch(`${worker.url}/healthz`)).text()
@@ -188,7 +189,7 @@ describe('the worker against the strict service', () => {
     expect(emu.mistakes()).toEqual([])
   }, 60_000)
 
-  // Today: APP_SECRET has no ORG_ID=SECRET form (every entry is one secret for everybody), so
+  // Before the fix: APP_SECRET has no ORG_ID=SECRET form (every entry is one secret for everybody), so
   // nothing is accepted, and any configured secret would validate any organization.
   run("e) two organizations, each with its own secret: each one's batches are accepted only with its own secret", async () => {
     const { emu } = await setUp({

@@ -72,3 +72,15 @@ describe('Dedupe under a flood', () => {
     expect(d.admit('s0', 1)).toBe('new')
   })
 })
+
+describe('Dedupe after a restart', () => {
+  it('admits strings unknown here as finished (to be checked) until the earlier memory would have run out', () => {
+    let now = 10_000
+    const d = new Dedupe(1000, () => now)
+    d.restartedAfter(9_500)
+    expect(d.admit('s1', 1)).toBe('finished')
+    expect(d.admit('s1', 1)).toBe('duplicate')
+    now = 10_600
+    expect(d.admit('s2', 1)).toBe('new')
+  })
+})

@@ -95,3 +95,26 @@ describe('Intake under concurrent batches', () => {
     expect(queue.depth).toBe(201)
   })
 })
+
+describe('Intake replay after a restart', () => {
+  it('takes the time the last process was alive, so that new arrivals are checked with the service for a while', async () => {
+    const { intake, dedupe } = setup()
+    const journal = (intake as unknown as { options: { journal: IntakeJournal } }).options.journal
+    let marked = 0
+    journal.lastAlive = async () => Date.now() - 5_000
+    journal.markAlive = async () => void marked++
+    await intake.replay()
+    expect(marked).toBe(1)
+    const arriving = job(77)
+    expect(await intake.accept('b1', [arriving])).toMatchObject({ accepted: 1 })
+    expect(arriving.recheck).toBe(true)
+    void dedupe
+  })
+  it('a first start (nothing recorded) takes new strings as new', async () => {
+    const { intake } = setup()
+    await intake.replay()
+    const arriving = job(78)
+    await intake.accept('b1', [arriving])
+    expect(arriving.recheck).toBeUndefined()
+  })
+})
