@@ -9,6 +9,7 @@ import { isAscii } from 'node:buffer'
 import type { Language } from '../engine/types.js'
 import { describeSchemaError, validateBatch, validateRecalculationEvent } from './batch-schema.js'
 import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from './event-types.js'
+import { limitDepth } from './limit-depth.js'
 import { verifySignature } from './verify-signature.js'
 
 /**
@@ -31,8 +32,9 @@ export type DecodeResult =
       jobs: string
       count: number
       moduleKeys: string[]
-      /** Events per event name (names cut to 80 characters), for the metrics. */
-      eventCounts: Record<string, number>
+      /** Events per event name (names cut to 80 characters), for the metrics. A Map: a name like
+       * `constructor` or `__proto__` is only a key. */
+      eventCounts: Map<string, number>
       others: OtherEvent[]
       /** A string event that failed validation: the batch is refused, after the module-key check. */
       eventError?: string
@@ -120,14 +122,15 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
   const jobs: JobTuple[] = []
   const others: OtherEvent[] = []
   const moduleKeys = new Set<string>()
-  const eventCounts: Record<string, number> = {}
+  const eventCounts = new Map<string, number>()
   let eventError: string | undefined
   for (let i = 0; i < events.length; i++) {
     const event = events[i]!
     const name = event.event.slice(0, 80)
-    eventCounts[name] = (eventCounts[name] ?? 0) + 1
+    eventCounts.set(name, (eventCounts.get(name) ?? 0) + 1)
     if (event.event !== RECALCULATION_EVENT) {
-      others.push(event as OtherEvent)
+      // Cut before it crosses threads: structuredClone overflows on deep nesting.
+      others.push(limitDepth(event) as OtherEvent)
       continue
     }
     if (eventError) continue
