@@ -5,6 +5,7 @@ import Router from '@koa/router'
 import Koa, { type Middleware } from 'koa'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
+import { LOGO_HEADERS, isServableLogoType } from './logo-headers.js'
 import { WEBHOOK_PATH } from './manifest.js'
 
 export interface AppDeps {
@@ -62,8 +63,9 @@ export function createApp(deps: AppDeps): Koa {
   router.get('/steps/:key/logo', (ctx) => {
     const logo = deps.logo(ctx.params.key!)
     if (!logo) return ctx.throw(404, 'no logo for this step')
+    if (!isServableLogoType(logo.contentType)) return ctx.throw(404, 'the logo of this step is not a png, svg, jpeg, webp or gif image')
     ctx.type = logo.contentType
-    ctx.set('Cache-Control', 'public, max-age=3600')
+    ctx.set(LOGO_HEADERS)
     ctx.body = createReadStream(logo.path)
   })
   app.use(router.routes()).use(router.allowedMethods())
