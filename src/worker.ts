@@ -1,7 +1,6 @@
 // The composition root of `switchyard serve`: journal, de-duplication, queue, pipelines, API
 // client and reporter wired together behind the HTTP app; replay of unfinished work on start;
 // reconciliation; graceful shutdown.
-import { once } from 'node:events'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type Router from '@koa/router'
@@ -18,6 +17,7 @@ import { Journal } from './queue/journal.js'
 import { createJobProcessor, type RunnablePipeline, type StepSettingsLookup } from './queue/process-jobs.js'
 import { WorkQueue } from './queue/work-queue.js'
 import { createApp } from './server/app.js'
+import { listen } from './server/listen.js'
 import { WEBHOOK_MODULE_KEY, renderManifest, type ManifestPipeline } from './server/manifest.js'
 import type { Stores } from './store/create-stores.js'
 import type { Logger } from './util/logger.js'
@@ -285,6 +285,10 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     manifest,
     logo: (key) => pipelines().get(key)?.logo,
     routers: deps.routers,
+    unverifiedBodies: config.unverifiedBodies,
+    metricsToken: config.metricsToken || undefined,
+    // Status and counts only, for anyone: which organizations are served, and their state, is on
+    // the operator page, behind OPERATOR_PASSWORD.
     async health() {
       return {
         status: closing ? 'stopping' : 'ok',
@@ -293,7 +297,6 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
         journal: journal.size,
         parked: journal.parked,
         held: [...held.values()].reduce((n, l) => n + l.length, 0),
-        organizations: (await tokens.status?.()) ?? [],
       }
     },
     async ready() {
@@ -302,7 +305,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       const organizations = (await tokens.status?.()) ?? []
       return {
         ready: store && loaded > 0 && !closing,
-        checks: { store, pipelines: loaded, organizations, disconnected: organizations.filter((o) => !o.connected).map((o) => o.domain) },
+        checks: { store, pipelines: loaded, disconnected: organizations.filter((o) => !o.connected).length },
       }
     },
   })
@@ -317,8 +320,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const metricsTimer = setInterval(collect, 1000)
   metricsTimer.unref()
 
-  const server = app.listen(config.port, config.host)
-  await once(server, 'listening')
+  const server = await listen(app.callback(), config)
   const address = server.address() as AddressInfo
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`
   log.info({ url, pipelines: pipelines().all().map((p) => p.key), store: stores.kind }, 'worker listening')

@@ -23,6 +23,10 @@ export interface Config {
   openaiBaseUrl: string
   headerPrefix: string
   bodyLimit: number
+  unverifiedBodies: number
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  metricsToken: string
   queueLimit: number
   ingestThreads: number
   concurrency: number
@@ -39,6 +43,7 @@ export interface Config {
   oauthTokenFormat: 'json' | 'form'
   settingsScriptUrl: string
   operatorPassword: string
+  operatorOpen: boolean
   settingsFrameAncestors: string
   queue: 'memory' | 'bullmq'
   queueRedisUrl: string
@@ -131,6 +136,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (!/^[A-Za-z][A-Za-z0-9-]*-$/.test(config.headerPrefix)) {
     errors.push(`HEADER_PREFIX: "${config.headerPrefix}" must look like X-Service- (letters, digits, dashes, ending in -)`)
+  }
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    errors.push(`HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`)
   }
   if (errors.length) throw new ConfigError(errors)
   return config

@@ -5,8 +5,10 @@ import Router from '@koa/router'
 import Koa, { type Middleware } from 'koa'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
+import { bearerGuard } from './bearer-guard.js'
 import { LOGO_HEADERS, isServableLogoType } from './logo-headers.js'
 import { WEBHOOK_PATH } from './manifest.js'
+import { unverifiedBodyGate } from './unverified-body-gate.js'
 
 export interface AppDeps {
   log: Logger
@@ -16,6 +18,10 @@ export interface AppDeps {
   ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }>
   manifest(): Record<string, unknown>
   logo(key: string): { path: string; contentType: string } | undefined
+  /** Webhook bodies read at once before their signature is checked (default: no bound). */
+  unverifiedBodies?: number
+  /** When set, /metrics needs it as a bearer token. */
+  metricsToken?: string
   /** Routers of other parts (OAuth, settings, operator page), mounted as they are. */
   routers?: Router[]
 }
@@ -44,7 +50,8 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorMiddleware(deps.log))
 
   const router = new Router()
-  router.post(WEBHOOK_PATH, deps.webhook)
+  const gate = deps.unverifiedBodies ? [unverifiedBodyGate(deps.unverifiedBodies, () => deps.metrics.batches.inc({ result: 'busy_unverified' }))] : []
+  router.post(WEBHOOK_PATH, ...gate, deps.webhook)
   router.get('/healthz', async (ctx) => {
     ctx.body = await deps.health()
   })
@@ -53,7 +60,7 @@ export function createApp(deps: AppDeps): Koa {
     ctx.status = r.ready ? 200 : 503
     ctx.body = r
   })
-  router.get('/metrics', async (ctx) => {
+  router.get('/metrics', bearerGuard(deps.metricsToken, 'metrics'), async (ctx) => {
     ctx.type = deps.metrics.registry.contentType
     ctx.body = await deps.metrics.registry.metrics()
   })
