@@ -52,7 +52,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   const locks = await createLock(config.storeUrl)
   const tokens = await TokenManager.create({ config, store: stores.tokens, log: log.child({ part: 'oauth' }), lock: locks.lock })
   const settings = new SettingsService(stores.settings, log.child({ part: 'settings' }))
-  const guard = operatorAuth(config.operatorPassword, log)
+  const guard = operatorAuth(config, log)
   const pipelines = host as unknown as PipelineSource
   const worker = await startWorker({
     config,

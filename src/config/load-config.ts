@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { OPTIONS, type OptionSpec } from './options.js'
+import { operatorAccessNote } from '../server/operator-auth.js'
 
 export interface Config {
   port: number
@@ -160,6 +161,8 @@ export function missingForProduction(config: Config): string[] {
   if (!config.authUrl) missing.push('AUTH_URL (the authorization server)')
   if (!config.apiUrl) missing.push('API_URL (where string statuses are reported)')
   if (config.baseUrl.startsWith('http://localhost')) missing.push('BASE_URL (the public address the service reaches this worker at)')
+  const operator = operatorAccessNote(config)
+  if (operator) missing.push(operator)
   return missing
 }
 

@@ -183,7 +183,7 @@ ${organizationsTable(orgs, now)}
 </div>
 <h2>Connect an organization</h2>
 <div class="card">
-<form method="get" action="/oauth/start">
+<form method="post" action="/oauth/start">
 <label>Organization domain<input name="domain" required autocomplete="off" spellcheck="false" placeholder="acme" pattern="[A-Za-z0-9][A-Za-z0-9.\\-]*"></label>
 <button type="submit">Connect</button>
 </form>
