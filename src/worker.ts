@@ -285,7 +285,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     manifest,
     logo: (key) => pipelines().get(key)?.logo,
     routers: deps.routers,
-    unverifiedBodies: config.unverifiedBodies,
+    unverifiedBodies: { max: config.unverifiedBodies, waitMs: config.unverifiedWaitMs },
     metricsToken: config.metricsToken || undefined,
     // Status and counts only, for anyone: which organizations are served, and their state, is on
     // the operator page, behind OPERATOR_PASSWORD.

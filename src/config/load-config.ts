@@ -25,6 +25,7 @@ export interface Config {
   headerPrefix: string
   bodyLimit: number
   unverifiedBodies: number
+  unverifiedWaitMs: number
   headersTimeoutMs: number
   requestTimeoutMs: number
   metricsToken: string

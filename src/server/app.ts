@@ -18,8 +18,9 @@ export interface AppDeps {
   ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }>
   manifest(): Record<string, unknown>
   logo(key: string): { path: string; contentType: string } | undefined
-  /** Webhook bodies read at once before their signature is checked (default: no bound). */
-  unverifiedBodies?: number
+  /** Webhook bodies read at once before their signature is checked (default: no bound), and how
+   * long a request past that waits for a slot before 503. */
+  unverifiedBodies?: { max: number; waitMs: number }
   /** When set, /metrics needs it as a bearer token. */
   metricsToken?: string
   /** Routers of other parts (OAuth, settings, operator page), mounted as they are. */
@@ -50,7 +51,8 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorMiddleware(deps.log))
 
   const router = new Router()
-  const gate = deps.unverifiedBodies ? [unverifiedBodyGate(deps.unverifiedBodies, () => deps.metrics.batches.inc({ result: 'busy_unverified' }))] : []
+  const bound = deps.unverifiedBodies
+  const gate = bound ? [unverifiedBodyGate(bound.max, { waitMs: bound.waitMs, onRefused: () => deps.metrics.batches.inc({ result: 'busy_unverified' }) })] : []
   router.post(WEBHOOK_PATH, ...gate, deps.webhook)
   router.get('/healthz', async (ctx) => {
     ctx.body = await deps.health()

@@ -46,8 +46,8 @@ const batch = () => JSON.stringify({ events: [recalculationEvent({ stringId: 1 }
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 describe('unverified bodies', { timeout: 15_000 }, () => {
-  it('reads at most UNVERIFIED_BODIES bodies at once; the next gets 503 + Retry-After without waiting', async () => {
-    const w = await worker({ unverifiedBodies: 2 })
+  it('reads at most UNVERIFIED_BODIES bodies at once; the next gets 503 + Retry-After after UNVERIFIED_WAIT_MS', async () => {
+    const w = await worker({ unverifiedBodies: 2, unverifiedWaitMs: 200 })
     await stalledUpload(w.url)
     await stalledUpload(w.url)
     await sleep(100)
@@ -56,6 +56,17 @@ describe('unverified bodies', { timeout: 15_000 }, () => {
     expect(res.status).toBe(503)
     expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
     expect(Date.now() - started).toBeLessThan(2000)
+  })
+
+  it('a delivery past the bound waits for a slot rather than being refused', async () => {
+    const w = await worker({ unverifiedBodies: 2, unverifiedWaitMs: 5000 })
+    const a = await stalledUpload(w.url)
+    await stalledUpload(w.url)
+    await sleep(100)
+    const pending = fetch(`${w.url}/webhooks`, signedRequest(batch(), SECRET))
+    await sleep(300)
+    a.destroy()
+    expect((await pending).status).toBe(200)
   })
 
   it('cuts off a stalled upload after REQUEST_TIMEOUT_MS, freeing its slot', async () => {
