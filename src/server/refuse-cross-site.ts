@@ -8,13 +8,15 @@ import type { Context, Middleware } from 'koa'
 export function isCrossSite(ctx: Context, baseUrl: string): boolean {
   const site = ctx.get('sec-fetch-site')
   if (site && site !== 'same-origin' && site !== 'none') return true
+  // The worker's own origin as this request reached it (Host, or X-Forwarded-Host behind a
+  // proxy), and the public one of BASE_URL. Not ctx.origin: in Koa 3 that can echo the header.
+  const own = new Set([`${ctx.protocol}://${ctx.host}`, safeOrigin(baseUrl)])
   const origin = ctx.get('origin')
-  if (origin) {
-    // The worker's own origin as this request reached it (Host, or X-Forwarded-Host behind a
-    // proxy), and the public one of BASE_URL. Not ctx.origin: in Koa 3 that can echo the header.
-    const own = new Set([`${ctx.protocol}://${ctx.host}`, safeOrigin(baseUrl)])
-    if (!own.has(origin)) return true
-  }
+  if (origin) return !own.has(origin)
+  // A browser too old for Sec-Fetch-Site sends no Origin on a GET navigation; its Referer, when
+  // it sends one, still tells another site's link apart.
+  const referer = ctx.get('referer')
+  if (!site && referer) return !own.has(safeOrigin(referer))
   return false
 }
 
