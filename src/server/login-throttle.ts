@@ -4,9 +4,9 @@
 // forgets the client. Memory is bounded: at most MAX_CLIENTS clients are remembered, the
 // stalest forgotten first.
 //
-// A client is the request's address as Koa sees it (ctx.ip, from X-Forwarded-For behind a proxy,
-// as app.proxy is on): behind a proxy that appends to that header, the proxy must overwrite it
-// for clients that cannot be trusted, or a guesser can pick a new address per try.
+// A client is the peer's address; behind a proxy on a private network, the address the proxy
+// forwarded for (clientKey). Such a proxy must set X-Forwarded-For itself rather than append to
+// what the client sent, or a guesser can pick a new address per try.
 
 export const FREE_FAILURES = 5
 export const MAX_LOCK_MS = 15 * 60_000
@@ -51,4 +51,24 @@ export class LoginThrottle {
   succeeded(client: string): void {
     this.clients.delete(client)
   }
+}
+
+/** A peer on a private or loopback address is taken for a proxy, whose X-Forwarded-For counts. */
+export function isPrivateAddress(address: string): boolean {
+  const a = address.toLowerCase().replace(/^::ffff:/, '')
+  if (a === '::1' || a.startsWith('fc') || a.startsWith('fd') || a.startsWith('fe80:')) return true
+  const m = /^(\d+)\.(\d+)\.\d+\.\d+$/.exec(a)
+  if (!m) return false
+  const [x, y] = [Number(m[1]), Number(m[2])]
+  return x === 127 || x === 10 || (x === 172 && y >= 16 && y <= 31) || (x === 192 && y === 168)
+}
+
+/**
+ * Who is guessing: the peer's address, or, when the peer is a proxy on a private network, the
+ * client it forwarded for (ctx.ip, from X-Forwarded-For). A client that connects directly from a
+ * public address cannot pick a new identity per try by sending that header.
+ */
+export function clientKey(peer: string | undefined, forwarded: string): string {
+  if (!peer) return forwarded || 'unknown'
+  return isPrivateAddress(peer) ? forwarded || peer : peer
 }

@@ -8,7 +8,7 @@ import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Middleware } from 'koa'
 import type { Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
-import { LoginThrottle } from './login-throttle.js'
+import { LoginThrottle, clientKey } from './login-throttle.js'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
 
@@ -62,7 +62,7 @@ export function operatorAuth(config: Pick<Config, 'operatorPassword' | 'operator
   return async (ctx, next) => {
     const header = ctx.get('authorization')
     const m = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header)
-    const client = ctx.ip || ctx.req.socket.remoteAddress || 'unknown'
+    const client = clientKey(ctx.req.socket.remoteAddress, ctx.ip)
     if (m) {
       const wait = throttle.waitMs(client)
       if (wait > 0) {

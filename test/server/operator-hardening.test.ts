@@ -7,7 +7,7 @@ import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { startServe, type Running } from '../../src/cli/serve.js'
 import { loadConfig, missingForProduction, type Config } from '../../src/config/load-config.js'
-import { LoginThrottle, FREE_FAILURES } from '../../src/server/login-throttle.js'
+import { LoginThrottle, FREE_FAILURES, clientKey } from '../../src/server/login-throttle.js'
 import { operatorAccess } from '../../src/server/operator-auth.js'
 import { silentLogger } from '../../src/util/logger.js'
 
@@ -60,6 +60,15 @@ describe('failed logins', () => {
     expect(locked.status).toBe(429)
     expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0)
     expect((await as('198.51.100.1', 'correct horse')).status).toBe(200)
+  })
+
+  it('a client is its own address unless it is a proxy on a private network', () => {
+    expect(clientKey('203.0.113.9', '198.51.100.1')).toBe('203.0.113.9')
+    expect(clientKey('::ffff:203.0.113.9', '198.51.100.1')).toBe('::ffff:203.0.113.9')
+    expect(clientKey('10.0.0.5', '198.51.100.1')).toBe('198.51.100.1')
+    expect(clientKey('172.20.0.3', '198.51.100.1')).toBe('198.51.100.1')
+    expect(clientKey('::ffff:127.0.0.1', '198.51.100.1')).toBe('198.51.100.1')
+    expect(clientKey('172.32.0.3', '198.51.100.1')).toBe('172.32.0.3')
   })
 
   it('back-off doubles with each failure and a success forgets the client', () => {
