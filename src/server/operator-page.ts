@@ -202,5 +202,11 @@ export function createOperatorRouter(deps: { config: Config; tokens: TokenManage
     const activity = deps.activity ? await deps.activity() : undefined
     sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity))
   })
+  // The organizations as JSON, for monitoring: what /healthz showed to anyone before, now behind
+  // the operator password.
+  router.get('/operator/organizations', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = { organizations: await deps.tokens.status() }
+  })
   return router
 }

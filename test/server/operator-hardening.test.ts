@@ -51,6 +51,16 @@ describe('operator pages without a password', () => {
   })
 })
 
+describe('organization detail', () => {
+  it('is served as JSON behind the operator password', async () => {
+    const url = await serve({ operatorPassword: 'correct horse' })
+    expect((await fetch(`${url}/operator/organizations`)).status).toBe(401)
+    const res = await fetch(`${url}/operator/organizations`, { headers: { authorization: basic('correct horse') } })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ organizations: [] })
+  })
+})
+
 describe('failed logins', () => {
   it('are throttled per client with back-off; even the right password waits; others are not affected', async () => {
     const url = await serve({ operatorPassword: 'correct horse' })
