@@ -3,7 +3,6 @@
 //   receive-webhook (verify, decode) -> Intake (de-duplicate, journal, queue) -> WorkQueue ->
 //   process-jobs (recheck, pipeline) -> Reporter (PATCH) -> Outcomes (journal, counts), with
 //   HeldOrganizations for strings that can't be reported now and the Reconciler beside them.
-import { once } from 'node:events'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type Router from '@koa/router'
@@ -25,6 +24,7 @@ import { Reconciler } from './queue/reconcile.js'
 import { WorkQueue } from './queue/work-queue.js'
 import { createApp } from './server/app.js'
 import { createHealth } from './server/health.js'
+import { listen } from './server/listen.js'
 import { WEBHOOK_MODULE_KEY, renderManifest, type ManifestPipeline } from './server/manifest.js'
 import type { Stores } from './store/create-stores.js'
 import type { Logger } from './util/logger.js'
@@ -248,6 +248,8 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
     routers: deps.routers,
     health: health.health,
     ready: health.ready,
+    unverifiedBodies: { max: config.unverifiedBodies, waitMs: config.unverifiedWaitMs },
+    metricsToken: config.metricsToken || undefined,
   })
   return { app, decoder }
 }
@@ -278,8 +280,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const metricsTimer = setInterval(collect, 1000)
   metricsTimer.unref()
 
-  const server = app.listen(config.port, config.host)
-  await once(server, 'listening')
+  const server = await listen(app.callback(), config)
   const address = server.address() as AddressInfo
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`
   log.info({ url, pipelines: pipelines().all().map((p) => p.key), store: stores.kind }, 'worker listening')

@@ -54,7 +54,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   const locks = await createLock(config.storeUrl)
   const tokens = await TokenManager.create({ config, store: stores.tokens, log: log.child({ part: 'oauth' }), lock: locks.lock })
   const settings = new SettingsService(stores.settings, log.child({ part: 'settings' }))
-  const guard = operatorAuth(config.operatorPassword, log)
+  const guard = operatorAuth(config, log)
   const pipelines = host as unknown as PipelineSource
   // The operator page is a route of the worker's app, and shows the worker's held organizations.
   let held: () => HeldOrganizationView[] = () => []

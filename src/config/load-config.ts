@@ -5,6 +5,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { OPTIONS, type OptionSpec } from './options.js'
+import { operatorAccessNote } from '../server/operator-auth.js'
 
 export interface Config {
   port: number
@@ -23,6 +24,11 @@ export interface Config {
   openaiBaseUrl: string
   headerPrefix: string
   bodyLimit: number
+  unverifiedBodies: number
+  unverifiedWaitMs: number
+  headersTimeoutMs: number
+  requestTimeoutMs: number
+  metricsToken: string
   queueLimit: number
   ingestThreads: number
   concurrency: number
@@ -39,6 +45,7 @@ export interface Config {
   oauthTokenFormat: 'json' | 'form'
   settingsScriptUrl: string
   operatorPassword: string
+  operatorOpen: boolean
   settingsFrameAncestors: string
   queue: 'memory' | 'bullmq'
   queueRedisUrl: string
@@ -138,6 +145,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (config.clientId && !config.clientSecret) {
     errors.push('CLIENT_SECRET: required when CLIENT_ID is set (the token exchange and every refresh send it, and settings callbacks are verified with it); set CLIENT_SECRET to the OAuth client secret, or unset CLIENT_ID')
   }
+  if (config.headersTimeoutMs > config.requestTimeoutMs) {
+    errors.push(`HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`)
+  }
   if (errors.length) throw new ConfigError(errors)
   return config
 }
@@ -158,6 +168,8 @@ export function missingForProduction(config: Config): string[] {
   if (!config.authUrl) missing.push('AUTH_URL (the authorization server)')
   if (!config.apiUrl) missing.push('API_URL (where string statuses are reported)')
   if (config.baseUrl.startsWith('http://localhost')) missing.push('BASE_URL (the public address the service reaches this worker at)')
+  const operator = operatorAccessNote(config)
+  if (operator) missing.push(operator)
   return missing
 }
 

@@ -147,7 +147,8 @@ export class WorkflowEditor {
     return new SignJWT({
       domain: tenant.domain,
       module: target.moduleClaim ?? moduleKey,
-      context: { project_id: target.projectId ?? tenant.sample.project.id, organization_id: Number(tenant.id), user_id: userId },
+      // A template's editor has no project: its token names none.
+      context: target.template ? { organization_id: Number(tenant.id), user_id: userId } : { project_id: target.projectId ?? tenant.sample.project.id, organization_id: Number(tenant.id), user_id: userId },
     })
       .setProtectedHeader({ alg: 'HS256', typ: 'JWT' })
       .setAudience(this.client.clientId)

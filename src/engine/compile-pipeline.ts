@@ -10,6 +10,7 @@ import { compileCondition, ConditionError, type ConditionScope, type ValueType }
 import { formatAjvErrors, PluginOptionsError, resolvePluginOptions } from './instantiate-plugin.js'
 import { interpolateSettings, settingReferences } from './interpolate.js'
 import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
+import { LruMap } from './lru-map.js'
 import type { PluginRegistry } from './plugin-registry.js'
 import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type RunResult } from './run-pipeline.js'
 import type { Item, PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics, Severity } from './types.js'
@@ -184,7 +185,7 @@ export async function compilePipeline(
       cache: deps.cacheFor(definition.name), env: deps.env, metrics: deps.metrics,
     }
     const check: CompiledCheck = {
-      id, index: checks.length, plugin: definition.name, definition, options: e.with ?? {}, bySettings: new Map(), context,
+      id, index: checks.length, plugin: definition.name, definition, options: e.with ?? {}, bySettings: settingsInstances(context.log), context,
       severity: str(e.severity) as Severity | undefined,
       timeoutMs: typeof e.timeout === 'number' ? e.timeout : definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxTextLength: typeof e.maxTextLength === 'number' ? e.maxTextLength : typeof data.maxTextLength === 'number' ? data.maxTextLength : DEFAULT_MAX_TEXT_LENGTH,
@@ -365,6 +366,18 @@ function stringLeaves(v: unknown, p: Array<string | number> = [], out: Array<{ v
   else if (Array.isArray(v)) v.forEach((x, i) => stringLeaves(x, [...p, i], out))
   else if (isObj(v)) for (const [k, x] of Object.entries(v)) stringLeaves(x, [...p, k], out)
   return out
+}
+
+/** Plugin instances of one check kept per distinct settings value, at most. */
+export const INSTANCES_PER_CHECK = 256
+/** An evicted instance may still be running a batch: it is closed only after this grace. */
+const EVICTED_CLOSE_GRACE_MS = 30_000
+
+/** The bounded cache of one check's instances per settings value; an evicted one is closed later. */
+function settingsInstances(log: Logger): LruMap<string, Promise<PluginInstance>> {
+  return new LruMap(INSTANCES_PER_CHECK, (evicted) => {
+    setTimeout(() => void closeAll([evicted], log), EVICTED_CLOSE_GRACE_MS).unref()
+  })
 }
 
 /** Close plugin instances, each once; a close that throws is logged, never thrown. */

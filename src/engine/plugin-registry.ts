@@ -7,6 +7,7 @@ import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
 import { isPluginDefinition } from './instantiate-plugin.js'
+import { parseNpmSpecifier } from './npm-specifier.js'
 import type { PluginDefinition } from './types.js'
 
 // Resolved from this module, so it works from src/engine (vitest) and dist/src/engine (built):
@@ -108,6 +109,11 @@ export class PluginRegistry {
 
   private async load(name: string): Promise<LoadedPlugin | { error: string }> {
     const npm = name.startsWith('npm:') ? name.slice(4) : undefined
+    if (npm !== undefined) {
+      // Checked before anything is imported: import() would run a data: or file: URL as code.
+      const parsed = parseNpmSpecifier(npm)
+      if (!parsed.ok) return { error: `"${name.slice(0, 100)}" is not a valid npm package name (${parsed.reason}); npm: takes a package installed beside the worker, never a URL or a path` }
+    }
     const target = npm ?? pathToFileURL(this.builtins.get(name)!).href
     try {
       const definition = definitionOf(await import(target))

@@ -6,6 +6,9 @@ import Koa, { type Middleware } from 'koa'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
 import { APP_LOGO, APP_LOGO_PATH, DEFAULT_STEP_LOGO, namesStep, WEBHOOK_PATH } from './manifest.js'
+import { bearerGuard } from './bearer-guard.js'
+import { LOGO_HEADERS, isServableLogoType } from './logo-headers.js'
+import { unverifiedBodyGate } from './unverified-body-gate.js'
 
 export interface AppDeps {
   log: Logger
@@ -15,6 +18,11 @@ export interface AppDeps {
   ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }>
   manifest(): Record<string, unknown>
   logo(key: string): { path: string; contentType: string } | undefined
+  /** Webhook bodies read at once before their signature is checked (default: no bound), and how
+   * long a request past that waits for a slot before 503. */
+  unverifiedBodies?: { max: number; waitMs: number }
+  /** When set, /metrics needs it as a bearer token. */
+  metricsToken?: string
   /** Routers of other parts (OAuth, settings, operator page), mounted as they are. */
   routers?: Router[]
 }
@@ -43,7 +51,9 @@ export function createApp(deps: AppDeps): Koa {
   app.use(errorMiddleware(deps.log))
 
   const router = new Router()
-  router.post(WEBHOOK_PATH, deps.webhook)
+  const bound = deps.unverifiedBodies
+  const gate = bound ? [unverifiedBodyGate(bound.max, { waitMs: bound.waitMs, onRefused: () => deps.metrics.batches.inc({ result: 'busy_unverified' }) })] : []
+  router.post(WEBHOOK_PATH, ...gate, deps.webhook)
   router.get('/healthz', async (ctx) => {
     ctx.body = await deps.health()
   })
@@ -52,7 +62,7 @@ export function createApp(deps: AppDeps): Koa {
     ctx.status = r.ready ? 200 : 503
     ctx.body = r
   })
-  router.get('/metrics', async (ctx) => {
+  router.get('/metrics', bearerGuard(deps.metricsToken, 'metrics'), async (ctx) => {
     ctx.type = deps.metrics.registry.contentType
     ctx.body = await deps.metrics.registry.metrics()
   })
@@ -64,8 +74,9 @@ export function createApp(deps: AppDeps): Koa {
     const key = ctx.params.key
     const logo = key === undefined ? APP_LOGO : (deps.logo(key) ?? (namesStep(deps.manifest(), key) ? DEFAULT_STEP_LOGO : undefined))
     if (!logo) return ctx.throw(404, 'no logo for this step')
+    if (!isServableLogoType(logo.contentType)) return ctx.throw(404, 'the logo of this step is not a png, svg, jpeg, webp or gif image')
     ctx.type = logo.contentType
-    ctx.set('Cache-Control', 'public, max-age=3600')
+    ctx.set(LOGO_HEADERS)
     ctx.body = createReadStream(logo.path)
   })
   app.use(router.routes()).use(router.allowedMethods())

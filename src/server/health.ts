@@ -1,5 +1,7 @@
 // What /healthz and /readyz say: the worker's state (queue, journal, parked and held strings) and
-// whether it can take work (store reachable, pipelines loaded, not stopping).
+// whether it can take work (store reachable, pipelines loaded, not stopping). Status and counts
+// only, for anyone who reaches them: which organizations are served, and their state, is on the
+// operator page, behind OPERATOR_PASSWORD.
 import type { HeldOrganizations } from '../queue/held-organizations.js'
 import type { IntakeJournal } from '../queue/intake-journal.js'
 import type { WorkQueue } from '../queue/work-queue.js'
@@ -27,8 +29,7 @@ export function createHealth(deps: HealthDeps) {
         journal: journal.size,
         parked: journal.parked,
         held: held.count(),
-        heldOrganizations: held.list().map((h) => ({ domain: h.domain, cause: h.cause, strings: h.strings, since: new Date(h.since).toISOString(), nextTry: new Date(h.nextTryAt).toISOString() })),
-        organizations: (await deps.organizations.status?.()) ?? [],
+        heldOrganizations: held.list().length,
       }
     },
     async ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }> {
@@ -37,7 +38,7 @@ export function createHealth(deps: HealthDeps) {
       const organizations = (await deps.organizations.status?.()) ?? []
       return {
         ready: store && loaded > 0 && !deps.closing(),
-        checks: { store, pipelines: loaded, organizations, disconnected: organizations.filter((o) => !o.connected).map((o) => o.domain) },
+        checks: { store, pipelines: loaded, disconnected: organizations.filter((o) => !o.connected).length },
       }
     },
   }

@@ -12,7 +12,9 @@ import { hmac, safeEqual } from '../platform/token-crypto.js'
 import { TokenEndpointError } from '../platform/token-errors.js'
 import { normalizeDomain, type TokenManager } from '../platform/token-manager.js'
 import type { Logger } from '../util/logger.js'
+import { koaBody } from 'koa-body'
 import { escapeHtml, sendPage } from './operator-page.js'
+import { refuseCrossSite } from './refuse-cross-site.js'
 
 export const STATE_COOKIE = 'switchyard_oauth'
 /** How long a started authorization may take before its state and verifier are forgotten. */
@@ -83,13 +85,18 @@ export function createOAuthRouter(deps: OAuthRouterDeps & { guard?: Middleware }
     ctx.append('Set-Cookie', attrs.join('; '))
   }
 
-  router.get('/oauth/start', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
+  // Connecting is started by the operator page's form (POST) or a typed-in link (GET); either way
+  // never by another site's page in the operator's browser (refuse-cross-site.ts).
+  const sameSite = refuseCrossSite(config.baseUrl)
+  const form = koaBody({ urlencoded: true, json: false, text: false, multipart: false, formLimit: '2kb' } as Parameters<typeof koaBody>[0])
+  const start: Middleware = async (ctx) => {
     const missing = (['clientId', 'authUrl'] as const).filter((k) => !config[k]).map((k) => (k === 'clientId' ? 'CLIENT_ID' : 'AUTH_URL'))
     if (missing.length) {
       page(ctx, 503, 'OAuth is not configured', `Set ${missing.map((m) => `<code>${m}</code>`).join(' and ')} (see docs/connect.md), then try again.`)
       return
     }
-    const raw = queryString(ctx, 'domain')
+    const posted = (ctx.request as { body?: Record<string, unknown> }).body?.domain
+    const raw = typeof posted === 'string' ? posted : queryString(ctx, 'domain')
     const domain = normalizeDomain(raw)
     if (!domain) {
       page(
@@ -114,7 +121,10 @@ export function createOAuthRouter(deps: OAuthRouterDeps & { guard?: Middleware }
     ctx.set('Referrer-Policy', 'no-referrer')
     log.info({ domain }, 'authorization started; browser sent to the authorization server')
     ctx.redirect(authorizeUrl(config, { state, codeChallenge: codeChallengeS256(verifier) }))
-  })
+  }
+  const guard = deps.guard ?? (async (_ctx, next) => next())
+  router.get('/oauth/start', sameSite, guard, start)
+  router.post('/oauth/start', sameSite, guard, form, start)
 
   router.get('/oauth/callback', async (ctx) => {
     const state = queryString(ctx, 'state')

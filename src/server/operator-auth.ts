@@ -1,25 +1,87 @@
 // The operator's pages (`/`, `/oauth/start`) show which organizations are connected and start a
 // connection. With OPERATOR_PASSWORD set they ask for it (HTTP Basic, any user name), compared in
-// constant time; without it they are open, and the log says so once.
+// constant time, and a client that keeps guessing wrong waits longer and longer (login-throttle).
+// Without a password they are open only where nobody else can reach them (a loopback HOST), or
+// when the operator says so with OPERATOR_OPEN=true (e.g. behind a proxy that authenticates);
+// otherwise they answer 403 and the start-up log says what to set.
 import { createHash, timingSafeEqual } from 'node:crypto'
 import type { Middleware } from 'koa'
+import type { Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
+import { LoginThrottle, clientKey } from './login-throttle.js'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
 
-export function operatorAuth(password: string, log: Logger): Middleware {
-  if (!password) {
-    log.warn('OPERATOR_PASSWORD is not set: the operator page and /oauth/start are open to anyone who can reach the worker')
+export function isLoopbackHost(host: string): boolean {
+  const h = host.trim().toLowerCase().replace(/^\[|\]$/g, '')
+  return h === 'localhost' || h === '::1' || /^127\.\d+\.\d+\.\d+$/.test(h) || h === '::ffff:127.0.0.1'
+}
+
+export type OperatorAccess = 'password' | 'open-loopback' | 'open-opted-in' | 'refused'
+
+export function operatorAccess(config: Pick<Config, 'operatorPassword' | 'operatorOpen' | 'host'>): OperatorAccess {
+  if (config.operatorPassword) return 'password'
+  if (isLoopbackHost(config.host)) return 'open-loopback'
+  return config.operatorOpen ? 'open-opted-in' : 'refused'
+}
+
+/** What to tell the operator at start and in `switchyard config --check`; undefined when all is well. */
+export function operatorAccessNote(config: Pick<Config, 'operatorPassword' | 'operatorOpen' | 'host'>): string | undefined {
+  const access = operatorAccess(config)
+  switch (access) {
+    case 'password':
+    case 'open-loopback':
+      return undefined
+    case 'open-opted-in':
+      return `OPERATOR_OPEN=true and no OPERATOR_PASSWORD: the operator page and /oauth/start are open to anyone who can reach HOST=${config.host}`
+    case 'refused':
+      return `OPERATOR_PASSWORD (without it, the operator page and /oauth/start answer 403 on HOST=${config.host}; set OPERATOR_OPEN=true to open them on purpose, or bind HOST=127.0.0.1)`
+    default: {
+      const never: never = access
+      return never
+    }
+  }
+}
+
+export function operatorAuth(config: Pick<Config, 'operatorPassword' | 'operatorOpen' | 'host'>, log: Logger, throttle = new LoginThrottle()): Middleware {
+  const access = operatorAccess(config)
+  if (access === 'open-loopback') return async (_ctx, next) => next()
+  if (access === 'open-opted-in') {
+    log.warn(operatorAccessNote(config)!)
     return async (_ctx, next) => next()
   }
-  const expected = digest(password)
+  if (access === 'refused') {
+    log.error(`the operator page and /oauth/start are closed: set ${operatorAccessNote(config)}`)
+    return async (ctx) => {
+      ctx.status = 403
+      ctx.type = 'text/plain'
+      ctx.body = 'The operator pages are closed: the worker has no OPERATOR_PASSWORD and listens on a public address. Set OPERATOR_PASSWORD (or OPERATOR_OPEN=true to open them on purpose).'
+    }
+  }
+  const expected = digest(config.operatorPassword)
   return async (ctx, next) => {
     const header = ctx.get('authorization')
     const m = /^Basic\s+([A-Za-z0-9+/=]+)$/i.exec(header)
-    const given = m ? Buffer.from(m[1]!, 'base64').toString('utf8') : ''
-    const colon = given.indexOf(':')
-    // Hashing first gives both sides one length, so the comparison is constant-time.
-    if (m && colon >= 0 && timingSafeEqual(digest(given.slice(colon + 1)), expected)) return next()
+    const client = clientKey(ctx.req.socket.remoteAddress, ctx.ip)
+    if (m) {
+      const wait = throttle.waitMs(client)
+      if (wait > 0) {
+        ctx.status = 429
+        ctx.set('Retry-After', String(Math.ceil(wait / 1000)))
+        ctx.type = 'text/plain'
+        ctx.body = `Too many wrong passwords from this address; try again in ${Math.ceil(wait / 1000)} s.`
+        return
+      }
+      const given = Buffer.from(m[1]!, 'base64').toString('utf8')
+      const colon = given.indexOf(':')
+      // Hashing first gives both sides one length, so the comparison is constant-time.
+      if (colon >= 0 && timingSafeEqual(digest(given.slice(colon + 1)), expected)) {
+        throttle.succeeded(client)
+        return next()
+      }
+      throttle.failed(client)
+      log.warn({ client }, 'wrong operator password')
+    }
     ctx.status = 401
     ctx.set('WWW-Authenticate', 'Basic realm="Switchyard operator", charset="UTF-8"')
     ctx.type = 'text/plain'

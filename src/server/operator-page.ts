@@ -207,7 +207,7 @@ ${heldTable(held, now)}
 </div>` : ''}
 <h2>Connect an organization</h2>
 <div class="card">
-<form method="get" action="/oauth/start">
+<form method="post" action="/oauth/start">
 <label>Organization domain<input name="domain" required autocomplete="off" spellcheck="false" placeholder="acme" pattern="[A-Za-z0-9][A-Za-z0-9.\\-]*"></label>
 <button type="submit">Connect</button>
 </form>
@@ -225,6 +225,12 @@ export function createOperatorRouter(deps: { config: Config; tokens: TokenManage
     const orgs = await deps.tokens.status()
     const activity = deps.activity ? await deps.activity() : undefined
     sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity, deps.held?.() ?? []))
+  })
+  // The organizations as JSON, for monitoring: what /healthz showed to anyone before, now behind
+  // the operator password.
+  router.get('/operator/organizations', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
+    ctx.set('Cache-Control', 'no-store')
+    ctx.body = { organizations: await deps.tokens.status() }
   })
   return router
 }

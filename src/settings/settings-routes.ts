@@ -133,6 +133,7 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
         stepId,
         ...(templateId !== undefined ? { templateId } : { projectId }),
       }
+      assertInScope(ref, token)
       stored = await settings.get(ref)
       note = stored ? `Settings of step ${stepId}.` : `Step ${stepId} has no saved settings yet; showing the defaults.`
     }
@@ -201,12 +202,26 @@ function stepRefFrom(body: Record<string, unknown>, token: SettingsToken, module
   if (String(org) !== token.context.organizationId) {
     throw createHttpError(403, 'organizationId of the request is not the organization the token was issued for')
   }
-  return {
+  const ref: StepRef = {
     organizationId: String(org),
     moduleKey,
     stepId: stepId as number,
     ...(projectId !== undefined ? { projectId } : { templateId }),
   }
+  assertInScope(ref, token)
+  return ref
+}
+
+/**
+ * A token minted inside a project (its context names project_id) is about that project's
+ * workflow only: another project's steps and every template are out of its reach. A token with
+ * no project (the template editor) may reach any step of its organization.
+ */
+function assertInScope(ref: StepRef, token: SettingsToken): void {
+  const own = token.context.projectId
+  if (own === undefined) return
+  if (ref.templateId !== undefined) throw createHttpError(403, `the token was issued for project ${own}; it may not change or read workflow templates`)
+  if (ref.projectId !== own) throw createHttpError(403, `the token was issued for project ${own}, not for project ${ref.projectId}`)
 }
 
 const present = (v: unknown): boolean => v !== undefined && v !== null && v !== ''

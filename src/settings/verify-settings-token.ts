@@ -24,9 +24,17 @@ export interface VerifyOptions {
   clientId?: string
   /** The module key of the route; the token's `module` claim must equal it. */
   moduleKey: string
-  /** Seconds of clock skew tolerated on exp/iat (default 10). */
+  /** Seconds of clock skew tolerated on exp (default 10). */
   clockToleranceSec?: number
+  /** Longest lifetime (`exp - iat`) accepted, in seconds (default one day). */
+  maxLifetimeSec?: number
+  /** How far in the future an `iat` may be, for clocks that disagree (default 60 s). */
+  iatSkewSec?: number
 }
+
+/** A token the service mints for one editor session; a day is generous. */
+export const MAX_TOKEN_LIFETIME_SEC = 86_400
+export const IAT_SKEW_SEC = 60
 
 /** The token from the Authorization header (Bearer) or the `jwtToken` query parameter. */
 export function extractToken(authorization: string | undefined, query: Record<string, unknown>): string | undefined {
@@ -64,6 +72,14 @@ export async function verifySettingsToken(token: string | undefined, options: Ve
   } catch (error) {
     throw unauthorized(describeJoseError(error))
   }
+  // A stolen or leaked token must not be usable for long, nor minted ahead of time.
+  const now = Math.floor(Date.now() / 1000)
+  const exp = payload.exp as number
+  if (payload.iat !== undefined && typeof payload.iat !== 'number') throw unauthorized('token claim "iat" is invalid (not a number)')
+  const iat = payload.iat
+  if (iat !== undefined && iat > now + (options.iatSkewSec ?? IAT_SKEW_SEC)) throw unauthorized('token was issued in the future (iat); check the clocks')
+  const maxLifetime = options.maxLifetimeSec ?? MAX_TOKEN_LIFETIME_SEC
+  if (exp - (iat ?? now) > maxLifetime) throw unauthorized(`token lifetime (exp - iat) is longer than ${maxLifetime} s (one day)`)
   if (payload.module !== options.moduleKey) {
     throw unauthorized(`token was issued for module "${String(payload.module ?? '(none)')}", not for "${options.moduleKey}"`)
   }

@@ -11,6 +11,7 @@ import { describeSchemaError, validateBatch, validateRecalculationEvent } from '
 import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from './event-types.js'
 import { parseAppSecrets, secretsFor, type AppSecret } from './app-secrets.js'
 import { matchSignature } from './verify-signature.js'
+import { limitDepth } from './limit-depth.js'
 
 /**
  * One string event, reduced: [organizationId (from the event, '' if absent), moduleKey, projectId,
@@ -49,8 +50,9 @@ export type DecodeResult =
       jobs: string
       count: number
       moduleKeys: string[]
-      /** Events per event name (names cut to 80 characters), for the metrics. */
-      eventCounts: Record<string, number>
+      /** Events per event name (names cut to 80 characters), for the metrics. A Map: a name like
+       * `constructor` or `__proto__` is only a key. */
+      eventCounts: Map<string, number>
       others: OtherEvent[]
       invalid: InvalidEvent[]
     }
@@ -191,7 +193,7 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
   const others: OtherEvent[] = []
   const invalid: InvalidEvent[] = []
   const moduleKeys = new Set<string>()
-  const eventCounts: Record<string, number> = {}
+  const eventCounts = new Map<string, number>()
   for (let i = 0; i < events.length; i++) {
     const event = events[i]
     const name = field(event, 'event')
@@ -200,9 +202,10 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
       continue
     }
     const label = name.slice(0, 80)
-    eventCounts[label] = (eventCounts[label] ?? 0) + 1
+    eventCounts.set(label, (eventCounts.get(label) ?? 0) + 1)
     if (name !== RECALCULATION_EVENT) {
-      others.push(event as OtherEvent)
+      // Cut before it crosses threads: structuredClone overflows on deep nesting.
+      others.push(limitDepth(event) as OtherEvent)
       continue
     }
     if (!validateRecalculationEvent(event)) {

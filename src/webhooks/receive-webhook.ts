@@ -14,6 +14,7 @@ import type { IntakeResult } from '../queue/intake.js'
 import type { EncodedJobs } from '../queue/journal.js'
 import type { Job } from '../queue/job.js'
 import type { BatchDecoder } from './batch-decoder.js'
+import { eventLabel } from './event-label.js'
 import type { OtherEvent } from './event-types.js'
 import { toJobs, type BatchOrigin } from './unbatch.js'
 
@@ -121,7 +122,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     if (child) child = child.child({ delivery: batchId })
     const origin: BatchOrigin = { organizationId, domain, batchId }
     const jobs = toJobs(decoded.jobs, origin)
-    for (const [event, n] of Object.entries(decoded.eventCounts)) metrics.events.inc({ event }, n)
+    for (const [event, n] of decoded.eventCounts) metrics.events.inc({ event: eventLabel(event) }, n)
 
     const result = await deps.accept(batchId, jobs, { organizationId, domain, text: decoded.jobs })
     if (result.status === 'busy') {

@@ -176,6 +176,12 @@ describe('docker-compose.example.yml', () => {
     expect(compose.services.redis?.image).toMatch(/^redis:/)
   })
 
+  it('keeps /metrics internal: the proxy does not forward it', () => {
+    const caddyfile = (parseYaml(read('docker-compose.example.yml')) as { configs?: Record<string, { content?: string }> }).configs?.caddyfile?.content ?? ''
+    expect(caddyfile).toMatch(/respond \/metrics\* 404/)
+    expect(caddyfile.indexOf('respond /metrics')).toBeLessThan(caddyfile.indexOf('reverse_proxy'))
+  })
+
   it('keeps the env file with the secrets out of the image', () => {
     expect(ignored(dockerignore, 'switchyard.env')).toBe(true)
     expect(ignored(dockerignore, '.env')).toBe(true)

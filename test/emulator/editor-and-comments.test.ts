@@ -70,7 +70,9 @@ describe('workflow editor', () => {
     await emu.editor.saveSettings({ a: 1 }, { organization: 'globex', template: true })
     expect(JSON.parse(seen[0]!.body)).toEqual({ organizationId: 300000, templateId: 999, stepId: 8001, settings: { a: 1 } })
     const { payload } = await jwtVerify(seen[0]!.authorization!.replace(/^Bearer /, ''), key)
-    expect(payload).toMatchObject({ domain: 'globex', context: { organization_id: 300000, project_id: 77 } })
+    // A template has no project: the token names none (so it can't be taken for a project's).
+    expect(payload).toMatchObject({ domain: 'globex', context: { organization_id: 300000 } })
+    expect((payload.context as Record<string, unknown>).project_id).toBeUndefined()
   })
 
   it('deletes a step: DELETE deleteSettingsUrl with the same fields and no settings; JWT in the query when asked', async () => {

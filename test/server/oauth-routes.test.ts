@@ -126,7 +126,7 @@ describe('operator page', () => {
     expect(html).toContain('1 organization is disconnected')
     expect(html).toContain('&lt;img src=x onerror=alert(1)&gt;')
     expect(html).not.toContain('<img')
-    expect(html).toContain('<form method="get" action="/oauth/start">')
+    expect(html).toContain('<form method="post" action="/oauth/start">')
     expect(html).toContain('href="/oauth/start?domain=beta"')
     expect(html).toContain('https://w.test/oauth/callback')
   })

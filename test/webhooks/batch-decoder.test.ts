@@ -57,7 +57,7 @@ describe('batch decoder', () => {
     if (!result.ok) throw new Error(result.message)
     expect(result.count).toBe(150)
     expect(result.moduleKeys).toEqual(['test-step'])
-    expect(result.eventCounts).toEqual({ 'string.status_on_step.recalculation_triggered': 150, 'project.translated': 1 })
+    expect(result.eventCounts).toEqual(new Map([['string.status_on_step.recalculation_triggered', 150], ['project.translated', 1]]))
     expect(result.others).toEqual([{ event: 'project.translated', projectId: 7 }])
     const decoded = JSON.parse(result.jobs) as { languages: unknown[]; jobs: unknown[][] }
     expect(decoded.languages).toHaveLength(2)

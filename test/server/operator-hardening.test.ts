@@ -1,0 +1,124 @@
+// The operator pages are not open by accident, not guessable and not usable from another site
+// (issue 17): no OPERATOR_PASSWORD on a public address means 403 unless OPERATOR_OPEN=true;
+// wrong passwords are throttled per client with back-off; a cross-site connect is refused.
+import { mkdtempSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
+import { afterAll, afterEach, describe, expect, it } from 'vitest'
+import { startServe, type Running } from '../../src/cli/serve.js'
+import { loadConfig, missingForProduction, type Config } from '../../src/config/load-config.js'
+import { LoginThrottle, FREE_FAILURES, clientKey } from '../../src/server/login-throttle.js'
+import { operatorAccess } from '../../src/server/operator-auth.js'
+import { silentLogger } from '../../src/util/logger.js'
+
+const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-operator-hardening-'))
+afterAll(() => rmSync(dir, { recursive: true, force: true }))
+const running: Running[] = []
+afterEach(async () => {
+  while (running.length) await running.pop()!.stop()
+})
+
+const basic = (password: string) => `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`
+
+async function serve(o: Partial<Config>) {
+  const config = loadConfig({}, { port: 0, host: '127.0.0.1', storeUrl: 'memory://', dataDir: dir, clientId: 'c', clientSecret: 's', authUrl: 'http://127.0.0.1:9', reconcileIntervalMs: 0, ...o })
+  const r = await startServe(config, silentLogger())
+  running.push(r)
+  return r.worker.url
+}
+
+describe('operator pages without a password', () => {
+  it('are refused on a public address unless OPERATOR_OPEN=true, and the config check says so', async () => {
+    // Bound to every address; reached here over loopback.
+    const url = await serve({ host: '0.0.0.0', operatorPassword: '' })
+    for (const route of ['/', '/oauth/start?domain=acme']) {
+      const res = await fetch(`${url}${route}`, { redirect: 'manual' })
+      expect(res.status).toBe(403)
+      expect(await res.text()).toMatch(/OPERATOR_PASSWORD/)
+    }
+    expect(missingForProduction(loadConfig({ HOST: '0.0.0.0' })).join('\n')).toMatch(/OPERATOR_PASSWORD.*OPERATOR_OPEN=true/)
+    const open = await serve({ host: '0.0.0.0', operatorPassword: '', operatorOpen: true })
+    expect((await fetch(`${open}/`)).status).toBe(200)
+    expect(loadConfig({ HOST: '0.0.0.0', OPERATOR_OPEN: 'true' }).operatorOpen).toBe(true)
+    expect(missingForProduction(loadConfig({ HOST: '0.0.0.0', OPERATOR_OPEN: 'true' })).join('\n')).toMatch(/open to anyone/)
+  })
+
+  it('stay open on a loopback address', () => {
+    expect(operatorAccess({ host: '127.0.0.1', operatorPassword: '', operatorOpen: false })).toBe('open-loopback')
+    expect(operatorAccess({ host: '::1', operatorPassword: '', operatorOpen: false })).toBe('open-loopback')
+    expect(operatorAccess({ host: '0.0.0.0', operatorPassword: '', operatorOpen: false })).toBe('refused')
+    expect(operatorAccess({ host: '0.0.0.0', operatorPassword: 'x', operatorOpen: false })).toBe('password')
+  })
+})
+
+describe('organization detail', () => {
+  it('is served as JSON behind the operator password', async () => {
+    const url = await serve({ operatorPassword: 'correct horse' })
+    expect((await fetch(`${url}/operator/organizations`)).status).toBe(401)
+    const res = await fetch(`${url}/operator/organizations`, { headers: { authorization: basic('correct horse') } })
+    expect(res.status).toBe(200)
+    expect(await res.json()).toEqual({ organizations: [] })
+  })
+})
+
+describe('failed logins', () => {
+  it('are throttled per client with back-off; even the right password waits; others are not affected', async () => {
+    const url = await serve({ operatorPassword: 'correct horse' })
+    const as = (client: string, password: string) => fetch(`${url}/`, { headers: { authorization: basic(password), 'x-forwarded-for': client } })
+    for (let i = 0; i < FREE_FAILURES; i++) expect((await as('203.0.113.7', 'guess')).status).toBe(401)
+    const locked = await as('203.0.113.7', 'correct horse')
+    expect(locked.status).toBe(429)
+    expect(Number(locked.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await as('198.51.100.1', 'correct horse')).status).toBe(200)
+  })
+
+  it('a client is its own address unless it is a proxy on a private network', () => {
+    expect(clientKey('203.0.113.9', '198.51.100.1')).toBe('203.0.113.9')
+    expect(clientKey('::ffff:203.0.113.9', '198.51.100.1')).toBe('::ffff:203.0.113.9')
+    expect(clientKey('10.0.0.5', '198.51.100.1')).toBe('198.51.100.1')
+    expect(clientKey('172.20.0.3', '198.51.100.1')).toBe('198.51.100.1')
+    expect(clientKey('::ffff:127.0.0.1', '198.51.100.1')).toBe('198.51.100.1')
+    expect(clientKey('172.32.0.3', '198.51.100.1')).toBe('172.32.0.3')
+  })
+
+  it('back-off doubles with each failure and a success forgets the client', () => {
+    let now = 0
+    const t = new LoginThrottle(() => now)
+    for (let i = 0; i < FREE_FAILURES - 1; i++) t.failed('a')
+    expect(t.waitMs('a')).toBe(0)
+    t.failed('a')
+    expect(t.waitMs('a')).toBe(1000)
+    now += 1000
+    t.failed('a')
+    expect(t.waitMs('a')).toBe(2000)
+    now += 2000
+    t.failed('a')
+    expect(t.waitMs('a')).toBe(4000)
+    for (let i = 0; i < 30; i++) t.failed('a')
+    expect(t.waitMs('a')).toBe(15 * 60_000)
+    t.succeeded('a')
+    expect(t.waitMs('a')).toBe(0)
+  })
+})
+
+describe('connecting is CSRF-proof', () => {
+  it('refuses a cross-site POST or GET to /oauth/start and accepts the same-origin form', async () => {
+    const url = await serve({ operatorPassword: 'correct horse', authUrl: 'http://127.0.0.1:9' })
+    const auth = { authorization: basic('correct horse') }
+    const form = { 'content-type': 'application/x-www-form-urlencoded' }
+    const crossPost = await fetch(`${url}/oauth/start`, { method: 'POST', redirect: 'manual', headers: { ...auth, ...form, origin: 'https://evil.example', 'sec-fetch-site': 'cross-site' }, body: 'domain=acme' })
+    expect(crossPost.status).toBe(403)
+    expect(crossPost.headers.get('set-cookie')).toBeNull()
+    const originOnly = await fetch(`${url}/oauth/start`, { method: 'POST', redirect: 'manual', headers: { ...auth, ...form, origin: 'https://evil.example' }, body: 'domain=acme' })
+    expect(originOnly.status).toBe(403)
+    const crossGet = await fetch(`${url}/oauth/start?domain=acme`, { redirect: 'manual', headers: { ...auth, 'sec-fetch-site': 'cross-site' } })
+    expect(crossGet.status).toBe(403)
+    const oldBrowser = await fetch(`${url}/oauth/start?domain=acme`, { redirect: 'manual', headers: { ...auth, referer: 'https://evil.example/page' } })
+    expect(oldBrowser.status).toBe(403)
+    const typed = await fetch(`${url}/oauth/start?domain=acme`, { redirect: 'manual', headers: { ...auth, 'sec-fetch-site': 'none' } })
+    expect(typed.status).toBe(302)
+    const own = await fetch(`${url}/oauth/start`, { method: 'POST', redirect: 'manual', headers: { ...auth, ...form, origin: url, 'sec-fetch-site': 'same-origin' }, body: 'domain=acme' })
+    expect(own.status).toBe(302)
+    expect(own.headers.get('location')).toMatch(/^http:\/\/127\.0\.0\.1:9/)
+  })
+})
