@@ -32,7 +32,7 @@ describe('loadPipelines: every error at once, located', () => {
       expect(got[i]).toMatch(message)
     })
     for (const e of r.errors) expect(e.file).toBe(file)
-    expect(formatLocatedError(r.errors[0]!)).toBe(`${file}:4:1 unknown key "colour"; known keys: key, name, description, logo, editorMode, input, outputs, settings, checks, route, on-error, events\n    colour: red\n    ^`)
+    expect(formatLocatedError(r.errors[0]!)).toBe(`${file}:4:1 unknown key "colour"; known keys: key, name, description, logo, editorMode, input, outputs, settings, checks, route, issues, on-error, events\n    colour: red\n    ^`)
   })
 
   it('collects errors across files, including duplicate module keys and yaml syntax errors', async () => {
