@@ -1,5 +1,6 @@
-// Keyv set-up: one namespace each for settings, tokens, journal, caches and the activity log,
-// all on the one back end STORE_URL names. Embedded default: SQLite in DATA_DIR.
+// Keyv set-up: one namespace each for settings, tokens, journal, caches, the activity log, the
+// findings log and small state, all on the one back end STORE_URL names. Embedded default: SQLite
+// in DATA_DIR.
 //
 // STORE_URL forms:
 //   memory://                               tests only: nothing survives the process
@@ -10,8 +11,8 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import Keyv, { type KeyvStoreAdapter } from 'keyv'
 
-export type StoreName = 'settings' | 'tokens' | 'journal' | 'cache' | 'activity' | 'state'
-export const STORE_NAMES: readonly StoreName[] = ['settings', 'tokens', 'journal', 'cache', 'activity', 'state']
+export type StoreName = 'settings' | 'tokens' | 'journal' | 'cache' | 'activity' | 'findings' | 'state'
+export const STORE_NAMES: readonly StoreName[] = ['settings', 'tokens', 'journal', 'cache', 'activity', 'findings', 'state']
 
 export type StoreKind = 'memory' | 'sqlite' | 'redis' | 'postgres'
 
@@ -21,6 +22,8 @@ export interface Stores {
   journal: Keyv
   cache: Keyv
   activity: Keyv
+  /** Per string and language, the latest outcome and its findings (src/findings/findings-log.ts). */
+  findings: Keyv
   /** Small worker state: seen steps, disconnected organizations, ... */
   state: Keyv
   /** Which back end. */
@@ -87,7 +90,7 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
       type Adapter = InstanceType<typeof KeyvRedis>
       return {
         kind: 'redis',
-        // One client per namespace (six connections an instance): the adapter owns its client's
+        // One client per namespace (seven connections an instance): the adapter owns its client's
         // connect/reconnect cycle, and sharing one would have adapters racing to connect it.
         // connectionTimeout bounds how long an operation waits while Redis is unreachable
         // (without it, the first command would wait for ever); the adapter then throws.
