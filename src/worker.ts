@@ -77,8 +77,12 @@ export interface WorkerDeps {
 /** How often the findings log is swept of expired strings and trimmed to FINDINGS_MAX. */
 const FINDINGS_SWEEP_MS = 60 * 60_000
 
-export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'findingsMax'>, stores: Pick<Stores, 'findings'>): FindingsLog {
-  return new FindingsLog(stores.findings, { retentionMs: config.findingsRetentionDays * 86_400_000, maxStrings: config.findingsMax })
+export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'findingsMax'>, stores: Pick<Stores, 'findings' | 'transaction'>): FindingsLog {
+  return new FindingsLog(stores.findings, {
+    retentionMs: config.findingsRetentionDays * 86_400_000,
+    maxStrings: config.findingsMax,
+    transaction: (fn) => stores.transaction('findings', fn),
+  })
 }
 
 export interface Worker {

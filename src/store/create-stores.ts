@@ -28,6 +28,12 @@ export interface Stores {
   state: Keyv
   /** Which back end. */
   kind: StoreKind
+  /**
+   * Run `fn`, whose writes go to namespace `name`, as one transaction where the back end allows it
+   * on that namespace's own connection (SQLite: one commit for many writes); elsewhere just `fn`.
+   * The caller runs one at a time per namespace.
+   */
+  transaction<T>(name: StoreName, fn: () => Promise<T>): Promise<T>
   /** Can the back end be written and read right now (within `timeoutMs`, default 2 s)? Never throws. */
   ping(timeoutMs?: number): Promise<boolean>
   /** Disconnects every namespace's connection (and the PostgreSQL pool) so the process can exit. */
@@ -51,6 +57,8 @@ interface Backend {
   keyvPrefixes: boolean
   /** Disconnect what `make` created; called once by close(). */
   end: (adapters: Array<KeyvStoreAdapter | Map<unknown, unknown>>) => Promise<void>
+  /** Begin, commit and roll back on one adapter's connection, when it has its own. */
+  sql?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, statement: 'BEGIN' | 'COMMIT' | 'ROLLBACK') => Promise<unknown>
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -82,6 +90,8 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         end: async (adapters) => {
           for (const a of adapters) await (a as KeyvStoreAdapter).disconnect?.().catch(() => undefined)
         },
+        // Each namespace has its own connection, so a transaction on one holds only its writes.
+        sql: (adapter, statement) => (adapter as unknown as { query: (sql: string) => Promise<unknown> }).query(statement),
       }
     }
     case 'redis':
@@ -190,6 +200,20 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
   return {
     ...stores,
     kind: backend.kind,
+    async transaction(name, fn) {
+      const sql = backend.sql
+      if (!sql) return fn()
+      const adapter = adapters[STORE_NAMES.indexOf(name)]!
+      await sql(adapter, 'BEGIN')
+      try {
+        const result = await fn()
+        await sql(adapter, 'COMMIT')
+        return result
+      } catch (error) {
+        await sql(adapter, 'ROLLBACK').catch(() => undefined)
+        throw error
+      }
+    },
     async ping(timeoutMs = 2_000) {
       // A write and a read: a Redis replica left read-only after a fail-over answers reads
       // but can't take the journal.
