@@ -69,7 +69,7 @@ interface KeyDoc { key: string; ids: number[] }
 const sameRef = (a: EntryRef, b: EntryRef) => a.domain === b.domain && a.projectId === b.projectId && a.languageId === b.languageId && a.stringId === b.stringId
 const keyDocKey = (key: string) => `k:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`
 
-interface Pending { entry: Omit<FindingsEntry, 'issues'>; resolve(): void; reject(error: unknown): void }
+interface Pending { entry: Omit<FindingsEntry, 'issues'>; resolve(saved: FindingsEntry): void; reject(error: unknown): void }
 
 const MAX_BATCH = 500
 
@@ -116,10 +116,10 @@ export class FindingsLog {
 
   /**
    * The latest outcome of a string in a language; the issues remembered for it are kept. Resolves
-   * once it is written (with the others that arrived meanwhile).
+   * with the entry as written, once it is (with the others that arrived meanwhile).
    */
-  record(entry: Omit<FindingsEntry, 'issues'>): Promise<void> {
-    return new Promise<void>((resolve, reject) => {
+  record(entry: Omit<FindingsEntry, 'issues'>): Promise<FindingsEntry> {
+    return new Promise<FindingsEntry>((resolve, reject) => {
       this.pending.push({ entry, resolve, reject })
       if (this.pending.length >= MAX_BATCH) this.writePending()
       else this.timer ??= setTimeout(() => this.writePending(), this.options.lingerMs ?? 100)
@@ -132,12 +132,12 @@ export class FindingsLog {
     const batch = this.pending.splice(0)
     if (!batch.length) return
     void this.serial(() => this.writeBatch(batch.map((p) => p.entry))).then(
-      () => { for (const p of batch) p.resolve() },
+      (saved) => { batch.forEach((p, i) => p.resolve(saved[i]!)) },
       (error) => { for (const p of batch) p.reject(error) },
     )
   }
 
-  private async writeBatch(records: Array<Omit<FindingsEntry, 'issues'>>): Promise<void> {
+  private async writeBatch(records: Array<Omit<FindingsEntry, 'issues'>>): Promise<FindingsEntry[]> {
     const docKeys = [...new Set(records.map((r) => `s:${r.stringId}`))]
     const indexFor = new Map<string, Set<number>>()
     for (const r of records) {
@@ -149,12 +149,13 @@ export class FindingsLog {
     const keys = [...indexFor.keys()]
     const [docs, keyDocs] = await Promise.all([this.getMany<StringDoc>(docKeys), this.getMany<KeyDoc>(keys.map(keyDocKey))])
     const byKey = new Map(docKeys.map((k, i) => [k, docs[i] ?? { entries: [] }]))
-    for (const r of records) {
+    const saved = records.map((r) => {
       const doc = byKey.get(`s:${r.stringId}`)!
       const current = doc.entries.find((e) => sameRef(e, r))
       const next: FindingsEntry = { ...r, ...(current?.issues ? { issues: current.issues } : {}) }
       doc.entries = [next, ...doc.entries.filter((e) => !sameRef(e, r))].slice(0, this.perString)
-    }
+      return next
+    })
     const writes: Array<{ key: string; value: unknown }> = [...byKey].map(([key, value]) => ({ key, value }))
     keys.forEach((key, i) => {
       const doc = keyDocs[i] ?? { key, ids: [] }
@@ -168,6 +169,7 @@ export class FindingsLog {
     // Remembered for a while so that a string reported again costs no index write.
     if (this.indexed.size >= 10_000) this.indexed.clear()
     for (const [key, ids] of indexFor) for (const id of ids) this.indexed.add(`${id}|${key}`)
+    return saved
   }
 
   async get(ref: EntryRef): Promise<FindingsEntry | undefined> {

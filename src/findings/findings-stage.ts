@@ -33,7 +33,7 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
     const ref = { domain: j.domain, projectId: j.projectId, languageId: j.languageId, stringId: j.stringId }
     const sentBack = review.issues === 'raise'
     const listed = issueFindings(review.findings)
-    await deps.findings.record({
+    const saved = await deps.findings.record({
       ...ref,
       at: new Date().toISOString(),
       organizationId: j.organizationId,
@@ -47,7 +47,8 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
       ...(sentBack && listed.length ? { hash: findingsHash(listed) } : {}),
     })
     if (review.issues === 'raise') deps.issues?.sentBack({ ...ref, pipelineName: review.pipelineName, findings: review.findings })
-    else if (review.issues === 'resolve') deps.issues?.passed(ref)
+    // Only a string with an open issue this worker raised costs a task (and a request).
+    else if (review.issues === 'resolve' && saved.issues?.some((i) => i.status === 'unresolved')) deps.issues?.passed(ref)
   }
 
   return {

@@ -41,6 +41,9 @@ describe('findings through the worker', () => {
     // Every comment request came after the status PATCH of its strings.
     const firstPatch = service.log.indexOf('PATCH status')
     expect(service.log.findIndex((l) => l.endsWith('comments'))).toBeGreaterThan(firstPatch)
+    // One look-up and one issue per string sent back; the strings that passed cost nothing.
+    expect(service.log.filter((l) => l.endsWith('comments')).sort()).toEqual(['GET comments', 'GET comments', 'POST comments', 'POST comments'])
+    expect(w.issues.counts.stale).toBe(0)
 
     // The findings log answers "why".
     const why = await w.findings.search({ stringId: 1 })
