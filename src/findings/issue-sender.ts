@@ -9,8 +9,10 @@
 // What was raised is remembered in the findings log (string + language + findings hash), so a
 // string sent back again with the same findings raises nothing. When the log has no memory of the
 // string at all, one GET of its unresolved issues looks for the worker's own reference first.
+// A POST is never repeated blindly: when its outcome is unknown (5XX, timeout, network) the memory
+// of the string is dropped and the task runs again, so the GET finds the issue if it was created.
 import PQueue from 'p-queue'
-import type { ApiClient } from '../platform/api-client.js'
+import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
 import { findingsHash, type FindingRecord } from './finding-records.js'
 import type { EntryRef, FindingsEntry, FindingsLog, RaisedIssue } from './findings-log.js'
@@ -33,6 +35,8 @@ export interface IssueSenderOptions {
   maxAttempts?: number
   /** Tasks waiting per organization before new ones are dropped. */
   maxPending?: number
+  /** First wait before a raise whose POST had an unknown outcome runs again (ms; doubles). */
+  retryDelayMs?: number
   count?(outcome: IssueOutcome, n?: number): void
 }
 
@@ -50,6 +54,11 @@ export class IssueSender {
   constructor(private readonly options: IssueSenderOptions) {
     this.maxAttempts = options.maxAttempts ?? 3
     this.maxPending = options.maxPending ?? 10_000
+  }
+
+  /** An answer after which the request may or may not have been applied. */
+  private static uncertain(error: unknown): boolean {
+    return !(error instanceof ApiError) || error.status === 0 || error.status === 408 || error.status >= 500
   }
 
   private count(outcome: IssueOutcome, n = 1): void {
@@ -91,7 +100,18 @@ export class IssueSender {
   sentBack(work: IssueWork): void {
     const records = issueFindings(work.findings)
     if (!records.length) return
-    this.enqueue(work, 'raised', () => this.raise(work, records))
+    this.enqueue(work, 'raised', async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.raise(work, records)
+        } catch (error) {
+          if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
+          // Forget, so that the next attempt looks before it raises.
+          await this.options.findings.update(work, (entry) => entry && { ...entry, issues: undefined })
+          await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
+        }
+      }
+    })
   }
 
   /** The string passed: resolve the issues this worker raised on it. */

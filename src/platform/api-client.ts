@@ -35,6 +35,12 @@ export interface RequestOptions {
   priority?: number
   /** Attempts of this request (default API_MAX_ATTEMPTS). */
   maxAttempts?: number
+  /**
+   * false for a request that must not be sent twice (a POST that creates): only answers that say it
+   * was not applied (429, 401 before the refresh) are retried; a 5XX, timeout or network error is
+   * thrown at once, for the caller to find out what happened.
+   */
+  idempotent?: boolean
 }
 
 /** A comment or issue on a string (platform notes, "String comments"). */
@@ -149,6 +155,7 @@ export class ApiClient {
         continue
       }
       if (status === 429) delay = retryAfterMs(retryAfter) ?? this.backoff(attempt)
+      else if (options.idempotent === false) throw lastError
       else if (status === 0 || status === 408 || status >= 500) delay = retryAfterMs(retryAfter) ?? this.backoff(attempt)
       else throw lastError
       if (attempt + 1 >= maxAttempts) break
@@ -199,7 +206,7 @@ export class ApiClient {
     comment: { stringId: number; targetLanguageId: string; text: string; type: 'comment' | 'issue'; issueType?: string },
     options?: RequestOptions,
   ): Promise<StringComment> {
-    const body = await this.request<{ data?: StringComment }>(domain, 'POST', `/api/v2/projects/${projectId}/comments`, 'comments.post', comment, options)
+    const body = await this.request<{ data?: StringComment }>(domain, 'POST', `/api/v2/projects/${projectId}/comments`, 'comments.post', comment, { ...options, idempotent: false })
     if (!body?.data || typeof body.data.id !== 'number') throw new Error('POST comments answered without a comment id')
     return body.data
   }

@@ -21,12 +21,12 @@ const ref = { domain: 'acme', projectId: 7, languageId: 'de', stringId: 42 }
 const missing: FindingRecord[] = [{ check: 'placeholders', severity: 'error', message: 'Placeholder {name} is missing.', quote: '{name}', in: 'source' }]
 const tagged: FindingRecord[] = [{ check: 'tags', severity: 'error', message: 'Tag <b> is not closed.', quote: '<b>Save', in: 'translation' }]
 
-async function setup(answer?: Parameters<typeof fakeServiceFetch>[0]) {
+async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: typeof fetch) => typeof fetch = (f) => f) {
   stores = await createStores('memory://')
   const service = fakeServiceFetch(answer)
-  const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 8, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: service.fetch, baseDelayMs: 1, maxDelayMs: 2 })
-  const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100 })
-  const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2 })
+  const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 8, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: wrap(service.fetch), baseDelayMs: 1, maxDelayMs: 2 })
+  const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+  const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, retryDelayMs: 1 })
   // What the findings stage does: record the outcome, then raise or resolve.
   const outcome = async (records: FindingRecord[] | 'passed', r = ref) => {
     const sentBack = records !== 'passed'
@@ -97,18 +97,36 @@ describe('issues for strings sent back', () => {
   })
 
   it.each([500, 403, 0])('a service that refuses comments (%s) is counted and given up, never thrown', async (status) => {
-    let posts = 0
+    let requests = 0
     const { issues, outcome, service } = await setup(({ url }) => {
       if (!url.includes('/comments')) return undefined
-      posts++
+      requests++
       if (status === 0) throw new Error('connection reset')
       return { status, body: { error: { code: status, message: 'no' } } }
     })
     await outcome(missing)
     expect(issues.counts.failed).toBe(1)
     expect(service.comments).toEqual([])
-    // 5xx and network errors are retried a bounded number of times (3 attempts), 403 is not.
-    expect(posts).toBe(status === 403 ? 1 : 3)
+    // 5xx and network errors: 3 tries of the task, each with 3 attempts of its look-up; 403: one.
+    expect(requests).toBe(status === 403 ? 1 : 9)
+  })
+
+  it('a POST whose answer was lost is not repeated blindly: the look-up finds the issue it created', async () => {
+    let lost = false
+    const { service, issues, outcome, open } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      const res = await f(input, init)
+      if (init?.method === 'POST' && !lost) {
+        lost = true
+        return new Response('upstream timeout', { status: 504 })
+      }
+      return res
+    }) as typeof fetch)
+    await outcome(missing)
+    expect(lost).toBe(true)
+    expect(service.comments).toHaveLength(1)
+    expect(open()).toHaveLength(1)
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+    expect(issues.counts).toMatchObject({ raised: 0, 'already-open': 1, failed: 0 })
   })
 
   it('drops, and counts, what exceeds the waiting bound of an organization', async () => {
