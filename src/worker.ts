@@ -77,11 +77,11 @@ export interface WorkerDeps {
 /** How often the findings log is swept of expired strings and trimmed to FINDINGS_MAX. */
 const FINDINGS_SWEEP_MS = 60 * 60_000
 
-export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'findingsMax'>, stores: Pick<Stores, 'findings' | 'transaction'>): FindingsLog {
+export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'findingsMax'>, stores: Pick<Stores, 'findings' | 'setMany'>): FindingsLog {
   return new FindingsLog(stores.findings, {
     retentionMs: config.findingsRetentionDays * 86_400_000,
     maxStrings: config.findingsMax,
-    transaction: (fn) => stores.transaction('findings', fn),
+    setMany: (entries, ttlMs) => stores.setMany('findings', entries, ttlMs),
   })
 }
 

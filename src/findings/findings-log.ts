@@ -6,8 +6,8 @@
 // Every write sets a time to live of FINDINGS_RETENTION_DAYS; sweep() removes what expired and, past
 // FINDINGS_MAX strings, the oldest. Entries also remember the issues the worker raised (issue-sender).
 // Outcomes are coalesced: records arriving within `lingerMs` (or 500 of them) are written together,
-// in one transaction where the store offers one (SQLite: one commit instead of two per string,
-// which cost ~4 ms each and competed with the journal for the write lock). Writes of this process
+// in one statement where the store can (SQLite: one commit instead of two per string, which cost
+// ~4 ms each and competed with the journal for the write lock). Writes of this process
 // run one at a time; between instances the last writer wins (the log is an explanation, not the
 // record of what was reported).
 import { createHash } from 'node:crypto'
@@ -53,8 +53,8 @@ export interface FindingsLogOptions {
   retentionMs: number
   /** How long records wait to be written together (ms; default 100). */
   lingerMs?: number
-  /** Run writes as one transaction (the store's), when it has them. */
-  transaction?<T>(fn: () => Promise<T>): Promise<T>
+  /** Write many keys at once (the store's), with the time to live given. */
+  setMany?(entries: Array<{ key: string; value: unknown }>, ttlMs: number): Promise<void>
   /** Strings kept at most (sweep() removes the oldest beyond). */
   maxStrings: number
   /** Entries (organization x project x language) kept per string id. */
@@ -162,10 +162,8 @@ export class FindingsLog {
       const fresh = [...indexFor.get(key)!].filter((id) => !doc.ids.includes(id))
       if (fresh.length) writes.push({ key: keyDocKey(key), value: { key, ids: [...fresh, ...doc.ids].slice(0, this.perKey) } satisfies KeyDoc })
     })
-    const setAll = async () => {
-      for (const w of writes) await this.store.set(w.key, w.value, this.options.retentionMs)
-    }
-    await (this.options.transaction ? this.options.transaction(setAll) : setAll())
+    if (this.options.setMany) await this.options.setMany(writes, this.options.retentionMs)
+    else for (const w of writes) await this.store.set(w.key, w.value, this.options.retentionMs)
     // Remembered for a while so that a string reported again costs no index write.
     if (this.indexed.size >= 10_000) this.indexed.clear()
     for (const [key, ids] of indexFor) for (const id of ids) this.indexed.add(`${id}|${key}`)

@@ -29,11 +29,13 @@ export interface Stores {
   /** Which back end. */
   kind: StoreKind
   /**
-   * Run `fn`, whose writes go to namespace `name`, as one transaction where the back end allows it
-   * on that namespace's own connection (SQLite: one commit for many writes); elsewhere just `fn`.
-   * The caller runs one at a time per namespace.
+   * Write many keys of namespace `name` at once, each with the time to live `ttlMs`. SQLite: one
+   * statement, so one commit and a lock held for that statement only, never across the event loop
+   * (a transaction spanning several statements would let writers on the other connections, each
+   * waiting in a thread of the pool, take every thread the transaction needs to finish). Elsewhere:
+   * one write per key.
    */
-  transaction<T>(name: StoreName, fn: () => Promise<T>): Promise<T>
+  setMany(name: StoreName, entries: Array<{ key: string; value: unknown }>, ttlMs?: number): Promise<void>
   /** Can the back end be written and read right now (within `timeoutMs`, default 2 s)? Never throws. */
   ping(timeoutMs?: number): Promise<boolean>
   /** Disconnects every namespace's connection (and the PostgreSQL pool) so the process can exit. */
@@ -57,8 +59,8 @@ interface Backend {
   keyvPrefixes: boolean
   /** Disconnect what `make` created; called once by close(). */
   end: (adapters: Array<KeyvStoreAdapter | Map<unknown, unknown>>) => Promise<void>
-  /** Begin, commit and roll back on one adapter's connection, when it has its own. */
-  sql?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, statement: 'BEGIN' | 'COMMIT' | 'ROLLBACK') => Promise<unknown>
+  /** Upsert rows of [key as stored, value as stored] in one statement, where the back end can. */
+  upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, string]>) => Promise<unknown>
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -90,8 +92,14 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         end: async (adapters) => {
           for (const a of adapters) await (a as KeyvStoreAdapter).disconnect?.().catch(() => undefined)
         },
-        // Each namespace has its own connection, so a transaction on one holds only its writes.
-        sql: (adapter, statement) => (adapter as unknown as { query: (sql: string) => Promise<unknown> }).query(statement),
+        // The same upsert as the adapter's set(), for many rows: they come as one JSON parameter.
+        upsertMany: (adapter, rows) => {
+          const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<unknown> }
+          return a.query(
+            `INSERT INTO ${a.opts.table} (key, value) SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') FROM json_each(?) AS j WHERE true ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+            JSON.stringify(rows),
+          )
+        },
       }
     }
     case 'redis':
@@ -200,19 +208,16 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
   return {
     ...stores,
     kind: backend.kind,
-    async transaction(name, fn) {
-      const sql = backend.sql
-      if (!sql) return fn()
-      const adapter = adapters[STORE_NAMES.indexOf(name)]!
-      await sql(adapter, 'BEGIN')
-      try {
-        const result = await fn()
-        await sql(adapter, 'COMMIT')
-        return result
-      } catch (error) {
-        await sql(adapter, 'ROLLBACK').catch(() => undefined)
-        throw error
+    async setMany(name, entries, ttlMs) {
+      if (!entries.length) return
+      const upsert = backend.upsertMany
+      if (!upsert) {
+        for (const e of entries) await stores[name].set(e.key, e.value, ttlMs)
+        return
       }
+      // Stored as Keyv stores them: the namespaced key, and { value, expires } as JSON.
+      const expires = ttlMs ? Date.now() + ttlMs : undefined
+      await upsert(adapters[STORE_NAMES.indexOf(name)]!, entries.map((e) => [`${prefix}${name}:${e.key}`, JSON.stringify({ value: e.value, expires })]))
     },
     async ping(timeoutMs = 2_000) {
       // A write and a read: a Redis replica left read-only after a fail-over answers reads
