@@ -32,12 +32,19 @@ function line(r: FindingRecord): string {
   return `- ${message}${where} (${r.check})`
 }
 
+/** Findings listed at most; a string with more says how many more (the findings log has them all). */
+export const MAX_LISTED = 20
+
 export function issueText(records: FindingRecord[], o: { pipelineName: string; hash: string }): string {
   const errors = records.filter((r) => r.severity === 'error')
   const others = records.filter((r) => r.severity !== 'error')
+  const listedErrors = errors.slice(0, MAX_LISTED)
+  const listedOthers = others.slice(0, Math.max(0, MAX_LISTED - listedErrors.length))
   const parts = [`${o.pipelineName} sent this string back.`]
-  if (errors.length) parts.push('', errors.length === 1 ? 'To fix:' : `To fix (${errors.length}):`, ...errors.map(line))
-  if (others.length) parts.push('', 'Also worth a look:', ...others.map(line))
+  if (errors.length) parts.push('', errors.length === 1 ? 'To fix:' : `To fix (${errors.length}):`, ...listedErrors.map(line))
+  if (listedOthers.length) parts.push('', 'Also worth a look:', ...listedOthers.map(line))
+  const more = records.length - listedErrors.length - listedOthers.length
+  if (more > 0) parts.push('', `… and ${more} more (the operator's findings log lists them all).`)
   parts.push('', `This issue is resolved by itself once the string passes the check again. ${referenceOf(o.hash)}`)
   return parts.join('\n')
 }

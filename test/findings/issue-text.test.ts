@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Finding } from '../../src/engine/types.js'
 import { findingsHash, quoteSpan, toFindingRecords } from '../../src/findings/finding-records.js'
-import { issueFindings, issueText, issueTypeOf, REFERENCE } from '../../src/findings/issue-text.js'
+import { issueFindings, issueText, issueTypeOf, MAX_LISTED, REFERENCE } from '../../src/findings/issue-text.js'
 
 const texts = { source: 'Hello {name}, you have {count} new messages', translation: 'Bonjour, vous avez {count} nouveaux  messages' }
 const findings: Finding[] = [
@@ -66,6 +66,15 @@ describe('issue text', () => {
     const text = issueText([{ check: 'tags', severity: 'error', message: 'Tag <b> is not closed', quote: 'a\nb', in: 'translation' }], { pipelineName: 'P', hash: 'f'.repeat(16) })
     expect(text).toContain('To fix:\n- Tag <b> is not closed — in the translation: “a⏎b” (tags)')
     expect(text).not.toContain('Also worth a look')
+  })
+
+  it('lists at most MAX_LISTED findings, errors first, and says how many more', () => {
+    const many = Array.from({ length: 30 }, (_, i) => ({ check: 'c', severity: (i % 2 ? 'warning' : 'error') as 'warning' | 'error', message: `finding ${i}` }))
+    const text = issueText(many, { pipelineName: 'P', hash: '0'.repeat(16) })
+    expect(text.split('\n').filter((l) => l.startsWith('- '))).toHaveLength(MAX_LISTED)
+    expect(text).toContain('To fix (15):')
+    expect(text).toContain('… and 10 more')
+    expect(text).toMatch(/\[switchyard:0{16}\]$/)
   })
 
   it('is a source mistake only when every finding is about the source', () => {
