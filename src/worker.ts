@@ -382,6 +382,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       ])
       // Whatever did not finish (held strings too) stays in the journal and is replayed on the next start.
       const left = queue.drain().length
+      // Issues still waiting are given up (best effort; a later pass of the string raises them).
+      const issuesLeft = issues.abandon()
       const heldLeft = held.clear()
       shutdown.abort()
       await reporter.flush().catch(() => undefined)
@@ -397,7 +399,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       await closingBull
       await closed
       await decoder.close()
-      log.info({ leftInJournal: journal.size, waitingNotStarted: left, held: heldLeft }, 'stopped')
+      log.info({ leftInJournal: journal.size, waitingNotStarted: left, held: heldLeft, issuesGivenUp: issuesLeft }, 'stopped')
     })()
     return stopping
   }

@@ -184,6 +184,17 @@ export class IssueSender {
     return n
   }
 
+  /** Give up every task still waiting (shutdown); those running finish. Returns how many were given up. */
+  abandon(): number {
+    let n = 0
+    for (const q of this.lanes.values()) {
+      n += q.size
+      q.clear()
+    }
+    if (n) this.count('dropped', n)
+    return n
+  }
+
   /** Wait until every task queued so far has finished. */
   async flush(): Promise<void> {
     await Promise.all([...this.lanes.values()].map((q) => q.onIdle()))

@@ -137,3 +137,25 @@ describe('issues for strings sent back', () => {
     expect(small.counts.dropped).toBeGreaterThanOrEqual(3)
   })
 })
+
+describe('shutdown', () => {
+  it('abandon() gives up the waiting tasks and counts them as dropped', async () => {
+    stores = await createStores('memory://')
+    let release!: () => void
+    const gate = new Promise<void>((r) => { release = r })
+    const service = fakeServiceFetch()
+    const slow = (async (input: string | URL, init?: RequestInit) => {
+      await gate
+      return service.fetch(input, init)
+    }) as typeof fetch
+    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: slow })
+    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 1 })
+    for (let i = 1; i <= 5; i++) issues.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
+    await new Promise((r) => setTimeout(r, 10))
+    expect(issues.abandon()).toBe(4)
+    release()
+    await issues.flush()
+    expect(issues.counts).toMatchObject({ dropped: 4, raised: 1 })
+  })
+})
