@@ -1,13 +1,17 @@
 // The composition root of `switchyard serve`: it only wires the stages of a string's path
 // (docs: reliability.md) behind the HTTP app, and stops them in order:
 //   receive-webhook (verify, decode) -> Intake (de-duplicate, journal, queue) -> WorkQueue ->
-//   process-jobs (recheck, pipeline) -> Reporter (PATCH) -> Outcomes (journal, counts), with
-//   HeldOrganizations for strings that can't be reported now and the Reconciler beside them.
+//   process-jobs (recheck, pipeline) -> Reporter (PATCH) -> Outcomes (journal, counts), then the
+//   findings stage (findings log, issues at the service), with HeldOrganizations for strings that
+//   can't be reported now and the Reconciler beside them.
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type Router from '@koa/router'
 import type { Config } from './config/load-config.js'
 import type { PluginEvent } from './engine/types.js'
+import { FindingsLog } from './findings/findings-log.js'
+import { createFindingsStage, type FindingsStage } from './findings/findings-stage.js'
+import { IssueSender } from './findings/issue-sender.js'
 import { ApiClient } from './platform/api-client.js'
 import { createDomainResolver, type OrganizationDirectory } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
@@ -28,7 +32,7 @@ import { listen } from './server/listen.js'
 import { WEBHOOK_MODULE_KEY, renderManifest, type ManifestPipeline } from './server/manifest.js'
 import type { Stores } from './store/create-stores.js'
 import type { Logger } from './util/logger.js'
-import { createMetrics, type Metrics } from './util/metrics.js'
+import { boundedLabels, createMetrics, type Metrics } from './util/metrics.js'
 import { createBatchDecoder } from './webhooks/batch-decoder.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
 import type { OtherEvent } from './webhooks/event-types.js'
@@ -66,6 +70,19 @@ export interface WorkerDeps {
   heldRecheckMs?: number
   /** First back-off of a held organization (ms); it doubles up to a minute. */
   heldBaseDelayMs?: number
+  /** The findings log (shared with the operator routes); default: one on `stores.findings`. */
+  findings?: FindingsLog
+}
+
+/** How often the findings log is swept of expired strings and trimmed to FINDINGS_MAX. */
+const FINDINGS_SWEEP_MS = 60 * 60_000
+
+export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'findingsMax'>, stores: Pick<Stores, 'findings' | 'setMany'>): FindingsLog {
+  return new FindingsLog(stores.findings, {
+    retentionMs: config.findingsRetentionDays * 86_400_000,
+    maxStrings: config.findingsMax,
+    setMany: (entries, ttlMs) => stores.setMany('findings', entries, ttlMs),
+  })
 }
 
 export interface Worker {
@@ -77,6 +94,10 @@ export interface Worker {
   held: HeldOrganizations
   reporter: Reporter
   api: ApiClient
+  findings: FindingsLog
+  issues: IssueSender
+  /** Wait for findings log writes and issue requests under way. */
+  findingsIdle(): Promise<void>
   /** Counts for tests and the operator. */
   stats(): { depth: number; journal: number; parked: number; held: number; patches: number }
   /** Replay of the journal finished. */
@@ -137,6 +158,9 @@ interface Parts {
   outcomes: Outcomes
   intake: Intake
   reconciler: Reconciler
+  findings: FindingsLog
+  issues: IssueSender
+  findingsStage: FindingsStage
 }
 
 /** The stages of a string's path, wired to each other (no HTTP yet). */
@@ -159,7 +183,20 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     canReport: async (domain) => (await tokens.getAccessToken(domain), true),
     release: (_domain, work) => outcomes.resume(work),
   })
-  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported: (d) => outcomes.reporterHooks.reported(d), rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
+  const findings = deps.findings ?? findingsLogFor(config, deps.stores)
+  const issues = new IssueSender({ api, findings, log: log.child({ part: 'issues' }), concurrency: config.commentsMaxInFlight, count: (outcome, n) => metrics.issues.inc({ outcome }, n) })
+  const checkLabel = boundedLabels(200)
+  const findingsStage = createFindingsStage({
+    findings, issues, log,
+    countFinding: (check, severity) => metrics.findings.inc({ check: checkLabel(check), severity }),
+    failed: () => metrics.findingsLogFailures.inc(),
+  })
+  // The findings stage runs after the status was accepted and is never awaited by it.
+  const reported = async (d: Parameters<Outcomes['reporterHooks']['reported']>[0]) => {
+    await outcomes.reporterHooks.reported(d)
+    findingsStage.reported(d)
+  }
+  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported, rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
   const queue: WorkQueue = new WorkQueue({
     concurrency: config.concurrency,
     limit: config.queueLimit,
@@ -208,7 +245,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
   })
   const intake = new Intake({ dedupe, journal, queue, held })
-  return { journal, shared, api, queue, reporter, held, outcomes, intake, reconciler }
+  return { journal, shared, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage }
 }
 
 /** The HTTP side: the webhook route in front of the intake, health, manifest and the extra routers. */
@@ -262,7 +299,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   let closing = false
   let replayDone = false
   const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
-  const { journal, shared, api, queue, reporter, held, intake, reconciler } = parts
+  const { journal, shared, api, queue, reporter, held, intake, reconciler, findings, issues, findingsStage } = parts
   const pipelines = () => deps.pipelines.current
 
   const { app, decoder } = createHttp(deps, parts, metrics, { closing: () => closing, replaying: () => !replayDone, signal: shutdown.signal })
@@ -307,6 +344,12 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()
+  const sweep = () => void findings.sweep().then(
+    (r) => { if (r.removed) log.info(r, 'findings log trimmed to FINDINGS_MAX') },
+    (error) => log.warn({ err: error }, 'findings log sweep failed'),
+  )
+  const sweepTimer = setInterval(sweep, FINDINGS_SWEEP_MS)
+  sweepTimer.unref()
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
 
@@ -335,11 +378,15 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
           await replayed
           await queue.onIdle()
           await reporter.flush()
+          // Issues are best effort: they get a short grace, then whatever waits is given up.
+          await Promise.race([findingsStage.flush(), new Promise<void>((r) => setTimeout(r, 2000).unref())])
         })(),
         new Promise<void>((r) => setTimeout(r, deadline).unref()),
       ])
       // Whatever did not finish (held strings too) stays in the journal and is replayed on the next start.
       const left = queue.drain().length
+      // Issues still waiting are given up (best effort; a later pass of the string raises them).
+      const issuesLeft = issues.abandon()
       const heldLeft = held.clear()
       shutdown.abort()
       await reporter.flush().catch(() => undefined)
@@ -348,6 +395,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       clearInterval(aliveTimer)
       await journal.markAlive?.().catch(() => undefined)
       clearInterval(metricsTimer)
+      clearInterval(sweepTimer)
       if (reconcileTimer) clearInterval(reconcileTimer)
       // The listener stayed open while draining, so deliveries got 503 + Retry-After rather than
       // a refused connection; only now does it close.
@@ -356,7 +404,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       await closingBull
       await closed
       await decoder.close()
-      log.info({ leftInJournal: journal.size, waitingNotStarted: left, held: heldLeft }, 'stopped')
+      log.info({ leftInJournal: journal.size, waitingNotStarted: left, held: heldLeft, issuesGivenUp: issuesLeft }, 'stopped')
     })()
     return stopping
   }
@@ -370,6 +418,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     held,
     reporter,
     api,
+    findings,
+    issues,
+    findingsIdle: () => findingsStage.flush(),
     replayed,
     reconcile: () => reconciler.run(),
     idle,

@@ -9,13 +9,14 @@ import { createOAuthRouter } from '../server/oauth-routes.js'
 import { operatorAuth } from '../server/operator-auth.js'
 import type { HeldOrganizationView } from '../queue/held-organizations.js'
 import { createOperatorRouter, type ActivityEntry } from '../server/operator-page.js'
+import { createFindingsRouter } from '../server/findings-routes.js'
 import { createSettingsRouter } from '../settings/settings-routes.js'
 import { SettingsService } from '../settings/settings-service.js'
 import { createStores, type Stores } from '../store/create-stores.js'
 import { createLock } from '../store/locks.js'
 import { createLogger, type Logger } from '../util/logger.js'
 import { createMetrics } from '../util/metrics.js'
-import { ACTIVITY_KEY, startWorker, type PipelineSource, type Worker } from '../worker.js'
+import { ACTIVITY_KEY, findingsLogFor, startWorker, type PipelineSource, type Worker } from '../worker.js'
 
 export interface Running {
   worker: Worker
@@ -58,6 +59,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   const pipelines = host as unknown as PipelineSource
   // The operator page is a route of the worker's app, and shows the worker's held organizations.
   let held: () => HeldOrganizationView[] = () => []
+  const findings = findingsLogFor(config, stores)
   const worker = await startWorker({
     config,
     log,
@@ -65,12 +67,14 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     metrics,
     pipelines,
     tokens,
+    findings,
     // Jobs read through jobLookup: a step running on the defaults is logged once.
     settings: settings.jobLookup(),
     routers: [
       createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }), guard }),
       createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }) }),
       createOperatorRouter({ config, tokens, guard, held: () => held(), activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
+      createFindingsRouter({ config, findings, guard }),
     ],
   })
   held = () => worker.held.list()

@@ -2,7 +2,8 @@
 // No network except what the plugins themselves do; nothing is reported to the service.
 // Output (stdout): a JSON array, one entry per string, in input order:
 //   { id, output, findings: [{ check, severity, message }] }
-// where `output` is the PORT the string would be routed to (the status PATCH value), "" when
+// where `id` is the caller's id as given (a string or a number; the position from 1 when absent),
+// `output` is the PORT the string would be routed to (the status PATCH value), "" when
 // parked. --pretty prints a table, counts per output and the plugins' metrics instead.
 import { readFile } from 'node:fs/promises'
 import { formatLocatedError, loadPipelines, type RunResult } from '../engine/load-pipelines.js'
@@ -13,7 +14,7 @@ import { silentLogger } from '../util/logger.js'
 import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
 
 const USAGE = `usage: switchyard try PIPELINE STRINGS.json [--pretty]
-STRINGS.json: a JSON array of { id?, source, translation, sourceLanguage, targetLanguage, key?,
+STRINGS.json: a JSON array of { id? (a string or a number, echoed as given), source, translation, sourceLanguage, targetLanguage, key?,
 context?, maxLength?, settings?, fileType?, labelIds? }, or a webhook batch body ({ "events": [...] }).
 Prints, per string, { id, output, findings } where output is the port ("" when parked).
 `
@@ -23,7 +24,12 @@ const MAX_INPUT_BYTES = 64 * 1024 * 1024
 type Obj = Record<string, unknown>
 const isObj = (v: unknown): v is Obj => !!v && typeof v === 'object' && !Array.isArray(v)
 
-export interface TryInput { item: Item; settings: unknown }
+export interface TryInput {
+  item: Item
+  settings: unknown
+  /** The caller's id, echoed unchanged in the output (the engine's item id is a number). */
+  id: string | number
+}
 
 function language(v: unknown, fallback: string): Language {
   if (isObj(v) && typeof v.id === 'string') return v as unknown as Language
@@ -57,6 +63,7 @@ export function itemsFromInput(input: unknown, signal: AbortSignal): TryInput[] 
           projectId: s.project?.id ?? 0, stepId: st.workflowStep?.id ?? 0, organizationId: st.organizationId ?? '',
         },
         settings: undefined,
+        id: s.id,
       })
     }
     return out
@@ -65,8 +72,11 @@ export function itemsFromInput(input: unknown, signal: AbortSignal): TryInput[] 
   return input.map((raw, i) => {
     if (!isObj(raw) || typeof raw.source !== 'string') throw new Error(`entry ${i}: must be an object with a "source" text`)
     if (raw.translation !== undefined && typeof raw.translation !== 'string') throw new Error(`entry ${i}: "translation" must be a string`)
+    if (raw.id !== undefined && typeof raw.id !== 'string' && typeof raw.id !== 'number') throw new Error(`entry ${i}: "id" must be a string or a number`)
+    const id = raw.id ?? i + 1
     const item: Item = {
-      ...baseItem(typeof raw.id === 'number' ? raw.id : i + 1, log, signal),
+      // Plugins see a number: the caller's when it is a safe integer, else the position.
+      ...baseItem(Number.isSafeInteger(raw.id) ? (raw.id as number) : i + 1, log, signal),
       key: typeof raw.key === 'string' ? raw.key : `string.${i + 1}`,
       context: typeof raw.context === 'string' ? raw.context : '',
       maxLength: Number(raw.maxLength) || 0,
@@ -80,7 +90,7 @@ export function itemsFromInput(input: unknown, signal: AbortSignal): TryInput[] 
     if (typeof raw.translation === 'string') item.translation = raw.translation
     if (Array.isArray(raw.plurals)) { item.plurals = raw.plurals as PluralForm[]; item.isPlural = true }
     if (typeof raw.isPlural === 'boolean') item.isPlural = raw.isPlural
-    return { item, settings: raw.settings }
+    return { item, settings: raw.settings, id }
   })
 }
 
@@ -145,19 +155,19 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
     }
 
     if (!pretty) {
-      const json = results.map((r) => ({ id: r.id, output: r.port, findings: r.findings.map((f) => ({ check: f.check, severity: f.severity, message: f.message })) }))
+      const json = results.map((r, i) => ({ id: inputs[i]!.id, output: r.port, findings: r.findings.map((f) => ({ check: f.check, severity: f.severity, message: f.message })) }))
       io.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
       return 0
     }
 
     const names = new Map(pipeline.outputs.map((o) => [o.name, o]))
     const lines: string[] = [`${pipeline.name} (${pipeline.key}): ${results.length} string${results.length === 1 ? '' : 's'}`, '']
-    const idWidth = Math.max(2, ...results.map((r) => String(r.id).length))
+    const idWidth = Math.max(2, ...inputs.map((inp) => String(inp.id).length))
     lines.push(`${pad('id', idWidth)}  ${pad('output', 24)}  findings`)
     for (const [i, r] of results.entries()) {
       const where = r.output ? `${r.port} (${r.output})` : r.retry ? '"" (retry)' : '"" (parked)'
       const text = inputs[i]!.item.source.replace(/\s+/g, ' ')
-      lines.push(`${pad(String(r.id), idWidth)}  ${pad(where, 24)}  ${r.findings.length || '-'}  ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`)
+      lines.push(`${pad(String(inputs[i]!.id), idWidth)}  ${pad(where, 24)}  ${r.findings.length || '-'}  ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`)
       for (const f of r.findings) lines.push(`${' '.repeat(idWidth + 28)}${f.severity}  ${f.check}: ${f.message}`)
     }
     const counts = new Map<string, number>()

@@ -40,6 +40,9 @@ export interface Config {
   dedupeMax: number
   reconcileIntervalMs: number
   shutdownTimeoutMs: number
+  findingsRetentionDays: number
+  findingsMax: number
+  commentsMaxInFlight: number
   tokenKey: string
   oauthScopes: string
   oauthTokenFormat: 'json' | 'form'

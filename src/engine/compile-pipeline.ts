@@ -39,6 +39,8 @@ export interface Pipeline {
   settingsSchema: object
   resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
   needsTranslation: boolean
+  /** Issues raised on strings sent back (the `issues` option): the outputs that send a string back. */
+  issues?: { outputs: string[] }
   run(items: Item[], options?: { signal?: AbortSignal }): Promise<RunResult[]>
 }
 
@@ -294,6 +296,23 @@ export async function compilePipeline(
     else err(['on-error'], `on-error must be park, retry or an output name, not "${oe}"; ${outputHint}`)
   }
 
+  // Issues: on by the key's presence; which outputs send a string back, by name or by the routes
+  // that count errors.
+  let issues: Pipeline['issues']
+  const is = data.issues
+  if (isObj(is) && is.raise !== false) {
+    if (Array.isArray(is.outputs)) {
+      is.outputs.forEach((o, i) => {
+        if (typeof o === 'string' && !outputPorts.has(o)) err(['issues', 'outputs', i], `issues on "${o}", which is not an output; ${outputHint}`)
+      })
+      issues = { outputs: is.outputs.filter((o): o is string => typeof o === 'string') }
+    } else {
+      const onErrors = routeList.filter((r): r is Obj => isObj(r) && typeof r.if === 'string' && /\berrors\b/.test(r.if) && typeof r.to === 'string' && r.to !== '').map((r) => r.to as string)
+      if (!onErrors.length) warn(['issues'], 'no route counts errors, so no output sends strings back: name them in issues.outputs')
+      issues = { outputs: [...new Set(onErrors)] }
+    }
+  }
+
   // Logo: a file beside the pipeline; by default <file name>.png or .svg if there is one.
   let logo: Pipeline['logo']
   if (typeof data.logo === 'string') {
@@ -344,6 +363,7 @@ export async function compilePipeline(
     settingsSchema,
     resolveSettings,
     needsTranslation: checks.some((c) => c.needsTranslation),
+    issues,
     async run(items, options) {
       tracker.enter()
       try {

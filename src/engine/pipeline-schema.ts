@@ -102,6 +102,18 @@ export const pipelineSchema = {
       },
     },
     maxTextLength: { ...maxTextLength, default: 50_000, description: 'Default of every check\'s maxTextLength: longer texts get the error finding "too long to check" instead of being checked slowly (0: no limit).' },
+    issues: {
+      type: 'object',
+      additionalProperties: false,
+      description: 'Raise one issue at the service on each string the pipeline sends back, listing its findings; resolve it when the string later passes (docs/findings.md).',
+      properties: {
+        raise: { type: 'boolean', default: true, description: 'false turns issues off (the findings log still keeps the findings).' },
+        outputs: {
+          type: 'array', uniqueItems: true, items: { type: 'string', pattern: NAME },
+          description: 'Outputs that send a string back. Default: the outputs of routes whose `if` counts errors.',
+        },
+      },
+    },
     'on-error': { type: 'string', default: 'park', description: 'When a plugin fails on a string: `park` (""), `retry`, or an output name.' },
     events: {
       type: 'array',

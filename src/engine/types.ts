@@ -22,6 +22,8 @@ export interface Finding {
   message: string
   span?: Span
   suggestion?: string
+  /** Stable id of the kind of finding (`placeholder.missing`, ...), when the plugin gives one. */
+  code?: string
 }
 
 /** What a check returns: `check` and `severity` may be left out; the engine fills them in. */

@@ -29,6 +29,31 @@ export interface PatchOperation {
   value: string
 }
 
+/** How one request is sent: its place in the organization's queue and its own attempt budget. */
+export interface RequestOptions {
+  /** Higher goes first among requests waiting for a slot; status updates and reads use 0. */
+  priority?: number
+  /** Attempts of this request (default API_MAX_ATTEMPTS). */
+  maxAttempts?: number
+  /**
+   * false for a request that must not be sent twice (a POST that creates): only answers that say it
+   * was not applied (429, 401 before the refresh) are retried; a 5XX, timeout or network error is
+   * thrown at once, for the caller to find out what happened.
+   */
+  idempotent?: boolean
+}
+
+/** A comment or issue on a string (platform notes, "String comments"). */
+export interface StringComment {
+  id: number
+  text: string
+  stringId: number
+  languageId?: string
+  type: 'comment' | 'issue'
+  issueType?: string
+  issueStatus?: 'resolved' | 'unresolved'
+}
+
 export interface TranslationRecord {
   stringId: number
   text?: string
@@ -88,9 +113,9 @@ export class ApiClient {
     return Math.round(cap / 2 + Math.random() * (cap / 2))
   }
 
-  async request<T>(domain: string, method: string, path: string, route: string, body?: unknown): Promise<T> {
+  async request<T>(domain: string, method: string, path: string, route: string, body?: unknown, options: RequestOptions = {}): Promise<T> {
     const url = `${apiUrlFor(this.options.config, domain)}${path}`
-    const maxAttempts = this.options.config.apiMaxAttempts
+    const maxAttempts = options.maxAttempts ?? this.options.config.apiMaxAttempts
     let token = await this.options.tokens.getAccessToken(domain)
     let refreshed = false
     let lastError: ApiError | Error | undefined
@@ -118,7 +143,7 @@ export class ApiClient {
           this.options.observer?.request?.({ method, route, status: 0, ms: performance.now() - started, domain })
           return { status: 0, text: (error as Error).message, retryAfter: null }
         }
-      })
+      }, { priority: options.priority ?? 0 })
       if (!outcome) throw new Error('request dropped by the limiter')
       const { status, text, retryAfter } = outcome
       if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T
@@ -130,6 +155,7 @@ export class ApiClient {
         continue
       }
       if (status === 429) delay = retryAfterMs(retryAfter) ?? this.backoff(attempt)
+      else if (options.idempotent === false) throw lastError
       else if (status === 0 || status === 408 || status >= 500) delay = retryAfterMs(retryAfter) ?? this.backoff(attempt)
       else throw lastError
       if (attempt + 1 >= maxAttempts) break
@@ -172,5 +198,28 @@ export class ApiClient {
       for (const d of body?.data ?? []) if (d?.data && typeof d.data.stringId === 'number') out.set(d.data.stringId, d.data)
     }
     return out
+  }
+
+  /** Raise an issue (or a comment) on a string in one target language. */
+  async createComment(
+    domain: string, projectId: number,
+    comment: { stringId: number; targetLanguageId: string; text: string; type: 'comment' | 'issue'; issueType?: string },
+    options?: RequestOptions,
+  ): Promise<StringComment> {
+    const body = await this.request<{ data?: StringComment }>(domain, 'POST', `/api/v2/projects/${projectId}/comments`, 'comments.post', comment, { ...options, idempotent: false })
+    if (!body?.data || typeof body.data.id !== 'number') throw new Error('POST comments answered without a comment id')
+    return body.data
+  }
+
+  /** Unresolved issues of a string in one target language (the first 500). */
+  async listOpenIssues(domain: string, projectId: number, stringId: number, languageId: string, options?: RequestOptions): Promise<StringComment[]> {
+    const params = new URLSearchParams({ stringId: String(stringId), type: 'issue', targetLanguageId: languageId, issueStatus: 'unresolved', limit: '500', offset: '0' })
+    const body = await this.request<{ data?: Array<{ data: StringComment }> }>(domain, 'GET', `/api/v2/projects/${projectId}/comments?${params}`, 'comments.get', undefined, options)
+    return (body?.data ?? []).map((d) => d.data).filter((c) => c && typeof c.id === 'number')
+  }
+
+  /** Mark an issue resolved. */
+  resolveIssue(domain: string, projectId: number, commentId: number, options?: RequestOptions): Promise<unknown> {
+    return this.request(domain, 'PATCH', `/api/v2/projects/${projectId}/comments/${commentId}`, 'comments.patch', [{ op: 'replace', path: '/issueStatus', value: 'resolved' }], options)
   }
 }

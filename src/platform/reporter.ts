@@ -11,6 +11,7 @@
 // - no usable token (not connected, refresh refused): `held` as well.
 // - any other refusal, or retries spent on 429/5xx/network: `parked`, durably.
 // A group sends at most one request per attempt unless the service answers 400.
+import type { Review } from '../findings/review.js'
 import type { Job } from '../queue/job.js'
 import type { Logger } from '../util/logger.js'
 import { ApiError, type ApiClient } from './api-client.js'
@@ -20,6 +21,8 @@ export interface Decision {
   job: Job
   /** The PATCH value: an output port, or '' to park the string as TODO. */
   port: string
+  /** The pipeline's findings and what they mean for issues, handed on once the status is accepted. */
+  review?: Review
 }
 
 /** Why an organization's strings are held. */

@@ -3,6 +3,7 @@
 // invalid events with "", look up the pipeline and the step's settings, fetch the translations once
 // (only when a check needs them), run, and hand each string's output to the reporter.
 import type { Finding, Item } from '../engine/types.js'
+import { reviewOf } from '../findings/review.js'
 import type { ApiClient, TranslationRecord } from '../platform/api-client.js'
 import { verdictOf, type HoldCause, type Reporter } from '../platform/reporter.js'
 import type { Logger } from '../util/logger.js'
@@ -12,7 +13,10 @@ import { recheckStatuses } from './recheck-statuses.js'
 /** What the worker needs of a compiled pipeline (the engine's Pipeline has all of it). */
 export interface RunnablePipeline {
   key: string
+  name?: string
   needsTranslation: boolean
+  /** Raise issues on strings routed to these outputs (the pipeline's `issues` option). */
+  issues?: { outputs: string[] }
   resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
   run(items: Item[], options?: { signal?: AbortSignal }): Promise<Array<{ id: number; port: string; output: string | null; findings: Finding[]; retry?: boolean }>>
 }
@@ -175,7 +179,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       const job = jobs[i]!
       const result = results[i]
       if (!result || result.retry) retry.push(job)
-      else deps.reporter.add({ job, port: result.port })
+      else deps.reporter.add({ job, port: result.port, review: reviewOf(pipeline, result, { source: job.string.text, translation: items[i]!.translation }) })
     }
     if (retry.length) {
       const exhausted: Job[] = []

@@ -212,6 +212,15 @@ ${heldTable(held, now)}
 <button type="submit">Connect</button>
 </form>
 <p class="muted">You will be sent to the service to approve access, then back here.</p>
+</div>
+<h2>Findings</h2>
+<div class="card">
+<form method="get" action="/findings">
+<label>String id<input name="stringId" inputmode="numeric" pattern="[0-9]*" autocomplete="off"></label>
+<label>or key<input name="key" autocomplete="off" spellcheck="false"></label>
+<button type="submit">Search</button>
+</form>
+<p class="muted">Why a string went where it went: its latest outcome per language and the findings behind it (also as JSON: <code>GET /findings?stringId=…</code>).</p>
 </div>${activity ? `
 <h2>Recent events</h2>
 <div class="card">

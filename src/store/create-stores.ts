@@ -1,5 +1,6 @@
-// Keyv set-up: one namespace each for settings, tokens, journal, caches and the activity log,
-// all on the one back end STORE_URL names. Embedded default: SQLite in DATA_DIR.
+// Keyv set-up: one namespace each for settings, tokens, journal, caches, the activity log, the
+// findings log and small state, all on the one back end STORE_URL names. Embedded default: SQLite
+// in DATA_DIR.
 //
 // STORE_URL forms:
 //   memory://                               tests only: nothing survives the process
@@ -10,8 +11,8 @@ import { mkdirSync } from 'node:fs'
 import path from 'node:path'
 import Keyv, { type KeyvStoreAdapter } from 'keyv'
 
-export type StoreName = 'settings' | 'tokens' | 'journal' | 'cache' | 'activity' | 'state'
-export const STORE_NAMES: readonly StoreName[] = ['settings', 'tokens', 'journal', 'cache', 'activity', 'state']
+export type StoreName = 'settings' | 'tokens' | 'journal' | 'cache' | 'activity' | 'findings' | 'state'
+export const STORE_NAMES: readonly StoreName[] = ['settings', 'tokens', 'journal', 'cache', 'activity', 'findings', 'state']
 
 export type StoreKind = 'memory' | 'sqlite' | 'redis' | 'postgres'
 
@@ -21,10 +22,20 @@ export interface Stores {
   journal: Keyv
   cache: Keyv
   activity: Keyv
+  /** Per string and language, the latest outcome and its findings (src/findings/findings-log.ts). */
+  findings: Keyv
   /** Small worker state: seen steps, disconnected organizations, ... */
   state: Keyv
   /** Which back end. */
   kind: StoreKind
+  /**
+   * Write many keys of namespace `name` at once, each with the time to live `ttlMs`. SQLite: one
+   * statement, so one commit and a lock held for that statement only, never across the event loop
+   * (a transaction spanning several statements would let writers on the other connections, each
+   * waiting in a thread of the pool, take every thread the transaction needs to finish). Elsewhere:
+   * one write per key.
+   */
+  setMany(name: StoreName, entries: Array<{ key: string; value: unknown }>, ttlMs?: number): Promise<void>
   /** Can the back end be written and read right now (within `timeoutMs`, default 2 s)? Never throws. */
   ping(timeoutMs?: number): Promise<boolean>
   /** Disconnects every namespace's connection (and the PostgreSQL pool) so the process can exit. */
@@ -48,6 +59,8 @@ interface Backend {
   keyvPrefixes: boolean
   /** Disconnect what `make` created; called once by close(). */
   end: (adapters: Array<KeyvStoreAdapter | Map<unknown, unknown>>) => Promise<void>
+  /** Upsert rows of [key as stored, value as stored] in one statement, where the back end can. */
+  upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, string]>) => Promise<unknown>
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -79,6 +92,14 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         end: async (adapters) => {
           for (const a of adapters) await (a as KeyvStoreAdapter).disconnect?.().catch(() => undefined)
         },
+        // The same upsert as the adapter's set(), for many rows: they come as one JSON parameter.
+        upsertMany: (adapter, rows) => {
+          const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<unknown> }
+          return a.query(
+            `INSERT INTO ${a.opts.table} (key, value) SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') FROM json_each(?) AS j WHERE true ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
+            JSON.stringify(rows),
+          )
+        },
       }
     }
     case 'redis':
@@ -87,7 +108,7 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
       type Adapter = InstanceType<typeof KeyvRedis>
       return {
         kind: 'redis',
-        // One client per namespace (six connections an instance): the adapter owns its client's
+        // One client per namespace (seven connections an instance): the adapter owns its client's
         // connect/reconnect cycle, and sharing one would have adapters racing to connect it.
         // connectionTimeout bounds how long an operation waits while Redis is unreachable
         // (without it, the first command would wait for ever); the adapter then throws.
@@ -187,6 +208,17 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
   return {
     ...stores,
     kind: backend.kind,
+    async setMany(name, entries, ttlMs) {
+      if (!entries.length) return
+      const upsert = backend.upsertMany
+      if (!upsert) {
+        for (const e of entries) await stores[name].set(e.key, e.value, ttlMs)
+        return
+      }
+      // Stored as Keyv stores them: the namespaced key, and { value, expires } as JSON.
+      const expires = ttlMs ? Date.now() + ttlMs : undefined
+      await upsert(adapters[STORE_NAMES.indexOf(name)]!, entries.map((e) => [`${prefix}${name}:${e.key}`, JSON.stringify({ value: e.value, expires })]))
+    },
     async ping(timeoutMs = 2_000) {
       // A write and a read: a Redis replica left read-only after a fail-over answers reads
       // but can't take the journal.

@@ -22,9 +22,27 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     heldOrganizations: new Gauge({ name: 'switchyard_held_organizations', help: 'Organizations whose strings are held, by cause', labelNames: ['cause'], registers: [registry] }),
     invalidEvents: new Counter({ name: 'switchyard_webhook_invalid_events_total', help: 'Events of accepted batches that could not be used, by what became of them (parked: reported with "" at the service; logged: no string to report)', labelNames: ['result'], registers: [registry] }),
     rechecks: new Counter({ name: 'switchyard_status_rechecks_total', help: 'Strings that arrived again after they finished here, by the status the service gave them (NEED_PROCESS runs again)', labelNames: ['status'], registers: [registry] }),
+    findings: new Counter({ name: 'switchyard_findings_total', help: 'Findings of reported strings by check and severity (at most 200 checks; the rest count as check="other")', labelNames: ['check', 'severity'], registers: [registry] }),
+    issues: new Counter({ name: 'switchyard_issues_total', help: 'Issues at the service by outcome (raised, already-open, resolved, failed, dropped, stale)', labelNames: ['outcome'], registers: [registry] }),
+    findingsLogFailures: new Counter({ name: 'switchyard_findings_log_failures_total', help: 'Findings log writes that failed (the status was reported)', registers: [registry] }),
     reconcileOrphans: new Counter({ name: 'switchyard_reconcile_orphans_total', help: 'Strings the service waits on that this worker holds no job for', registers: [registry] }),
   }
   return m
 }
 
 export type Metrics = ReturnType<typeof createMetrics>
+
+/**
+ * A label value from an open-ended source (check ids come from pipelines), kept to at most `max`
+ * distinct values: the rest are counted as `other`, so a careless pipeline can't grow the series
+ * without bound.
+ */
+export function boundedLabels(max: number): (value: string) => string {
+  const seen = new Set<string>()
+  return (value) => {
+    if (seen.has(value)) return value
+    if (seen.size >= max) return 'other'
+    seen.add(value)
+    return value
+  }
+}

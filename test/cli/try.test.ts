@@ -1,3 +1,5 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runTry } from '../../src/cli/try.js'
@@ -38,6 +40,28 @@ describe('switchyard try', () => {
     expect(out).toMatch(/Passed -> approved\s+2/)
     expect(out).toMatch(/parked \(""\)\s+1/)
     expect(out).toMatch(/batcher\.calls\s+2/) // one run per distinct settings
+  })
+
+  it('echoes the caller\'s ids unchanged, strings or numbers', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-try-'))
+    try {
+      const file = path.join(dir, 'ids.json')
+      const ids = ['welcome.title', 'A-00017', '0042', 42, 123456789012, 1.5]
+      writeFileSync(file, JSON.stringify([...ids.map((id) => ({ id, source: 'Close', translation: 'Fermer' })), { source: 'Close', translation: 'Fermer' }]))
+      const io = captureIo(env)
+      expect(await runTry([PIPELINE, file], io)).toBe(0)
+      // The last has no id: its position.
+      expect((JSON.parse(io.out()) as Array<{ id: unknown }>).map((r) => r.id)).toEqual([...ids, 7])
+      const pretty = captureIo(env)
+      expect(await runTry([PIPELINE, file, '--pretty'], pretty)).toBe(0)
+      expect(pretty.out()).toMatch(/^welcome\.title\s+approved/m)
+      const bad = captureIo(env)
+      writeFileSync(file, JSON.stringify([{ id: { n: 1 }, source: 'x' }]))
+      expect(await runTry([PIPELINE, file], bad)).toBe(2)
+      expect(bad.err()).toMatch(/entry 0: "id" must be a string or a number/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 
   it('exits 1 with located errors for a broken pipeline, 2 for bad usage or input', async () => {

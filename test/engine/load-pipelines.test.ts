@@ -32,7 +32,7 @@ describe('loadPipelines: every error at once, located', () => {
       expect(got[i]).toMatch(message)
     })
     for (const e of r.errors) expect(e.file).toBe(file)
-    expect(formatLocatedError(r.errors[0]!)).toBe(`${file}:4:1 unknown key "colour"; known keys: key, name, description, logo, editorMode, input, outputs, settings, checks, route, maxTextLength, on-error, events\n    colour: red\n    ^`)
+    expect(formatLocatedError(r.errors[0]!)).toBe(`${file}:4:1 unknown key "colour"; known keys: key, name, description, logo, editorMode, input, outputs, settings, checks, route, maxTextLength, issues, on-error, events\n    colour: red\n    ^`)
   })
 
   it('collects errors across files, including duplicate module keys and yaml syntax errors', async () => {
@@ -115,6 +115,31 @@ route:
   })
 })
 
+describe('the issues option', () => {
+  const routes = 'checks: []\nroute:\n  - if: errors > 0\n    to: failed\n  - if: warnings > 2\n    to: failed\n  - to: passed\n'
+  it('names the outputs that send a string back; by default those routed on errors', async () => {
+    const named = await loadPipelines(writePipelines({ 'p.yaml': pipelineYaml(`${routes}issues:\n  outputs: [failed, passed]\n`) }).paths, testDeps())
+    if (!named.ok) throw new Error(named.errors.map(formatLocatedError).join('\n'))
+    expect(named.set.get('t')!.issues).toEqual({ outputs: ['failed', 'passed'] })
+    const byDefault = await loadPipelines(writePipelines({ 'p.yaml': pipelineYaml(`${routes}issues: {}\n`) }).paths, testDeps())
+    if (!byDefault.ok) throw new Error(byDefault.errors.map(formatLocatedError).join('\n'))
+    expect(byDefault.set.get('t')!.issues).toEqual({ outputs: ['failed'] })
+    const off = await loadPipelines(writePipelines({ 'p.yaml': pipelineYaml(`${routes}issues: { raise: false }\n`) }).paths, testDeps())
+    expect(off.ok && off.set.get('t')!.issues).toBeUndefined()
+    const absent = await loadPipelines(writePipelines({ 'p.yaml': pipelineYaml(routes) }).paths, testDeps())
+    expect(absent.ok && absent.set.get('t')!.issues).toBeUndefined()
+  })
+
+  it('refuses an output that is not declared, and warns when no route counts errors', async () => {
+    const bad = await loadPipelines(writePipelines({ 'p.yaml': pipelineYaml(`${routes}issues:\n  outputs: [rejected]\n`) }).paths, testDeps())
+    expect(bad.ok).toBe(false)
+    if (!bad.ok) expect(bad.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual(['15:13 issues on "rejected", which is not an output; declared outputs: passed, failed'])
+    const none = await loadPipelines(writePipelines({ 'p.yaml': pipelineYaml('checks: []\nroute:\n  - to: passed\nissues: {}\n') }).paths, testDeps())
+    expect(none.ok).toBe(true)
+    if (none.ok) expect(none.warnings.map((w) => w.message)).toContain('no route counts errors, so no output sends strings back: name them in issues.outputs')
+  })
+})
+
 describe('shipped pipelines', () => {
   it('every pipelines/*.yaml loads', async () => {
     const files = await listPipelineFiles(PIPELINES)
@@ -124,6 +149,7 @@ describe('shipped pipelines', () => {
     const qa = r.set.get('qa-gate')!
     expect(qa.outputs).toEqual([{ name: 'passed', port: 'approved', title: 'Passed' }, { name: 'failed', port: 'translated', title: 'Needs fixes' }])
     expect(qa.logo?.contentType).toBe('image/png')
+    expect(qa.issues).toEqual({ outputs: ['failed'] })
     await r.set.close(0)
   })
 

@@ -1,0 +1,232 @@
+// The findings log: per string and target language, the latest outcome a pipeline reported and
+// its findings, so that "why was string 1234 sent back?" has an answer. Kept in the `findings`
+// store namespace:
+//   s:<stringId>   the string's entries, one per organization, project and language (newest first)
+//   k:<hash(key)>  the string ids that carried this key, for search by key
+// Every write sets a time to live of FINDINGS_RETENTION_DAYS; sweep() removes what expired and, past
+// FINDINGS_MAX strings, the oldest. Entries also remember the issues the worker raised (issue-sender).
+// Outcomes are coalesced: records arriving within `lingerMs` (or 500 of them) are written together,
+// in one statement where the store can (SQLite: one commit instead of two per string, which cost
+// ~4 ms each and competed with the journal for the write lock). Writes of this process
+// run one at a time; between instances the last writer wins (the log is an explanation, not the
+// record of what was reported).
+import { createHash } from 'node:crypto'
+import type Keyv from 'keyv'
+import type { FindingRecord } from './finding-records.js'
+
+export interface RaisedIssue {
+  id: number
+  /** Hash of the findings the issue names. */
+  hash: string
+  status: 'unresolved' | 'resolved'
+  at: string
+}
+
+export interface EntryRef {
+  domain: string
+  projectId: number
+  languageId: string
+  stringId: number
+}
+
+export interface FindingsEntry extends EntryRef {
+  /** When the outcome was reported (ISO). */
+  at: string
+  organizationId: string
+  stepId: number
+  key: string
+  pipeline: string
+  /** The reported output port ('' when parked). */
+  outcome: string
+  /** The pipeline's output name, null when parked. */
+  output: string | null
+  /** The string was sent back (an output of the pipeline's `issues`). */
+  sentBack: boolean
+  findings: FindingRecord[]
+  /** Hash of the findings an issue names, when the string was sent back. */
+  hash?: string
+  /** Issues this worker raised on the string in this language; absent when it never looked. */
+  issues?: RaisedIssue[]
+}
+
+export interface FindingsLogOptions {
+  retentionMs: number
+  /** How long records wait to be written together (ms; default 100). */
+  lingerMs?: number
+  /** Write many keys at once (the store's), with the time to live given. */
+  setMany?(entries: Array<{ key: string; value: unknown }>, ttlMs: number): Promise<void>
+  /** Strings kept at most (sweep() removes the oldest beyond). */
+  maxStrings: number
+  /** Entries (organization x project x language) kept per string id. */
+  perString?: number
+  /** String ids kept per key. */
+  perKey?: number
+}
+
+interface StringDoc { entries: FindingsEntry[] }
+interface KeyDoc { key: string; ids: number[] }
+
+const sameRef = (a: EntryRef, b: EntryRef) => a.domain === b.domain && a.projectId === b.projectId && a.languageId === b.languageId && a.stringId === b.stringId
+const keyDocKey = (key: string) => `k:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`
+
+interface Pending { entry: Omit<FindingsEntry, 'issues'>; resolve(saved: FindingsEntry): void; reject(error: unknown): void }
+
+const MAX_BATCH = 500
+
+export class FindingsLog {
+  /** Every write of this process, one after the other. */
+  private chain: Promise<unknown> = Promise.resolve()
+  private writes = 0
+  private pending: Pending[] = []
+  private timer?: NodeJS.Timeout
+  private readonly indexed = new Set<string>()
+  private readonly perString: number
+  private readonly perKey: number
+
+  constructor(private readonly store: Keyv, private readonly options: FindingsLogOptions) {
+    this.perString = options.perString ?? 100
+    this.perKey = options.perKey ?? 50
+  }
+
+  private serial<T>(fn: () => Promise<T>): Promise<T> {
+    this.writes++
+    const run = this.chain.then(fn, fn)
+    this.chain = run.catch(() => undefined).finally(() => this.writes--)
+    return run
+  }
+
+  private async getMany<T>(keys: string[]): Promise<Array<T | undefined>> {
+    if (!keys.length) return []
+    return (await this.store.get(keys)) as Array<T | undefined>
+  }
+
+  /** Change one entry; `fn` gets the current entry (or undefined) and returns the new one (undefined: no change). */
+  update(ref: EntryRef, fn: (entry: FindingsEntry | undefined) => FindingsEntry | undefined): Promise<FindingsEntry | undefined> {
+    const docKey = `s:${ref.stringId}`
+    return this.serial(async () => {
+      const doc = ((await this.store.get(docKey)) as StringDoc | undefined) ?? { entries: [] }
+      const current = doc.entries.find((e) => sameRef(e, ref))
+      const next = fn(current)
+      if (!next) return current
+      const entries = [next, ...doc.entries.filter((e) => !sameRef(e, ref))].slice(0, this.perString)
+      await this.store.set(docKey, { entries } satisfies StringDoc, this.options.retentionMs)
+      return next
+    })
+  }
+
+  /**
+   * The latest outcome of a string in a language; the issues remembered for it are kept. Resolves
+   * with the entry as written, once it is (with the others that arrived meanwhile).
+   */
+  record(entry: Omit<FindingsEntry, 'issues'>): Promise<FindingsEntry> {
+    return new Promise<FindingsEntry>((resolve, reject) => {
+      this.pending.push({ entry, resolve, reject })
+      if (this.pending.length >= MAX_BATCH) this.writePending()
+      else this.timer ??= setTimeout(() => this.writePending(), this.options.lingerMs ?? 100)
+    })
+  }
+
+  private writePending(): void {
+    clearTimeout(this.timer)
+    this.timer = undefined
+    const batch = this.pending.splice(0)
+    if (!batch.length) return
+    void this.serial(() => this.writeBatch(batch.map((p) => p.entry))).then(
+      (saved) => { batch.forEach((p, i) => p.resolve(saved[i]!)) },
+      (error) => { for (const p of batch) p.reject(error) },
+    )
+  }
+
+  private async writeBatch(records: Array<Omit<FindingsEntry, 'issues'>>): Promise<FindingsEntry[]> {
+    const docKeys = [...new Set(records.map((r) => `s:${r.stringId}`))]
+    const indexFor = new Map<string, Set<number>>()
+    for (const r of records) {
+      if (!r.key || this.indexed.has(`${r.stringId}|${r.key}`)) continue
+      const ids = indexFor.get(r.key) ?? new Set<number>()
+      ids.add(r.stringId)
+      indexFor.set(r.key, ids)
+    }
+    const keys = [...indexFor.keys()]
+    const [docs, keyDocs] = await Promise.all([this.getMany<StringDoc>(docKeys), this.getMany<KeyDoc>(keys.map(keyDocKey))])
+    const byKey = new Map(docKeys.map((k, i) => [k, docs[i] ?? { entries: [] }]))
+    const saved = records.map((r) => {
+      const doc = byKey.get(`s:${r.stringId}`)!
+      const current = doc.entries.find((e) => sameRef(e, r))
+      const next: FindingsEntry = { ...r, ...(current?.issues ? { issues: current.issues } : {}) }
+      doc.entries = [next, ...doc.entries.filter((e) => !sameRef(e, r))].slice(0, this.perString)
+      return next
+    })
+    const writes: Array<{ key: string; value: unknown }> = [...byKey].map(([key, value]) => ({ key, value }))
+    keys.forEach((key, i) => {
+      const doc = keyDocs[i] ?? { key, ids: [] }
+      const fresh = [...indexFor.get(key)!].filter((id) => !doc.ids.includes(id))
+      if (fresh.length) writes.push({ key: keyDocKey(key), value: { key, ids: [...fresh, ...doc.ids].slice(0, this.perKey) } satisfies KeyDoc })
+    })
+    if (this.options.setMany) await this.options.setMany(writes, this.options.retentionMs)
+    else for (const w of writes) await this.store.set(w.key, w.value, this.options.retentionMs)
+    // Remembered for a while so that a string reported again costs no index write.
+    if (this.indexed.size >= 10_000) this.indexed.clear()
+    for (const [key, ids] of indexFor) for (const id of ids) this.indexed.add(`${id}|${key}`)
+    return saved
+  }
+
+  async get(ref: EntryRef): Promise<FindingsEntry | undefined> {
+    const doc = (await this.store.get(`s:${ref.stringId}`)) as StringDoc | undefined
+    return doc?.entries.find((e) => sameRef(e, ref))
+  }
+
+  /** Entries of a string id, of a key, or both (newest first). */
+  async search(q: { stringId?: number; key?: string; languageId?: string; limit?: number }): Promise<FindingsEntry[]> {
+    const ids = new Set<number>()
+    if (q.stringId !== undefined) ids.add(q.stringId)
+    if (q.key) {
+      const doc = (await this.store.get(keyDocKey(q.key))) as KeyDoc | undefined
+      for (const id of doc?.key === q.key ? doc.ids : []) if (q.stringId === undefined || id === q.stringId) ids.add(id)
+      if (q.stringId !== undefined && !doc?.ids.includes(q.stringId)) ids.delete(q.stringId)
+    }
+    const out: FindingsEntry[] = []
+    for (const id of ids) {
+      const doc = (await this.store.get(`s:${id}`)) as StringDoc | undefined
+      for (const e of doc?.entries ?? []) {
+        if (q.key && e.key !== q.key) continue
+        if (q.languageId && e.languageId !== q.languageId) continue
+        out.push(e)
+      }
+    }
+    out.sort((a, b) => b.at.localeCompare(a.at))
+    return out.slice(0, q.limit ?? 200)
+  }
+
+  /**
+   * Remove what outlived the retention (the store's iteration drops expired keys) and, beyond
+   * `maxStrings`, the strings reported longest ago. Stores that can't be iterated rely on the
+   * time to live alone.
+   */
+  async sweep(): Promise<{ strings: number; removed: number }> {
+    const iterator = this.store.iterator?.(undefined)
+    if (!iterator) return { strings: 0, removed: 0 }
+    const strings: Array<{ key: string; at: string }> = []
+    for await (const [rawKey, value] of iterator as AsyncIterable<[string, unknown]>) {
+      const key = String(rawKey).replace(/^[^:]*findings:/, '')
+      if (!key.startsWith('s:')) continue
+      const at = (value as StringDoc | undefined)?.entries?.[0]?.at ?? ''
+      strings.push({ key, at })
+    }
+    let removed = 0
+    if (strings.length > this.options.maxStrings) {
+      strings.sort((a, b) => a.at.localeCompare(b.at))
+      const old = strings.slice(0, strings.length - this.options.maxStrings).map((s) => s.key)
+      await this.serial(async () => {
+        for (const key of old) await this.store.delete(key)
+      })
+      removed = old.length
+    }
+    return { strings: strings.length - removed, removed }
+  }
+
+  /** Write what waits now, and wait for every write under way. */
+  async flush(): Promise<void> {
+    this.writePending()
+    while (this.writes > 0) await this.chain
+  }
+}

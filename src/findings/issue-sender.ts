@@ -1,0 +1,202 @@
+// Issues at the service for strings a pipeline sends back, and their resolution when the string
+// passes. Runs only after the status update was accepted (the findings stage calls it from the
+// reporter's `reported`), and yields to status updates:
+// - a small lane per organization (COMMENTS_MAX_IN_FLIGHT requests at once), inside the API
+//   client's limit of 20, at a lower priority than status requests waiting for a slot;
+// - a failed request (any status, network) is retried a few times by the API client, then logged,
+//   counted and given up: nothing here throws back into the status path;
+// - at most `maxPending` tasks wait per organization; beyond it they are dropped and counted.
+// What was raised is remembered in the findings log (string + language + findings hash), so a
+// string sent back again with the same findings raises nothing. When the log has no memory of the
+// string at all, one GET of its unresolved issues looks for the worker's own reference first.
+// A POST is never repeated blindly: when its outcome is unknown (5XX, timeout, network) the memory
+// of the string is dropped and the task runs again, so the GET finds the issue if it was created.
+import PQueue from 'p-queue'
+import { ApiError, type ApiClient } from '../platform/api-client.js'
+import type { Logger } from '../util/logger.js'
+import { findingsHash, type FindingRecord } from './finding-records.js'
+import type { EntryRef, FindingsEntry, FindingsLog, RaisedIssue } from './findings-log.js'
+import { issueFindings, issueText, issueTypeOf, REFERENCE } from './issue-text.js'
+
+export type IssueOutcome = 'raised' | 'already-open' | 'resolved' | 'failed' | 'dropped' | 'stale'
+
+export interface IssueWork extends EntryRef {
+  pipelineName: string
+  findings: FindingRecord[]
+}
+
+export interface IssueSenderOptions {
+  api: ApiClient
+  findings: FindingsLog
+  log: Logger
+  /** Comment requests in flight per organization. */
+  concurrency: number
+  /** Attempts of one comment request (429, 5xx and network errors are retried). */
+  maxAttempts?: number
+  /** Tasks waiting per organization before new ones are dropped. */
+  maxPending?: number
+  /** First wait before a raise whose POST had an unknown outcome runs again (ms; doubles). */
+  retryDelayMs?: number
+  count?(outcome: IssueOutcome, n?: number): void
+}
+
+/** Below the status requests (priority 0) in the organization's queue. */
+export const COMMENT_PRIORITY = -1
+
+const now = () => new Date().toISOString()
+
+export class IssueSender {
+  private readonly lanes = new Map<string, PQueue>()
+  private readonly maxAttempts: number
+  private readonly maxPending: number
+  readonly counts: Record<IssueOutcome, number> = { raised: 0, 'already-open': 0, resolved: 0, failed: 0, dropped: 0, stale: 0 }
+
+  constructor(private readonly options: IssueSenderOptions) {
+    this.maxAttempts = options.maxAttempts ?? 3
+    this.maxPending = options.maxPending ?? 10_000
+  }
+
+  /** An answer after which the request may or may not have been applied. */
+  private static uncertain(error: unknown): boolean {
+    return !(error instanceof ApiError) || error.status === 0 || error.status === 408 || error.status >= 500
+  }
+
+  private count(outcome: IssueOutcome, n = 1): void {
+    this.counts[outcome] += n
+    this.options.count?.(outcome, n)
+  }
+
+  private lane(domain: string): PQueue {
+    let q = this.lanes.get(domain)
+    if (!q) {
+      q = new PQueue({ concurrency: this.options.concurrency })
+      this.lanes.set(domain, q)
+    }
+    return q
+  }
+
+  private get request() {
+    return { priority: COMMENT_PRIORITY, maxAttempts: this.maxAttempts }
+  }
+
+  private enqueue(work: IssueWork, what: string, task: () => Promise<void>): void {
+    const lane = this.lane(work.domain)
+    if (lane.size >= this.maxPending) {
+      this.count('dropped')
+      this.options.log.warn({ domain: work.domain, string: work.stringId, language: work.languageId }, `too many issue requests waiting for this organization; not ${what}`)
+      return
+    }
+    void lane.add(async () => {
+      try {
+        await task()
+      } catch (error) {
+        this.count('failed')
+        this.options.log.warn({ err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `issue could not be ${what}; the status was reported, the issue is given up`)
+      }
+    })
+  }
+
+  /** The string was sent back with these findings: one open issue naming them. */
+  sentBack(work: IssueWork): void {
+    const records = issueFindings(work.findings)
+    if (!records.length) return
+    this.enqueue(work, 'raised', async () => {
+      for (let attempt = 1; ; attempt++) {
+        try {
+          return await this.raise(work, records)
+        } catch (error) {
+          if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
+          // Forget, so that the next attempt looks before it raises.
+          await this.options.findings.update(work, (entry) => entry && { ...entry, issues: undefined })
+          await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
+        }
+      }
+    })
+  }
+
+  /** The string passed: resolve the issues this worker raised on it. */
+  passed(work: EntryRef): void {
+    this.enqueue({ ...work, pipelineName: '', findings: [] }, 'resolved', () => this.resolveAll(work))
+  }
+
+  private async raise(work: IssueWork, records: FindingRecord[]): Promise<void> {
+    const { api, findings } = this.options
+    const hash = findingsHash(records)
+    const entry = await findings.get(work)
+    // A later outcome took the place of this one (the string passed, or came back with other
+    // findings): its own task does the work.
+    if (entry && (!entry.sentBack || entry.hash !== hash)) return this.count('stale')
+    let remembered: RaisedIssue[] | undefined = entry?.issues
+    if (remembered === undefined) {
+      // Nothing remembered (a new string, or a store that forgot): look for our own open issues.
+      const open = await api.listOpenIssues(work.domain, work.projectId, work.stringId, work.languageId, this.request)
+      remembered = open.flatMap((c) => {
+        const ref = REFERENCE.exec(c.text ?? '')
+        return ref ? [{ id: c.id, hash: ref[1]!, status: 'unresolved' as const, at: now() }] : []
+      })
+      await this.remember(work, () => remembered!)
+    }
+    const open = remembered.filter((i) => i.status === 'unresolved')
+    if (open.some((i) => i.hash === hash)) {
+      this.count('already-open')
+    } else {
+      const created = await api.createComment(work.domain, work.projectId, {
+        stringId: work.stringId, targetLanguageId: work.languageId, type: 'issue', issueType: issueTypeOf(records),
+        text: issueText(records, { pipelineName: work.pipelineName, hash }),
+      }, this.request)
+      await this.remember(work, (issues) => [...issues, { id: created.id, hash, status: 'unresolved', at: now() }])
+      this.count('raised')
+    }
+    // Issues this worker raised for earlier findings are out of date: resolved, so one stays open.
+    for (const old of open.filter((i) => i.hash !== hash)) await this.resolveOne(work, old)
+    // The string passed while this task ran (its resolving task may have found nothing yet).
+    const after = await findings.get(work)
+    if (after && !after.sentBack) await this.resolveAll(work)
+  }
+
+  private async resolveAll(work: EntryRef): Promise<void> {
+    const entry = await this.options.findings.get(work)
+    if (entry?.sentBack) return this.count('stale')
+    for (const issue of entry?.issues?.filter((i) => i.status === 'unresolved') ?? []) await this.resolveOne(work, issue)
+  }
+
+  private async resolveOne(work: EntryRef, issue: RaisedIssue): Promise<void> {
+    await this.options.api.resolveIssue(work.domain, work.projectId, issue.id, this.request)
+    await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now() } : i)))
+    this.count('resolved')
+  }
+
+  /** Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go). */
+  private async remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[]): Promise<void> {
+    await this.options.findings.update(ref, (entry: FindingsEntry | undefined) => {
+      if (!entry) return undefined
+      const next = fn(entry.issues ?? [])
+      const open = next.filter((i) => i.status === 'unresolved')
+      const resolved = next.filter((i) => i.status === 'resolved').slice(-10)
+      return { ...entry, issues: [...resolved, ...open] }
+    })
+  }
+
+  /** Tasks waiting or running, over every organization. */
+  get pending(): number {
+    let n = 0
+    for (const q of this.lanes.values()) n += q.size + q.pending
+    return n
+  }
+
+  /** Give up every task still waiting (shutdown); those running finish. Returns how many were given up. */
+  abandon(): number {
+    let n = 0
+    for (const q of this.lanes.values()) {
+      n += q.size
+      q.clear()
+    }
+    if (n) this.count('dropped', n)
+    return n
+  }
+
+  /** Wait until every task queued so far has finished. */
+  async flush(): Promise<void> {
+    await Promise.all([...this.lanes.values()].map((q) => q.onIdle()))
+  }
+}

@@ -1,0 +1,50 @@
+// The issue a translator reads beside a string that was sent back: the findings in plain words,
+// the offending text quoted, errors first. The last line carries a reference (the findings' hash)
+// by which the worker recognises its own open issues when it has forgotten raising them.
+import type { FindingRecord } from './finding-records.js'
+
+export type IssueType = 'translation_mistake' | 'source_mistake'
+
+/** Findings that go into an issue: errors and warnings (info is left to the findings log). */
+export function issueFindings(records: FindingRecord[]): FindingRecord[] {
+  return records.filter((r) => r.severity === 'error' || r.severity === 'warning')
+}
+
+/** `source_mistake` when every finding is about the source text, else `translation_mistake`. */
+export function issueTypeOf(records: FindingRecord[]): IssueType {
+  return records.length > 0 && records.every((r) => r.in === 'source') ? 'source_mistake' : 'translation_mistake'
+}
+
+export const REFERENCE = /\[switchyard:([0-9a-f]{16})\]/
+
+export function referenceOf(hash: string): string {
+  return `[switchyard:${hash}]`
+}
+
+/** Quote in curly quotes, with line breaks and tabs shown rather than breaking the list. */
+function quoted(text: string): string {
+  return `“${text.replace(/\r?\n/g, '⏎').replace(/\t/g, '⇥')}”`
+}
+
+function line(r: FindingRecord): string {
+  const message = r.message.trim().replace(/\.$/, '')
+  const where = r.quote === undefined ? '' : ` — in the ${r.in === 'source' ? 'source' : 'translation'}: ${quoted(r.quote)}`
+  return `- ${message}${where} (${r.check})`
+}
+
+/** Findings listed at most; a string with more says how many more (the findings log has them all). */
+export const MAX_LISTED = 20
+
+export function issueText(records: FindingRecord[], o: { pipelineName: string; hash: string }): string {
+  const errors = records.filter((r) => r.severity === 'error')
+  const others = records.filter((r) => r.severity !== 'error')
+  const listedErrors = errors.slice(0, MAX_LISTED)
+  const listedOthers = others.slice(0, Math.max(0, MAX_LISTED - listedErrors.length))
+  const parts = [`${o.pipelineName} sent this string back.`]
+  if (errors.length) parts.push('', errors.length === 1 ? 'To fix:' : `To fix (${errors.length}):`, ...listedErrors.map(line))
+  if (listedOthers.length) parts.push('', 'Also worth a look:', ...listedOthers.map(line))
+  const more = records.length - listedErrors.length - listedOthers.length
+  if (more > 0) parts.push('', `… and ${more} more (the operator's findings log lists them all).`)
+  parts.push('', `This issue is resolved by itself once the string passes the check again. ${referenceOf(o.hash)}`)
+  return parts.join('\n')
+}

@@ -1,0 +1,118 @@
+// The findings log: the latest outcome per string and language, found by string id or key, kept
+// for FINDINGS_RETENTION_DAYS and trimmed to FINDINGS_MAX strings.
+import { afterEach, describe, expect, it, vi } from 'vitest'
+import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
+import { createStores, type Stores } from '../../src/store/create-stores.js'
+
+const DAY = 86_400_000
+let stores: Stores | undefined
+afterEach(async () => {
+  vi.useRealTimers()
+  await stores?.close()
+  stores = undefined
+})
+
+async function log(o: { retentionMs?: number; maxStrings?: number } = {}) {
+  stores = await createStores('memory://')
+  return new FindingsLog(stores.findings, { retentionMs: o.retentionMs ?? 30 * DAY, maxStrings: o.maxStrings ?? 1000 })
+}
+
+const entry = (stringId: number, o: Partial<FindingsEntry> = {}): Omit<FindingsEntry, 'issues'> => ({
+  domain: 'acme', projectId: 7, languageId: 'de', stringId, at: new Date().toISOString(), organizationId: '1', stepId: 11,
+  key: `key.${stringId}`, pipeline: 'qa-gate', outcome: 'translated', output: 'failed', sentBack: true,
+  findings: [{ check: 'placeholders', severity: 'error', message: 'Placeholder {name} is missing.', code: 'placeholder.missing', quote: '{name}', in: 'source' }],
+  ...o,
+})
+
+describe('findings log', () => {
+  it('keeps the latest outcome per string and language, and finds it by string id or key', async () => {
+    const findings = await log()
+    await findings.record(entry(1))
+    await findings.record(entry(1, { languageId: 'fr' }))
+    await findings.record(entry(1, { outcome: 'approved', output: 'passed', sentBack: false, findings: [] }))
+    await findings.record(entry(2, { key: 'shared.key' }))
+    await findings.record(entry(3, { key: 'shared.key', projectId: 8 }))
+    const one = await findings.search({ stringId: 1 })
+    expect(one.map((e) => [e.languageId, e.outcome])).toEqual([['de', 'approved'], ['fr', 'translated']])
+    expect(await findings.search({ stringId: 1, languageId: 'fr' })).toHaveLength(1)
+    expect((await findings.search({ key: 'shared.key' })).map((e) => e.stringId).sort()).toEqual([2, 3])
+    expect(await findings.search({ key: 'shared.key', stringId: 1 })).toEqual([])
+    expect(await findings.search({ key: 'no.such.key' })).toEqual([])
+    expect(await findings.search({ stringId: 404 })).toEqual([])
+  })
+
+  it('a new outcome keeps the issues remembered for the string', async () => {
+    const findings = await log()
+    await findings.record(entry(1))
+    await findings.update(entry(1), (e) => e && { ...e, issues: [{ id: 5, hash: 'h', status: 'unresolved', at: 'now' }] })
+    await findings.record(entry(1, { outcome: 'approved', sentBack: false }))
+    expect((await findings.get(entry(1)))?.issues).toEqual([{ id: 5, hash: 'h', status: 'unresolved', at: 'now' }])
+  })
+
+  it('forgets a string after the retention period', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(new Date('2026-11-01T00:00:00Z'))
+    const findings = await log({ retentionMs: 2 * DAY })
+    await findings.record(entry(1))
+    vi.setSystemTime(new Date('2026-11-02T12:00:00Z'))
+    expect(await findings.search({ stringId: 1 })).toHaveLength(1)
+    await findings.record(entry(2))
+    vi.setSystemTime(new Date('2026-11-03T06:00:00Z'))
+    expect(await findings.search({ stringId: 1 })).toEqual([])
+    expect(await findings.search({ key: 'key.2' })).toHaveLength(1)
+    // The sweep drops what expired from the store itself, not only from answers.
+    await findings.sweep()
+    const keys: string[] = []
+    for await (const [k] of stores!.findings.iterator!(undefined) as AsyncIterable<[string, unknown]>) keys.push(String(k))
+    expect(keys.filter((k) => k.includes('s:'))).toHaveLength(1)
+  })
+
+  it('sweep trims to the most recent FINDINGS_MAX strings', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    const findings = await log({ maxStrings: 3 })
+    for (let id = 1; id <= 5; id++) {
+      vi.setSystemTime(new Date(Date.UTC(2026, 10, 1, 0, id)))
+      await findings.record(entry(id))
+    }
+    expect(await findings.sweep()).toEqual({ strings: 3, removed: 2 })
+    for (const id of [1, 2]) expect(await findings.search({ stringId: id })).toEqual([])
+    for (const id of [3, 4, 5]) expect(await findings.search({ stringId: id })).toHaveLength(1)
+  })
+
+  it('writes of one string in parallel lose nothing', async () => {
+    const findings = await log()
+    await Promise.all(['de', 'fr', 'it', 'es', 'pt'].map((languageId) => findings.record(entry(1, { languageId }))))
+    expect(await findings.search({ stringId: 1 })).toHaveLength(5)
+  })
+})
+
+describe('findings log on SQLite', () => {
+  it('writes many outcomes together, in one statement, and reads them back', async () => {
+    const { mkdtempSync, rmSync } = await import('node:fs')
+    const os = await import('node:os')
+    const path = await import('node:path')
+    const { findingsLogFor } = await import('../../src/worker.js')
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-findings-'))
+    const sqlite = await createStores(`sqlite://${path.join(dir, 's.sqlite')}`)
+    try {
+      const findings = findingsLogFor({ findingsRetentionDays: 1, findingsMax: 10_000 }, sqlite)
+      const started = performance.now()
+      await Promise.all(Array.from({ length: 2000 }, (_, i) => findings.record(entry(i >> 1, { languageId: i % 2 ? 'de' : 'fr' }))))
+      // One commit per batch of 500, not two per string (~4 ms each on a disk).
+      expect(performance.now() - started).toBeLessThan(4000)
+      expect((await findings.search({ stringId: 999 })).map((e) => e.languageId).sort()).toEqual(['de', 'fr'])
+      expect(await findings.search({ key: 'key.500' })).toHaveLength(2)
+      // Written as Keyv writes them: read back through Keyv, with the time to live honoured.
+      await sqlite.setMany('findings', [{ key: 'probe', value: { a: 1 } }, { key: 'gone', value: 2 }], 60_000)
+      expect(await sqlite.findings.get('probe')).toEqual({ a: 1 })
+      await sqlite.setMany('findings', [{ key: 'gone', value: 3 }], 1)
+      await new Promise((r) => setTimeout(r, 5))
+      expect(await sqlite.findings.get('gone')).toBeUndefined()
+      await findings.record(entry(5000))
+      expect(await findings.search({ stringId: 5000 })).toHaveLength(1)
+    } finally {
+      await sqlite.close()
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+})

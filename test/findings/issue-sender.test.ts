@@ -1,0 +1,161 @@
+// Issues at the service: one open issue per string sent back, never a second for the same
+// findings, the old one resolved when the findings change, resolution when the string passes
+// (only the issues this worker raised), and failures that are counted and given up.
+import { afterEach, describe, expect, it } from 'vitest'
+import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
+import { findingsHash, type FindingRecord } from '../../src/findings/finding-records.js'
+import { IssueSender } from '../../src/findings/issue-sender.js'
+import { ApiClient } from '../../src/platform/api-client.js'
+import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { createStores, type Stores } from '../../src/store/create-stores.js'
+import { silentLogger } from '../../src/util/logger.js'
+import { fakeServiceFetch } from '../support/fake-pipelines.js'
+
+let stores: Stores | undefined
+afterEach(async () => {
+  await stores?.close()
+  stores = undefined
+})
+
+const ref = { domain: 'acme', projectId: 7, languageId: 'de', stringId: 42 }
+const missing: FindingRecord[] = [{ check: 'placeholders', severity: 'error', message: 'Placeholder {name} is missing.', quote: '{name}', in: 'source' }]
+const tagged: FindingRecord[] = [{ check: 'tags', severity: 'error', message: 'Tag <b> is not closed.', quote: '<b>Save', in: 'translation' }]
+
+async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: typeof fetch) => typeof fetch = (f) => f) {
+  stores = await createStores('memory://')
+  const service = fakeServiceFetch(answer)
+  const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 8, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: wrap(service.fetch), baseDelayMs: 1, maxDelayMs: 2 })
+  const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+  const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, retryDelayMs: 1 })
+  // What the findings stage does: record the outcome, then raise or resolve.
+  const outcome = async (records: FindingRecord[] | 'passed', r = ref) => {
+    const sentBack = records !== 'passed'
+    const entry: Omit<FindingsEntry, 'issues'> = { ...r, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: sentBack ? 'translated' : 'approved', output: sentBack ? 'failed' : 'passed', sentBack, findings: sentBack ? records : [], ...(sentBack ? { hash: findingsHash(records) } : {}) }
+    await findings.record(entry)
+    if (sentBack) issues.sentBack({ ...r, pipelineName: 'QA gate', findings: records })
+    else issues.passed(r)
+    await issues.flush()
+  }
+  const open = () => service.comments.filter((c) => c.issueStatus === 'unresolved')
+  return { service, issues, findings, outcome, open }
+}
+
+describe('issues for strings sent back', () => {
+  it('raises one issue in the string\'s target language, and none again for the same findings', async () => {
+    const { service, issues, outcome, open } = await setup()
+    await outcome(missing)
+    expect(service.comments).toEqual([expect.objectContaining({ stringId: 42, languageId: 'de', projectId: 7, type: 'issue', issueType: 'source_mistake', issueStatus: 'unresolved' })])
+    expect(service.comments[0]!.text).toContain('- Placeholder {name} is missing — in the source: “{name}” (placeholders)')
+    await outcome(missing)
+    await outcome(missing)
+    expect(service.comments).toHaveLength(1)
+    expect(open()).toHaveLength(1)
+    // Remembered: one look-up for the new string, then no request for the repeats.
+    expect(service.log.filter((l) => l === 'GET comments')).toHaveLength(1)
+    expect(issues.counts).toMatchObject({ raised: 1, 'already-open': 2, failed: 0 })
+  })
+
+  it('new findings: a new issue naming them, and the old one resolved, so one stays open', async () => {
+    const { service, outcome, open } = await setup()
+    await outcome(missing)
+    await outcome(tagged)
+    expect(service.comments).toHaveLength(2)
+    expect(open()).toEqual([expect.objectContaining({ id: 2, issueType: 'translation_mistake' })])
+    expect(open()[0]!.text).toContain('Tag <b> is not closed')
+  })
+
+  it('the string passes: the issues it raised are resolved, a person\'s issue stays open', async () => {
+    const { service, outcome, open } = await setup()
+    // A reviewer's own issue on the same string.
+    service.comments.push({ id: 100, projectId: 7, stringId: 42, languageId: 'de', text: 'Please check the tone', type: 'issue', issueType: 'general_question', issueStatus: 'unresolved' })
+    await outcome(missing)
+    expect(open().map((c) => c.id)).toEqual([100, 2])
+    await outcome('passed')
+    expect(open().map((c) => c.id)).toEqual([100])
+    // Nothing to resolve any more: passing again costs no request.
+    const before = service.log.length
+    await outcome('passed')
+    expect(service.log.length).toBe(before)
+  })
+
+  it('a string that only ever passed costs no comment request', async () => {
+    const { service, outcome } = await setup()
+    await outcome('passed')
+    expect(service.log).toEqual([])
+  })
+
+  it('memory lost (another instance, a wiped store): its own open issue is found by reference, not raised twice', async () => {
+    const { service, outcome, findings, open } = await setup()
+    await outcome(missing)
+    await stores!.findings.clear()
+    await outcome(missing)
+    expect(service.comments).toHaveLength(1)
+    // ... and it is remembered again, so that a pass resolves it.
+    expect((await findings.get(ref))?.issues).toEqual([expect.objectContaining({ id: 1, status: 'unresolved' })])
+    await outcome('passed')
+    expect(open()).toEqual([])
+  })
+
+  it.each([500, 403, 0])('a service that refuses comments (%s) is counted and given up, never thrown', async (status) => {
+    let requests = 0
+    const { issues, outcome, service } = await setup(({ url }) => {
+      if (!url.includes('/comments')) return undefined
+      requests++
+      if (status === 0) throw new Error('connection reset')
+      return { status, body: { error: { code: status, message: 'no' } } }
+    })
+    await outcome(missing)
+    expect(issues.counts.failed).toBe(1)
+    expect(service.comments).toEqual([])
+    // 5xx and network errors: 3 tries of the task, each with 3 attempts of its look-up; 403: one.
+    expect(requests).toBe(status === 403 ? 1 : 9)
+  })
+
+  it('a POST whose answer was lost is not repeated blindly: the look-up finds the issue it created', async () => {
+    let lost = false
+    const { service, issues, outcome, open } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      const res = await f(input, init)
+      if (init?.method === 'POST' && !lost) {
+        lost = true
+        return new Response('upstream timeout', { status: 504 })
+      }
+      return res
+    }) as typeof fetch)
+    await outcome(missing)
+    expect(lost).toBe(true)
+    expect(service.comments).toHaveLength(1)
+    expect(open()).toHaveLength(1)
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+    expect(issues.counts).toMatchObject({ raised: 0, 'already-open': 1, failed: 0 })
+  })
+
+  it('drops, and counts, what exceeds the waiting bound of an organization', async () => {
+    const { issues, findings } = await setup()
+    const small = new IssueSender({ api: (issues as unknown as { options: { api: ApiClient } }).options.api, findings, log: silentLogger(), concurrency: 1, maxPending: 2 })
+    for (let i = 1; i <= 6; i++) small.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
+    await small.flush()
+    expect(small.counts.dropped).toBeGreaterThanOrEqual(3)
+  })
+})
+
+describe('shutdown', () => {
+  it('abandon() gives up the waiting tasks and counts them as dropped', async () => {
+    stores = await createStores('memory://')
+    let release!: () => void
+    const gate = new Promise<void>((r) => { release = r })
+    const service = fakeServiceFetch()
+    const slow = (async (input: string | URL, init?: RequestInit) => {
+      await gate
+      return service.fetch(input, init)
+    }) as typeof fetch
+    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: slow })
+    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 1 })
+    for (let i = 1; i <= 5; i++) issues.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
+    await new Promise((r) => setTimeout(r, 10))
+    expect(issues.abandon()).toBe(4)
+    release()
+    await issues.flush()
+    expect(issues.counts).toMatchObject({ dropped: 4, raised: 1 })
+  })
+})
