@@ -1,0 +1,122 @@
+// Findings reach people, against the strict emulator: every string qa-gate sends back carries
+// exactly one open issue naming its findings; once the fixed string passes, none stays open; an
+// emulator that refuses comments changes no status; the findings log answers "why" for any string.
+import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { startEmulator, type Emulator } from '../../src/emulator/index.js'
+import type { Summary } from '../../src/emulator/status-store.js'
+import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { createFindingsRouter } from '../../src/server/findings-routes.js'
+import { findingsLogFor } from '../../src/worker.js'
+import { loadPipelines } from '../durability/harness.js'
+import { startTestWorker } from '../support/start-test-worker.js'
+import { createStores } from '../../src/store/create-stores.js'
+import { loadConfig } from '../../src/config/load-config.js'
+
+const SECRET = 'findings-app-secret'
+
+async function setUp(refuse?: number) {
+  const emu = await startEmulator({ strings: 120, languages: ['de', 'fr'], appSecret: SECRET, seed: 11, moduleKey: 'qa-gate' })
+  if (refuse) emu.refuseComments(refuse)
+  const token = (await emu.authorizeDirect()).access_token
+  const stores = await createStores('memory://')
+  const findings = findingsLogFor(loadConfig({}, {}), stores)
+  const config = { apiUrl: emu.info().apiUrlTemplate, appSecrets: [SECRET] }
+  const worker = await startTestWorker({
+    pipelines: await loadPipelines(), config, stores, findings,
+    tokens: new StaticTokenProvider(new Map([[emu.info().organization.domain, token]])),
+    routers: [createFindingsRouter({ config: loadConfig({}, {}), findings })],
+  })
+  emu.configure({ webhookUrl: `${worker.url}/webhooks` })
+  return { emu, worker }
+}
+
+async function runAll(emu: Emulator, worker: Awaited<ReturnType<typeof startTestWorker>>, o: { findings?: boolean } = {}) {
+  const report = await emu.sendPending({ batchSize: 60 })
+  expect(report.delivered).toBe(report.batches)
+  await worker.idle(60_000)
+  await worker.reporter.flush()
+  // With comments refused, issue requests back off and retry for a while; statuses don't wait.
+  if (o.findings !== false) await worker.findingsIdle()
+}
+
+const outcomes = (s: Summary) => Object.fromEntries(Object.entries(s.languages).map(([l, v]) => [l, v.byOutput]))
+
+describe('issues at the service for strings sent back', () => {
+  let emu: Emulator
+  let worker: Awaited<ReturnType<typeof startTestWorker>>
+  let firstPass: Summary
+  beforeAll(async () => {
+    ;({ emu, worker } = await setUp())
+    await runAll(emu, worker)
+    firstPass = emu.summary()
+  })
+  afterAll(async () => {
+    await worker?.stop()
+    await emu?.stop()
+  })
+
+  it('raises exactly one open issue on each string sent back, naming its findings, and none on approved ones', async () => {
+    expect(firstPass.notDone).toBe(0)
+    expect(firstPass.wrongOutput).toBe(0)
+    const sentBack = emu.statuses({ status: 'DONE', output: 'translated' })
+    expect(sentBack.length).toBeGreaterThan(10)
+    for (const s of sentBack) {
+      const open = emu.openIssues(s.stringId, s.languageId)
+      expect(open, `string ${s.stringId} (${s.languageId})`).toHaveLength(1)
+      expect(open[0]!.issueType).toMatch(/^(translation_mistake|source_mistake)$/)
+      const [entry] = (await (await fetch(`${worker.url}/findings?stringId=${s.stringId}&languageId=${s.languageId}`)).json() as { data: Array<{ findings: Array<{ check: string; severity: string; message: string }> }> }).data
+      const errors = entry!.findings.filter((f) => f.severity === 'error')
+      expect(errors.length).toBeGreaterThan(0)
+      // The issue names the findings: each error's message is in it.
+      for (const f of errors.slice(0, 20)) expect(open[0]!.text).toContain(f.message)
+    }
+    for (const s of emu.statuses({ status: 'DONE', output: 'approved' }).slice(0, 40)) expect(emu.openIssues(s.stringId, s.languageId)).toHaveLength(0)
+    expect(emu.mistakes()).toEqual([])
+  })
+
+  it('answers "why" for any string of the run, as JSON and on the page', async () => {
+    const any = emu.statuses({ status: 'DONE' })[7]!
+    const json = (await (await fetch(`${worker.url}/findings?stringId=${any.stringId}`)).json()) as { data: Array<{ languageId: string; outcome: string }> }
+    expect(json.data.map((d) => d.languageId).sort()).toEqual(['de', 'fr'])
+    expect(json.data.find((d) => d.languageId === any.languageId)!.outcome).toBe(any.output)
+    const page = await fetch(`${worker.url}/findings?stringId=${any.stringId}`, { headers: { accept: 'text/html' } })
+    expect(page.headers.get('content-type')).toMatch(/html/)
+    expect(await page.text()).toContain(String(any.stringId))
+  })
+
+  it('resolves the issues once the fixed strings pass, and raises no second one for the same findings', async () => {
+    const sentBack = emu.statuses({ status: 'DONE', output: 'translated' })
+    const half = Math.ceil(sentBack.length / 2)
+    // Half come back unchanged (same findings): no second issue. The other half come back fixed.
+    for (const s of sentBack.slice(0, half)) emu.sendBack({ stringIds: [s.stringId], languageId: s.languageId, text: emu.sample.byId.get(s.stringId)!.translations.get(s.languageId)!.text })
+    for (const s of sentBack.slice(half)) emu.sendBack({ stringIds: [s.stringId], languageId: s.languageId })
+    const before = emu.comments({ type: 'issue' }).length
+    await runAll(emu, worker)
+    expect(emu.summary().notDone).toBe(0)
+    for (const s of sentBack.slice(0, half)) expect(emu.openIssues(s.stringId, s.languageId)).toHaveLength(1)
+    for (const s of sentBack.slice(half)) {
+      expect(emu.status(s.stringId, s.languageId)!.output).toBe('approved')
+      expect(emu.openIssues(s.stringId, s.languageId), `string ${s.stringId} (${s.languageId})`).toHaveLength(0)
+    }
+    expect(emu.comments({ type: 'issue' }).length).toBe(before)
+    expect(emu.mistakes()).toEqual([])
+  })
+
+  for (const status of [500, 403]) {
+    it(`changes no status when the service refuses comments (${status})`, async () => {
+      const other = await setUp(status)
+      try {
+        await runAll(other.emu, other.worker, { findings: false })
+        const s = other.emu.summary()
+        expect(s.notDone).toBe(0)
+        expect(s.wrongOutput).toBe(0)
+        expect(outcomes(s)).toEqual(outcomes(firstPass))
+        expect(other.emu.comments({ type: 'issue' })).toEqual([])
+        expect(other.emu.mistakes()).toEqual([])
+      } finally {
+        await other.worker.stop()
+        await other.emu.stop()
+      }
+    })
+  }
+})
