@@ -3,6 +3,7 @@
 // end to end against the emulator.
 import type { Item } from '../../src/engine/types.js'
 import type { PipelineSource, WorkerPipeline } from '../../src/worker.js'
+import { contractFake, type ContractFakeOptions } from './contract-fake.js'
 
 export function fakePipelines(key = 'test-step', decide: (item: Item) => string | 'retry' = () => 'approved', opts: { needsTranslation?: boolean; delayMs?: number } = {}): PipelineSource & { runs: number } {
   const state = { runs: 0 }
@@ -28,20 +29,11 @@ export function fakePipelines(key = 'test-step', decide: (item: Item) => string 
   return { current: set, get runs() { return state.runs } }
 }
 
-/** A fetch that plays the status API: records every PATCH, answers 200 (or what `answer` says). */
-export function fakeServiceFetch(answer: (req: { method: string; url: string; body: unknown }) => { status: number; body?: unknown; headers?: Record<string, string> } | undefined = () => undefined) {
-  const patches: Array<{ url: string; ops: Array<{ path: string; value: string }> }> = []
-  const fetchImpl = (async (input: string | URL, init?: RequestInit) => {
-    const url = String(input)
-    const method = init?.method ?? 'GET'
-    const body = init?.body ? JSON.parse(String(init.body)) : undefined
-    const custom = answer({ method, url, body })
-    if (custom) return new Response(custom.body === undefined ? '' : JSON.stringify(custom.body), { status: custom.status, headers: custom.headers })
-    if (method === 'PATCH') {
-      patches.push({ url, ops: body })
-      return new Response(JSON.stringify({ data: [] }), { status: 200 })
-    }
-    return new Response(JSON.stringify({ data: [] }), { status: 200 })
-  }) as typeof fetch
-  return { fetch: fetchImpl, patches }
+/**
+ * A fetch that plays the service by its contract (test/support/contract-fake.ts): checks every
+ * request's wire format, records each accepted PATCH, answers 200 (or what `answer` says).
+ */
+export function fakeServiceFetch(answer: ContractFakeOptions['answer'] = () => undefined, options: Omit<ContractFakeOptions, 'answer'> = {}) {
+  const fake = contractFake({ ...options, answer })
+  return { fetch: fake.fetch, patches: fake.patches, fake }
 }
