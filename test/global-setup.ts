@@ -50,7 +50,13 @@ export default function setup(project: TestProject): void {
   // The stamp gets the time the build started: a source saved during the build counts as newer.
   const started = new Date()
   console.log(`[switchyard tests] building dist/ (${why})`)
-  execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' })
+  try {
+    execFileSync(process.execPath, [path.join(ROOT, 'node_modules/typescript/bin/tsc'), '-p', 'tsconfig.json'], { cwd: ROOT, stdio: 'inherit' })
+  } catch {
+    // tsc still emits on type errors; type checking is `npm run typecheck`'s job, and one type
+    // error must not stop the tests of everything else.
+    console.warn('[switchyard tests] tsc reported type errors (above); dist/ was emitted anyway')
+  }
   mkdirSync(path.dirname(STAMP), { recursive: true })
   writeFileSync(STAMP, `${started.toISOString()}\n`)
   utimesSync(STAMP, started, started)
