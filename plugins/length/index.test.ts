@@ -24,9 +24,9 @@ new PluginTester().run(length, {
     { source: 'Delete', translation: 'Удалить этот файл навсегда без возможности восстановления', targetLanguage: 'ru', findings: [{ severity: 'warning', message: 'times as long' }] },
     { source: long, translation: 'Sauvegardé.', findings: [{ severity: 'warning', message: 'only 16%' }] },
     { source: long, translation: 'נשמר', targetLanguage: 'he', findings: [{ severity: 'warning', message: 'only' }] },
-    { name: 'maxLength applies to CJK too', source: 'Settings', translation: '应用程序设置', maxLength: 4, targetLanguage: 'zh-CN', findings: 1 },
+    { name: 'maxLength applies to CJK too', source: 'Settings', translation: '应用程序设置', maxLength: 4, targetLanguage: 'zh-CN', findings: [{ message: 'The translation is 6 characters long; the limit is 4', span: { start: 4, end: 6, in: 'translation' } }] },
     { name: 'plural forms are held to the limit', source: '{n} files', translation: '{n} ملفات', maxLength: 10, targetLanguage: 'ar', plurals: [{ plural: 'one', text: 'ملف واحد' }, { plural: 'other', text: '{n} من الملفات الكثيرة' }], findings: [{ message: 'Plural form' }] },
-    { source: 'Open the settings', translation: 'दस्तावेज़ की सेटिंग्स खोलें और फिर सभी विकल्पों को ध्यान से देखें और बदलें, फिर सहेजें और बंद करें', targetLanguage: 'hi', findings: 1 },
-    { source: 'Cancel', translation: 'ยกเลิก', maxLength: 3, targetLanguage: 'th', findings: 1 },
+    { source: 'Open the settings', translation: 'दस्तावेज़ की सेटिंग्स खोलें और फिर सभी विकल्पों को ध्यान से देखें और बदलें, फिर सहेजें और बंद करें', targetLanguage: 'hi', findings: [{ message: 'The translation is 3.5 times as long as the source (60 vs 17 characters; at most 3)', severity: 'warning' }] },
+    { source: 'Cancel', translation: 'ยกเลิก', maxLength: 3, targetLanguage: 'th', findings: [{ message: 'The translation is 5 characters long; the limit is 3', span: { start: 3, end: 6, in: 'translation' } }] },
   ],
 })

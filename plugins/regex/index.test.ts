@@ -24,17 +24,17 @@ new PluginTester().run(regex, {
   ],
   invalid: [
     { source: 'Save file', translation: 'Enregistrer  le fichier', options: noDoubleSpace, findings: [{ message: 'must not match', span: { start: 11, end: 13 } }] },
-    { name: 'every match', source: 'Save the file', translation: 'Enregistrer  le  fichier', options: noDoubleSpace, findings: 2 },
+    { name: 'every match', source: 'Save the file', translation: 'Enregistrer  le  fichier', options: noDoubleSpace, findings: [{ message: 'The translation must not match /\\s{2,}/: found "  "', span: { start: 11, end: 13, in: 'translation' } }, { message: 'The translation must not match /\\s{2,}/: found "  "', span: { start: 15, end: 17, in: 'translation' } }] },
     { source: 'Are you sure?', translation: 'Êtes-vous sûr?', options: frenchSpacing, findings: [{ message: 'No no-break space before "r?"' }] },
     { source: 'Open the file', translation: 'Открыть файл Document', targetLanguage: 'ru', options: noLatinInRussian, findings: [{ message: 'Latin word "Document"', span: { start: 13, end: 21 } }] },
     { source: 'Settings', translation: 'Settings', targetLanguage: 'ar', options: { target: { require: '\\p{Script=Arabic}', message: 'not Arabic' } }, findings: [{ message: 'not Arabic' }] },
-    { source: 'Settings', translation: 'הגדרות ملف', targetLanguage: 'he', options: { target: { forbid: '[\\u0600-\\u06FF]+' } }, findings: 1 },
+    { source: 'Settings', translation: 'הגדרות ملف', targetLanguage: 'he', options: { target: { forbid: '[\\u0600-\\u06FF]+' } }, findings: [{ message: 'The translation must not match /[\\u0600-\\u06FF]+/: found "ملف"', span: { start: 7, end: 10, in: 'translation' } }] },
     { source: 'Settings', translation: 'ｾｯﾃｨﾝｸﾞ', targetLanguage: 'ja', options: { target: { forbid: '[｡-ﾟ]+', message: 'half-width katakana' } }, findings: [{ message: 'half-width katakana' }] },
-    { source: 'Settings', translation: 'การตั้งค่า ', targetLanguage: 'th', options: { target: { forbid: ' $' } }, findings: 1 },
-    { source: 'Settings', translation: 'सेटिंग्स.', targetLanguage: 'hi', options: { target: { forbid: '\\.$' } }, findings: 1 },
-    { name: 'case-insensitive flag', source: 'Settings', translation: 'Ρυθμίσεις TODO', targetLanguage: 'el', options: { target: { forbid: 'todo', flags: 'iu' } }, findings: 1 },
+    { source: 'Settings', translation: 'การตั้งค่า ', targetLanguage: 'th', options: { target: { forbid: ' $' } }, findings: [{ message: 'The translation must not match / $/: found " "', span: { start: 10, end: 11, in: 'translation' } }] },
+    { source: 'Settings', translation: 'सेटिंग्स.', targetLanguage: 'hi', options: { target: { forbid: '\\.$' } }, findings: [{ message: 'The translation must not match /\\.$/: found "."', span: { start: 8, end: 9, in: 'translation' } }] },
+    { name: 'case-insensitive flag', source: 'Settings', translation: 'Ρυθμίσεις TODO', targetLanguage: 'el', options: { target: { forbid: 'todo', flags: 'iu' } }, findings: [{ message: 'The translation must not match /todo/: found "TODO"', span: { start: 10, end: 14, in: 'translation' } }] },
     { name: 'source rule', source: 'Hello', translation: 'Bonjour', options: { source: { require: '\\{\\w+\\}' } }, findings: [{ message: 'The source must match' }] },
-    { name: 'at most maxFindings', source: 'x', translation: 'a  b  c  d', options: { ...noDoubleSpace, maxFindings: 2 }, findings: 2 },
+    { name: 'at most maxFindings', source: 'x', translation: 'a  b  c  d', options: { ...noDoubleSpace, maxFindings: 2 }, findings: [{ message: 'The translation must not match /\\s{2,}/: found "  "', span: { start: 1, end: 3, in: 'translation' } }, { message: 'The translation must not match /\\s{2,}/: found "  "', span: { start: 4, end: 6, in: 'translation' } }] },
   ],
 })
 

@@ -19,10 +19,10 @@ new PluginTester().run(tags, {
     { source: '<b>Bold <i>and italic</i></b>', translation: '<b>粗体<i>和斜体</b></i>', targetLanguage: 'zh-CN', findings: [{ message: 'Tag <i> is not closed before </b>' }, { message: 'Closing tag </i> has no opening tag' }] },
     { source: 'Read the <a href="/terms">terms</a>', translation: 'Lesen Sie die <a href="/de/terms">Bedingungen</a>', targetLanguage: 'de', findings: [{ message: 'Attributes of <a href="/terms"> changed in the translation (href)' }] },
     { source: 'Line one<br>Line two', translation: 'Строка одна Строка две', targetLanguage: 'ru', findings: [{ message: 'Missing tag <br>' }] },
-    { source: 'Hello <0>{{name}}</0>', translation: 'नमस्ते <0>{{name}}</1>', targetLanguage: 'hi', findings: 4 },
+    { source: 'Hello <0>{{name}}</0>', translation: 'नमस्ते <0>{{name}}</1>', targetLanguage: 'hi', findings: [{ message: 'Tag <0> is not closed', span: { start: 7, end: 10, in: 'translation' } }, { message: 'Closing tag </1> has no opening tag', span: { start: 18, end: 22, in: 'translation' } }, { message: 'Missing tag </0>', span: { start: 17, end: 21, in: 'source' } }, { message: 'Tag </1> is not in the source', span: { start: 18, end: 22, in: 'translation' } }] },
     { source: 'Text', translation: 'نص <script>alert(1)</script>', targetLanguage: 'ar', findings: [{ message: 'Tag <script> is not in the source' }, { message: 'Tag </script> is not in the source' }] },
     { source: '<span class="price">10</span>', translation: '<span class="prix">10</span>', findings: [{ message: 'class' }] },
-    { source: 'Press <kbd>Ctrl</kbd>', translation: 'กด <kdb>Ctrl</kdb>', targetLanguage: 'th', findings: 4 },
+    { source: 'Press <kbd>Ctrl</kbd>', translation: 'กด <kdb>Ctrl</kdb>', targetLanguage: 'th', findings: [{ message: 'Missing tag <kbd>', span: { start: 6, end: 11, in: 'source' } }, { message: 'Missing tag </kbd>', span: { start: 15, end: 21, in: 'source' } }, { message: 'Tag <kdb> is not in the source', span: { start: 3, end: 8, in: 'translation' } }, { message: 'Tag </kdb> is not in the source', span: { start: 12, end: 18, in: 'translation' } }] },
     { source: '<strong>Note:</strong> saved', translation: '<strong>Σημείωση:</strong> <strong>αποθηκεύτηκε', targetLanguage: 'el', findings: [{ message: 'not closed' }, { message: 'Tag <strong> is not in the source' }] },
   ],
 })
