@@ -21,10 +21,10 @@ new PluginTester().run(accelerators, {
     { name: 'LibreOffice tilde', source: '~Open', translation: '~Öffnen', targetLanguage: 'de', options: { markers: ['~'] } },
   ],
   invalid: [
-    { source: '&File', translation: 'Fichier', findings: [{ message: 'accelerator "&F" but the translation has none', span: { start: 0, end: 2 } }] },
+    { source: '&File', translation: 'Fichier', findings: [{ message: 'accelerator "&F" but the translation has none', span: { start: 0, end: 2, in: 'source' } }] },
     { name: 'Russian, lost', source: 'Save &As...', translation: 'Сохранить как...', targetLanguage: 'ru', findings: [{ message: 'The source has the accelerator "&A" but the translation has none', span: { start: 5, end: 7, in: 'source' } }] },
     { name: 'Japanese, lost', source: '&File', translation: 'ファイル', targetLanguage: 'ja', findings: [{ message: 'The source has the accelerator "&F" but the translation has none', span: { start: 0, end: 2, in: 'source' } }] },
-    { name: 'Arabic, two', source: '&Edit', translation: '&تحرير &ملف', targetLanguage: 'ar', findings: [{ message: '2 accelerators', span: { start: 7, end: 9 } }] },
+    { name: 'Arabic, two', source: '&Edit', translation: '&تحرير &ملف', targetLanguage: 'ar', findings: [{ message: '2 accelerators', span: { start: 7, end: 9, in: 'translation' } }] },
     { name: 'Hebrew, lost', source: '&Edit', translation: 'עריכה', targetLanguage: 'he', findings: [{ message: 'The source has the accelerator "&E" but the translation has none', span: { start: 0, end: 2, in: 'source' } }] },
     { name: 'Greek, doubled only', source: '&Help', translation: '&&Βοήθεια', targetLanguage: 'el', findings: [{ message: 'The source has the accelerator "&H" but the translation has none', span: { start: 0, end: 2, in: 'source' } }] },
     { name: 'Hindi, lost', source: '&Help', translation: 'सहायता', targetLanguage: 'hi', findings: [{ message: 'The source has the accelerator "&H" but the translation has none', span: { start: 0, end: 2, in: 'source' } }] },

@@ -18,7 +18,7 @@ new PluginTester().run(brackets, {
   ],
   invalid: [
     { name: "an added explanatory pair is a warning, not an error", source: "Last updated by {{name}} on {{date}}", translation: "最終更新: {{name}}（{{date}}）", targetLanguage: "ja", findings: [{ severity: "warning", message: "0 pairs of parentheses" }] },
-    { source: 'Settings (advanced)', translation: 'Paramètres (avancés', findings: [{ message: '“(” is not closed', span: { start: 11, end: 12 } }] },
+    { source: 'Settings (advanced)', translation: 'Paramètres (avancés', findings: [{ message: '“(” is not closed', span: { start: 11, end: 12, in: 'translation' } }] },
     { source: 'Settings (advanced)', translation: '设置（高级', targetLanguage: 'zh-CN', findings: [{ message: '“（” is not closed', span: { start: 2, end: 3, in: 'translation' } }] },
     { source: 'Settings (advanced)', translation: 'Настройки', targetLanguage: 'ru', findings: [{ message: 'The source has 1 pair of parentheses, the translation 0' }] },
     { source: '[Beta] New editor', translation: 'Νέος επεξεργαστής', targetLanguage: 'el', findings: [{ message: 'square brackets' }] },

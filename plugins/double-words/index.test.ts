@@ -24,8 +24,8 @@ new PluginTester().run(doubleWords, {
     { name: 'exception added by option', source: 'Go on', translation: 'Vamos vamos', targetLanguage: 'es', options: { exceptions: { es: ['vamos'] } } },
   ],
   invalid: [
-    { source: 'Save the file', translation: 'Enregistrer le le fichier', findings: [{ message: '"le" is repeated', span: { start: 12, end: 17 }, suggestion: 'le' }] },
-    { name: 'English', source: 'Speichern Sie die Datei', translation: 'Save the the file', sourceLanguage: 'de', targetLanguage: 'en', findings: [{ span: { start: 5, end: 12 } }] },
+    { source: 'Save the file', translation: 'Enregistrer le le fichier', findings: [{ message: '"le" is repeated', span: { start: 12, end: 17, in: 'translation' }, suggestion: 'le' }] },
+    { name: 'English', source: 'Speichern Sie die Datei', translation: 'Save the the file', sourceLanguage: 'de', targetLanguage: 'en', findings: [{ span: { start: 5, end: 12, in: 'translation' } }] },
     { name: 'Russian', source: 'Put it on the table', translation: 'Положите на на стол', targetLanguage: 'ru', findings: [{ message: '"на"' }] },
     { name: 'case differs', source: 'The file', translation: 'Le Le fichier', findings: [{ message: 'The word "Le" is repeated', span: { start: 0, end: 5, in: 'translation' } }] },
     { name: 'Greek', source: 'Open the file', translation: 'Άνοιγμα του του αρχείου', targetLanguage: 'el', findings: [{ message: 'The word "του" is repeated', span: { start: 8, end: 15, in: 'translation' } }] },

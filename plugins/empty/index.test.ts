@@ -18,7 +18,7 @@ new PluginTester().run(empty, {
   ],
   invalid: [
     { source: 'Save', translation: '', findings: [{ message: 'is empty' }] },
-    { source: 'Save', translation: '   ', findings: [{ message: 'only whitespace', span: { start: 0, end: 3 } }] },
+    { source: 'Save', translation: '   ', findings: [{ message: 'only whitespace', span: { start: 0, end: 3, in: 'translation' } }] },
     { name: 'NBSP only', source: 'Save', translation: '\u00A0', targetLanguage: 'de', findings: [{ message: 'only whitespace' }] },
     { name: 'zero-width space only', source: 'Settings', translation: '\u200B', targetLanguage: 'ja', findings: [{ message: 'The translation contains only whitespace or invisible characters', span: { start: 0, end: 1, in: 'translation' } }] },
     { name: 'RTL mark only', source: 'Settings', translation: '\u200F', targetLanguage: 'ar', findings: [{ message: 'The translation contains only whitespace or invisible characters', span: { start: 0, end: 1, in: 'translation' } }] },

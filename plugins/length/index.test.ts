@@ -18,7 +18,7 @@ new PluginTester().run(length, {
     { source: 'Save', translation: 'Αποθήκευση', options: { maxLength: 10 }, targetLanguage: 'el' },
   ],
   invalid: [
-    { source: 'Save', translation: 'Enregistrer', maxLength: 8, findings: [{ message: 'is 11 characters long; the limit is 8', severity: 'error', span: { start: 8, end: 11 } }] },
+    { source: 'Save', translation: 'Enregistrer', maxLength: 8, findings: [{ message: 'is 11 characters long; the limit is 8', severity: 'error', span: { start: 8, end: 11, in: 'translation' } }] },
     { name: 'option limit', source: 'Save', translation: 'Αποθήκευση', options: { maxLength: 6 }, targetLanguage: 'el', findings: [{ message: 'limit is 6' }] },
     { name: 'the smaller limit wins', source: 'Save', translation: 'Speichern', maxLength: 20, options: { maxLength: 5 }, targetLanguage: 'de', findings: [{ message: 'limit is 5' }] },
     { source: 'Delete', translation: 'Удалить этот файл навсегда без возможности восстановления', targetLanguage: 'ru', findings: [{ severity: 'warning', message: 'times as long' }] },

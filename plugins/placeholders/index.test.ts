@@ -21,9 +21,9 @@ new PluginTester().run(placeholders, {
     { name: 'custom pattern', source: 'Hi [[user]]', translation: 'Salut [[user]]', options: { custom: ['\\[\\[\\w+\\]\\]'] } },
   ],
   invalid: [
-    { source: 'Delete %s?', translation: 'Supprimer ?', findings: [{ message: 'Missing placeholder %s', span: { start: 7, end: 9 } }] },
+    { source: 'Delete %s?', translation: 'Supprimer ?', findings: [{ message: 'Missing placeholder %s', span: { start: 7, end: 9, in: 'source' } }] },
     { source: 'Hello {name}', translation: 'Привет, {имя}', targetLanguage: 'ru', findings: [{ message: 'Missing placeholder {name}' }] },
-    { source: 'Hello {name}', translation: 'こんにちは {user}', targetLanguage: 'ja', findings: [{ message: 'Missing placeholder {name}' }, { message: 'Placeholder {user} is not in the source', span: { start: 6, end: 12 } }] },
+    { source: 'Hello {name}', translation: 'こんにちは {user}', targetLanguage: 'ja', findings: [{ message: 'Missing placeholder {name}' }, { message: 'Placeholder {user} is not in the source', span: { start: 6, end: 12, in: 'translation' } }] },
     { name: 'plain printf swapped', source: '%s has %d files', translation: '%d ملفات لدى %s', targetLanguage: 'ar', findings: [{ message: 'changed order' }] },
     { name: 'positional printf type changed', source: '%1$s has %2$d files', translation: '%2$s ملفات لدى %1$s', targetLanguage: 'ar', findings: [{ message: 'Missing placeholder %2$d', span: { start: 9, end: 13, in: 'source' } }, { message: 'Placeholder %2$s is not in the source', span: { start: 0, end: 4, in: 'translation' } }] },
     { source: 'Welcome, {{user}}!', translation: 'स्वागत है, {{username}}!', targetLanguage: 'hi', findings: [{ message: 'Missing placeholder {{user}}', span: { start: 9, end: 17, in: 'source' } }, { message: 'Placeholder {{username}} is not in the source', span: { start: 11, end: 23, in: 'translation' } }] },

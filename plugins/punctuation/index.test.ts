@@ -27,7 +27,7 @@ new PluginTester().run(punctuation, {
   ],
   invalid: [
     { source: 'Delete this file?', translation: 'Supprimer ce fichier.', findings: [{ message: 'The source ends with a question mark, the translation with a full stop', severity: 'error' }] },
-    { source: 'Delete this file?', translation: 'Supprimer ce fichier?', findings: [{ message: 'French puts a no-break space before “?”', severity: 'warning', span: { start: 20, end: 21 } }] },
+    { source: 'Delete this file?', translation: 'Supprimer ce fichier?', findings: [{ message: 'French puts a no-break space before “?”', severity: 'warning', span: { start: 20, end: 21, in: 'translation' } }] },
     { source: 'Delete this file?', translation: 'Eliminar este archivo?', targetLanguage: 'es', findings: [{ message: 'Spanish questions open with ¿' }] },
     { source: 'File saved.', translation: 'Datei gespeichert', targetLanguage: 'de', findings: [{ message: 'translation with no punctuation' }] },
     { source: 'File saved', translation: 'Файл сохранён.', targetLanguage: 'ru', findings: [{ message: 'The source ends with no punctuation, the translation with a full stop' }] },
@@ -35,7 +35,7 @@ new PluginTester().run(punctuation, {
     { source: 'Name:', translation: 'Όνομα', targetLanguage: 'el', findings: [{ message: 'a colon' }] },
     { source: 'Loading...', translation: '正在加载。', targetLanguage: 'zh-CN', findings: [{ message: 'an ellipsis' }] },
     { source: 'Welcome!', translation: 'Willkommen.', targetLanguage: 'de', findings: [{ severity: 'warning' }] },
-    { source: 'Name: John', translation: 'Name : John', targetLanguage: 'de', findings: [{ message: 'Space before “:”', span: { start: 4, end: 5 } }] },
+    { source: 'Name: John', translation: 'Name : John', targetLanguage: 'de', findings: [{ message: 'Space before “:”', span: { start: 4, end: 5, in: 'translation' } }] },
     { source: 'Hello, world.', translation: 'Привет , мир.', targetLanguage: 'ru', findings: [{ message: 'Space before “,”' }] },
     { source: 'Delete this file?', translation: 'क्या यह फ़ाइल हटाएँ।', targetLanguage: 'hi', findings: [{ message: 'The source ends with a question mark, the translation with a full stop' }] },
   ],

@@ -23,10 +23,10 @@ new PluginTester().run(regex, {
     { name: 'source rule', source: 'Hello {name}', translation: 'Bonjour {name}', options: { source: { require: '\\{\\w+\\}' } } },
   ],
   invalid: [
-    { source: 'Save file', translation: 'Enregistrer  le fichier', options: noDoubleSpace, findings: [{ message: 'must not match', span: { start: 11, end: 13 } }] },
+    { source: 'Save file', translation: 'Enregistrer  le fichier', options: noDoubleSpace, findings: [{ message: 'must not match', span: { start: 11, end: 13, in: 'translation' } }] },
     { name: 'every match', source: 'Save the file', translation: 'Enregistrer  le  fichier', options: noDoubleSpace, findings: [{ message: 'The translation must not match /\\s{2,}/: found "  "', span: { start: 11, end: 13, in: 'translation' } }, { message: 'The translation must not match /\\s{2,}/: found "  "', span: { start: 15, end: 17, in: 'translation' } }] },
     { source: 'Are you sure?', translation: 'Êtes-vous sûr?', options: frenchSpacing, findings: [{ message: 'No no-break space before "r?"' }] },
-    { source: 'Open the file', translation: 'Открыть файл Document', targetLanguage: 'ru', options: noLatinInRussian, findings: [{ message: 'Latin word "Document"', span: { start: 13, end: 21 } }] },
+    { source: 'Open the file', translation: 'Открыть файл Document', targetLanguage: 'ru', options: noLatinInRussian, findings: [{ message: 'Latin word "Document"', span: { start: 13, end: 21, in: 'translation' } }] },
     { source: 'Settings', translation: 'Settings', targetLanguage: 'ar', options: { target: { require: '\\p{Script=Arabic}', message: 'not Arabic' } }, findings: [{ message: 'not Arabic' }] },
     { source: 'Settings', translation: 'הגדרות ملف', targetLanguage: 'he', options: { target: { forbid: '[\\u0600-\\u06FF]+' } }, findings: [{ message: 'The translation must not match /[\\u0600-\\u06FF]+/: found "ملف"', span: { start: 7, end: 10, in: 'translation' } }] },
     { source: 'Settings', translation: 'ｾｯﾃｨﾝｸﾞ', targetLanguage: 'ja', options: { target: { forbid: '[｡-ﾟ]+', message: 'half-width katakana' } }, findings: [{ message: 'half-width katakana' }] },

@@ -40,8 +40,8 @@ new PluginTester().run(terminology, {
     { name: 'TBX entities and CDATA', source: 'Ask the R&D team', translation: 'Fragen Sie das F&E-Team', targetLanguage: 'de', options: tbx },
   ],
   invalid: [
-    { source: 'Open the file', translation: 'Dokument öffnen', targetLanguage: 'de', options: inline, findings: [{ message: 'The term "file" should be translated as "Datei"', span: { start: 9, end: 13 } }] },
-    { name: 'forbidden term', source: 'Open the file', translation: 'Datei öffnen (File)', targetLanguage: 'de', options: inline, findings: [{ message: '"File" is a forbidden term (use "Datei")', span: { start: 14, end: 18 } }] },
+    { source: 'Open the file', translation: 'Dokument öffnen', targetLanguage: 'de', options: inline, findings: [{ message: 'The term "file" should be translated as "Datei"', span: { start: 9, end: 13, in: 'source' } }] },
+    { name: 'forbidden term', source: 'Open the file', translation: 'Datei öffnen (File)', targetLanguage: 'de', options: inline, findings: [{ message: '"File" is a forbidden term (use "Datei")', span: { start: 14, end: 18, in: 'translation' } }] },
     { name: 'Russian wrong term', source: 'Move to folder', translation: 'Переместить в каталог', targetLanguage: 'ru', options: inline, findings: [{ message: 'The term "folder" should be translated as "папка"', span: { start: 8, end: 14, in: 'source' } }] },
     { name: 'Greek', source: 'Delete account', translation: 'Διαγραφή προφίλ', targetLanguage: 'el', options: inline, findings: [{ message: 'The term "account" should be translated as "λογαριασμός" or "λογαριασμού"', span: { start: 7, end: 14, in: 'source' } }] },
     { name: 'Chinese', source: 'Cloud storage', translation: '在线存储', targetLanguage: 'zh-CN', options: inline, findings: [{ message: 'The term "cloud" should be translated as "云"', span: { start: 0, end: 5, in: 'source' } }] },

@@ -21,7 +21,7 @@ new PluginTester().run(unchanged, {
     { name: 'too short to tell', source: 'of {n}', translation: 'of {n}', targetLanguage: 'es' },
   ],
   invalid: [
-    { source: 'Save your changes', translation: 'Save your changes', findings: [{ message: 'identical', span: { start: 0, end: 17 } }] },
+    { source: 'Save your changes', translation: 'Save your changes', findings: [{ message: 'identical', span: { start: 0, end: 17, in: 'translation' } }] },
     { name: 'Cyrillic target left in English', source: 'Delete this file?', translation: 'Delete this file?', targetLanguage: 'ru', findings: [{ message: 'The translation is identical to the source', span: { start: 0, end: 17, in: 'translation' } }] },
     { name: 'case and spacing ignored', source: 'Delete this file?', translation: ' delete  this file? ', targetLanguage: 'de', findings: [{ message: 'The translation is identical to the source', span: { start: 0, end: 20, in: 'translation' } }] },
     { name: 'Arabic', source: 'You have new messages', translation: 'You have new messages', targetLanguage: 'ar', findings: [{ message: 'The translation is identical to the source', span: { start: 0, end: 21, in: 'translation' } }] },

@@ -17,7 +17,7 @@ new PluginTester().run(urls, {
   ],
   invalid: [
     { source: 'Visit https://example.com/help', translation: 'Rendez-vous sur https://exemple.com/aide', findings: [{ message: 'URL https://example.com/help was changed to https://exemple.com/aide' }] },
-    { source: 'Visit https://example.com/help', translation: 'Besuchen Sie unsere Hilfe', targetLanguage: 'de', findings: [{ message: 'URL https://example.com/help is missing', span: { start: 6, end: 30 } }] },
+    { source: 'Visit https://example.com/help', translation: 'Besuchen Sie unsere Hilfe', targetLanguage: 'de', findings: [{ message: 'URL https://example.com/help is missing', span: { start: 6, end: 30, in: 'source' } }] },
     { name: 'localized path when not allowed', source: 'See https://example.com/en/docs', translation: 'Siehe https://example.com/de/docs', targetLanguage: 'de', findings: [{ message: 'URL https://example.com/en/docs was changed to https://example.com/de/docs', span: { start: 6, end: 33, in: 'translation' } }] },
     { source: 'Write to support@example.com', translation: 'اكتب إلى help@example.com', targetLanguage: 'ar', findings: [{ message: 'E-mail address support@example.com was changed' }] },
     { source: 'Contact us', translation: 'Свяжитесь с нами: sales@example.ru', targetLanguage: 'ru', findings: [{ message: 'E-mail address sales@example.ru is not in the source' }] },
