@@ -10,5 +10,7 @@ export default defineConfig({
     // Two cores: more workers only make the end-to-end tests fight over the CPU.
     maxWorkers: 2,
     setupFiles: ['test/setup.ts'],
+    // Tests that start bin/switchyard.js run dist/: build it once, before any test, when stale.
+    globalSetup: ['test/global-setup.ts'],
   },
 })

@@ -17,9 +17,9 @@ new PluginTester().run(aiProofread, {
   ],
   invalid: [
     { source: 'Delete 12 files', translation: 'Supprimer des fichiers', options, findings: [{ severity: 'error', message: /^accuracy \(major\): the number 12/, suggestion: 'include 12' }] },
-    { source: 'Save the file', translation: 'TODO', options, findings: [{ severity: 'error', message: 'accuracy (major)', span: { start: 0, end: 4 } }] },
-    { source: 'Save the file', translation: 'Enregistrer  le fichier', options, findings: [{ severity: 'warning', message: 'fluency (minor): double space', span: { start: 11, end: 13 } }] },
+    { source: 'Save the file', translation: 'TODO', options, findings: [{ severity: 'error', message: 'accuracy (major)', span: { start: 0, end: 4, in: 'translation' } }] },
+    { source: 'Save the file', translation: 'Enregistrer  le fichier', options, findings: [{ severity: 'warning', message: 'fluency (minor): double space', span: { start: 11, end: 13, in: 'translation' } }] },
     { source: 'Save the file', translation: 'Enregistrer  le fichier', options: { ...options, errorAt: 'critical' }, findings: [{ severity: 'info' }] },
-    { source: 'Open 2 XXX', translation: 'Ouvrir XXX', options: { ...options, errorAt: 'minor' }, findings: [{ severity: 'error', message: 'number 2' }, { severity: 'error', message: 'marker XXX', span: { start: 7, end: 10 } }] },
+    { source: 'Open 2 XXX', translation: 'Ouvrir XXX', options: { ...options, errorAt: 'minor' }, findings: [{ severity: 'error', message: 'number 2' }, { severity: 'error', message: 'marker XXX', span: { start: 7, end: 10, in: 'translation' } }] },
   ],
 })

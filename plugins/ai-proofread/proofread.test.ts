@@ -8,6 +8,7 @@ import { testContext, testItem, type PluginTestCase } from '../../src/engine/plu
 import type { Item, PluginCache, PluginContext, PluginDefinition } from '../../src/engine/types.js'
 import { startFakeOpenAi, type RunningFakeOpenAi } from '../../src/emulator/fake-openai.js'
 import aiProofread, { BudgetExhaustedError, ModelRequestError } from './index.js'
+import { retryAfterMs } from './backoff.js'
 
 let fake: RunningFakeOpenAi
 const bodies: Record<string, unknown>[] = []
@@ -128,9 +129,9 @@ describe('ai-proofread retries and bounds', () => {
     fake.setFaults({ tooManyRequests: { times: 1, retryAfter: '30', retryAfterMs: 250 } })
     const started = performance.now()
     await checkBatch(good(1))
-    const took = performance.now() - started
-    expect(took).toBeGreaterThanOrEqual(250)
-    expect(took).toBeLessThan(5000)
+    expect(performance.now() - started).toBeGreaterThanOrEqual(250)
+    // Which header won, without an upper time limit: the wait the plugin computes.
+    expect(retryAfterMs(new Headers({ 'retry-after': '30', 'retry-after-ms': '250' }))).toBe(250)
   })
 
   it('retries a 500 and succeeds', async () => {
@@ -198,9 +199,8 @@ describe('ai-proofread retries and bounds', () => {
     const controller = new AbortController()
     const items = good(2).map((i) => ({ ...i, signal: controller.signal }))
     setTimeout(() => controller.abort(new Error('shutting down')), 100)
-    const started = performance.now()
+    // The fake answers only after 5 s; the abort's own reason proves the request was cut short.
     await expect(checkBatch(items)).rejects.toThrow(/shutting down/)
-    expect(performance.now() - started).toBeLessThan(2000)
   })
 })
 

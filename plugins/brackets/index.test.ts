@@ -21,8 +21,8 @@ new PluginTester().run(brackets, {
   ],
   invalid: [
     { name: "an added explanatory pair is a warning, not an error", source: "Last updated by {{name}} on {{date}}", translation: "最終更新: {{name}}（{{date}}）", targetLanguage: "ja", findings: [{ severity: "warning", message: "0 pairs of parentheses" }] },
-    { source: 'Settings (advanced)', translation: 'Paramètres (avancés', findings: [{ message: '“(” is not closed', span: { start: 11, end: 12 } }] },
-    { source: 'Settings (advanced)', translation: '设置（高级', targetLanguage: 'zh-CN', findings: 1 },
+    { source: 'Settings (advanced)', translation: 'Paramètres (avancés', findings: [{ message: '“(” is not closed', span: { start: 11, end: 12, in: 'translation' } }] },
+    { source: 'Settings (advanced)', translation: '设置（高级', targetLanguage: 'zh-CN', findings: [{ message: '“（” is not closed', span: { start: 2, end: 3, in: 'translation' } }] },
     { source: 'Settings (advanced)', translation: 'Настройки', targetLanguage: 'ru', findings: [{ message: 'The source has 1 pair of parentheses, the translation 0', severity: 'error' }] },
     { source: '[Beta] New editor', translation: 'Νέος επεξεργαστής', targetLanguage: 'el', findings: [{ message: 'square brackets', severity: 'error' }] },
     // A pair lost is an error where nothing explains it; a warning where something may.
@@ -37,10 +37,10 @@ new PluginTester().run(brackets, {
     { name: 'parentheses turned into corner brackets', source: 'Settings (beta)', translation: '設定「ベータ」', targetLanguage: 'ja', findings: [{ severity: 'warning' }] },
     { name: 'countSeverity error forces errors', source: 'Total', translation: 'कुल (सभी)', targetLanguage: 'hi', options: { countSeverity: 'error' }, findings: [{ severity: 'error' }] },
     { source: 'Files (3)', translation: 'الملفات )3(', targetLanguage: 'ar', findings: [{ message: 'Closing “)” has no opening bracket' }, { message: '“(” is not closed' }] },
-    { source: 'See (the [list])', translation: 'Siehe (die [Liste)]', targetLanguage: 'de', findings: 2 },
+    { source: 'See (the [list])', translation: 'Siehe (die [Liste)]', targetLanguage: 'de', findings: [{ message: '“[” is not closed before “)”', span: { start: 11, end: 12, in: 'translation' } }, { message: 'Closing “]” has no opening bracket', span: { start: 18, end: 19, in: 'translation' } }] },
     { source: 'Read the guide', translation: '阅读《用户指南', targetLanguage: 'zh-CN', findings: [{ message: '“《” is not closed' }] },
     { source: 'Total', translation: 'कुल (सभी)', targetLanguage: 'hi', findings: [{ message: 'The source has 0 pairs of parentheses, the translation 1' }] },
-    { source: 'Open [file]', translation: 'เปิด [ไฟล์]]', targetLanguage: 'th', findings: 1 },
-    { source: 'Value {x}', translation: 'Wert {x} }', targetLanguage: 'de', findings: 1 },
+    { source: 'Open [file]', translation: 'เปิด [ไฟล์]]', targetLanguage: 'th', findings: [{ message: 'Closing “]” has no opening bracket', span: { start: 11, end: 12, in: 'translation' } }] },
+    { source: 'Value {x}', translation: 'Wert {x} }', targetLanguage: 'de', findings: [{ message: 'Closing “}” has no opening bracket', span: { start: 9, end: 10, in: 'translation' } }] },
   ],
 })

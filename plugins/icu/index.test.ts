@@ -44,6 +44,7 @@ new PluginTester().run(icu, {
     { source: 'Page {page, number} of {total, number}', translation: 'पृष्ठ {page, number}', targetLanguage: 'hi', findings: [{ message: '{total}' }] },
     { source: '{n, selectordinal, one {#st} two {#nd} few {#rd} other {#th}}', translation: '{n, selectordinal, other {#°}}', targetLanguage: 'it', findings: [{ message: 'selectordinal {n} lacks the categories it needs: many' }] },
     { name: 'select key typo', source: '{gender, select, male {He} female {She} other {They}}', translation: '{gender, select, male {Αυτός} femal {Αυτή} other {Αυτοί}}', targetLanguage: 'el', findings: [{ message: 'femal', severity: 'error' }] },
+    { source: en, translation: '{count, plural, one {# plik} other {# plików}}', targetLanguage: 'pl', findings: [{ message: 'plural {count} lacks the categories pl needs: few, many', span: { start: 0, end: 46, in: 'translation' } }] },
     { source: en, translation: '{count, plural, one {# plik} other {# plików}}', targetLanguage: 'pl', findings: 1 },
     // Argument types, styles and select keys must match the source.
     { name: 'currency dropped', source: 'Total: {value, number, ::currency/USD}', translation: 'Gesamt: {value}', targetLanguage: 'de', findings: [{ message: 'ICU argument {value} is {value, number, ::currency/USD} in the source but {value} in the translation', severity: 'error' }] },

@@ -17,13 +17,13 @@ new PluginTester().run(urls, {
   ],
   invalid: [
     { source: 'Visit https://example.com/help', translation: 'Rendez-vous sur https://exemple.com/aide', findings: [{ message: 'URL https://example.com/help was changed to https://exemple.com/aide' }] },
-    { source: 'Visit https://example.com/help', translation: 'Besuchen Sie unsere Hilfe', targetLanguage: 'de', findings: [{ message: 'URL https://example.com/help is missing', span: { start: 6, end: 30 } }] },
-    { name: 'localized path when not allowed', source: 'See https://example.com/en/docs', translation: 'Siehe https://example.com/de/docs', targetLanguage: 'de', findings: 1 },
+    { source: 'Visit https://example.com/help', translation: 'Besuchen Sie unsere Hilfe', targetLanguage: 'de', findings: [{ message: 'URL https://example.com/help is missing', span: { start: 6, end: 30, in: 'source' } }] },
+    { name: 'localized path when not allowed', source: 'See https://example.com/en/docs', translation: 'Siehe https://example.com/de/docs', targetLanguage: 'de', findings: [{ message: 'URL https://example.com/en/docs was changed to https://example.com/de/docs', span: { start: 6, end: 33, in: 'translation' } }] },
     { source: 'Write to support@example.com', translation: 'اكتب إلى help@example.com', targetLanguage: 'ar', findings: [{ message: 'E-mail address support@example.com was changed' }] },
     { source: 'Contact us', translation: 'Свяжитесь с нами: sales@example.ru', targetLanguage: 'ru', findings: [{ message: 'E-mail address sales@example.ru is not in the source' }] },
-    { source: 'Visit https://example.com for details.', translation: '详情请访问http://example.com。', targetLanguage: 'zh-CN', findings: 1 },
-    { name: 'a foreign locale is still a change', source: 'See https://example.com/en/docs', translation: 'Δείτε https://example.com/fr/docs', targetLanguage: 'el', options: { allowLocalizedUrls: true }, findings: 1 },
-    { source: 'Download from www.example.org', translation: 'www.example.com से डाउनलोड करें', targetLanguage: 'hi', findings: 1 },
+    { source: 'Visit https://example.com for details.', translation: '详情请访问http://example.com。', targetLanguage: 'zh-CN', findings: [{ message: 'URL https://example.com was changed to http://example.com', span: { start: 5, end: 23, in: 'translation' } }] },
+    { name: 'a foreign locale is still a change', source: 'See https://example.com/en/docs', translation: 'Δείτε https://example.com/fr/docs', targetLanguage: 'el', options: { allowLocalizedUrls: true }, findings: [{ message: 'URL https://example.com/en/docs was changed to https://example.com/fr/docs', span: { start: 6, end: 33, in: 'translation' } }] },
+    { source: 'Download from www.example.org', translation: 'www.example.com से डाउनलोड करें', targetLanguage: 'hi', findings: [{ message: 'URL www.example.org was changed to www.example.com', span: { start: 0, end: 15, in: 'translation' } }] },
     { source: 'See https://a.example.com and https://b.example.com', translation: 'ดู https://a.example.com', targetLanguage: 'th', findings: [{ message: 'https://b.example.com is missing' }] },
   ],
 })

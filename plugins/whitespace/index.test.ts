@@ -21,7 +21,7 @@ new PluginTester().run(whitespace, {
     { source: 'Total: ', translation: 'Итого:', targetLanguage: 'ru', findings: [{ message: 'Trailing whitespace' }] },
     { source: 'Line one\nLine two', translation: 'سطر واحد سطر اثنان', targetLanguage: 'ar', findings: [{ message: 'has 0 line breaks; the source has 1' }] },
     { name: 'line break count matters in CJK too', source: 'Line one\nLine two', translation: '第一行\n\n第二行', targetLanguage: 'zh-CN', findings: [{ message: 'has 2 line breaks' }] },
-    { source: 'Save the file', translation: 'Speichern  Sie die Datei', targetLanguage: 'de', findings: [{ message: 'Doubled space', span: { start: 9, end: 11 } }] },
+    { source: 'Save the file', translation: 'Speichern  Sie die Datei', targetLanguage: 'de', findings: [{ message: 'Doubled space', span: { start: 9, end: 11, in: 'translation' } }] },
     { name: 'stray ZWSP in Latin text', source: 'Save file', translation: 'Enregistrer\u200b le fichier', findings: [{ message: 'U+200B ZERO WIDTH SPACE' }] },
     { name: 'stray NBSP between long words', source: 'Save file', translation: 'Datei\u00a0speichern', targetLanguage: 'de', findings: [{ message: 'U+00A0 NO-BREAK SPACE' }] },
     { name: 'BOM', source: 'Hello', translation: '\ufeffΓεια', targetLanguage: 'el', findings: [{ message: 'BYTE ORDER MARK' }] },

@@ -30,7 +30,8 @@ export interface ExpectedFinding {
   message?: string | RegExp
   severity?: Severity
   suggestion?: string
-  span?: { start: number; end: number }
+  /** Where the finding points; `in` (source or translation), when given, is checked too. */
+  span?: { start: number; end: number; in?: 'source' | 'translation' }
 }
 
 export interface InvalidPluginTestCase extends PluginTestCase {
@@ -113,6 +114,10 @@ function mismatch(expected: ExpectedFinding, actual: Finding): string | undefine
   if (expected.suggestion !== undefined && expected.suggestion !== actual.suggestion) return `suggestion ${JSON.stringify(actual.suggestion)}, expected ${JSON.stringify(expected.suggestion)}`
   if (expected.span && (actual.span?.start !== expected.span.start || actual.span?.end !== expected.span.end)) {
     return `span ${JSON.stringify(actual.span)}, expected ${JSON.stringify(expected.span)}`
+  }
+  // A span is in the translation unless it says otherwise (Span.in).
+  if (expected.span?.in !== undefined && (actual.span?.in ?? 'translation') !== expected.span.in) {
+    return `span in the ${actual.span?.in ?? 'translation'}, expected in the ${expected.span.in}`
   }
   return undefined
 }

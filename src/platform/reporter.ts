@@ -153,7 +153,7 @@ export class Reporter {
       case 'split': {
         if (decisions.length === 1) {
           const d = decisions[0]!
-          log.warn({ ...where, stringId: d.job.stringId, delivery: d.job.batchId, organization: d.job.organizationId, output: d.port }, `status update refused: ${reason}`)
+          log.warn({ ...where, stringId: d.job.stringId, delivery: d.job.batchId, organization: d.job.organizationId, output: d.port, status: (error as ApiError).status }, `status update refused: ${reason}`)
           return hooks.rejected(d, reason)
         }
         const half = Math.ceil(decisions.length / 2)
@@ -165,9 +165,12 @@ export class Reporter {
         return hooks.dropped(decisions, reason)
       case 'hold':
         return hooks.held(decisions, reason, verdict.cause)
-      case 'park':
-        log.error({ ...where, strings: decisions.length }, `status update failed, strings parked: ${reason}`)
-        return hooks.parked(decisions, reason)
+      case 'park': {
+        // The whole message (method, path, status, body): it is what an operator reads later.
+        const why = error instanceof Error ? error.message : reason
+        log.error({ ...where, strings: decisions.length }, `status update failed, strings parked: ${why}`)
+        return hooks.parked(decisions, why)
+      }
       default: {
         const never: never = verdict
         throw new Error(`unknown verdict ${String(never)}`)

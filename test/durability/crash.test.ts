@@ -5,11 +5,14 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { connectThroughBrowser } from '../../src/cli/demo.js'
 import { startEmulator, type Emulator } from '../../src/emulator/index.js'
+import { seededRandom } from '../support/seed.js'
 import { PAIR, freePort, waitIdle, killWorker, sleep, spawnWorker, startAckProxy, tempDir, waitFor, workerEnv, type AckProxy, type ChildWorker } from './harness.js'
 
 const STRINGS = 2500
 const LANGUAGES = ['de', 'fr']
 const KILLS = 3
+// The kill moments come from the run's seed: a failure prints TEST_SEED and replays with it.
+const random = seededRandom('crash kill moments')
 
 let emu: Emulator
 let proxy: AckProxy
@@ -53,9 +56,9 @@ describe.sequential('crash: SIGKILL during a run loses nothing acknowledged', ()
     const kills: Array<{ acked: number; journal?: number; depth?: number }> = []
     for (let k = 0; k < KILLS; k++) {
       // A random moment while strings are still arriving: after a random share of them was acknowledged.
-      const target = Math.floor(total * (0.15 + 0.25 * k + Math.random() * 0.15))
+      const target = Math.floor(total * (0.15 + 0.25 * k + random() * 0.15))
       await waitFor(`${target} acknowledged strings`, () => proxy.acked.size >= target, 90_000, 20)
-      await sleep(Math.random() * 150)
+      await sleep(random() * 150)
       const h = await worker!.health().catch(() => undefined)
       worker!.proc.kill('SIGKILL')
       await worker!.exited

@@ -13,6 +13,7 @@ import { freePort, tempDir } from './harness.js'
 
 let emu: Emulator
 let running: Running | undefined
+let refreshesBefore = 0
 const data = tempDir('faults')
 
 afterAll(async () => {
@@ -43,6 +44,7 @@ describe.sequential('faults: 500s, 429s, latency and expiring tokens', () => {
       faults: { errorRate: 0.2, rateLimitRate: 0.1, retryAfterSeconds: 1, latencyMs: [5, 80], tokenTtlSeconds: 2 },
     })
     emu.resetCounters()
+    refreshesBefore = emu.oauth.stats.refreshes
   })
 
   it('2,200 strings end DONE on the expected port; at most 20 requests in flight; no conflicting reports', async () => {
@@ -66,5 +68,11 @@ describe.sequential('faults: 500s, 429s, latency and expiring tokens', () => {
     // The faults were really met: retries for 5xx and 429 happened.
     expect(metrics).toMatch(/reason="5xx"\} [1-9]/)
     expect(metrics).toMatch(/reason="429"\} [1-9]/)
+    // Access tokens died every 2 s during a run of many seconds: the worker must have refreshed them
+    // (before expiry or after a 401), or no string would be DONE; a run that never met an expiry
+    // would prove nothing about refresh.
+    const refreshes = emu.oauth.stats.refreshes - refreshesBefore
+    console.log(`faults: ${refreshes} token refreshes`)
+    expect(refreshes).toBeGreaterThanOrEqual(1)
   }, 150_000)
 })

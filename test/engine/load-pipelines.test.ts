@@ -63,13 +63,12 @@ route:
     expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([expect.stringMatching(/^13:7 check "regex": plugin "regex" refused its options: .*Invalid regular expression/)])
   })
 
-  it('refuses an alias bomb quickly', async () => {
+  // Without the alias limit, expanding the bomb runs out of memory or the test's timeout.
+  it('refuses an alias bomb', async () => {
     const bomb = ['key: bomb', 'a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]']
     for (let i = 1; i < 9; i++) bomb.push(`${String.fromCharCode(97 + i)}: &${String.fromCharCode(97 + i)} [${Array(9).fill(`*${String.fromCharCode(96 + i)}`).join(', ')}]`)
     const { paths } = writePipelines({ 'bomb.yaml': `${bomb.join('\n')}\n` })
-    const t0 = Date.now()
     const r = await loadPipelines(paths, testDeps())
-    expect(Date.now() - t0).toBeLessThan(1000)
     expect(!r.ok && r.errors[0]!.message).toMatch(/refused: .*alias/i)
   })
 

@@ -197,9 +197,7 @@ on-error: ${onError}
 
   it('a hanging plugin times out (plugin timeoutMs, overridable per check)', async () => {
     const { pipeline } = await load(base('park'))
-    const t0 = Date.now()
     const r = await pipeline.run(items([{ source: 'hang' }, { source: 'fine' }]))
-    expect(Date.now() - t0).toBeLessThan(2000)
     expect(r[0]!.findings[0]!.message).toBe('plugin "flaky" (check "flaky") failed: timed out after 100 ms')
     expect(r[1]!.output).toBe('passed')
 
@@ -282,8 +280,9 @@ route:
   })
 })
 
-describe('throughput', () => {
-  it('runs thousands of strings per second through cheap checks', async () => {
+// How fast is the benchmark's business (`switchyard bench`); here, a batch of thousands is whole.
+describe('large batches', () => {
+  it('runs 5,000 strings through cheap checks in one batch', async () => {
     const { pipeline } = await load(pipelineYaml(`checks:
   - uses: regex
     id: a
@@ -299,10 +298,9 @@ route:
   - to: passed
 `))
     const batch = items(Array.from({ length: 5000 }, (_, i) => ({ source: `Source ${i}`, translation: i % 10 ? `Texte ${i}` : `Texte  ${i}` })))
-    const t0 = performance.now()
     const r = await pipeline.run(batch)
-    const ms = performance.now() - t0
+    expect(r).toHaveLength(5000)
     expect(r.filter((x) => x.output === 'failed')).toHaveLength(500)
-    expect(ms).toBeLessThan(1000) // 5000 strings in well under a second
+    expect(r.filter((x) => x.output === 'failed').every((x) => x.findings.some((f) => f.check === 'a'))).toBe(true)
   })
 })

@@ -23,7 +23,7 @@ const tagged: FindingRecord[] = [{ check: 'tags', severity: 'error', message: 'T
 
 async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: typeof fetch) => typeof fetch = (f) => f) {
   stores = await createStores('memory://')
-  const service = fakeServiceFetch(answer)
+  const service = fakeServiceFetch(answer, { apiUrl: 'http://service.test', accessTokens: ['t'] })
   const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 8, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: wrap(service.fetch), baseDelayMs: 1, maxDelayMs: 2 })
   const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
   const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, retryDelayMs: 1 })
@@ -143,7 +143,7 @@ describe('shutdown', () => {
     stores = await createStores('memory://')
     let release!: () => void
     const gate = new Promise<void>((r) => { release = r })
-    const service = fakeServiceFetch()
+    const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
     const slow = (async (input: string | URL, init?: RequestInit) => {
       await gate
       return service.fetch(input, init)

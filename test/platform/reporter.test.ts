@@ -95,7 +95,7 @@ describe('reporting outputs', () => {
   })
 
   it('an organization that holds QUEUE_LIMIT strings gets 503 for its own deliveries, and only it', async () => {
-    const service = fakeServiceFetch()
+    const service = fakeServiceFetch(undefined, { accessTokens: ['token-b'] })
     const { StaticTokenProvider } = await import('../../src/platform/token-provider.js')
     const tokens = new StaticTokenProvider(new Map([['b.example', 'token-b']]))
     const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, tokens, config: { queueLimit: 4 } })
@@ -116,7 +116,7 @@ describe('reporting outputs', () => {
   })
 
   it('resumes held strings once their organization has a token again, and counts them again', async () => {
-    const service = fakeServiceFetch()
+    const service = fakeServiceFetch(undefined, { accessTokens: ['token-a'] })
     const { StaticTokenProvider } = await import('../../src/platform/token-provider.js')
     const map = new Map<string, string>()
     const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, tokens: new StaticTokenProvider(map), config: { queueLimit: 4 }, heldRecheckMs: 50 })

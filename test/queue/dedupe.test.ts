@@ -84,3 +84,190 @@ describe('Dedupe after a restart', () => {
     expect(d.admit('s2', 1)).toBe('new')
   })
 })
+
+// What the entries remember, observed without relying on how a finished string answers a repeat
+// (that part changes): isActive, isCurrent (an older revision than a remembered one is not
+// current; a forgotten string has no older revisions) and size.
+const remembered = (d: Dedupe, key: string, revision: number) => !d.isCurrent(key, revision - 1)
+
+describe('Dedupe: revisions of one string', () => {
+  it('finish() of an old revision leaves the newer, active one active', () => {
+    const d = new Dedupe(1000, () => 0)
+    d.admit('s1', 1)
+    expect(d.admit('s1', 2)).toBe('new')
+    d.finish('s1', 1)
+    expect(d.isActive('s1')).toBe(true)
+    expect(d.admit('s1', 2)).toBe('duplicate')
+    d.finish('s1', 2)
+    expect(d.isActive('s1')).toBe(false)
+  })
+
+  it('finish() of a newer revision than the one remembered changes nothing', () => {
+    const d = new Dedupe(1000, () => 0)
+    d.admit('s1', 1)
+    d.finish('s1', 2)
+    expect(d.isActive('s1')).toBe(true)
+  })
+
+  it('finish() with no time window forgets the string at once', () => {
+    const d = new Dedupe(0, () => 0)
+    d.admit('s1', 1)
+    d.finish('s1', 1)
+    expect(d.size).toBe(0)
+    expect(d.isActive('s1')).toBe(false)
+  })
+
+  it('isCurrent: a revision at or above the newest is current, below is not, an unknown string is', () => {
+    const d = new Dedupe(1000, () => 0)
+    expect(d.isCurrent('s1', 1)).toBe(true)
+    d.admit('s1', 2)
+    expect(d.isCurrent('s1', 1)).toBe(false)
+    expect(d.isCurrent('s1', 2)).toBe(true)
+    expect(d.isCurrent('s1', 3)).toBe(true)
+  })
+
+  it('an unknown string is not active', () => {
+    expect(new Dedupe(1000).isActive('nobody')).toBe(false)
+  })
+})
+
+describe('Dedupe: release', () => {
+  it('release() of an older revision keeps the newer, active one', () => {
+    const d = new Dedupe(1000, () => 0)
+    d.admit('s1', 1)
+    d.admit('s1', 2)
+    d.release('s1', 1)
+    expect(d.isActive('s1')).toBe(true)
+    expect(d.size).toBe(1)
+    expect(d.admit('s1', 2)).toBe('duplicate')
+  })
+
+  it('release() of a newer revision than the one remembered keeps it', () => {
+    const d = new Dedupe(1000, () => 0)
+    d.admit('s1', 1)
+    d.release('s1', 2)
+    expect(d.isActive('s1')).toBe(true)
+    expect(d.size).toBe(1)
+  })
+
+  it('release() of a finished revision keeps what was remembered of it', () => {
+    const d = new Dedupe(1000, () => 0)
+    d.admit('s1', 3)
+    d.finish('s1', 3)
+    d.release('s1', 3)
+    expect(d.size).toBe(1)
+    expect(remembered(d, 's1', 3)).toBe(true)
+  })
+
+  it('release() of the active revision forgets it entirely', () => {
+    const d = new Dedupe(1000, () => 0)
+    d.admit('s1', 3)
+    d.release('s1', 3)
+    expect(d.size).toBe(0)
+    expect(d.isCurrent('s1', 1)).toBe(true)
+  })
+})
+
+describe('Dedupe: expiry bookkeeping', () => {
+  it('expiry does not delete an entry that a newer revision made active again', () => {
+    let now = 0
+    const d = new Dedupe(1000, () => now)
+    d.admit('s1', 1)
+    d.finish('s1', 1)
+    now = 10
+    expect(d.admit('s1', 2)).toBe('new')
+    now = 5000
+    d.admit('other', 1) // runs the expiry
+    expect(d.isActive('s1')).toBe(true)
+    expect(remembered(d, 's1', 2)).toBe(true)
+    expect(d.size).toBe(2)
+  })
+
+  it('expiry of an earlier finish does not delete a later finish of the same string', () => {
+    let now = 0
+    const d = new Dedupe(1000, () => now)
+    d.admit('s1', 1)
+    d.finish('s1', 1)
+    now = 600
+    d.admit('s1', 2)
+    d.finish('s1', 2)
+    now = 1100 // the first finish is past the window, the second is not
+    d.admit('other', 1)
+    expect(remembered(d, 's1', 2)).toBe(true)
+    now = 1600 // now the second is too
+    d.admit('other', 1)
+    expect(remembered(d, 's1', 2)).toBe(false)
+    expect(d.size).toBe(1)
+  })
+
+  it('an entry finished exactly ttl ago is forgotten, one finished a moment later is not', () => {
+    let now = 0
+    const d = new Dedupe(1000, () => now)
+    d.admit('a', 1)
+    d.finish('a', 1)
+    now = 1
+    d.admit('b', 1)
+    d.finish('b', 1)
+    now = 1000
+    d.admit('other', 1)
+    expect(remembered(d, 'a', 1)).toBe(false)
+    expect(remembered(d, 'b', 1)).toBe(true)
+  })
+
+  it('active entries never expire, however old', () => {
+    let now = 0
+    const d = new Dedupe(10, () => now)
+    d.admit('s1', 1)
+    now = 1_000_000
+    d.admit('other', 1)
+    expect(d.isActive('s1')).toBe(true)
+  })
+
+  it('compaction keeps keys and finish times in step: expiry after it forgets exactly the old ones', () => {
+    let now = 0
+    const ttl = 1000
+    const d = new Dedupe(ttl, () => now)
+    // One string finished per ms; each admit expires what finished ttl ago or earlier, so the
+    // finished list is compacted several times along the way.
+    const N = 12_000
+    for (let i = 0; i < N; i++) {
+      now = i
+      d.admit(`s${i}`, 1)
+      d.finish(`s${i}`, 1)
+    }
+    now = N - 1
+    d.admit('probe', 1)
+    // Forgotten: finished at or before now - ttl. Remembered: everything after.
+    const cutoff = N - 1 - ttl
+    for (const i of [0, 4096, 4097, 8000, cutoff - 1, cutoff]) expect(remembered(d, `s${i}`, 1), `s${i}`).toBe(false)
+    for (const i of [cutoff + 1, cutoff + 2, N - 2, N - 1]) expect(remembered(d, `s${i}`, 1), `s${i}`).toBe(true)
+    expect(d.size).toBe(N - 1 - cutoff + 1)
+    // And later expiries still pair each key with its own time.
+    now = N - 1 + 500
+    d.admit('probe2', 1)
+    expect(remembered(d, `s${cutoff + 500}`, 1)).toBe(false)
+    expect(remembered(d, `s${cutoff + 501}`, 1)).toBe(true)
+  })
+
+  it('the count bound forgets the oldest finished strings first, and only as many as needed', () => {
+    const d = new Dedupe(60_000, () => 0, 100)
+    for (let i = 0; i < 5000; i++) {
+      d.admit(`s${i}`, 1)
+      d.finish(`s${i}`, 1)
+    }
+    expect(d.size).toBe(100)
+    expect(remembered(d, 's4899', 1)).toBe(false)
+    expect(remembered(d, 's4900', 1)).toBe(true)
+    expect(remembered(d, 's4999', 1)).toBe(true)
+  })
+
+  it('the count bound does not forget an active string', () => {
+    const d = new Dedupe(60_000, () => 0, 10)
+    d.admit('busy', 1)
+    for (let i = 0; i < 100; i++) {
+      d.admit(`s${i}`, 1)
+      d.finish(`s${i}`, 1)
+    }
+    expect(d.isActive('busy')).toBe(true)
+  })
+})

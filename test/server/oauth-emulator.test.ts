@@ -3,7 +3,9 @@
 // the service speaks. The browser is fetch with manual redirects and the state cookie.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
 import { startEmulator, type Emulator } from '../../src/emulator/start-emulator.js'
+import { ApiClient } from '../../src/platform/api-client.js'
 import { OrganizationDisconnectedError } from '../../src/platform/token-manager.js'
+import { silentLogger } from '../../src/util/logger.js'
 import { browserConnect, startTestWorker, type TestWorker } from './oauth-helpers.js'
 
 const TOKEN = 'POST /oauth/token'
@@ -37,7 +39,7 @@ beforeEach(() => {
   emu.resetCounters()
 })
 
-/** An API call as the reporter makes it: 401 -> refresh once -> retry. */
+/** A bare API call with a given token (no refresh, no retry). */
 async function apiGet(token: string): Promise<Response> {
   const info = emu.info()
   return fetch(`${emu.url}/api/v2/projects/${info.projectId}/workflow-steps/${info.stepId}/languages/${info.languages[0]}/status?limit=1`, {
@@ -133,17 +135,27 @@ describe('OAuth flow against the emulator', () => {
     }
   })
 
-  it('refreshes once on 401 and retries with the new token', async () => {
+  it('refreshes once on 401 and retries with the new token: the API client does it itself', async () => {
     await browserConnect(worker.url, domain)
     const token = await worker.tokens.getAccessToken(domain)
     emu.resetCounters()
     emu.expireAccessTokens()
-    const first = await apiGet(token)
-    expect(first.status).toBe(401)
-    const fresh = await worker.tokens.refreshAfterUnauthorized(domain, token)
-    expect(fresh).not.toBe(token)
-    expect((await apiGet(fresh)).status).toBe(200)
+    expect((await apiGet(token)).status).toBe(401)
+    // The client's own 401 path: no hand-made refresh here.
+    const seen: number[] = []
+    const api = new ApiClient({
+      config: worker.config,
+      tokens: worker.tokens,
+      log: silentLogger(),
+      observer: { request: ({ status }) => void seen.push(status) },
+    })
+    const info = emu.info()
+    const records = await api.getStatuses(domain, info.projectId, info.stepId, info.languages[0]!, { limit: 1 })
+    expect(Array.isArray(records)).toBe(true)
+    expect(seen).toEqual([401, 200])
     expect(emu.requestCount(TOKEN)).toBe(1)
+    const fresh = await worker.tokens.getAccessToken(domain)
+    expect(fresh).not.toBe(token)
     // a second caller that saw the same 401 gets the new token without another request
     expect(await worker.tokens.refreshAfterUnauthorized(domain, token)).toBe(fresh)
     expect(emu.requestCount(TOKEN)).toBe(1)
