@@ -11,7 +11,7 @@ import { formatAjvErrors, PluginOptionsError, resolvePluginOptions } from './ins
 import { interpolateSettings, settingReferences } from './interpolate.js'
 import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
 import type { PluginRegistry } from './plugin-registry.js'
-import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type RunResult } from './run-pipeline.js'
+import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type Progress, type RunResult } from './run-pipeline.js'
 import type { Item, PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics, Severity } from './types.js'
 import type { Logger } from '../util/logger.js'
 
@@ -38,7 +38,9 @@ export interface Pipeline {
   settingsSchema: object
   resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
   needsTranslation: boolean
-  run(items: Item[], options?: { signal?: AbortSignal }): Promise<RunResult[]>
+  run(items: Item[], options?: { signal?: AbortSignal; progress?: Progress }): Promise<RunResult[]>
+  /** The outcome of a string whose check `checkIndex` was stopped after `budgetMs` (on-error applies). */
+  timedOut(id: number, checkIndex: number, budgetMs: number): RunResult
 }
 
 export interface EventHandler { on: string; id: string; plugin: string; instance: PluginInstance; timeoutMs: number; log: Logger }
@@ -346,11 +348,12 @@ export async function compilePipeline(
     async run(items, options) {
       tracker.enter()
       try {
-        return await runner.run(items, options?.signal)
+        return await runner.run(items, options?.signal, options?.progress)
       } finally {
         tracker.leave()
       }
     },
+    timedOut: (id, checkIndex, budgetMs) => runner.timedOut(id, checkIndex, budgetMs),
   }
   return {
     pipeline,
