@@ -25,6 +25,8 @@ export interface Config {
   bodyLimit: number
   queueLimit: number
   ingestThreads: number
+  pipelineThreads: number
+  checkTimeBudgetMs: number
   concurrency: number
   apiMaxInFlight: number
   apiMaxAttempts: number
@@ -120,6 +122,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   const config = { ...(out as unknown as Config), ...overrides }
   if ((env.INGEST_THREADS ?? '') === '' && overrides.ingestThreads === undefined) config.ingestThreads = defaultIngestThreads()
+  if ((env.PIPELINE_THREADS ?? '') === '' && overrides.pipelineThreads === undefined) config.pipelineThreads = defaultPipelineThreads()
   if (!config.baseUrl) config.baseUrl = `http://localhost:${config.port}`
   if (!config.pipelinesDir) config.pipelinesDir = path.join(PACKAGE_ROOT, 'pipelines')
   if (!config.storeUrl) config.storeUrl = `sqlite://${path.join(config.dataDir, 'switchyard.sqlite')}`
@@ -145,6 +148,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
  * One decoding thread per core, up to 4 (beyond that the main thread, which takes the decoded
  * jobs, is the limit), and none on a single core, where a thread only adds the hop (bench).
  */
+/**
+ * Pipeline threads when PIPELINE_THREADS is not set: one per core, at most 4. One on a single
+ * core too: the point is that a runaway check cannot stop the main thread, not parallelism.
+ */
+export function defaultPipelineThreads(cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores, 4))
+}
+
 export function defaultIngestThreads(cores = availableParallelism()): number {
   return cores > 1 ? Math.min(cores, 4) : 0
 }

@@ -13,6 +13,9 @@ import { PipelineHost } from '../../src/engine/pipeline-host.js'
 import { createPipelinePool, pipelineThreadFile, type PipelinePool } from '../../src/engine/pipeline-pool.js'
 import type { Item } from '../../src/engine/types.js'
 import { silentLogger } from '../../src/util/logger.js'
+import { recalculationEvent, signedRequest } from '../support/events.js'
+import { fakeServiceFetch } from '../support/fake-pipelines.js'
+import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 import { FIXTURE_PLUGINS, items, pipelineYaml, testDeps } from './helpers.js'
 
 /** Test plugins: `spin` never returns on a source holding SPIN; the rest as their names say. */
@@ -210,5 +213,34 @@ describe('pipeline pool', () => {
     const r = await pooled.get('t')!.run(many)
     expect(r.map((x) => x.id)).toEqual(many.map((i) => i.id))
     expect(r.filter((x) => x.findings.length).length).toBe(67)
+  }, 30_000)
+})
+
+describe('pipeline pool in the worker', () => {
+  it('/healthz answers while a check spins on a thread; the batch gets every outcome', async () => {
+    const { pool } = await start({ 't.yaml': gate('  - uses: spin') })
+    const service = fakeServiceFetch()
+    const w = await startTestWorker({ pipelines: pool, fetch: service.fetch })
+    try {
+      const body = JSON.stringify({ events: [1, 2, 3, 4, 5].map((stringId) => recalculationEvent({ stringId, moduleKey: 't', text: stringId === 3 ? 'SPIN' : stringId === 4 ? 'a bad one' : `Text ${stringId}` })) })
+      expect((await fetch(`${w.url}/webhooks`, signedRequest(body, SECRET))).status).toBe(200)
+      let answered = 0
+      let running = true
+      const idle = w.idle().then(() => { running = false })
+      while (running && pool.stopped === 0) {
+        const res = await fetch(`${w.url}/healthz`)
+        expect(res.status).toBe(200)
+        if (pool.stopped === 0) answered++
+        await new Promise((r) => setTimeout(r, 25))
+      }
+      await idle
+      // Answered while the thread was stuck, not only after it was stopped.
+      expect(answered).toBeGreaterThan(3)
+      expect(pool.stopped).toBe(1)
+      const ops = service.patches.flatMap((p) => p.ops) as Array<{ path: string; value: string }>
+      expect(Object.fromEntries(ops.map((o) => [o.path, o.value]))).toEqual({ '/1/output': 'approved', '/2/output': 'approved', '/3/output': '', '/4/output': 'translated', '/5/output': 'approved' })
+    } finally {
+      await w.stop()
+    }
   }, 30_000)
 })
