@@ -11,7 +11,7 @@ import { PACKAGE_ROOT } from '../config/load-config.js'
 import { runLoad } from '../bench/load-generator.js'
 import { memoryOf, startChild, waitFor, type Child } from '../bench/processes.js'
 import { checkTargets, formatTable, resultRows, type AdversarialResult, type AdversarialRun, type AiRun, type BenchResults, type EndToEndResult, type FloodResult, type IngestResult } from '../bench/report.js'
-import { adversarialTexts, RUNAWAY_PLUGIN } from '../bench/adversarial-texts.js'
+import { adversarialTexts, RUNAWAY_MARKER, RUNAWAY_PLUGIN } from '../bench/adversarial-texts.js'
 import { perSecond, ratio, round, summarizeLatencies } from '../bench/stats.js'
 import { renderFloodChart, type FloodSample } from '../bench/svg-chart.js'
 import { batchSource, bumpRevisions, type BatchSource } from '../bench/webhook-bodies.js'
@@ -384,7 +384,9 @@ class Bench {
     if (!qa.includes('  - uses: standard\n')) throw new Error('bench: qa-gate.yaml no longer has "- uses: standard"')
     writeFileSync(path.join(pipelines, 'qa-gate.yaml'), qa.replace('  - uses: standard\n', '  - uses: standard\n  - uses: runaway\n'))
     writeFileSync(path.join(plugins, 'runaway.mjs'), RUNAWAY_PLUGIN)
-    const texts = adversarialTexts()
+    // Inline (--pipeline-threads 0) nothing stops the runaway plugin: its strings are left out,
+    // so that the rest can be compared with the pool.
+    const texts = adversarialTexts().filter((t) => this.s.pipelineThreads !== 0 || !t.text.includes(RUNAWAY_MARKER))
     const scrape = async (url: string) => {
       const text = await (await fetch(`${url}/metrics`)).text()
       const metric = (name: string) => Number(new RegExp(`^switchyard_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000

@@ -28,6 +28,10 @@ import type { Item, PluginCache, PluginMetrics } from './types.js'
 export const HEARTBEAT_MS = 50
 /** Slots of a task's stamp. */
 export const STAMP = { beat: 0, item: 1, check: 2 } as const
+/** The `check` slot while the thread loads its pipelines: not a check, not under the budget. */
+export const LOADING = -2
+/** Longest a thread may take to load its pipelines (its import and compile work is synchronous). */
+export const LOAD_LIMIT_MS = 60_000
 export const DEFAULT_CHECK_TIME_BUDGET_MS = 3000
 
 /** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
@@ -65,7 +69,7 @@ export function pipelineThreadFile(): string | undefined {
 
 type Outcome = { ok: true; value: ThreadResult } | { ok: false; item: number; check: number }
 
-interface Watched { stamp: Int32Array; beat: number; since: number; stop(): void; stopped: boolean }
+interface Watched { stamp: Int32Array; beat: number; since: number; stop(): void; stopped: boolean; loadStuck?: boolean }
 
 export class PipelinePool {
   readonly threads: number
@@ -178,6 +182,7 @@ export class PipelinePool {
       const value = (await this.pool.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2 }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
       return { ok: true, value }
     } catch (error) {
+      if (w.loadStuck) throw new Error(`a pipeline thread did not load the pipelines within ${LOAD_LIMIT_MS} ms; it was stopped`)
       if (w.stopped) return { ok: false, item: Atomics.load(stamp, STAMP.item), check: Atomics.load(stamp, STAMP.check) }
       throw error
     } finally {
@@ -212,9 +217,15 @@ export class PipelinePool {
         if (beat !== x.beat) {
           x.beat = beat
           x.since = now
-        } else if (!x.stopped && now - x.since > this.budgetMs) {
-          x.stopped = true
-          x.stop()
+        } else if (!x.stopped) {
+          // Loading pipelines (a new thread's imports and compiles) is not a check: it has its
+          // own, larger limit, and is never blamed on a string.
+          const loading = Atomics.load(x.stamp, STAMP.check) === LOADING
+          if (now - x.since > (loading ? Math.max(LOAD_LIMIT_MS, this.budgetMs) : this.budgetMs)) {
+            x.stopped = true
+            x.loadStuck = loading
+            x.stop()
+          }
         }
       }
       if (this.watched.size === 0) {

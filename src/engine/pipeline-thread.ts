@@ -9,7 +9,7 @@ import { createLogger, type Logger } from '../util/logger.js'
 import { loadPipelines, type PipelineSet } from './load-pipelines.js'
 import type { RunResult } from './run-pipeline.js'
 import type { Item, PluginCache } from './types.js'
-import { HEARTBEAT_MS, STAMP, type CacheRequest, type ThreadData, type ThreadItem, type ThreadResult } from './pipeline-pool.js'
+import { HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, type ThreadData, type ThreadItem, type ThreadResult } from './pipeline-pool.js'
 
 const data = workerData as ThreadData
 const log: Logger = createLogger({ level: data.logLevel }).child({ part: 'engine', thread: true })
@@ -87,7 +87,9 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
     else w.resolve(m.value)
   })
   try {
+    Atomics.store(stamp, STAMP.check, LOADING)
     const set = await pipelinesOf(task.generation)
+    Atomics.store(stamp, STAMP.check, -1)
     const pipeline = set.get(task.key)
     if (!pipeline) throw new Error(`no pipeline declares module key "${task.key}" in the pipeline thread`)
     const signal = new AbortController().signal
