@@ -32,7 +32,7 @@ export const STAMP = { beat: 0, item: 1, check: 2 } as const
 export const LOADING = -2
 /** Longest a thread may take to load its pipelines (its import and compile work is synchronous). */
 export const LOAD_LIMIT_MS = 60_000
-export const DEFAULT_CHECK_TIME_BUDGET_MS = 3000
+export const DEFAULT_CHECK_TIME_BUDGET_MS = 2000
 
 /** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
 export type ThreadItem = Omit<Item, 'log' | 'signal'>
