@@ -71,10 +71,16 @@ export interface AdversarialRun {
 }
 
 export interface AdversarialResult {
+  /** PIPELINE_THREADS of the workers (null: the worker's default). */
+  pipelineThreads: number | null
   without: AdversarialRun
+  /** With the slow texts (issue 17's and the same shapes under maxTextLength). */
   with: AdversarialRun
-  /** Normal strings/s with the adversarial strings / without. */
+  /** Normal strings/s with the slow texts / without. */
   rateRatio: number
+  /** With the slow texts and two strings a plugin spins on forever (not run inline). */
+  withRunaway?: AdversarialRun
+  runawayRateRatio?: number
 }
 
 export interface BenchResults {
@@ -115,6 +121,13 @@ export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' 
     const slowest = a.with.outcomes.some((o) => o.seconds === null) ? Number.POSITIVE_INFINITY : Math.max(0, ...a.with.outcomes.map((o) => o.seconds ?? 0))
     t.push({ what: 'adversarial: slowest outcome (s)', target: '<= 5', measured: Number.isFinite(slowest) ? fmt(slowest, 2) : 'missing', met: slowest <= 5 })
     t.push({ what: 'adversarial: normal rate with / without', target: '>= 0.9', measured: fmt(a.rateRatio), met: a.rateRatio >= 0.9 })
+    if (a.withRunaway) {
+      const r = a.withRunaway
+      const slowestR = r.outcomes.some((o) => o.seconds === null) ? Number.POSITIVE_INFINITY : Math.max(0, ...r.outcomes.map((o) => o.seconds ?? 0))
+      t.push({ what: 'adversarial + runaway: event-loop delay p99 (ms)', target: '<= 50', measured: fmt(r.eventLoopDelayP99Ms, 1), met: r.eventLoopDelayP99Ms <= 50 })
+      t.push({ what: 'adversarial + runaway: slowest outcome (s)', target: '<= 5', measured: Number.isFinite(slowestR) ? fmt(slowestR, 2) : 'missing', met: slowestR <= 5 })
+      t.push({ what: 'adversarial + runaway: normal rate with / without', target: '>= 0.9', measured: fmt(a.runawayRateRatio ?? Number.NaN), met: (a.runawayRateRatio ?? 0) >= 0.9 })
+    }
   }
   return t
 }
@@ -162,14 +175,19 @@ export function resultRows(r: BenchResults): string[][] {
   }
   if (r.adversarial) {
     const a = r.adversarial
-    for (const [label, x] of [['without', a.without], ['with', a.with]] as const) {
+    const runs: Array<[string, AdversarialRun]> = [['without', a.without], ['with', a.with]]
+    if (a.withRunaway) runs.push(['+ runaway', a.withRunaway])
+    for (const [label, x] of runs) {
       rows.push([`adversarial ${label}: normal strings/s`, n(x.normalStringsPerSecond, 0)])
       rows.push([`adversarial ${label}: event-loop delay p99 / max ms`, `${n(x.eventLoopDelayP99Ms)} / ${n(x.eventLoopDelayMaxMs)}`])
       rows.push([`adversarial ${label}: /healthz p99 / max ms`, `${n(x.healthzP99Ms)} / ${n(x.healthzMaxMs)}`])
+      if (x.outcomes.length) {
+        rows.push([`adversarial ${label}: checks stopped by the budget`, String(x.checksStopped)])
+        rows.push([`adversarial ${label}: slowest outcome s`, n(Math.max(0, ...x.outcomes.map((o) => o.seconds ?? Number.POSITIVE_INFINITY)), 2)])
+      }
     }
-    rows.push(['adversarial: checks stopped by the budget', String(a.with.checksStopped)])
-    rows.push(['adversarial: slowest outcome s', n(Math.max(0, ...a.with.outcomes.map((o) => o.seconds ?? Number.POSITIVE_INFINITY)), 2)])
     rows.push(['adversarial: normal rate with / without', n(a.rateRatio, 3)])
+    if (a.runawayRateRatio !== undefined) rows.push(['adversarial + runaway: normal rate / without', n(a.runawayRateRatio, 3)])
   }
   return rows
 }

@@ -366,8 +366,9 @@ class Bench {
   // ---- 5. Adversarial ----
   /**
    * The end-to-end load through qa-gate (plus a `runaway` test plugin that spins forever on a
-   * marker) twice on fresh workers: without and with 12 adversarial strings mixed in (three
-   * batches of four, sent at a quarter, half and three quarters of the load). Measured: the
+   * marker) on fresh workers: without adversarial strings; with the 10 slow texts (the issue's and
+   * the same shapes under maxTextLength); with those and 2 strings the runaway plugin spins on
+   * (each set in three batches, sent at a quarter, half and three quarters of the load). Measured: the
    * worker main thread's event-loop delay (prom-client's monitorEventLoopDelay, p99 and max over
    * the run, from /metrics), /healthz answer times, how long after its batch was sent each
    * adversarial string had its outcome, and the rate of the normal strings.
@@ -384,22 +385,22 @@ class Bench {
     if (!qa.includes('  - uses: standard\n')) throw new Error('bench: qa-gate.yaml no longer has "- uses: standard"')
     writeFileSync(path.join(pipelines, 'qa-gate.yaml'), qa.replace('  - uses: standard\n', '  - uses: standard\n  - uses: runaway\n'))
     writeFileSync(path.join(plugins, 'runaway.mjs'), RUNAWAY_PLUGIN)
-    // Inline (--pipeline-threads 0) nothing stops the runaway plugin: its strings are left out,
-    // so that the rest can be compared with the pool.
-    const texts = adversarialTexts().filter((t) => this.s.pipelineThreads !== 0 || !t.text.includes(RUNAWAY_MARKER))
+    const all = adversarialTexts()
+    const slow = all.filter((t) => !t.text.includes(RUNAWAY_MARKER))
     const scrape = async (url: string) => {
       const text = await (await fetch(`${url}/metrics`)).text()
       const metric = (name: string) => Number(new RegExp(`^switchyard_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000
       return { p99: metric('p99'), max: metric('max'), timeouts: Number(/^switchyard_check_timeouts_total (\S+)$/m.exec(text)?.[1] ?? 0) }
     }
-    const run = async (withAdversarial: boolean): Promise<AdversarialRun> => {
+    const run = async (texts: Array<{ name: string; text: string }>): Promise<AdversarialRun> => {
+      const withAdversarial = texts.length > 0
       const seed = { seed: 9, strings, languages: LANGUAGES, moduleKey: 'qa-gate', stepId: this.stepOf('qa-gate'), extraTexts: withAdversarial ? texts.map((t) => t.text) : [] }
       await this.control('/seed', seed)
       await this.control('/reset-counters', {})
       const worker = await this.startWorker({ QUEUE_LIMIT: String(1_000_000), PIPELINES_DIR: pipelines, PLUGINS_DIR: plugins }, true)
       const source = batchSource(seed, { appSecret: this.appSecret, batchSize: this.s.batchSize, strings })
       // Where the adversarial batches go among the normal ones, and which strings each holds.
-      const groups = withAdversarial ? [0, 1, 2].map((g) => texts.map((_, j) => strings + j).filter((_, j) => j % 3 === g)) : []
+      const groups = withAdversarial ? [0, 1, 2].map((g) => texts.map((_, j) => strings + j).filter((_, j) => j % 3 === g)).filter((g) => g.length) : []
       const at = new Map(groups.map((g, k) => [Math.floor((source.count * (k + 1)) / (groups.length + 1)) + k, g]))
       const sentAt = new Map<number, number>()
       const count = source.count + groups.length
@@ -462,9 +463,17 @@ class Bench {
         outcomes: withAdversarial ? texts.map((t, j) => ({ name: t.name, chars: t.text.length, seconds: outcomeMs.has(j) ? round(outcomeMs.get(j)! / 1000, 2) : null })) : [],
       }
     }
-    const without = await run(false)
-    const withAdversarial = await run(true)
-    return { without, with: withAdversarial, rateRatio: ratio(withAdversarial.normalStringsPerSecond, without.normalStringsPerSecond) }
+    const without = await run([])
+    const withSlow = await run(slow)
+    // Inline (--pipeline-threads 0) nothing would stop the runaway plugin: that run is left out.
+    const withRunaway = this.s.pipelineThreads === 0 ? undefined : await run(all)
+    return {
+      pipelineThreads: this.s.pipelineThreads ?? null,
+      without,
+      with: withSlow,
+      rateRatio: ratio(withSlow.normalStringsPerSecond, without.normalStringsPerSecond),
+      ...(withRunaway ? { withRunaway, runawayRateRatio: ratio(withRunaway.normalStringsPerSecond, without.normalStringsPerSecond) } : {}),
+    }
   }
 }
 
@@ -506,7 +515,7 @@ export async function runBench(args: string[]): Promise<number> {
       await bench.stopChild(worker.child)
     }
     if (s.only.has('adversarial')) {
-      log(`adversarial: ${s.adversarialStrings} strings through qa-gate, without and then with 12 adversarial strings mixed in`)
+      log(`adversarial: ${s.adversarialStrings} strings through qa-gate, without, with 10 slow texts, and with them and 2 runaway strings mixed in`)
       results.adversarial = await bench.adversarial()
     }
     if (s.only.has('flood')) {
