@@ -93,7 +93,11 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
     const pipeline = set.get(task.key)
     if (!pipeline) throw new Error(`no pipeline declares module key "${task.key}" in the pipeline thread`)
     const signal = new AbortController().signal
-    const items: Item[] = task.items.map((i) => ({ ...i, log: log.child({ organization: i.organizationId, project: i.projectId, step: i.stepId }), signal }))
+    // One logger per run, as on the main thread: a run's strings share organization, project and
+    // step (a pino child per string would cost more than some checks).
+    const first = task.items[0]
+    const runLog = first ? log.child({ organization: first.organizationId, project: first.projectId, step: first.stepId }) : log
+    const items: Item[] = task.items.map((i) => ({ ...i, log: runLog, signal }))
     const results: RunResult[] = await pipeline.run(items, {
       progress: (item, check) => {
         Atomics.store(stamp, STAMP.item, item)
