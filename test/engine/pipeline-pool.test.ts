@@ -50,6 +50,13 @@ const PLUGINS: Record<string, string> = {
     } }
   },
 }`,
+  'slow-load.mjs': `// Spins at import, as a plugin with a large table to build might: not a check.
+const until = Date.now() + Number(process.env.SLOW_LOAD_MS ?? 0)
+while (Date.now() < until) {}
+export default {
+  name: 'slow-load', description: 'Slow to import.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() { return { check: () => [] } },
+}`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
   create(_o, context) {
@@ -194,6 +201,19 @@ describe('pipeline pool', () => {
     expect((await host.reload()).ok).toBe(true)
     // Both threads, whichever takes the run.
     for (let i = 0; i < 4; i++) expect((await pooled.get('t')!.run(one))[0]!.output).toBe('failed')
+  }, 30_000)
+
+  it('a thread loading its pipelines slowly is not stopped by the check budget', async () => {
+    process.env.SLOW_LOAD_MS = String(BUDGET * 2)
+    try {
+      // A plugins directory of its own: modules are imported once per thread and path.
+      const { pooled, pool } = await start({ 't.yaml': gate('  - uses: slow-load') }, { threads: 1 })
+      const r = await pooled.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
+      expect(pool.stopped).toBe(0)
+      expect(r[0]!.output).toBe('passed')
+    } finally {
+      delete process.env.SLOW_LOAD_MS
+    }
   }, 30_000)
 
   it('plugin metrics are counted on the main thread and the plugin cache is the main thread\'s', async () => {
