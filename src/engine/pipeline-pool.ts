@@ -91,6 +91,10 @@ export class PipelinePool {
       maxThreads: options.threads,
       idleTimeout: Number.POSITIVE_INFINITY,
       workerData: data,
+      // As the ingest threads: V8 sizes a thread's young generation from the host's memory; a run's
+      // garbage dies young either way. Quick flood bench, 2 threads: peak RSS 326 MB with the
+      // default, 280 with 8 MB (16 MB: 300), against 214 inline; rate within noise.
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
     })
     // A thread that cannot start (its module failed) is reported, not thrown at the process.
     this.pool.on('error', (e: unknown) => options.log.error({ err: (e as Error).message }, 'a pipeline thread failed'))
