@@ -149,11 +149,14 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
  * jobs, is the limit), and none on a single core, where a thread only adds the hop (bench).
  */
 /**
- * Pipeline threads when PIPELINE_THREADS is not set: one per core, at most 4. One on a single
- * core too: the point is that a runaway check cannot stop the main thread, not parallelism.
+ * Pipeline threads when PIPELINE_THREADS is not set: one core left to the main thread and the
+ * ingest threads, at most 4, and at least one: the point is that no check can stop the main
+ * thread, not parallelism. Each thread holds its own copy of the pipelines and plugins (about
+ * 40 MB): on 2 cores a second one took the flood bench's peak from 288 to 330 MB, over the 300
+ * MB target, with no throughput to show for it on this machine (docs/performance.md).
  */
 export function defaultPipelineThreads(cores = availableParallelism()): number {
-  return Math.max(1, Math.min(cores, 4))
+  return Math.max(1, Math.min(cores - 1, 4))
 }
 
 export function defaultIngestThreads(cores = availableParallelism()): number {
