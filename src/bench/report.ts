@@ -54,6 +54,35 @@ export interface FloodResult {
   samples: Array<{ t: number; rssMb: number; donePerSecond: number }>
 }
 
+export interface AdversarialRun {
+  normalStrings: number
+  adversarialStrings: number
+  seconds: number
+  normalStringsPerSecond: number
+  /** The worker main thread's event-loop delay over the run (monitorEventLoopDelay, 10 ms resolution). */
+  eventLoopDelayP99Ms: number
+  eventLoopDelayMaxMs: number
+  /** /healthz answer times as the sender saw them, one probe every 100 ms. */
+  healthzP99Ms: number
+  healthzMaxMs: number
+  checksStopped: number
+  /** Each adversarial string: seconds from its batch being sent to an outcome for every language (null: none). */
+  outcomes: Array<{ name: string; chars: number; seconds: number | null }>
+}
+
+export interface AdversarialResult {
+  /** PIPELINE_THREADS of the workers (null: the worker's default). */
+  pipelineThreads: number | null
+  without: AdversarialRun
+  /** With the slow texts (issue 17's and the same shapes under maxTextLength). */
+  with: AdversarialRun
+  /** Normal strings/s with the slow texts / without. */
+  rateRatio: number
+  /** With the slow texts and two strings a plugin spins on forever (not run inline). */
+  withRunaway?: AdversarialRun
+  runawayRateRatio?: number
+}
+
 export interface BenchResults {
   date: string
   mode: 'quick' | 'full'
@@ -63,11 +92,12 @@ export interface BenchResults {
   endToEnd?: EndToEndResult
   ai?: AiResult
   flood?: FloodResult
+  adversarial?: AdversarialResult
   targets: Array<{ what: string; target: string; measured: string; met: boolean }>
 }
 
 /** Targets of issue 9 checked against the results (reported, never asserted). */
-export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' | 'flood'>): BenchResults['targets'] {
+export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' | 'flood' | 'adversarial'>): BenchResults['targets'] {
   const t: BenchResults['targets'] = []
   const fmt = (n: number, d = 3) => (Number.isFinite(n) ? String(Number(n.toFixed(d))) : 'n/a')
   if (r.ingest) t.push({ what: 'ingest vs baseline', target: '>= 0.8', measured: fmt(r.ingest.ratio), met: r.ingest.ratio >= 0.8 })
@@ -83,6 +113,21 @@ export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' 
   if (r.flood) {
     t.push({ what: 'flood peak RSS (MB)', target: '< 300', measured: fmt(r.flood.peakRssMb, 0), met: r.flood.peakRssMb < 300 })
     t.push({ what: 'flood strings lost', target: '0', measured: String(r.flood.lost), met: r.flood.lost === 0 })
+  }
+  if (r.adversarial) {
+    const a = r.adversarial
+    // Issue 17.
+    t.push({ what: 'adversarial: event-loop delay p99 (ms)', target: '<= 50', measured: fmt(a.with.eventLoopDelayP99Ms, 1), met: a.with.eventLoopDelayP99Ms <= 50 })
+    const slowest = a.with.outcomes.some((o) => o.seconds === null) ? Number.POSITIVE_INFINITY : Math.max(0, ...a.with.outcomes.map((o) => o.seconds ?? 0))
+    t.push({ what: 'adversarial: slowest outcome (s)', target: '<= 5', measured: Number.isFinite(slowest) ? fmt(slowest, 2) : 'missing', met: slowest <= 5 })
+    t.push({ what: 'adversarial: normal rate with / without', target: '>= 0.9', measured: fmt(a.rateRatio), met: a.rateRatio >= 0.9 })
+    if (a.withRunaway) {
+      const r = a.withRunaway
+      const slowestR = r.outcomes.some((o) => o.seconds === null) ? Number.POSITIVE_INFINITY : Math.max(0, ...r.outcomes.map((o) => o.seconds ?? 0))
+      t.push({ what: 'adversarial + runaway: event-loop delay p99 (ms)', target: '<= 50', measured: fmt(r.eventLoopDelayP99Ms, 1), met: r.eventLoopDelayP99Ms <= 50 })
+      t.push({ what: 'adversarial + runaway: slowest outcome (s)', target: '<= 5', measured: Number.isFinite(slowestR) ? fmt(slowestR, 2) : 'missing', met: slowestR <= 5 })
+      t.push({ what: 'adversarial + runaway: normal rate with / without', target: '>= 0.9', measured: fmt(a.runawayRateRatio ?? Number.NaN), met: (a.runawayRateRatio ?? 0) >= 0.9 })
+    }
   }
   return t
 }
@@ -127,6 +172,22 @@ export function resultRows(r: BenchResults): string[][] {
     rows.push(['flood: 503 answers', String(f.busy503)])
     rows.push(['flood: peak RSS MB (sampled / VmHWM)', `${n(f.peakRssMb, 0)} / ${n(f.vmHwmMb, 0)}`])
     rows.push(['flood: acknowledged / DONE / lost', `${f.acknowledged} / ${f.done} / ${f.lost}`])
+  }
+  if (r.adversarial) {
+    const a = r.adversarial
+    const runs: Array<[string, AdversarialRun]> = [['without', a.without], ['with', a.with]]
+    if (a.withRunaway) runs.push(['+ runaway', a.withRunaway])
+    for (const [label, x] of runs) {
+      rows.push([`adversarial ${label}: normal strings/s`, n(x.normalStringsPerSecond, 0)])
+      rows.push([`adversarial ${label}: event-loop delay p99 / max ms`, `${n(x.eventLoopDelayP99Ms)} / ${n(x.eventLoopDelayMaxMs)}`])
+      rows.push([`adversarial ${label}: /healthz p99 / max ms`, `${n(x.healthzP99Ms)} / ${n(x.healthzMaxMs)}`])
+      if (x.outcomes.length) {
+        rows.push([`adversarial ${label}: checks stopped by the budget`, String(x.checksStopped)])
+        rows.push([`adversarial ${label}: slowest outcome s`, n(Math.max(0, ...x.outcomes.map((o) => o.seconds ?? Number.POSITIVE_INFINITY)), 2)])
+      }
+    }
+    rows.push(['adversarial: normal rate with / without', n(a.rateRatio, 3)])
+    if (a.runawayRateRatio !== undefined) rows.push(['adversarial + runaway: normal rate / without', n(a.runawayRateRatio, 3)])
   }
   return rows
 }

@@ -13,19 +13,45 @@ export interface BatchSource {
   batch(index: number): Batch
 }
 
-export function batchSource(seed: SeedOptions, options: { appSecret: string; batchSize: number; headerPrefix?: string}): BatchSource {
+/**
+ * Batches of the sample's strings, every (string, language) pair once. `strings` limits them to
+ * the first N strings of the sample (the rest, e.g. extra texts, are sent with `batchOf`).
+ */
+export function batchSource(seed: SeedOptions, options: { appSecret: string; batchSize: number; headerPrefix?: string; strings?: number }): BatchSource & { batchOf(strings: number[]): Batch } {
   const sample = createSampleProject(seed)
   const prefix = options.headerPrefix ?? 'X-Service-'
   const languages = sample.languages
-  const pairs = sample.strings.length * languages.length
+  const pairs = Math.min(options.strings ?? sample.strings.length, sample.strings.length) * languages.length
   const count = Math.ceil(pairs / options.batchSize)
+  const batchOf = (strings: number[]): Batch => {
+    // A writer per batch: it caches each string's serialized record, which a flood of
+    // hundreds of thousands of strings should not keep.
+    const writer = new EventWriter(sample, 'string.added')
+    const parts: string[] = []
+    for (const k of strings) for (const language of languages) parts.push(writer.event(sample.strings[k]!, language))
+    return signed(parts)
+  }
+  const signed = (parts: string[]): Batch => {
+    const body = Buffer.from(`{"events":[${parts.join(',')}]}`)
+    return {
+      body,
+      events: parts.length,
+      headers: {
+        'User-Agent': 'Service-Webhook',
+        'Content-Type': 'application/json',
+        [`${prefix}Id`]: sample.organization.id,
+        [`${prefix}Domain`]: sample.organization.domain,
+        [`${prefix}Signature`]: signBody(body, options.appSecret),
+        'X-Module-Key': sample.step.applicationModule.moduleKey,
+      },
+    }
+  }
   return {
     sample,
     pairs,
     count,
+    batchOf,
     batch(index) {
-      // A writer per batch: it caches each string's serialized record, which a flood of
-      // hundreds of thousands of strings should not keep.
       const writer = new EventWriter(sample, 'string.added')
       const parts: string[] = []
       const end = Math.min(pairs, (index + 1) * options.batchSize)
@@ -33,19 +59,7 @@ export function batchSource(seed: SeedOptions, options: { appSecret: string; bat
         const str = sample.strings[Math.floor(k / languages.length)]!
         parts.push(writer.event(str, languages[k % languages.length]!))
       }
-      const body = Buffer.from(`{"events":[${parts.join(',')}]}`)
-      return {
-        body,
-        events: parts.length,
-        headers: {
-          'User-Agent': 'Service-Webhook',
-          'Content-Type': 'application/json',
-          [`${prefix}Id`]: sample.organization.id,
-          [`${prefix}Domain`]: sample.organization.domain,
-          [`${prefix}Signature`]: signBody(body, options.appSecret),
-          'X-Module-Key': sample.step.applicationModule.moduleKey,
-        },
-      }
+      return signed(parts)
     },
   }
 }

@@ -4,13 +4,14 @@
 // answers API calls). Four measurements in one run: ingest vs a plain node:http baseline, end to
 // end through qa-gate, AI proofreading with a slow fake model and its cached rerun, and a flood
 // under back-pressure. Results: a table on stdout, bench/results.json and bench/flood.svg.
-import { mkdirSync, mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { runLoad } from '../bench/load-generator.js'
 import { memoryOf, startChild, waitFor, type Child } from '../bench/processes.js'
-import { checkTargets, formatTable, resultRows, type AiRun, type BenchResults, type EndToEndResult, type FloodResult, type IngestResult } from '../bench/report.js'
+import { checkTargets, formatTable, resultRows, type AdversarialResult, type AdversarialRun, type AiRun, type BenchResults, type EndToEndResult, type FloodResult, type IngestResult } from '../bench/report.js'
+import { adversarialTexts, RUNAWAY_MARKER, RUNAWAY_PLUGIN } from '../bench/adversarial-texts.js'
 import { perSecond, ratio, round, summarizeLatencies } from '../bench/stats.js'
 import { renderFloodChart, type FloodSample } from '../bench/svg-chart.js'
 import { batchSource, bumpRevisions, type BatchSource } from '../bench/webhook-bodies.js'
@@ -34,6 +35,8 @@ interface Settings {
   floodStrings: number
   floodQueueLimit: number
   workerConcurrency: number | undefined
+  pipelineThreads: number | undefined
+  adversarialStrings: number
   only: Set<string>
   profile: boolean
   out: string
@@ -42,11 +45,13 @@ interface Settings {
 const USAGE = `switchyard bench [options]
 
   --quick               small counts and a short model latency (under a minute)
-  --only LIST           run only some of: ingest,e2e,ai,flood
+  --only LIST           run only some of: ingest,e2e,ai,flood,adversarial
   --concurrency N       sender connections (default 16)
   --ai-latency MS       latency of the fake model (default 800; quick 100)
   --flood N             strings offered in the flood (default 200000)
   --worker-concurrency N  CONCURRENCY of the worker (default: the worker's own default)
+  --pipeline-threads N  PIPELINE_THREADS of the worker (default: the worker's own; 0: inline)
+  --adversarial N       normal strings of the adversarial scenario (default 20000; quick 6000)
   --profile             run the worker with --cpu-prof (profiles in bench/profiles/)
   --out DIR             where results.json and flood.svg go (default bench/)
 
@@ -67,7 +72,9 @@ function parseArgs(args: string[]): Settings | string {
     floodStrings: quick ? 40_000 : 200_000,
     floodQueueLimit: quick ? 1000 : 2000,
     workerConcurrency: undefined,
-    only: new Set(['ingest', 'e2e', 'ai', 'flood']),
+    pipelineThreads: undefined,
+    adversarialStrings: quick ? 6000 : 20_000,
+    only: new Set(['ingest', 'e2e', 'ai', 'flood', 'adversarial']),
     profile: false,
     out: path.join(PACKAGE_ROOT, 'bench'),
   }
@@ -85,6 +92,10 @@ function parseArgs(args: string[]): Settings | string {
       else if (a === '--ai-latency') s.aiLatencyMs = num()
       else if (a === '--flood') s.floodStrings = num()
       else if (a === '--worker-concurrency') s.workerConcurrency = num()
+      else if (a === '--pipeline-threads') {
+        s.pipelineThreads = Number(args[++i])
+        if (!Number.isInteger(s.pipelineThreads) || s.pipelineThreads < 0) return '--pipeline-threads takes a whole number >= 0'
+      } else if (a === '--adversarial') s.adversarialStrings = num()
       else if (a === '--profile') s.profile = true
       else if (a === '--out') s.out = path.resolve(args[++i] ?? '.')
       else return `unknown option ${a}`
@@ -92,7 +103,7 @@ function parseArgs(args: string[]): Settings | string {
       return (error as Error).message
     }
   }
-  for (const o of s.only) if (!['ingest', 'e2e', 'ai', 'flood'].includes(o)) return `--only: unknown part "${o}"`
+  for (const o of s.only) if (!['ingest', 'e2e', 'ai', 'flood', 'adversarial'].includes(o)) return `--only: unknown part "${o}"`
   return s
 }
 
@@ -188,6 +199,7 @@ class Bench {
       LOG_LEVEL: 'warn',
       RECONCILE_INTERVAL_MS: '0',
       ...(this.s.workerConcurrency ? { CONCURRENCY: String(this.s.workerConcurrency) } : {}),
+      ...(this.s.pipelineThreads !== undefined ? { PIPELINE_THREADS: String(this.s.pipelineThreads) } : {}),
       ...env,
     })
     this.children.push(child)
@@ -351,6 +363,118 @@ class Bench {
       samples,
     }
   }
+  // ---- 5. Adversarial ----
+  /**
+   * The end-to-end load through qa-gate (plus a `runaway` test plugin that spins forever on a
+   * marker) on fresh workers: without adversarial strings; with the 10 slow texts (the issue's and
+   * the same shapes under maxTextLength); with those and 2 strings the runaway plugin spins on
+   * (each set in three batches, sent at a quarter, half and three quarters of the load). Measured: the
+   * worker main thread's event-loop delay (prom-client's monitorEventLoopDelay, p99 and max over
+   * the run, from /metrics), /healthz answer times, how long after its batch was sent each
+   * adversarial string had its outcome, and the rate of the normal strings.
+   */
+  async adversarial(): Promise<AdversarialResult> {
+    const strings = Math.round(this.s.adversarialStrings / LANGUAGES.length)
+    const dir = path.join(this.dataDir, 'adversarial')
+    const pipelines = path.join(dir, 'pipelines')
+    const plugins = path.join(dir, 'plugins')
+    mkdirSync(pipelines, { recursive: true })
+    mkdirSync(plugins, { recursive: true })
+    for (const f of ['qa-gate.png', 'pipeline.schema.json']) copyFileSync(path.join(PACKAGE_ROOT, 'pipelines', f), path.join(pipelines, f))
+    const qa = readFileSync(path.join(PACKAGE_ROOT, 'pipelines', 'qa-gate.yaml'), 'utf8')
+    if (!qa.includes('  - uses: standard\n')) throw new Error('bench: qa-gate.yaml no longer has "- uses: standard"')
+    writeFileSync(path.join(pipelines, 'qa-gate.yaml'), qa.replace('  - uses: standard\n', '  - uses: standard\n  - uses: runaway\n'))
+    writeFileSync(path.join(plugins, 'runaway.mjs'), RUNAWAY_PLUGIN)
+    const all = adversarialTexts()
+    const slow = all.filter((t) => !t.text.includes(RUNAWAY_MARKER))
+    const scrape = async (url: string) => {
+      const text = await (await fetch(`${url}/metrics`)).text()
+      const metric = (name: string) => Number(new RegExp(`^switchyard_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000
+      return { p99: metric('p99'), max: metric('max'), timeouts: Number(/^switchyard_check_timeouts_total (\S+)$/m.exec(text)?.[1] ?? 0) }
+    }
+    const run = async (texts: Array<{ name: string; text: string }>): Promise<AdversarialRun> => {
+      const withAdversarial = texts.length > 0
+      const seed = { seed: 9, strings, languages: LANGUAGES, moduleKey: 'qa-gate', stepId: this.stepOf('qa-gate'), extraTexts: withAdversarial ? texts.map((t) => t.text) : [] }
+      await this.control('/seed', seed)
+      await this.control('/reset-counters', {})
+      const worker = await this.startWorker({ QUEUE_LIMIT: String(1_000_000), PIPELINES_DIR: pipelines, PLUGINS_DIR: plugins }, true)
+      const source = batchSource(seed, { appSecret: this.appSecret, batchSize: this.s.batchSize, strings })
+      // Where the adversarial batches go among the normal ones, and which strings each holds.
+      const groups = withAdversarial ? [0, 1, 2].map((g) => texts.map((_, j) => strings + j).filter((_, j) => j % 3 === g)).filter((g) => g.length) : []
+      const at = new Map(groups.map((g, k) => [Math.floor((source.count * (k + 1)) / (groups.length + 1)) + k, g]))
+      const sentAt = new Map<number, number>()
+      const count = source.count + groups.length
+      let normal = 0
+      const order: Array<number | number[]> = []
+      for (let i = 0; i < count; i++) order.push(at.get(i) ?? normal++)
+      const batch = (i: number) => {
+        const o = order[i]!
+        if (typeof o === 'number') return source.batch(o)
+        for (const id of o) sentAt.set(id, performance.now())
+        return source.batchOf(o)
+      }
+      const health: number[] = []
+      let probing = true
+      const prober = (async () => {
+        while (probing) {
+          const t = performance.now()
+          await fetch(`${worker.url}/healthz`).then((r) => r.arrayBuffer()).catch(() => undefined)
+          health.push(performance.now() - t)
+          await sleep(100)
+        }
+      })()
+      // Outcomes of the adversarial strings: the first PATCH that names each (string, language).
+      const ids = texts.map((_, j) => source.sample.strings[strings + j]?.id).filter((x): x is number => x !== undefined)
+      const outcomeMs = new Map<number, number>()
+      let watching = withAdversarial
+      const watcher = (async () => {
+        while (watching) {
+          const seen = await this.control<{ data: Array<{ stringId: number; patches: number }> }>(`/statuses?stringIds=${ids.join(',')}&limit=1000`).catch(() => ({ data: [] }))
+          const perString = new Map<number, number>()
+          for (const st of seen.data) if (st.patches > 0) perString.set(st.stringId, (perString.get(st.stringId) ?? 0) + 1)
+          ids.forEach((id, j) => {
+            const sent = sentAt.get(strings + j)
+            if (sent !== undefined && !outcomeMs.has(j) && perString.get(id) === LANGUAGES.length) outcomeMs.set(j, performance.now() - sent)
+          })
+          if (outcomeMs.size === ids.length) break
+          await sleep(100)
+        }
+      })()
+      await scrape(worker.url) // resets the event-loop histogram: what follows is this run's
+      const { ms, progress } = await this.deliverAndFinish(worker.url, { count, batch }, source.pairs, 180_000)
+      const loop = await scrape(worker.url)
+      const deadline = performance.now() + 30_000
+      while (withAdversarial && outcomeMs.size < ids.length && performance.now() < deadline) await sleep(50)
+      watching = false
+      probing = false
+      await Promise.all([watcher, prober])
+      await this.stopChild(worker.child)
+      const health99 = summarizeLatencies(health)
+      return {
+        normalStrings: source.pairs,
+        adversarialStrings: withAdversarial ? ids.length * LANGUAGES.length : 0,
+        seconds: round(ms / 1000, 2),
+        normalStringsPerSecond: perSecond(Math.min(progress.done, source.pairs), ms),
+        eventLoopDelayP99Ms: round(loop.p99, 1),
+        eventLoopDelayMaxMs: round(loop.max, 1),
+        healthzP99Ms: round(health99.p99, 1),
+        healthzMaxMs: round(health99.max, 1),
+        checksStopped: loop.timeouts,
+        outcomes: withAdversarial ? texts.map((t, j) => ({ name: t.name, chars: t.text.length, seconds: outcomeMs.has(j) ? round(outcomeMs.get(j)! / 1000, 2) : null })) : [],
+      }
+    }
+    const without = await run([])
+    const withSlow = await run(slow)
+    // Inline (--pipeline-threads 0) nothing would stop the runaway plugin: that run is left out.
+    const withRunaway = this.s.pipelineThreads === 0 ? undefined : await run(all)
+    return {
+      pipelineThreads: this.s.pipelineThreads ?? null,
+      without,
+      with: withSlow,
+      rateRatio: ratio(withSlow.normalStringsPerSecond, without.normalStringsPerSecond),
+      ...(withRunaway ? { withRunaway, runawayRateRatio: ratio(withRunaway.normalStringsPerSecond, without.normalStringsPerSecond) } : {}),
+    }
+  }
 }
 
 export async function runBench(args: string[]): Promise<number> {
@@ -389,6 +513,10 @@ export async function runBench(args: string[]): Promise<number> {
         results.ai = await bench.ai(worker.url)
       }
       await bench.stopChild(worker.child)
+    }
+    if (s.only.has('adversarial')) {
+      log(`adversarial: ${s.adversarialStrings} strings through qa-gate, without, with 10 slow texts, and with them and 2 runaway strings mixed in`)
+      results.adversarial = await bench.adversarial()
     }
     if (s.only.has('flood')) {
       log(`flood: ${s.floodStrings} strings, QUEUE_LIMIT ${s.floodQueueLimit}`)

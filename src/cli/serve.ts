@@ -3,6 +3,7 @@
 import { loadConfig, missingForProduction, type Config } from '../config/load-config.js'
 import { parseAppSecrets, scopedOrganizations } from '../webhooks/app-secrets.js'
 import { PipelineHost } from '../engine/pipeline-host.js'
+import { createPipelinePool, type PipelinePool } from '../engine/pipeline-pool.js'
 import type { PluginCache } from '../engine/types.js'
 import { TokenManager } from '../platform/token-manager.js'
 import { createOAuthRouter } from '../server/oauth-routes.js'
@@ -24,6 +25,8 @@ export interface Running {
   stores: Stores
   tokens: TokenManager
   host: PipelineHost
+  /** The threads the pipelines run on; undefined with PIPELINE_THREADS=0. */
+  pool: PipelinePool | undefined
   log: Logger
   stop(): Promise<void>
 }
@@ -38,12 +41,14 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
       await stores.cache.set(`${namespace}:${key}`, value, ttl)
     },
   })
+  const env = { ...process.env, OPENAI_API_KEY: config.openaiApiKey || process.env.OPENAI_API_KEY, OPENAI_BASE_URL: config.openaiBaseUrl || process.env.OPENAI_BASE_URL }
+  const pluginMetrics = { add: (name: string, value = 1) => metrics.plugin.inc({ metric: name }, value) }
   const host = new PipelineHost(config.pipelinesDir.includes(',') ? config.pipelinesDir.split(',') : { dir: config.pipelinesDir }, {
     pluginsDir: config.pluginsDir || undefined,
     log: log.child({ part: 'engine' }),
     cacheFor,
-    env: { ...process.env, OPENAI_API_KEY: config.openaiApiKey || process.env.OPENAI_API_KEY, OPENAI_BASE_URL: config.openaiBaseUrl || process.env.OPENAI_BASE_URL },
-    metrics: { add: (name, value = 1) => metrics.plugin.inc({ metric: name }, value) },
+    env,
+    metrics: pluginMetrics,
   })
   const loaded = await host.load()
   if (!loaded.ok) {
@@ -56,7 +61,14 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   const tokens = await TokenManager.create({ config, store: stores.tokens, log: log.child({ part: 'oauth' }), lock: locks.lock })
   const settings = new SettingsService(stores.settings, log.child({ part: 'settings' }))
   const guard = operatorAuth(config, log)
-  const pipelines = host as unknown as PipelineSource
+  // Pipelines run on their own threads (each loads the same files), under a time budget per check
+  // of a string; the host keeps everything else (manifest, settings, event handlers).
+  const pool = createPipelinePool({
+    host, threads: config.pipelineThreads, budgetMs: config.checkTimeBudgetMs, env, logLevel: config.logLevel,
+    log: log.child({ part: 'engine' }), cacheFor, metrics: pluginMetrics,
+    onTimeout: () => metrics.checkTimeouts.inc(),
+  })
+  const pipelines = (pool ?? host) as unknown as PipelineSource
   // The operator page is a route of the worker's app, and shows the worker's held organizations.
   let held: () => HeldOrganizationView[] = () => []
   const findings = findingsLogFor(config, stores)
@@ -86,9 +98,10 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     log.info({ plainSecrets: secrets.filter((x) => !x.organizationId).length, organizationsWithOwnSecret: scopedOrganizations(secrets) }, 'webhook secrets loaded')
   }
   return {
-    worker, config, stores, tokens, host, log,
+    worker, config, stores, tokens, host, pool, log,
     async stop() {
       await worker.stop()
+      await pool?.close()
       // The worker already gave running work its deadline; what still runs is abandoned to the
       // journal, so the plugins close now rather than after the 30 s reload grace.
       await host.current.close(0)

@@ -31,6 +31,8 @@ export interface Config {
   metricsToken: string
   queueLimit: number
   ingestThreads: number
+  pipelineThreads: number
+  checkTimeBudgetMs: number
   concurrency: number
   apiMaxInFlight: number
   apiMaxAttempts: number
@@ -131,6 +133,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   const config = { ...(out as unknown as Config), ...overrides }
   if ((env.INGEST_THREADS ?? '') === '' && overrides.ingestThreads === undefined) config.ingestThreads = defaultIngestThreads()
+  if ((env.PIPELINE_THREADS ?? '') === '' && overrides.pipelineThreads === undefined) config.pipelineThreads = defaultPipelineThreads()
   if (!config.baseUrl) config.baseUrl = `http://localhost:${config.port}`
   if (!config.pipelinesDir) config.pipelinesDir = path.join(PACKAGE_ROOT, 'pipelines')
   if (!config.storeUrl) config.storeUrl = `sqlite://${path.join(config.dataDir, 'switchyard.sqlite')}`
@@ -159,6 +162,17 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
  * One decoding thread per core, up to 4 (beyond that the main thread, which takes the decoded
  * jobs, is the limit), and none on a single core, where a thread only adds the hop (bench).
  */
+/**
+ * Pipeline threads when PIPELINE_THREADS is not set: one core left to the main thread and the
+ * ingest threads, at most 4, and at least one: the point is that no check can stop the main
+ * thread, not parallelism. Each thread holds its own copy of the pipelines and plugins (about
+ * 40 MB): on 2 cores a second one took the flood bench's peak from 288 to 330 MB, over the 300
+ * MB target, with no throughput to show for it on this machine (docs/performance.md).
+ */
+export function defaultPipelineThreads(cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores - 1, 4))
+}
+
 export function defaultIngestThreads(cores = availableParallelism()): number {
   return cores > 1 ? Math.min(cores, 4) : 0
 }

@@ -122,6 +122,11 @@ export interface SeedOptions {
   stepTitle?: string
   moduleKey?: string
   applicationIdentifier?: string
+  /**
+   * Strings added after the sample ones, each text as its source and as every translation (the
+   * benchmark's adversarial texts). Their expected port is the failing one.
+   */
+  extraTexts?: string[]
 }
 
 export const DEFAULT_SEED = {
@@ -351,6 +356,18 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
         translation.text = translation.plurals.find((f) => f.plural === 'other')!.text
       }
       str.translations.set(languageId, translation)
+    }
+    strings.push(str)
+    byId.set(id, str)
+  }
+  for (const [j, text] of (options.extraTexts ?? []).entries()) {
+    const id = FIRST_STRING_ID + count + j
+    const str: SampleString = {
+      id, key: `extra_${j}`, text, type: 'text', hasPlurals: false, context: '', maxLength: 0, fileId: FILES[PHRASES[0]!.file].id, labelIds: [],
+      revision: 1, createdAt: isoAt(count + j), template: PHRASES[0]!, translations: new Map(),
+    }
+    for (const languageId of languages) {
+      str.translations.set(languageId, { languageId, translationId: translationId++, text, defect: null, expected: failOutput, createdAt: isoAt(count + j + 600) })
     }
     strings.push(str)
     byId.set(id, str)

@@ -12,7 +12,7 @@ import { interpolateSettings, settingReferences } from './interpolate.js'
 import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
 import { LruMap } from './lru-map.js'
 import type { PluginRegistry } from './plugin-registry.js'
-import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type RunResult } from './run-pipeline.js'
+import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type Progress, type RunResult } from './run-pipeline.js'
 import type { Item, PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics, Severity } from './types.js'
 import type { Logger } from '../util/logger.js'
 
@@ -41,7 +41,9 @@ export interface Pipeline {
   needsTranslation: boolean
   /** Issues raised on strings sent back (the `issues` option): the outputs that send a string back. */
   issues?: { outputs: string[] }
-  run(items: Item[], options?: { signal?: AbortSignal }): Promise<RunResult[]>
+  run(items: Item[], options?: { signal?: AbortSignal; progress?: Progress }): Promise<RunResult[]>
+  /** The outcome of a string whose check `checkIndex` was stopped after `budgetMs` (on-error applies). */
+  timedOut(id: number, checkIndex: number, budgetMs: number): RunResult
 }
 
 export interface EventHandler { on: string; id: string; plugin: string; instance: PluginInstance; timeoutMs: number; log: Logger }
@@ -367,11 +369,12 @@ export async function compilePipeline(
     async run(items, options) {
       tracker.enter()
       try {
-        return await runner.run(items, options?.signal)
+        return await runner.run(items, options?.signal, options?.progress)
       } finally {
         tracker.leave()
       }
     },
+    timedOut: (id, checkIndex, budgetMs) => runner.timedOut(id, checkIndex, budgetMs),
   }
   return {
     pipeline,

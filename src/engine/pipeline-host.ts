@@ -6,6 +6,7 @@ import { loadPipelines, type EngineDeps, type LocatedError, type PipelineSet } f
 export class PipelineHost {
   private set: PipelineSet | undefined
   private loading: Promise<{ ok: boolean; errors: LocatedError[] }> | undefined
+  private loads = 0
 
   constructor(private readonly source: string[] | { dir: string }, private readonly deps: EngineDeps) {}
 
@@ -25,6 +26,7 @@ export class PipelineHost {
       for (const w of result.warnings) this.deps.log.warn(`${w.file}:${w.line}:${w.col} ${w.message}`)
       const old = this.set
       this.set = result.set
+      this.loads++
       if (old) void old.close().catch((e: unknown) => this.deps.log.warn({ err: (e as Error).message }, 'closing old pipelines failed'))
       this.deps.log.info({ pipelines: result.set.all().map((p) => p.key) }, 'pipelines loaded')
       return { ok: true, errors: [] }
@@ -32,6 +34,16 @@ export class PipelineHost {
     const next = (this.loading ?? Promise.resolve()).then(run, run)
     this.loading = next
     return next
+  }
+
+  /** Counts successful loads: the pipeline pool's threads load again when it moves on. */
+  get generation(): number {
+    return this.loads
+  }
+
+  /** How the pipelines are loaded (for the pipeline pool's threads, which load the same). */
+  get origin(): { source: string[] | { dir: string }; pluginsDir?: string } {
+    return { source: this.source, pluginsDir: this.deps.pluginsDir }
   }
 
   /** The pipelines in use; throws before the first successful load. */

@@ -53,7 +53,16 @@ export interface RunResult {
 interface State extends EvalState {
   findings: Finding[]
   failed: boolean
+  /** Index of the item in the run. */
+  at: number
 }
+
+/**
+ * Told which string and check run next: the item's index in the run (-1: several at once, a
+ * batching check or the async tail of a check) and the check's index (-1: the engine itself). The
+ * pipeline pool's watchdog uses it to stop a runaway check and name its string.
+ */
+export type Progress = (item: number, check: number) => void
 
 const SEV_INDEX: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
 
@@ -98,9 +107,9 @@ export class PipelineRunner {
     return p
   }
 
-  async run(items: Item[], signal?: AbortSignal): Promise<RunResult[]> {
+  async run(items: Item[], signal?: AbortSignal, progress?: Progress): Promise<RunResult[]> {
     const n = this.checks.length + 1 // + the engine's own findings
-    const states: State[] = items.map((item) => ({ item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false }))
+    const states: State[] = items.map((item, at) => ({ item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at }))
     const settings = items[0]?.settings ?? {}
     for (const check of this.checks) {
       signal?.throwIfAborted()
@@ -114,6 +123,7 @@ export class PipelineRunner {
         else active.push(s)
       }
       if (active.length === 0) continue
+      progress?.(-1, check.index)
       let instance: PluginInstance
       try {
         instance = await this.instanceFor(check, settings)
@@ -121,14 +131,33 @@ export class PipelineRunner {
         for (const s of active) this.fail(s, check, `could not start with these settings: ${(e as Error).message}`)
         continue
       }
-      if (instance.checkBatch) await this.runBatch(check, instance, active)
-      else if (instance.check) await this.runEach(check, instance, active)
+      if (instance.checkBatch) await this.runBatch(check, instance, active, progress)
+      else if (instance.check) await this.runEach(check, instance, active, progress)
       else for (const s of active) this.fail(s, check, 'has neither check() nor checkBatch()')
     }
+    progress?.(-1, -1)
     return states.map((s) => this.route(s))
   }
 
-  private async runBatch(check: CompiledCheck, instance: PluginInstance, active: State[]): Promise<void> {
+  /**
+   * The outcome of a string whose check was stopped (the pool's time budget): an engine finding
+   * "check timed out", routed by `on-error` exactly like a check that threw.
+   */
+  timedOut(id: number, checkIndex: number, budgetMs: number): RunResult {
+    const check = this.checks[checkIndex]
+    const n = this.checks.length + 1
+    const s: State = { item: { id } as Item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at: -1 }
+    const why = `check timed out: still running after ${budgetMs} ms (CHECK_TIME_BUDGET_MS); the thread running it was stopped`
+    if (check) this.fail(s, check, why, false)
+    else {
+      s.failed = true
+      s.findings.push({ check: 'engine', severity: 'error', message: `pipeline ${why}` })
+    }
+    return this.route(s)
+  }
+
+  private async runBatch(check: CompiledCheck, instance: PluginInstance, active: State[], progress?: Progress): Promise<void> {
+    progress?.(active.length === 1 ? active[0]!.at : -1, check.index)
     let p: Promise<FindingInput[][]>
     try {
       p = Promise.resolve(instance.checkBatch!(active.map((s) => s.item)))
@@ -148,11 +177,12 @@ export class PipelineRunner {
     active.forEach((s, i) => this.apply(s, check, batch[i]))
   }
 
-  private async runEach(check: CompiledCheck, instance: PluginInstance, active: State[]): Promise<void> {
+  private async runEach(check: CompiledCheck, instance: PluginInstance, active: State[], progress?: Progress): Promise<void> {
     let pending: Array<Promise<unknown>> | undefined
     let pendingStates: State[] | undefined
     for (const s of active) {
       let r: unknown
+      progress?.(s.at, check.index)
       try {
         r = instance.check!(s.item)
       } catch (e) {
@@ -167,6 +197,8 @@ export class PipelineRunner {
       }
     }
     if (!pending) return
+    // What runs from here on (the checks' async tails) belongs to no one string.
+    progress?.(pending.length === 1 ? pendingStates![0]!.at : -1, check.index)
     const results = await settleWithin(pending, check.timeoutMs)
     results.forEach((r, i) => {
       const s = pendingStates![i]!
@@ -212,12 +244,12 @@ export class PipelineRunner {
     return undefined
   }
 
-  private fail(s: State, check: CompiledCheck, error: string): void {
+  private fail(s: State, check: CompiledCheck, error: string, log = true): void {
     s.failed = true
     s.findings.push({ check: 'engine', severity: 'error', message: `plugin "${check.plugin}" (check "${check.id}") failed: ${error}` })
     s.sev[0]!++
     s.byCheck[this.checks.length * 3]!++
-    check.context.log.warn({ stringId: s.item.id, err: error }, 'plugin failed')
+    if (log) check.context.log.warn({ stringId: s.item.id, err: error }, 'plugin failed')
   }
 
   private route(s: State): RunResult {

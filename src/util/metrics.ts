@@ -17,6 +17,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     apiLatency: new Histogram({ name: 'switchyard_api_request_seconds', help: 'API requests by route and status code', labelNames: ['route', 'status'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry] }),
     apiRetries: new Counter({ name: 'switchyard_api_retries_total', help: 'API retries by reason (429, 5xx, network)', labelNames: ['reason'], registers: [registry] }),
     pipelineRuns: new Counter({ name: 'switchyard_pipeline_runs_total', help: 'Pipeline runs by pipeline', labelNames: ['pipeline'], registers: [registry] }),
+    checkTimeouts: new Counter({ name: 'switchyard_check_timeouts_total', help: 'Checks stopped because they kept a pipeline thread busy past CHECK_TIME_BUDGET_MS (their thread was replaced)', registers: [registry] }),
     plugin: new Counter({ name: 'switchyard_plugin_total', help: 'Counters kept by plugins (ai.requests, ai.tokens.in, ai.cache.hits, ...)', labelNames: ['metric'], registers: [registry] }),
     held: new Gauge({ name: 'switchyard_held_jobs', help: 'Strings held because their organization cannot update statuses now, by cause (disconnected, forbidden)', labelNames: ['cause'], registers: [registry] }),
     heldOrganizations: new Gauge({ name: 'switchyard_held_organizations', help: 'Organizations whose strings are held, by cause', labelNames: ['cause'], registers: [registry] }),

@@ -1,0 +1,253 @@
+// Pipelines run off the main thread: a pool of threads (piscina), each loading the same pipelines
+// as the main thread's PipelineHost, so that no string's checks can hold up the event loop that
+// answers webhooks, /healthz and reports. Wraps the host as the worker's PipelineSource: the
+// worker asks `current.get(key).run(items)` as before and gets the same results; everything else
+// (manifest, settings, event handlers) stays with the host on the main thread.
+//
+// The time budget: each task gets a small shared stamp (string index, check index, a beat counter)
+// that the thread moves before every check of every string and on a heartbeat while its event loop
+// is free. A watchdog on the main thread stops a thread whose stamp stood still for longer than the
+// budget (a synchronous check that runs away: piscina terminates the thread and starts another),
+// gives that string an engine finding "check timed out" (the pipeline's `on-error` decides where it
+// goes, as for a check that throws) and runs the other strings of the task again on a thread.
+// An awaited call (an AI request) keeps the heartbeat going and is bounded by its plugin's own
+// timeoutMs, as on the main thread.
+import { existsSync } from 'node:fs'
+import path from 'node:path'
+import { fileURLToPath } from 'node:url'
+import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { Piscina } from 'piscina'
+import { PACKAGE_ROOT } from '../config/load-config.js'
+import type { Logger } from '../util/logger.js'
+import type { Pipeline, PipelineSet } from './load-pipelines.js'
+import type { PipelineHost } from './pipeline-host.js'
+import type { RunResult } from './run-pipeline.js'
+import type { Item, PluginCache, PluginMetrics } from './types.js'
+
+/** How often an idle thread's event loop beats. */
+export const HEARTBEAT_MS = 50
+/** Slots of a task's stamp. */
+export const STAMP = { beat: 0, item: 1, check: 2 } as const
+/** The `check` slot while the thread loads its pipelines: not a check, not under the budget. */
+export const LOADING = -2
+/** Longest a thread may take to load its pipelines (its import and compile work is synchronous). */
+export const LOAD_LIMIT_MS = 60_000
+export const DEFAULT_CHECK_TIME_BUDGET_MS = 2000
+
+/** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
+export type ThreadItem = Omit<Item, 'log' | 'signal'>
+export interface ThreadResult { results: RunResult[]; metrics: Array<[string, number]> }
+export interface ThreadData {
+  source: string[] | { dir: string }
+  pluginsDir?: string
+  env: Record<string, string | undefined>
+  logLevel: string
+  generation: number
+}
+export interface CacheRequest { id: number; op: 'get' | 'set'; ns: string; key: string; value?: unknown; ttlMs?: number }
+
+export interface PipelinePoolOptions {
+  host: PipelineHost
+  threads: number
+  /** How long one check of one string may hold its thread without a beat, in ms. */
+  budgetMs?: number
+  env: Record<string, string | undefined>
+  logLevel: string
+  log: Logger
+  cacheFor(namespace: string): PluginCache
+  metrics: PluginMetrics
+  /** Called for each check stopped (for a metric). */
+  onTimeout?(info: { pipeline: string; stringId: number; check: number }): void
+}
+
+/** The built thread module; under vitest (TypeScript sources) the build's copy in dist/. */
+export function pipelineThreadFile(): string | undefined {
+  const here = fileURLToPath(import.meta.url)
+  const file = here.endsWith('.ts') ? path.join(PACKAGE_ROOT, 'dist', 'src', 'engine', 'pipeline-thread.js') : path.join(path.dirname(here), 'pipeline-thread.js')
+  return existsSync(file) ? file : undefined
+}
+
+type Outcome = { ok: true; value: ThreadResult } | { ok: false; item: number; check: number }
+
+interface Watched { stamp: Int32Array; beat: number; since: number; stop(): void; stopped: boolean; loadStuck?: boolean }
+
+export class PipelinePool {
+  readonly threads: number
+  readonly budgetMs: number
+  private readonly pool: Piscina
+  private readonly watched = new Set<Watched>()
+  private watchdog: NodeJS.Timeout | undefined
+  private readonly wrapped = new WeakMap<Pipeline, Pipeline>()
+  private timeouts = 0
+
+  constructor(private readonly options: PipelinePoolOptions, file: string) {
+    this.threads = options.threads
+    this.budgetMs = options.budgetMs ?? DEFAULT_CHECK_TIME_BUDGET_MS
+    const { source, pluginsDir } = options.host.origin
+    const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation }
+    this.pool = new Piscina({
+      filename: file,
+      minThreads: options.threads,
+      maxThreads: options.threads,
+      idleTimeout: Number.POSITIVE_INFINITY,
+      workerData: data,
+      // As the ingest threads: V8 sizes a thread's young generation from the host's memory; a run's
+      // garbage dies young either way. Quick flood bench, 2 threads: peak RSS 326 MB with the
+      // default, 280 with 8 MB (16 MB: 300), against 214 inline; rate within noise.
+      resourceLimits: { maxYoungGenerationSizeMb: 8 },
+    })
+    // A thread that cannot start (its module failed) is reported, not thrown at the process.
+    this.pool.on('error', (e: unknown) => options.log.error({ err: (e as Error).message }, 'a pipeline thread failed'))
+  }
+
+  /** Checks stopped by the budget so far. */
+  get stopped(): number {
+    return this.timeouts
+  }
+
+  /** The worker's PipelineSource: the host's pipelines, with run() going to the pool. */
+  get current(): PipelineSet {
+    const set = this.options.host.current
+    return {
+      get: (key) => {
+        const p = set.get(key)
+        return p && this.wrap(p)
+      },
+      all: () => set.all().map((p) => this.wrap(p)),
+      events: () => set.events(),
+      dispatchEvent: (e) => set.dispatchEvent(e),
+      close: (grace) => set.close(grace),
+    }
+  }
+
+  reload(): Promise<{ ok: boolean; errors: unknown[] }> {
+    return this.options.host.reload()
+  }
+
+  async close(): Promise<void> {
+    clearInterval(this.watchdog)
+    this.watchdog = undefined
+    await this.pool.destroy()
+  }
+
+  private wrap(p: Pipeline): Pipeline {
+    let w = this.wrapped.get(p)
+    if (!w) {
+      w = { ...p, run: (items, options) => this.run(p, items, options?.signal) }
+      this.wrapped.set(p, w)
+    }
+    return w
+  }
+
+  /** Run a pipeline over items on the pool: the results of an inline run, in the same order. */
+  async run(pipeline: Pipeline, items: Item[], signal?: AbortSignal): Promise<RunResult[]> {
+    const out: RunResult[] = new Array(items.length)
+    const plain = items.map(({ log: _log, signal: _signal, ...rest }) => rest)
+    const group = async (indices: number[]): Promise<void> => {
+      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => plain[i]!), signal)
+      if (outcome.ok) {
+        outcome.value.results.forEach((r, j) => { out[indices[j]!] = r })
+        for (const [name, value] of outcome.value.metrics) this.options.metrics.add(name, value)
+        return
+      }
+      const culprit = outcome.item >= 0 ? outcome.item : indices.length === 1 ? 0 : -1
+      if (culprit < 0) {
+        // Several strings were in the check at once (a batching check, or the async tail of
+        // checks): each runs again alone, so that only the one that runs away is stopped.
+        await Promise.all(indices.map((i) => group([i])))
+        return
+      }
+      const i = indices[culprit]!
+      this.timeouts++
+      this.options.onTimeout?.({ pipeline: pipeline.key, stringId: items[i]!.id, check: outcome.check })
+      items[i]!.log.warn({ string: items[i]!.id, pipeline: pipeline.key, check: outcome.check, budgetMs: this.budgetMs }, 'a check ran past the time budget; its thread was replaced')
+      out[i] = pipeline.timedOut(items[i]!.id, outcome.check, this.budgetMs)
+      const rest = indices.filter((_, j) => j !== culprit)
+      if (rest.length) await group(rest)
+    }
+    await group(items.map((_, i) => i))
+    return out
+  }
+
+  private async runOnThread(key: string, items: ThreadItem[], signal?: AbortSignal): Promise<Outcome> {
+    signal?.throwIfAborted()
+    const sab = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)
+    const stamp = new Int32Array(sab)
+    Atomics.store(stamp, STAMP.item, -1)
+    Atomics.store(stamp, STAMP.check, -1)
+    const stop = new AbortController()
+    const onAbort = () => stop.abort(signal?.reason)
+    signal?.addEventListener('abort', onAbort, { once: true })
+    const { port1, port2 } = new MessageChannel()
+    this.serveCache(port1)
+    const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false }
+    this.watch(w)
+    try {
+      const value = (await this.pool.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2 }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
+      return { ok: true, value }
+    } catch (error) {
+      if (w.loadStuck) throw new Error(`a pipeline thread did not load the pipelines within ${LOAD_LIMIT_MS} ms; it was stopped`)
+      if (w.stopped) return { ok: false, item: Atomics.load(stamp, STAMP.item), check: Atomics.load(stamp, STAMP.check) }
+      throw error
+    } finally {
+      this.watched.delete(w)
+      signal?.removeEventListener('abort', onAbort)
+      port1.close()
+    }
+  }
+
+  private serveCache(port: MessagePort): void {
+    port.on('message', (m: CacheRequest) => {
+      const cache = this.options.cacheFor(m.ns)
+      const answer = m.op === 'get' ? cache.get(m.key) : cache.set(m.key, m.value, m.ttlMs)
+      answer.then(
+        (value) => { try { port.postMessage({ id: m.id, value }) } catch { /* the run ended */ } },
+        (e: unknown) => { try { port.postMessage({ id: m.id, error: (e as Error).message }) } catch { /* the run ended */ } },
+      )
+    })
+  }
+
+  private watch(w: Watched): void {
+    this.watched.add(w)
+    if (this.watchdog) return
+    const every = Math.max(10, Math.min(250, Math.floor(this.budgetMs / 4)))
+    this.watchdog = setInterval(() => {
+      const now = Date.now()
+      for (const x of this.watched) {
+        const beat = Atomics.load(x.stamp, STAMP.beat)
+        // 0: still queued for a thread (the thread beats as the task starts); the clock starts
+        // again at every beat.
+        if (beat === 0) continue
+        if (beat !== x.beat) {
+          x.beat = beat
+          x.since = now
+        } else if (!x.stopped) {
+          // Loading pipelines (a new thread's imports and compiles) is not a check: it has its
+          // own, larger limit, and is never blamed on a string.
+          const loading = Atomics.load(x.stamp, STAMP.check) === LOADING
+          if (now - x.since > (loading ? Math.max(LOAD_LIMIT_MS, this.budgetMs) : this.budgetMs)) {
+            x.stopped = true
+            x.loadStuck = loading
+            x.stop()
+          }
+        }
+      }
+      if (this.watched.size === 0) {
+        clearInterval(this.watchdog)
+        this.watchdog = undefined
+      }
+    }, every)
+    this.watchdog.unref()
+  }
+}
+
+/** A pool when threads are asked for and the thread module is built; otherwise undefined (inline). */
+export function createPipelinePool(options: PipelinePoolOptions): PipelinePool | undefined {
+  if (options.threads <= 0) return undefined
+  const file = pipelineThreadFile()
+  if (!file) {
+    options.log.warn('the pipeline thread module is missing (run the build); pipelines run on the main thread')
+    return undefined
+  }
+  return new PipelinePool(options, file)
+}

@@ -1,0 +1,118 @@
+// A thread of the pipeline pool (pipeline-pool.ts): loads the same pipelines as the main thread
+// (same files, same plugins directory, same environment), runs one group of strings per task, and
+// stamps its progress into the task's shared stamp so the main thread can stop it when a check
+// runs away. Plugin caches are served by the main thread (the worker's store) over the task's
+// port; plugin metrics are counted here and go back with the results.
+import type { MessagePort } from 'node:worker_threads'
+import { workerData } from 'piscina'
+import { createLogger, type Logger } from '../util/logger.js'
+import { loadPipelines, type PipelineSet } from './load-pipelines.js'
+import type { RunResult } from './run-pipeline.js'
+import type { Item, PluginCache } from './types.js'
+import { HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, type ThreadData, type ThreadItem, type ThreadResult } from './pipeline-pool.js'
+
+const data = workerData as ThreadData
+const log: Logger = createLogger({ level: data.logLevel }).child({ part: 'engine', thread: true })
+
+/** The port of the task running now: plugin cache calls go to the main thread through it. */
+let port: MessagePort | undefined
+let nextRequest = 1
+const waiting = new Map<number, { resolve(v: unknown): void; reject(e: Error): void }>()
+const counted = new Map<string, number>()
+
+function ask(request: Omit<CacheRequest, 'id'>): Promise<unknown> {
+  // Outside a task (a plugin's late write after its run ended) there is nobody to ask: a miss.
+  if (!port) return Promise.resolve(undefined)
+  const id = nextRequest++
+  const p = new Promise<unknown>((resolve, reject) => waiting.set(id, { resolve, reject }))
+  port.postMessage({ ...request, id } satisfies CacheRequest)
+  return p
+}
+
+const cacheFor = (ns: string): PluginCache => ({
+  get: async <T>(key: string) => (await ask({ op: 'get', ns, key })) as T | undefined,
+  set: async (key, value, ttlMs) => { await ask({ op: 'set', ns, key, value, ttlMs }) },
+})
+
+let loaded: { generation: number; set: PipelineSet } | undefined
+let loading: Promise<PipelineSet> | undefined
+
+async function pipelinesOf(generation: number): Promise<PipelineSet> {
+  if (loaded && loaded.generation >= generation) return loaded.set
+  loading ??= (async () => {
+    try {
+      const result = await loadPipelines(data.source, {
+        pluginsDir: data.pluginsDir,
+        log,
+        cacheFor,
+        env: data.env,
+        metrics: { add: (name, value = 1) => { counted.set(name, (counted.get(name) ?? 0) + value) } },
+      })
+      if (!result.ok) throw new Error(`the pipeline thread could not load the pipelines: ${result.errors.map((e) => `${e.file}:${e.line}:${e.col} ${e.message}`).join('; ')}`)
+      const old = loaded?.set
+      loaded = { generation, set: result.set }
+      if (old) void old.close().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'closing old pipelines failed'))
+      return result.set
+    } finally {
+      loading = undefined
+    }
+  })()
+  return loading
+}
+
+// Loaded as the thread starts, so that the first run does not wait for it.
+void pipelinesOf(data.generation).catch((e: unknown) => log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread'))
+
+export interface RunTask {
+  generation: number
+  key: string
+  items: ThreadItem[]
+  stamp: SharedArrayBuffer
+  port: MessagePort
+}
+
+export default async function run(task: RunTask): Promise<ThreadResult> {
+  const stamp = new Int32Array(task.stamp)
+  // The heartbeat: beats while this thread's event loop is free (an awaited AI call keeps it
+  // alive); a synchronous check stops it, and the watchdog sees the stamp stand still.
+  const beat = () => { Atomics.add(stamp, STAMP.beat, 1) }
+  beat()
+  const heartbeat = setInterval(beat, HEARTBEAT_MS)
+  port = task.port
+  port.on('message', (m: { id: number; value?: unknown; error?: string }) => {
+    const w = waiting.get(m.id)
+    if (!w) return
+    waiting.delete(m.id)
+    if (m.error !== undefined) w.reject(new Error(m.error))
+    else w.resolve(m.value)
+  })
+  try {
+    Atomics.store(stamp, STAMP.check, LOADING)
+    const set = await pipelinesOf(task.generation)
+    Atomics.store(stamp, STAMP.check, -1)
+    const pipeline = set.get(task.key)
+    if (!pipeline) throw new Error(`no pipeline declares module key "${task.key}" in the pipeline thread`)
+    const signal = new AbortController().signal
+    // One logger per run, as on the main thread: a run's strings share organization, project and
+    // step (a pino child per string would cost more than some checks).
+    const first = task.items[0]
+    const runLog = first ? log.child({ organization: first.organizationId, project: first.projectId, step: first.stepId }) : log
+    const items: Item[] = task.items.map((i) => ({ ...i, log: runLog, signal }))
+    const results: RunResult[] = await pipeline.run(items, {
+      progress: (item, check) => {
+        Atomics.store(stamp, STAMP.item, item)
+        Atomics.store(stamp, STAMP.check, check)
+        beat()
+      },
+    })
+    const metrics = [...counted]
+    counted.clear()
+    return { results, metrics }
+  } finally {
+    clearInterval(heartbeat)
+    for (const w of waiting.values()) w.reject(new Error('the run ended'))
+    waiting.clear()
+    port.close()
+    port = undefined
+  }
+}

@@ -1,0 +1,266 @@
+// Pipelines on the pool's threads (src/engine/pipeline-pool.ts): same results as on the main
+// thread; a check that runs away synchronously is stopped by the time budget, its thread replaced,
+// its string given "check timed out" and the pipeline's on-error, and the other strings of the run
+// still get their outcomes; an awaited call is not stopped; reloads reach the threads; plugin
+// metrics and cache go through the main thread. Runs the built thread module (npm run build).
+import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
+import { afterEach, beforeAll, describe, expect, it } from 'vitest'
+import { memoryCacheFor } from '../../src/cli/cli-io.js'
+import { PACKAGE_ROOT } from '../../src/config/load-config.js'
+import { PipelineHost } from '../../src/engine/pipeline-host.js'
+import { createPipelinePool, pipelineThreadFile, type PipelinePool } from '../../src/engine/pipeline-pool.js'
+import type { Item } from '../../src/engine/types.js'
+import { silentLogger } from '../../src/util/logger.js'
+import { recalculationEvent, signedRequest } from '../support/events.js'
+import { fakeServiceFetch } from '../support/fake-pipelines.js'
+import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+import { FIXTURE_PLUGINS, items, pipelineYaml, testDeps } from './helpers.js'
+
+/** Test plugins: `spin` never returns on a source holding SPIN; the rest as their names say. */
+const PLUGINS: Record<string, string> = {
+  'spin.mjs': `export default {
+  name: 'spin', description: 'Spins forever on SPIN.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create(_o, context) {
+    return { check(item) {
+      context.metrics.add('spin.checked')
+      if (item.source.includes('SPIN')) for (;;) {}
+      return item.source.includes('bad') ? [{ message: 'bad word' }] : []
+    } }
+  },
+}`,
+  'batch-spin.mjs': `export default {
+  name: 'batch-spin', description: 'A batching check that spins on SPIN.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    return { async checkBatch(items) {
+      if (items.some((i) => i.source.includes('SPIN'))) for (;;) {}
+      return items.map(() => [])
+    } }
+  },
+}`,
+  'sleepy.mjs': `export default {
+  name: 'sleepy', description: 'Awaits SLEEP:ms before answering.', options: { type: 'object', additionalProperties: false, properties: {} },
+  timeoutMs: 20000,
+  create() {
+    return { async check(item) {
+      const m = /SLEEP:(\\d+)/.exec(item.source)
+      if (m) await new Promise((r) => setTimeout(r, Number(m[1])))
+      return []
+    } }
+  },
+}`,
+  'slow-load.mjs': `// Spins at import, as a plugin with a large table to build might: not a check.
+const until = Date.now() + Number(process.env.SLOW_LOAD_MS ?? 0)
+while (Date.now() < until) {}
+export default {
+  name: 'slow-load', description: 'Slow to import.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() { return { check: () => [] } },
+}`,
+  'counter.mjs': `export default {
+  name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create(_o, context) {
+    return { async check(item) {
+      const n = (await context.cache.get('n')) ?? 0
+      await context.cache.set('n', n + 1)
+      return [{ severity: 'info', message: 'seen ' + n }]
+    } }
+  },
+}`,
+}
+
+function pluginsDir(): string {
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pool-plugins-'))
+  for (const f of readdirSync(FIXTURE_PLUGINS)) copyFileSync(path.join(FIXTURE_PLUGINS, f), path.join(dir, f))
+  for (const [f, text] of Object.entries(PLUGINS)) writeFileSync(path.join(dir, f), text)
+  return dir
+}
+
+const BUDGET = 600
+const open: Array<{ pool?: PipelinePool; host: PipelineHost }> = []
+afterEach(async () => {
+  for (const { pool, host } of open.splice(0)) {
+    await pool?.close()
+    await host.close()
+  }
+})
+
+async function start(files: Record<string, string>, o: { threads?: number } = {}) {
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pool-'))
+  for (const [f, text] of Object.entries(files)) writeFileSync(path.join(dir, f), text)
+  const plugins = pluginsDir()
+  const deps = testDeps({ pluginsDir: plugins })
+  const host = new PipelineHost({ dir }, deps)
+  const loaded = await host.load()
+  if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors))
+  const counts = new Map<string, number>()
+  const timeouts: number[] = []
+  const pool = createPipelinePool({
+    host, threads: o.threads ?? 2, budgetMs: BUDGET, env: {}, logLevel: 'silent', log: silentLogger(),
+    cacheFor: memoryCacheFor(), metrics: { add: (name, value = 1) => { counts.set(name, (counts.get(name) ?? 0) + value) } },
+    onTimeout: (t) => timeouts.push(t.stringId),
+  })
+  if (!pool) throw new Error('no pool')
+  open.push({ pool, host })
+  return { dir, host, pool, counts, timeouts, inline: host.current, pooled: pool.current }
+}
+
+const gate = (checks: string, onError = 'park') => pipelineYaml(`checks:
+${checks}
+route:
+  - if: errors > 0
+    to: failed
+  - to: passed
+`, `on-error: ${onError}\n`)
+
+beforeAll(() => {
+  if (!pipelineThreadFile()) throw new Error('the thread module is missing: run npm run build first')
+})
+
+describe('pipeline pool', () => {
+  it('gives the results of a run on the main thread (shipped qa-gate and test plugins)', async () => {
+    const qa = (await import('node:fs')).readFileSync(path.join(PACKAGE_ROOT, 'pipelines', 'qa-gate.yaml'), 'utf8').replace(/^logo:.*$/m, '')
+    const { inline, pooled } = await start({
+      'qa.yaml': qa,
+      't.yaml': gate('  - uses: shout\n  - uses: batcher\n  - uses: regex\n    with: { target: { forbid: "\\\\s{2,}" } }'),
+    })
+    const cases = items([
+      { source: 'Save file', translation: 'Enregistrer  le fichier' },
+      { source: 'Save file', translation: 'ENREGISTRER' },
+      { source: 'Hello {name}!', translation: 'Bonjour {nom} !' },
+      { source: 'a bad thing', translation: 'une chose' },
+      { source: '<b>Bold</b> (x', translation: '<b>Gras</i> (x))' },
+      { source: 'Save', translation: 'Enregistrer' },
+      { source: 'Tab\tend ', translation: 'Tab end' },
+      { source: 'x'.repeat(60_000), translation: 'y' },
+    ], { minLength: 1 })
+    for (const key of ['qa-gate', 't']) {
+      const a = await inline.get(key)!.run(cases)
+      const b = await pooled.get(key)!.run(cases)
+      expect(b).toEqual(a)
+    }
+  })
+
+  it.each([
+    ['park', { output: null, port: '' }],
+    ['retry', { output: null, port: '', retry: true }],
+    ['failed', { output: 'failed', port: 'translated' }],
+  ])('stops a runaway check within the budget, replaces the thread, and applies on-error %s', async (onError, expected) => {
+    const { pool, pooled, timeouts } = await start({ 't.yaml': gate('  - uses: spin\n  - uses: shout', onError) })
+    const batch = items([
+      { source: 'one', translation: 'un' },
+      { source: 'a bad one', translation: 'mauvais' },
+      { source: 'SPIN now', translation: 'tourne' },
+      { source: 'four', translation: 'QUATRE' },
+      { source: 'five', translation: 'cinq' },
+    ])
+    // The main thread's event loop goes on while the thread spins.
+    let ticks = 0
+    const ticker = setInterval(() => { ticks++ }, 20)
+    const r = await pooled.get('t')!.run(batch)
+    clearInterval(ticker)
+    expect(ticks).toBeGreaterThan(BUDGET / 20 / 2)
+    expect(pool.stopped).toBe(1)
+    expect(timeouts).toEqual([3])
+    expect(r.map((x) => x.id)).toEqual([1, 2, 3, 4, 5])
+    expect(r[2]).toEqual({ id: 3, ...expected, findings: [{ check: 'engine', severity: 'error', message: expect.stringMatching(/^plugin "spin" \(check "spin"\) failed: check timed out: still running after 600 ms/) }] })
+    expect(r[0]).toMatchObject({ output: 'passed', findings: [] })
+    expect(r[1]).toMatchObject({ output: 'failed', findings: [{ check: 'spin', message: 'bad word' }] })
+    expect(r[3]).toMatchObject({ output: 'passed', findings: [{ check: 'shout' }] })
+    expect(r[4]).toMatchObject({ output: 'passed', findings: [] })
+    // The replacement thread works.
+    const again = await pooled.get('t')!.run(items([{ source: 'six', translation: 'six' }]))
+    expect(again).toEqual([{ id: 1, output: 'passed', port: 'approved', findings: [] }])
+  }, 30_000)
+
+  it('a batching check that runs away: the strings run again one by one and only its string times out', async () => {
+    const { pooled, timeouts } = await start({ 't.yaml': gate('  - uses: batch-spin\n  - uses: shout') })
+    const r = await pooled.get('t')!.run(items([
+      { source: 'one', translation: 'LOUD' },
+      { source: 'SPIN', translation: 'x' },
+      { source: 'three', translation: 'trois' },
+    ]))
+    expect(timeouts).toEqual([2])
+    expect(r.map((x) => [x.id, x.output])).toEqual([[1, 'passed'], [2, null], [3, 'passed']])
+    expect(r[1]!.findings[0]!.message).toMatch(/plugin "batch-spin" .* check timed out/)
+    expect(r[0]!.findings).toEqual([{ check: 'shout', severity: 'warning', message: 'The translation shouts.' }])
+  }, 30_000)
+
+  it('an awaited call longer than the budget is not stopped (the heartbeat goes on)', async () => {
+    const { pooled, pool } = await start({ 't.yaml': gate('  - uses: sleepy') })
+    const r = await pooled.get('t')!.run(items([{ source: `SLEEP:${BUDGET * 3}`, translation: 'x' }, { source: 'quick', translation: 'y' }]))
+    expect(pool.stopped).toBe(0)
+    expect(r.map((x) => x.output)).toEqual(['passed', 'passed'])
+  }, 30_000)
+
+  it('a reload of the host reaches the threads', async () => {
+    const { dir, host, pooled } = await start({ 't.yaml': gate('  - uses: shout') })
+    const one = items([{ source: 'a', translation: 'LOUD' }])
+    expect((await pooled.get('t')!.run(one))[0]!.output).toBe('passed')
+    writeFileSync(path.join(dir, 't.yaml'), gate('  - uses: shout\n    severity: error'))
+    expect((await host.reload()).ok).toBe(true)
+    // Both threads, whichever takes the run.
+    for (let i = 0; i < 4; i++) expect((await pooled.get('t')!.run(one))[0]!.output).toBe('failed')
+  }, 30_000)
+
+  it('a thread loading its pipelines slowly is not stopped by the check budget', async () => {
+    process.env.SLOW_LOAD_MS = String(BUDGET * 2)
+    try {
+      // A plugins directory of its own: modules are imported once per thread and path.
+      const { pooled, pool } = await start({ 't.yaml': gate('  - uses: slow-load') }, { threads: 1 })
+      const r = await pooled.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
+      expect(pool.stopped).toBe(0)
+      expect(r[0]!.output).toBe('passed')
+    } finally {
+      delete process.env.SLOW_LOAD_MS
+    }
+  }, 30_000)
+
+  it('plugin metrics are counted on the main thread and the plugin cache is the main thread\'s', async () => {
+    const { pooled, counts } = await start({ 't.yaml': gate('  - uses: batcher\n  - uses: counter') }, { threads: 1 })
+    const run = (n: number) => pooled.get('t')!.run(items(Array.from({ length: n }, (_, i) => ({ source: `s${i}`, translation: 't' }))))
+    await run(3)
+    const r = await run(1)
+    expect(counts.get('batcher.calls')).toBe(2)
+    expect(counts.get('batcher.items')).toBe(4)
+    // The counter plugin saw the three earlier runs of the first batch through the cache.
+    expect(r[0]!.findings).toEqual([{ check: 'counter', severity: 'info', message: expect.stringMatching(/^seen [1-9]/) }])
+  }, 30_000)
+
+  it('items cross without their logger and signal, and come back in order', async () => {
+    const { pooled } = await start({ 't.yaml': gate('  - uses: shout') })
+    const many: Item[] = items(Array.from({ length: 200 }, (_, i) => ({ source: `s${i}`, translation: i % 3 ? 'x' : 'LOUD' })))
+    const r = await pooled.get('t')!.run(many)
+    expect(r.map((x) => x.id)).toEqual(many.map((i) => i.id))
+    expect(r.filter((x) => x.findings.length).length).toBe(67)
+  }, 30_000)
+})
+
+describe('pipeline pool in the worker', () => {
+  it('/healthz answers while a check spins on a thread; the batch gets every outcome', async () => {
+    const { pool } = await start({ 't.yaml': gate('  - uses: spin') })
+    const service = fakeServiceFetch()
+    const w = await startTestWorker({ pipelines: pool, fetch: service.fetch })
+    try {
+      const body = JSON.stringify({ events: [1, 2, 3, 4, 5].map((stringId) => recalculationEvent({ stringId, moduleKey: 't', text: stringId === 3 ? 'SPIN' : stringId === 4 ? 'a bad one' : `Text ${stringId}` })) })
+      expect((await fetch(`${w.url}/webhooks`, signedRequest(body, SECRET))).status).toBe(200)
+      let answered = 0
+      let running = true
+      const idle = w.idle().then(() => { running = false })
+      while (running && pool.stopped === 0) {
+        const res = await fetch(`${w.url}/healthz`)
+        expect(res.status).toBe(200)
+        if (pool.stopped === 0) answered++
+        await new Promise((r) => setTimeout(r, 25))
+      }
+      await idle
+      // Answered while the thread was stuck, not only after it was stopped.
+      expect(answered).toBeGreaterThan(3)
+      expect(pool.stopped).toBe(1)
+      const ops = service.patches.flatMap((p) => p.ops) as Array<{ path: string; value: string }>
+      expect(Object.fromEntries(ops.map((o) => [o.path, o.value]))).toEqual({ '/1/output': 'approved', '/2/output': 'approved', '/3/output': '', '/4/output': 'translated', '/5/output': 'approved' })
+    } finally {
+      await w.stop()
+    }
+  }, 30_000)
+})
