@@ -13,6 +13,7 @@ import { ApiClient } from './platform/api-client.js'
 import { createDomainResolver, type OrganizationDirectory } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
+import { Backlog } from './queue/backlog.js'
 import type { BullmqJournal } from './queue/bullmq-journal.js'
 import { Dedupe } from './queue/dedupe.js'
 import { HeldOrganizations } from './queue/held-organizations.js'
@@ -33,7 +34,7 @@ import { createBatchDecoder } from './webhooks/batch-decoder.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
 import type { OtherEvent } from './webhooks/event-types.js'
 import type { BatchOrigin } from './webhooks/unbatch.js'
-import { stringKeyOf } from './queue/job.js'
+import { stringKeyOf, type Job } from './queue/job.js'
 
 export type WorkerPipeline = RunnablePipeline & ManifestPipeline
 
@@ -74,11 +75,13 @@ export interface Worker {
   metrics: Metrics
   queue: WorkQueue
   journal: IntakeJournal
+  /** The backlog on disk (the local journal; undefined with QUEUE=bullmq, where Redis holds it). */
+  backlog?: Backlog
   held: HeldOrganizations
   reporter: Reporter
   api: ApiClient
   /** Counts for tests and the operator. */
-  stats(): { depth: number; journal: number; parked: number; held: number; patches: number }
+  stats(): { depth: number; journal: number; parked: number; held: number; patches: number; backlog: number }
   /** Replay of the journal finished. */
   replayed: Promise<void>
   /** Run the reconciliation sweep once now. */
@@ -98,6 +101,7 @@ function bullmqOptions(config: Config, log: Logger) {
     backoffMs: 1000,
     lockMs: config.queueLockMs,
     dedupeTtlMs: config.dedupeTtlMs,
+    maxBytes: config.backlogMaxMb * 2 ** 20,
     log: log.child({ part: 'bullmq' }),
   }
 }
@@ -130,6 +134,7 @@ function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueu
 interface Parts {
   journal: IntakeJournal
   shared?: BullmqJournal
+  backlog?: Backlog
   api: ApiClient
   queue: WorkQueue
   reporter: Reporter
@@ -144,7 +149,8 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const { config, log, tokens } = deps
   // BullMQ (and ioredis) load only when asked for: ~23 MB a single instance doesn't need.
   const shared = config.queue === 'bullmq' ? new (await import('./queue/bullmq-journal.js')).BullmqJournal(bullmqOptions(config, log)) : undefined
-  const journal: IntakeJournal = shared ?? new Journal(deps.stores.journal)
+  const local = shared ? undefined : new Journal(deps.stores.journal)
+  const journal: IntakeJournal = shared ?? local!
   const dedupe = new Dedupe(config.dedupeTtlMs, Date.now, config.dedupeMax)
   const api = new ApiClient({
     config, tokens, log, fetch: deps.fetch,
@@ -157,7 +163,8 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     log,
     baseDelayMs: deps.heldBaseDelayMs,
     canReport: async (domain) => (await tokens.getAccessToken(domain), true),
-    release: (_domain, work) => outcomes.resume(work),
+    // Its line of the backlog is served again.
+    release: () => backlog?.kick(),
   })
   const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported: (d) => outcomes.reporterHooks.reported(d), rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
   const queue: WorkQueue = new WorkQueue({
@@ -168,7 +175,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       // Its organization is held: straight to the held list, without a settings read, a token read
       // or a pipeline run per group; it is tried again on its own back-off.
       const cause = held.cause(j.domain)
-      if (cause) return outcomes.holdJobs(jobs, 'the organization is held', cause)
+      if (cause) return await outcomes.holdJobs(jobs, 'the organization is held', cause)
       reconciler.seen(j)
       await processJobs(jobs)
     },
@@ -178,8 +185,17 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       t.unref()
       timers.add(t)
     },
+    onRoom: () => backlog?.kick(),
   })
-  const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d) })
+  const backlog = local
+    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100 })
+    : undefined
+  // Held strings wait on disk (the backlog); with BullMQ, they fail back to its own retries.
+  const stash = async (jobs: Job[]) => {
+    if (backlog) return backlog.hold(jobs)
+    for (const job of jobs) await journal.park(job, 'the organization is held')
+  }
+  const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d), stash })
   const reconciler = new Reconciler({ api, dedupe, metrics, log })
   const processJobs = createJobProcessor({
     pipelines: () => deps.pipelines.current,
@@ -207,8 +223,8 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     },
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
   })
-  const intake = new Intake({ dedupe, journal, queue, held })
-  return { journal, shared, api, queue, reporter, held, outcomes, intake, reconciler }
+  const intake = new Intake({ dedupe, queue, local: local && { journal: local, backlog: backlog! }, shared })
+  return { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler }
 }
 
 /** The HTTP side: the webhook route in front of the intake, health, manifest and the extra routers. */
@@ -260,7 +276,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   let closing = false
   let replayDone = false
   const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
-  const { journal, shared, api, queue, reporter, held, intake, reconciler } = parts
+  const { journal, shared, backlog, api, queue, reporter, held, intake, reconciler } = parts
   const pipelines = () => deps.pipelines.current
 
   const { app, decoder } = createHttp(deps, parts, metrics, { closing: () => closing, replaying: () => !replayDone, signal: shutdown.signal })
@@ -307,11 +323,13 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
 
+  // Strings of held organizations wait on disk and are not waited for by idle().
+  const heldWaiting = () => held.list().reduce((n, h) => n + (backlog?.waiting(h.domain) ?? 0), 0)
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
     await replayed
-    const backlog = async () => (shared ? await shared.backlog() : 0)
-    while (queue.depth > 0 || (await backlog()) > 0) {
+    const waiting = async () => (shared ? await shared.backlog() : (backlog?.waiting() ?? 0) - heldWaiting())
+    while (queue.depth > 0 || (await waiting()) > 0) {
       if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open`)
       await new Promise((r) => setTimeout(r, 20))
     }
@@ -369,6 +387,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     reconcile: () => reconciler.run(),
     idle,
     stop,
-    stats: () => ({ depth: queue.depth, journal: journal.size, parked: journal.parked, held: held.count(), patches: reporter.patches }),
+    backlog,
+    stats: () => ({ depth: queue.depth, journal: journal.size, parked: journal.parked, held: held.count(), patches: reporter.patches, backlog: backlog?.waiting() ?? 0 }),
   }
 }

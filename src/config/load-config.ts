@@ -24,6 +24,8 @@ export interface Config {
   headerPrefix: string
   bodyLimit: number
   queueLimit: number
+  backlogMaxMb: number
+  backlogOrganizationShare: number
   ingestThreads: number
   concurrency: number
   apiMaxInFlight: number
