@@ -329,6 +329,21 @@ export class Journal implements IntakeJournal {
     return parked
   }
 
+  /**
+   * Every entry left by an earlier run, with its jobs, taken into the books: for tests and
+   * diagnostics only. The worker's replay goes through `scan` and reads parts as the window drains.
+   */
+  async load(): Promise<{ batches: Array<{ batchId: string; jobs: Job[] }>; parked: ParkedJob[] }> {
+    const refs: Array<[string, number]> = []
+    const parked = await this.scan((entryId, parts) => parts.forEach((_, i) => refs.push([entryId, i])))
+    const batches: Array<{ batchId: string; jobs: Job[] }> = []
+    for (const [entryId, part] of refs) {
+      if (batches.at(-1)?.batchId !== entryId) batches.push({ batchId: entryId, jobs: [] })
+      batches.at(-1)!.jobs.push(...(await this.readPart(entryId, part)))
+    }
+    return { batches, parked }
+  }
+
   /** Remove a parked entry that is being retried (its job is journaled again first). */
   async unpark(job: Job): Promise<void> {
     await this.store.delete(PARKED + job.key)

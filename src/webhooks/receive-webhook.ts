@@ -126,9 +126,10 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     const result = await deps.accept(batchId, jobs, { organizationId, domain, text: decoded.jobs })
     if (result.status === 'busy') {
       metrics.batches.inc({ result: 'busy' })
-      log().info({ strings: jobs.length, retryAfter: result.retryAfterSeconds }, `${result.reason ?? 'queue full'}: batch refused with 503`)
+      if (result.reason) log().warn({ strings: jobs.length, retryAfter: result.retryAfterSeconds }, `batch refused with 503: ${result.reason}`)
+      else log().info({ retryAfter: result.retryAfterSeconds }, 'stopping: batch refused with 503')
       ctx.set('Retry-After', String(result.retryAfterSeconds))
-      throw createHttpError(503, result.reason ? `${result.reason}; retry later` : 'queue is full; retry later', { code: 'busy', expose: true })
+      throw createHttpError(503, result.reason ? `${result.reason}; retry later` : 'the worker is stopping; retry later', { code: 'busy', expose: true })
     }
     for (const bad of decoded.invalid) {
       metrics.invalidEvents.inc({ result: bad.parked ? 'parked' : 'logged' })

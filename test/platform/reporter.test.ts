@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
+import { recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 
