@@ -250,7 +250,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
   const health = createHealth({
     closing: state.closing,
     replaying: state.replaying,
-    queue, journal, held,
+    queue, journal, held, backlog: parts.backlog,
     organizations: tokens,
     storeReachable: () => stores.ping(),
     pipelinesLoaded: () => pipelines().all().length,
@@ -286,6 +286,18 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     metrics.queueWaiting.set(queue.waiting)
     metrics.journalSize.set(journal.size)
     metrics.parked.set(journal.parked)
+    metrics.backlogStrings.reset()
+    metrics.backlogWaiting.reset()
+    metrics.backlogBytes.reset()
+    metrics.backlogOldest.reset()
+    const now = Date.now()
+    for (const b of backlog?.list() ?? []) {
+      const organization = b.domain
+      metrics.backlogStrings.set({ organization }, b.strings)
+      metrics.backlogWaiting.set({ organization }, b.waiting)
+      metrics.backlogBytes.set({ organization }, b.bytes)
+      if (b.oldestAt) metrics.backlogOldest.set({ organization }, Math.max(0, (now - b.oldestAt) / 1000))
+    }
     for (const [cause, n] of Object.entries(held.byCause())) {
       metrics.held.set({ cause }, n.strings)
       metrics.heldOrganizations.set({ cause }, n.organizations)

@@ -54,7 +54,9 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   const settings = new SettingsService(stores.settings, log.child({ part: 'settings' }))
   const guard = operatorAuth(config.operatorPassword, log)
   const pipelines = host as unknown as PipelineSource
-  const worker = await startWorker({
+  // The operator page reads the backlog once the worker runs.
+  let worker: Worker | undefined
+  worker = await startWorker({
     config,
     log,
     stores,
@@ -66,7 +68,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     routers: [
       createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }), guard }),
       createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }) }),
-      createOperatorRouter({ config, tokens, guard, activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
+      createOperatorRouter({ config, tokens, guard, activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [], backlog: () => worker?.backlog?.list() ?? [] }),
     ],
   })
   const missing = missingForProduction(config)

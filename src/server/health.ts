@@ -1,5 +1,6 @@
 // What /healthz and /readyz say: the worker's state (queue, journal, parked and held strings) and
 // whether it can take work (store reachable, pipelines loaded, not stopping).
+import type { Backlog } from '../queue/backlog.js'
 import type { HeldOrganizations } from '../queue/held-organizations.js'
 import type { IntakeJournal } from '../queue/intake-journal.js'
 import type { WorkQueue } from '../queue/work-queue.js'
@@ -11,6 +12,7 @@ export interface HealthDeps {
   queue: WorkQueue
   journal: IntakeJournal
   held: HeldOrganizations
+  backlog?: Backlog
   organizations: OrganizationDirectory
   storeReachable(): Promise<boolean>
   pipelinesLoaded(): number
@@ -27,6 +29,7 @@ export function createHealth(deps: HealthDeps) {
         journal: journal.size,
         parked: journal.parked,
         held: held.count(),
+        backlog: deps.backlog ? { waiting: deps.backlog.waiting(), organizations: deps.backlog.list().map((b) => ({ ...b, oldestAt: b.oldestAt ? new Date(b.oldestAt).toISOString() : undefined })) } : undefined,
         heldOrganizations: held.list().map((h) => ({ domain: h.domain, cause: h.cause, strings: h.strings, since: new Date(h.since).toISOString(), nextTry: new Date(h.nextTryAt).toISOString() })),
         organizations: (await deps.organizations.status?.()) ?? [],
       }

@@ -2,6 +2,7 @@
 // are disconnected, and a form to connect one. Also the page shell the OAuth routes answer with.
 // Plain HTML with one inline stylesheet allowed by its hash: no scripts, no external assets, and a
 // CSP that forbids everything else. Every interpolated value goes through escapeHtml.
+import type { BacklogView } from '../queue/backlog.js'
 import type { Middleware } from 'koa'
 import { createHash } from 'node:crypto'
 import { Router } from '@koa/router'
@@ -161,7 +162,28 @@ ${rows}
 </table>`
 }
 
-export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now(), activity?: ActivityEntry[]): string {
+function formatBytes(n: number): string {
+  return n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MB` : `${(n / 1024).toFixed(0)} kB`
+}
+
+/** Strings acknowledged and not yet reported, per organization: on disk, and how old the oldest waiting is. */
+export function backlogTable(rows: BacklogView[], now: number): string {
+  if (!rows.length) return '<p class="muted">No backlog: every string acknowledged has been reported.</p>'
+  const body = rows
+    .map((r) => {
+      const age = r.oldestAt ? `${Math.max(0, Math.round((now - r.oldestAt) / 1000))} s` : '<span class="muted">-</span>'
+      return `<tr><td><strong>${escapeHtml(r.domain)}</strong></td><td>${r.strings}</td><td>${r.waiting}</td><td>${escapeHtml(formatBytes(r.bytes))}</td><td>${age}</td></tr>`
+    })
+    .join('\n')
+  return `<table>
+<thead><tr><th>Organization</th><th>Strings not yet reported</th><th>Waiting on disk</th><th>Journal bytes</th><th>Oldest waiting</th></tr></thead>
+<tbody>
+${body}
+</tbody>
+</table>`
+}
+
+export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now(), activity?: ActivityEntry[], backlog?: BacklogView[]): string {
   const missing: string[] = []
   if (!config.clientId) missing.push('CLIENT_ID')
   if (!config.clientSecret) missing.push('CLIENT_SECRET')
@@ -180,7 +202,11 @@ ${setup}
 <div class="card">
 ${summary}
 ${organizationsTable(orgs, now)}
-</div>
+</div>${backlog ? `
+<h2>Backlog</h2>
+<div class="card">
+${backlogTable(backlog, now)}
+</div>` : ''}
 <h2>Connect an organization</h2>
 <div class="card">
 <form method="get" action="/oauth/start">
@@ -195,12 +221,12 @@ ${activityTable(activity)}
 </div>` : ''}`
 }
 
-export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]>; guard?: Middleware }): Router {
+export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]>; backlog?: () => BacklogView[]; guard?: Middleware }): Router {
   const router = new Router()
   router.get('/', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
     const orgs = await deps.tokens.status()
     const activity = deps.activity ? await deps.activity() : undefined
-    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity))
+    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity, deps.backlog?.()))
   })
   return router
 }
