@@ -292,7 +292,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     metrics.backlogOldest.reset()
     const now = Date.now()
     for (const b of backlog?.list() ?? []) {
-      const organization = b.domain
+      const organization = b.organization
       metrics.backlogStrings.set({ organization }, b.strings)
       metrics.backlogWaiting.set({ organization }, b.waiting)
       metrics.backlogBytes.set({ organization }, b.bytes)

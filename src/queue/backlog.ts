@@ -13,7 +13,7 @@ import type { Decision } from '../platform/reporter.js'
 import type { Logger } from '../util/logger.js'
 import type { Dedupe } from './dedupe.js'
 import { stringKeyOf, type Job } from './job.js'
-import { entryTime, type Journal, type ParkedJob, type Placement } from './journal.js'
+import { entryTime, organizationOf, type Journal, type ParkedJob, type Placement } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
 export interface BacklogOptions {
@@ -31,6 +31,14 @@ export interface BacklogOptions {
   organizationShare: number
 }
 
+/** One organization's strings waiting on disk, oldest first. */
+interface Line {
+  domain: string
+  refs: Ref[]
+  /** Strings of its refs not yet taken into the window. */
+  waiting: number
+}
+
 interface Ref {
   entryId: string
   part: number
@@ -42,6 +50,8 @@ interface Ref {
 }
 
 export interface BacklogView {
+  /** The organization's id, and the domain it is reported under. */
+  organization: string
   domain: string
   /** Strings journaled and not done (on disk; some may be in the window). */
   strings: number
@@ -55,9 +65,8 @@ export interface BacklogView {
 const MB = 1024 * 1024
 
 export class Backlog {
-  /** Per organization, in the order they are served (round robin: served ones go to the end). */
-  private readonly lines = new Map<string, Ref[]>()
-  private readonly waitingBy = new Map<string, number>()
+  /** Per organization (id), in the order they are served (round robin: served ones go to the end). */
+  private readonly lines = new Map<string, Line>()
   private ready = false
   private refilling?: Promise<void>
   private again = false
@@ -66,10 +75,10 @@ export class Backlog {
   constructor(private readonly options: BacklogOptions) {}
 
   /** Why a batch of `bytes` from the organization can't be taken now (the only reason for a 503). */
-  refuse(domain: string, bytes: number): string | undefined {
+  refuse(organization: string, bytes: number): string | undefined {
     const { journal, maxBytes, organizationShare } = this.options
     const total = journal.used().bytes
-    const mine = journal.used(domain).bytes
+    const mine = journal.used(organization).bytes
     const share = maxBytes * organizationShare
     if (total + bytes > maxBytes && total > 0) {
       return `the backlog on disk is full (${(total / MB).toFixed(0)} MB of BACKLOG_MAX_MB=${(maxBytes / MB).toFixed(0)}): strings are not being reported as fast as they arrive. Check the API's health and held organizations on the operator page, or raise BACKLOG_MAX_MB if the disk has room`
@@ -81,24 +90,24 @@ export class Backlog {
   }
 
   /** May a batch go straight into the window? Only when nothing of its organization waits on disk. */
-  direct(domain: string, strings: number): boolean {
+  direct(organization: string, domain: string, strings: number): boolean {
     const { queue, isHeld } = this.options
-    return this.ready && !this.lines.has(domain) && !isHeld(domain) && queue.hasRoom(strings)
+    return this.ready && !this.lines.has(organization) && !isHeld(domain) && queue.hasRoom(strings)
   }
 
   /** A batch journaled and left on disk: it is read back when the window has room and its turn comes. */
-  spill(domain: string, at: Placement, strings: number, recheck = false): void {
+  spill(organization: string, domain: string, at: Placement, strings: number, recheck = false): void {
     if (strings <= 0) return
-    this.add(domain, { entryId: at.entryId, part: at.part, strings, taken: 0, recheck }, false)
+    this.add(organization, domain, { entryId: at.entryId, part: at.part, strings, taken: 0, recheck }, false)
     this.kick()
   }
 
-  private add(domain: string, ref: Ref, first: boolean): void {
-    let line = this.lines.get(domain)
-    if (!line) this.lines.set(domain, (line = []))
-    if (first) line.unshift(ref)
-    else line.push(ref)
-    this.waitingBy.set(domain, (this.waitingBy.get(domain) ?? 0) + ref.strings - ref.taken)
+  private add(organization: string, domain: string, ref: Ref, first: boolean): void {
+    let line = this.lines.get(organization)
+    if (!line) this.lines.set(organization, (line = { domain, refs: [], waiting: 0 }))
+    if (first) line.refs.unshift(ref)
+    else line.refs.push(ref)
+    line.waiting += ref.strings - ref.taken
   }
 
   /**
@@ -110,7 +119,7 @@ export class Backlog {
     const { journal, dedupe } = this.options
     const copies = jobs.map((j) => ({ ...j, attempts: 0 }))
     const at = await journal.append(journal.newBatchId(), copies)
-    this.add(jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck) }, true)
+    this.add(organizationOf(jobs[0]!), jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck) }, true)
     for (const job of jobs) {
       await journal.done(job)
       dedupe.release(stringKeyOf(job), job.revision)
@@ -155,28 +164,27 @@ export class Backlog {
       const room = queue.limit - queue.depth
       const next = this.next()
       if (!next) return
-      const [domain, ref] = next
+      const [organization, line] = next
+      const ref = line.refs[0]!
       const left = ref.strings - ref.taken
       // Read in chunks, not a slice at a time as single strings finish.
       if (room < Math.min(left, Math.ceil(queue.limit / 4))) return
       const take = Math.min(room, left)
-      const jobs = (await journal.readPart(ref.entryId, ref.part)).slice(ref.taken, ref.taken + take)
       ref.taken += take
-      this.waitingBy.set(domain, (this.waitingBy.get(domain) ?? 0) - take)
-      const line = this.lines.get(domain)!
-      if (ref.taken >= ref.strings) line.shift()
+      line.waiting -= take
+      if (ref.taken >= ref.strings) line.refs.shift()
       // Served: to the end of the ring.
-      this.lines.delete(domain)
-      if (line.length) this.lines.set(domain, line)
-      else this.waitingBy.delete(domain)
+      this.lines.delete(organization)
+      if (line.refs.length) this.lines.set(organization, line)
+      const jobs = (await journal.readPart(ref.entryId, ref.part)).slice(ref.taken - take, ref.taken)
       await this.admit(jobs, ref.recheck)
     }
   }
 
   /** The next organization in turn that is not held, and its oldest part. */
-  private next(): [string, Ref] | undefined {
-    for (const [domain, line] of this.lines) {
-      if (!this.options.isHeld(domain) && line[0]) return [domain, line[0]]
+  private next(): [string, Line] | undefined {
+    for (const [organization, line] of this.lines) {
+      if (!this.options.isHeld(line.domain) && line.refs[0]) return [organization, line]
     }
     return undefined
   }
@@ -213,10 +221,10 @@ export class Backlog {
       parts.forEach((p, part) => {
         if (p.strings <= 0) return
         strings += p.strings
-        this.add(p.domain, { entryId, part, strings: p.strings, taken: 0, recheck: true }, false)
+        this.add(p.organization, p.domain, { entryId, part, strings: p.strings, taken: 0, recheck: true }, false)
       })
     })
-    for (const line of this.lines.values()) line.sort((a, b) => (a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : a.part - b.part))
+    for (const line of this.lines.values()) line.refs.sort((a, b) => (a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : a.part - b.part))
     strings += await this.retryParked(parked)
     this.ready = true
     this.kick()
@@ -225,15 +233,15 @@ export class Backlog {
 
   private async retryParked(parked: ParkedJob[]): Promise<number> {
     const { journal } = this.options
-    const byDomain = new Map<string, Job[]>()
+    const byOrganization = new Map<string, Job[]>()
     for (const p of parked) {
-      const list = byDomain.get(p.job.domain) ?? []
+      const list = byOrganization.get(organizationOf(p.job)) ?? []
       list.push({ ...p.job, attempts: 0 })
-      byDomain.set(p.job.domain, list)
+      byOrganization.set(organizationOf(p.job), list)
     }
-    for (const [domain, jobs] of byDomain) {
+    for (const [organization, jobs] of byOrganization) {
       const at = await journal.append(journal.newBatchId(), jobs)
-      this.add(domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true }, true)
+      this.add(organization, jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true }, true)
     }
     for (const p of parked) await journal.unpark(p.job)
     return parked.length
@@ -245,23 +253,23 @@ export class Backlog {
     this.kick()
   }
 
-  /** Strings waiting on disk (not in memory), of one organization or all. */
+  /** Strings waiting on disk (not in memory), of one organization (its domain) or all. */
   waiting(domain?: string): number {
-    if (domain !== undefined) return this.waitingBy.get(domain) ?? 0
     let n = 0
-    for (const w of this.waitingBy.values()) n += w
+    for (const line of this.lines.values()) if (domain === undefined || line.domain === domain) n += line.waiting
     return n
   }
 
   /** Per organization: what is journaled and not done, what waits on disk, and since when. */
   list(): BacklogView[] {
     const out = new Map<string, BacklogView>()
-    for (const [domain, u] of this.options.journal.usageByDomain()) out.set(domain, { domain, strings: u.strings, bytes: u.bytes, waiting: 0 })
-    for (const [domain, line] of this.lines) {
-      const v = out.get(domain) ?? { domain, strings: 0, bytes: 0, waiting: 0 }
-      v.waiting = this.waitingBy.get(domain) ?? 0
-      if (line[0]) v.oldestAt = entryTime(line[0].entryId)
-      out.set(domain, v)
+    for (const [organization, u] of this.options.journal.usageByOrganization()) out.set(organization, { organization, domain: u.domain ?? organization, strings: u.strings, bytes: u.bytes, waiting: 0 })
+    for (const [organization, line] of this.lines) {
+      const v = out.get(organization) ?? { organization, domain: line.domain, strings: 0, bytes: 0, waiting: 0 }
+      v.domain = line.domain
+      v.waiting = line.waiting
+      if (line.refs[0]) v.oldestAt = entryTime(line.refs[0].entryId)
+      out.set(organization, v)
     }
     return [...out.values()].sort((a, b) => b.strings - a.strings)
   }

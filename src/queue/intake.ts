@@ -7,7 +7,7 @@ import type { Backlog } from './backlog.js'
 import type { Dedupe } from './dedupe.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { stringKeyOf, type Job } from './job.js'
-import type { EncodedJobs, Journal } from './journal.js'
+import { organizationOf, type EncodedJobs, type Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
 export type IntakeResult =
@@ -51,14 +51,15 @@ export class Intake {
       return { status: 'accepted', accepted: jobs.length, duplicates: 0 }
     }
     const { journal, backlog } = local!
+    const organization = organizationOf(jobs[0]!)
     const domain = jobs[0]!.domain
-    const reason = backlog.refuse(domain, bytes)
+    const reason = backlog.refuse(organization, bytes)
     // The service does not honour Retry-After; the figure is for senders that do.
     if (reason) return { status: 'busy', retryAfterSeconds: 60, reason }
-    if (!backlog.direct(domain, jobs.length)) {
+    if (!backlog.direct(organization, domain, jobs.length)) {
       // To disk only; de-duplicated when read back (backlog.ts).
       const at = await journal.append(batchId, jobs, encoded)
-      backlog.spill(domain, at, jobs.length)
+      backlog.spill(organization, domain, at, jobs.length)
       return { status: 'accepted', accepted: jobs.length, duplicates: 0, spilled: jobs.length }
     }
     return this.acceptDirect(batchId, jobs, encoded)

@@ -44,6 +44,8 @@ type Part = ({ o: string; d: string; t: string; skip?: number[] } | { c: Compact
 
 /** What the books keep of one part of an entry. */
 export interface PartSummary {
+  /** The organization (its id) the part's strings belong to, and its domain. */
+  organization: string
   domain: string
   strings: number
   bytes: number
@@ -135,13 +137,14 @@ export function summarizeEntry(value: unknown, batchId: string): PartSummary[] |
     return v3.parts.map((p, i) => {
       const bytes = p.b ?? ('c' in p ? JSON.stringify(p.c).length : p.t.length)
       const domain = 'c' in p ? (p.d ?? String(p.c.jobs[0]?.[1] ?? '')) : p.d
-      return { domain, strings: p.n ?? decodePart(p, batchId, i).length, bytes }
+      const organization = 'c' in p ? String(p.c.jobs[0]?.[0] ?? domain) : p.o || domain
+      return { organization, domain, strings: p.n ?? decodePart(p, batchId, i).length, bytes }
     })
   }
   // Versions 1 and 2: one part, under the organization of its first job.
   const jobs = decodeEntry(value, batchId)
   if (!jobs) return undefined
-  return [{ domain: jobs[0]?.domain ?? '', strings: jobs.length, bytes: JSON.stringify(value).length }]
+  return [{ organization: jobs[0]?.organizationId ?? '', domain: jobs[0]?.domain ?? '', strings: jobs.length, bytes: JSON.stringify(value).length }]
 }
 
 interface QueuedAppend {
@@ -162,7 +165,7 @@ export interface ParkedJob {
 }
 
 interface PartBook {
-  domain: string
+  organization: string
   /** Strings of the part not yet done. */
   left: number
   bytes: number
@@ -177,6 +180,13 @@ interface EntryBook {
 export interface Usage {
   strings: number
   bytes: number
+  /** The domain the organization is reported under (per-organization usage only). */
+  domain?: string
+}
+
+/** The organization a job's line of the backlog is kept under: its id (its domain if it has none). */
+export function organizationOf(job: Pick<Job, 'organizationId' | 'domain'>): string {
+  return job.organizationId || job.domain
 }
 
 /** When an entry was written (its id starts with the time in base 36). */
@@ -237,7 +247,7 @@ export class Journal implements IntakeJournal {
           for (const g of group) g.reject(error)
           continue
         }
-        this.book(entryId, parts.map((p, i) => ({ domain: group[i]!.encoded?.domain ?? group[i]!.jobs[0]!.domain, strings: p.n!, bytes: p.b! })))
+        this.book(entryId, parts.map((p, i) => ({ organization: organizationOf(group[i]!.jobs[0]!), domain: group[i]!.jobs[0]!.domain, strings: p.n!, bytes: p.b! })))
         group.forEach((g, i) => {
           for (const job of g.jobs) {
             job.batchId = entryId
@@ -255,12 +265,12 @@ export class Journal implements IntakeJournal {
   private book(entryId: string, parts: PartSummary[]): void {
     const book: EntryBook = { parts: [], left: 0 }
     for (const p of parts) {
-      book.parts.push({ domain: p.domain, left: p.strings, bytes: p.bytes })
+      book.parts.push({ organization: p.organization, left: p.strings, bytes: p.bytes })
       book.left += p.strings
-      const u = this.usage.get(p.domain) ?? { strings: 0, bytes: 0 }
+      const u = this.usage.get(p.organization) ?? { strings: 0, bytes: 0, domain: p.domain }
       u.strings += p.strings
       u.bytes += p.strings > 0 ? p.bytes : 0
-      this.usage.set(p.domain, u)
+      this.usage.set(p.organization, u)
     }
     this.entries.set(entryId, book)
     this.outstanding += book.left
@@ -273,11 +283,11 @@ export class Journal implements IntakeJournal {
     const part = book.parts[job.part ?? 0] ?? book.parts[0]!
     if (part.left > 0) {
       part.left--
-      const u = this.usage.get(part.domain)
+      const u = this.usage.get(part.organization)
       if (u) {
         u.strings--
         if (part.left === 0) u.bytes -= part.bytes
-        if (u.strings <= 0) this.usage.delete(part.domain)
+        if (u.strings <= 0) this.usage.delete(part.organization)
       }
     }
     book.left--
@@ -350,9 +360,9 @@ export class Journal implements IntakeJournal {
     this.parkedCount = Math.max(0, this.parkedCount - 1)
   }
 
-  /** Strings and bytes journaled and not done, of one organization or all. */
-  used(domain?: string): Usage {
-    if (domain !== undefined) return this.usage.get(domain) ?? { strings: 0, bytes: 0 }
+  /** Strings and bytes journaled and not done, of one organization (its id) or all. */
+  used(organization?: string): Usage {
+    if (organization !== undefined) return this.usage.get(organization) ?? { strings: 0, bytes: 0 }
     const all = { strings: 0, bytes: 0 }
     for (const u of this.usage.values()) {
       all.strings += u.strings
@@ -361,8 +371,8 @@ export class Journal implements IntakeJournal {
     return all
   }
 
-  /** Strings and bytes per organization. */
-  usageByDomain(): Map<string, Usage> {
+  /** Strings and bytes per organization (id). */
+  usageByOrganization(): Map<string, Usage> {
     return this.usage
   }
 

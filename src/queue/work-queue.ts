@@ -74,8 +74,9 @@ export class WorkQueue {
         continue
       }
       this.pending.set(key, [job])
-      let ring = this.rings.get(job.domain)
-      if (!ring) this.rings.set(job.domain, (ring = []))
+      const organization = job.organizationId || job.domain
+      let ring = this.rings.get(organization)
+      if (!ring) this.rings.set(organization, (ring = []))
       ring.push(key)
       // One task per group with waiting jobs (at least): each runs whichever group is next. (p-queue
       // may start it at once: the job is in its list first.)
@@ -85,12 +86,12 @@ export class WorkQueue {
 
   /** The next group in turn, and up to `groupMax` of its jobs. */
   private take(): Job[] | undefined {
-    for (const [domain, ring] of this.rings) {
-      this.rings.delete(domain)
+    for (const [organization, ring] of this.rings) {
+      this.rings.delete(organization)
       const key = ring.shift()
       const list = key === undefined ? undefined : this.pending.get(key)
       if (key === undefined || !list) {
-        if (ring.length) this.rings.set(domain, ring)
+        if (ring.length) this.rings.set(organization, ring)
         continue
       }
       const jobs = list.length <= this.groupMax ? list : list.splice(0, this.groupMax)
@@ -100,7 +101,7 @@ export class WorkQueue {
         this.schedule()
       }
       // Served: the organization goes to the end of the turn.
-      if (ring.length) this.rings.set(domain, ring)
+      if (ring.length) this.rings.set(organization, ring)
       return jobs
     }
     return undefined

@@ -172,7 +172,7 @@ export function backlogTable(rows: BacklogView[], now: number): string {
   const body = rows
     .map((r) => {
       const age = r.oldestAt ? `${Math.max(0, Math.round((now - r.oldestAt) / 1000))} s` : '<span class="muted">-</span>'
-      return `<tr><td><strong>${escapeHtml(r.domain)}</strong></td><td>${r.strings}</td><td>${r.waiting}</td><td>${escapeHtml(formatBytes(r.bytes))}</td><td>${age}</td></tr>`
+      return `<tr><td><strong>${escapeHtml(r.domain)}</strong>${r.organization !== r.domain ? `<br><span class="muted">id ${escapeHtml(r.organization)}</span>` : ''}</td><td>${r.strings}</td><td>${r.waiting}</td><td>${escapeHtml(formatBytes(r.bytes))}</td><td>${age}</td></tr>`
     })
     .join('\n')
   return `<table>
