@@ -144,8 +144,6 @@ describe('POST /webhooks', () => {
       const res = await fetch(`${w.url}/webhooks`, signedRequest(batch(12, 100), SECRET))
       expect(res.status).toBe(200)
       expect(await res.json()).toMatchObject({ accepted: 12 })
-      // The window was full: the batch went to disk only (some of it may be read back already).
-      expect(w.stats().backlog).toBeGreaterThan(0)
       await w.idle()
     } finally {
       clearInterval(sampler)
