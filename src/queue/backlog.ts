@@ -89,10 +89,13 @@ export class Backlog {
     return undefined
   }
 
-  /** May a batch go straight into the window? Only when nothing of its organization waits on disk. */
+  /**
+   * May a batch go straight into the window? Only when it fits and nothing of its organization
+   * waits on disk (a batch larger than the window is read back in slices).
+   */
   direct(organization: string, domain: string, strings: number): boolean {
     const { queue, isHeld } = this.options
-    return this.ready && !this.lines.has(organization) && !isHeld(domain) && queue.hasRoom(strings)
+    return this.ready && !this.lines.has(organization) && !isHeld(domain) && queue.depth + strings <= queue.limit
   }
 
   /** A batch journaled and left on disk: it is read back when the window has room and its turn comes. */
