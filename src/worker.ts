@@ -131,6 +131,38 @@ function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueu
   }
 }
 
+/**
+ * Strings waiting out a back-off before their next pipeline run, per organization (domain). They
+ * go when their timer fires, or all at once when an API request for the organization succeeds.
+ */
+function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): boolean; push(jobs: Job[]): void }) {
+  const waiting = new Map<string, Map<NodeJS.Timeout, Job[]>>()
+  const go = (domain: string, t: NodeJS.Timeout) => {
+    const byTimer = waiting.get(domain)
+    const jobs = byTimer?.get(t)
+    clearTimeout(t)
+    deps.timers.delete(t)
+    byTimer?.delete(t)
+    if (byTimer && byTimer.size === 0) waiting.delete(domain)
+    if (jobs && !deps.closing()) deps.push(jobs)
+  }
+  return {
+    add(jobs: Job[], delayMs: number) {
+      const domain = jobs[0]?.domain ?? ''
+      const t = setTimeout(() => go(domain, t), delayMs)
+      t.unref()
+      deps.timers.add(t)
+      let byTimer = waiting.get(domain)
+      if (!byTimer) waiting.set(domain, (byTimer = new Map()))
+      byTimer.set(t, jobs)
+    },
+    release(domain: string) {
+      const byTimer = waiting.get(domain)
+      if (byTimer) for (const t of [...byTimer.keys()]) go(domain, t)
+    },
+  }
+}
+
 interface Parts {
   journal: IntakeJournal
   shared?: BullmqJournal
@@ -155,10 +187,16 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const api = new ApiClient({
     config, tokens, log, fetch: deps.fetch,
     observer: {
-      request: ({ route, status, ms }) => metrics.apiLatency.observe({ route, status: String(status) }, ms / 1000),
+      request: ({ route, status, ms, domain }) => {
+        metrics.apiLatency.observe({ route, status: String(status) }, ms / 1000)
+        // The API answers again: strings waiting out a back-off for this organization go now,
+        // rather than leave the window idle for up to a minute after an outage.
+        if (status >= 200 && status < 300) retries.release(domain)
+      },
       retry: ({ reason }) => metrics.apiRetries.inc({ reason: reason === 'network' ? 'network' : reason === '429' ? '429' : '5xx' }),
     },
   })
+  const retries = createRetries({ timers, closing, push: (jobs) => queue.push(jobs) })
   const held = new HeldOrganizations({
     log,
     baseDelayMs: deps.heldBaseDelayMs,
@@ -214,12 +252,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     reentered: (n) => metrics.rechecks.inc({ status: 'NEED_PROCESS' }, n),
     retryLater(jobs, delayMs) {
       metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
-      const t = setTimeout(() => {
-        timers.delete(t)
-        if (!closing()) queue.push(jobs)
-      }, delayMs)
-      t.unref()
-      timers.add(t)
+      retries.add(jobs, delayMs)
     },
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
   })

@@ -31,7 +31,7 @@ export interface BullmqJournalOptions {
 }
 
 /** Redis memory one waiting string takes (BullMQ job hash, id in the wait list), measured: docs/performance.md. */
-export const REDIS_BYTES_PER_STRING = 1500
+export const REDIS_BYTES_PER_STRING = 1700
 
 /**
  * A Redis client for BullMQ. BullMQ 6 leaves the client to us (ioredis is an optional peer); its
