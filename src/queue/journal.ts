@@ -205,6 +205,8 @@ export class Journal implements IntakeJournal {
   private parkedCount = 0
   private readonly queued: QueuedAppend[] = []
   private writing = false
+  /** The entry `readPart` read last. */
+  private lastRead?: { entryId: string; value: unknown }
 
   constructor(private readonly store: Keyv) {}
 
@@ -294,12 +296,16 @@ export class Journal implements IntakeJournal {
     this.outstanding--
     if (book.left > 0) return
     this.entries.delete(job.batchId)
+    if (this.lastRead?.entryId === job.batchId) this.lastRead = undefined
     await this.store.delete(BATCH + job.batchId)
   }
 
   /** The jobs of one part of an entry, read back from the store (the backlog refilling the queue). */
   async readPart(entryId: string, part: number): Promise<Job[]> {
-    const value = await this.store.get(BATCH + entryId)
+    // The parts of one entry (batches written together) are usually read one after another: the
+    // entry is read and parsed once for all of them.
+    const value = this.lastRead?.entryId === entryId ? this.lastRead.value : await this.store.get(BATCH + entryId)
+    this.lastRead = { entryId, value }
     const v3 = value as EntryV3 | undefined
     if (v3 && v3.v === 3 && Array.isArray(v3.parts)) {
       const p = v3.parts[part]
