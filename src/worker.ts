@@ -385,6 +385,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     stopping ??= (async () => {
       closing = true
       intake.close()
+      backlog?.close()
       const deadline = options.deadlineMs ?? config.shutdownTimeoutMs
       log.info({ open: queue.depth }, 'stopping: new webhooks get 503; finishing running work')
       // A shared queue: take no more jobs; what this instance holds finishes below or goes to

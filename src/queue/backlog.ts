@@ -68,6 +68,7 @@ export class Backlog {
   /** Per organization (id), in the order they are served (round robin: served ones go to the end). */
   private readonly lines = new Map<string, Line>()
   private ready = false
+  private closed = false
   private refilling?: Promise<void>
   private again = false
   private kicked = false
@@ -229,7 +230,7 @@ export class Backlog {
     })
     for (const line of this.lines.values()) line.refs.sort((a, b) => (a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : a.part - b.part))
     strings += await this.retryParked(parked)
-    this.ready = true
+    this.ready = !this.closed
     this.kick()
     return { strings, batches, parked: parked.length }
   }
@@ -250,10 +251,10 @@ export class Backlog {
     return parked.length
   }
 
-  /** Nothing to replay (tests that start without a journal scan). */
-  open(): void {
-    this.ready = true
-    this.kick()
+  /** Stop reading the backlog back (shutdown): what waits on disk stays there for the next start. */
+  close(): void {
+    this.closed = true
+    this.ready = false
   }
 
   /** Strings waiting on disk (not in memory), of one organization (its domain) or all. */
