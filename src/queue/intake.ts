@@ -10,6 +10,19 @@ import { stringKeyOf, type Job } from './job.js'
 import { organizationOf, type EncodedJobs, type Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
+/** A verified batch's string jobs, made only when needed: a batch left on disk never needs them. */
+export interface IncomingJobs {
+  count: number
+  organizationId: string
+  domain: string
+  jobs(): Job[]
+}
+
+/** Jobs already made, as IncomingJobs. */
+export function incoming(jobs: Job[]): IncomingJobs {
+  return { count: jobs.length, organizationId: jobs[0]?.organizationId ?? '', domain: jobs[0]?.domain ?? '', jobs: () => jobs }
+}
+
 export type IntakeResult =
   | { status: 'accepted'; accepted: number; duplicates: number; /** Strings left on disk. */ spilled?: number }
   | { status: 'busy'; retryAfterSeconds: number; /** Why, when it is not a shutdown. */ reason?: string }
@@ -37,32 +50,33 @@ export class Intake {
    * JSON text, in the same order; the journal stores that text (and which of them were not taken)
    * instead of encoding them again.
    */
-  async accept(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<IntakeResult> {
+  async accept(batchId: string, batch: IncomingJobs, encoded?: EncodedJobs): Promise<IntakeResult> {
     if (this.closing) return { status: 'busy', retryAfterSeconds: 5 }
-    if (jobs.length === 0) return { status: 'accepted', accepted: 0, duplicates: 0 }
-    const bytes = encoded ? encoded.text.length : jobs.length * 1024
+    if (batch.count === 0) return { status: 'accepted', accepted: 0, duplicates: 0 }
+    const bytes = encoded ? encoded.text.length : batch.count * 1024
     const { shared, local } = this.options
     if (shared) {
       const reason = shared.refuse(bytes)
       if (reason) return { status: 'busy', retryAfterSeconds: 60, reason }
       // Shared queue: its job ids (the de-duplication key) absorb repeats across instances.
+      const jobs = batch.jobs()
       for (const job of jobs) job.batchId = batchId
       await shared.append(batchId, jobs)
       return { status: 'accepted', accepted: jobs.length, duplicates: 0 }
     }
     const { journal, backlog } = local!
-    const organization = organizationOf(jobs[0]!)
-    const domain = jobs[0]!.domain
+    const { count, domain } = batch
+    const organization = organizationOf(batch)
     const reason = backlog.refuse(organization, bytes)
     // The service does not honour Retry-After; the figure is for senders that do.
     if (reason) return { status: 'busy', retryAfterSeconds: 60, reason }
-    if (!backlog.direct(organization, domain, jobs.length)) {
-      // To disk only; de-duplicated when read back (backlog.ts).
-      const at = await journal.append(batchId, jobs, encoded)
-      backlog.spill(organization, domain, at, jobs.length)
-      return { status: 'accepted', accepted: jobs.length, duplicates: 0, spilled: jobs.length }
+    if (!backlog.direct(organization, domain, count)) {
+      // To disk only, from the decoder's text (no jobs made); de-duplicated when read back.
+      const at = await journal.append(batchId, encoded ? { count, organization, domain } : batch.jobs(), encoded)
+      backlog.spill(organization, domain, at, count)
+      return { status: 'accepted', accepted: count, duplicates: 0, spilled: count }
     }
-    return this.acceptDirect(batchId, jobs, encoded)
+    return this.acceptDirect(batchId, batch.jobs(), encoded)
   }
 
   private async acceptDirect(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<IntakeResult> {

@@ -147,8 +147,16 @@ export function summarizeEntry(value: unknown, batchId: string): PartSummary[] |
   return [{ organization: jobs[0]?.organizationId ?? '', domain: jobs[0]?.domain ?? '', strings: jobs.length, bytes: JSON.stringify(value).length }]
 }
 
+/** A batch journaled from its decoder's text alone (no jobs made): how many, and whose. */
+export interface CountedJobs {
+  count: number
+  organization: string
+  domain: string
+}
+
 interface QueuedAppend {
   jobs: Job[]
+  counted: CountedJobs
   encoded?: EncodedJobs
   batchId: string
   resolve(placement: Placement): void
@@ -219,10 +227,12 @@ export class Journal implements IntakeJournal {
    * has them, with where they went: the jobs' batchId becomes the id of the entry they were written
    * in (shared with concurrent batches) and their part its place in it.
    */
-  append(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<Placement> {
-    if (jobs.length === 0) return Promise.resolve({ entryId: '', part: 0 })
+  append(batchId: string, jobs: Job[] | CountedJobs, encoded?: EncodedJobs): Promise<Placement> {
+    const counted = Array.isArray(jobs) ? (jobs[0] ? { count: jobs.length, organization: organizationOf(jobs[0]), domain: jobs[0].domain } : undefined) : jobs
+    if (!counted || counted.count === 0) return Promise.resolve({ entryId: '', part: 0 })
+    if (!Array.isArray(jobs) && !encoded) return Promise.reject(new Error('a batch without its jobs needs its encoded text'))
     return new Promise((resolve, reject) => {
-      this.queued.push({ jobs, encoded, batchId, resolve, reject })
+      this.queued.push({ jobs: Array.isArray(jobs) ? jobs : [], counted, encoded, batchId, resolve, reject })
       if (!this.writing) void this.writeQueued()
     })
   }
@@ -230,7 +240,7 @@ export class Journal implements IntakeJournal {
   private static partOf(g: QueuedAppend): Part {
     if (g.encoded) {
       const e = g.encoded
-      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.jobs.length, b: e.text.length }
+      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length }
     }
     const c = encodeEntry(g.jobs)
     return { c, d: g.jobs[0]!.domain, n: g.jobs.length, b: JSON.stringify(c.jobs).length }
@@ -249,7 +259,7 @@ export class Journal implements IntakeJournal {
           for (const g of group) g.reject(error)
           continue
         }
-        this.book(entryId, parts.map((p, i) => ({ organization: organizationOf(group[i]!.jobs[0]!), domain: group[i]!.jobs[0]!.domain, strings: p.n!, bytes: p.b! })))
+        this.book(entryId, parts.map((p, i) => ({ organization: group[i]!.counted.organization, domain: group[i]!.counted.domain, strings: p.n!, bytes: p.b! })))
         group.forEach((g, i) => {
           for (const job of g.jobs) {
             job.batchId = entryId
