@@ -16,6 +16,7 @@ import { ApiClient } from './platform/api-client.js'
 import { createDomainResolver, type OrganizationDirectory } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
+import { Backlog } from './queue/backlog.js'
 import type { BullmqJournal } from './queue/bullmq-journal.js'
 import { Dedupe } from './queue/dedupe.js'
 import { HeldOrganizations } from './queue/held-organizations.js'
@@ -37,7 +38,7 @@ import { createBatchDecoder } from './webhooks/batch-decoder.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
 import type { OtherEvent } from './webhooks/event-types.js'
 import type { BatchOrigin } from './webhooks/unbatch.js'
-import { stringKeyOf } from './queue/job.js'
+import { stringKeyOf, type Job } from './queue/job.js'
 
 export type WorkerPipeline = RunnablePipeline & ManifestPipeline
 
@@ -91,6 +92,8 @@ export interface Worker {
   metrics: Metrics
   queue: WorkQueue
   journal: IntakeJournal
+  /** The backlog on disk (the local journal; undefined with QUEUE=bullmq, where Redis holds it). */
+  backlog?: Backlog
   held: HeldOrganizations
   reporter: Reporter
   api: ApiClient
@@ -99,7 +102,7 @@ export interface Worker {
   /** Wait for findings log writes and issue requests under way. */
   findingsIdle(): Promise<void>
   /** Counts for tests and the operator. */
-  stats(): { depth: number; journal: number; parked: number; held: number; patches: number }
+  stats(): { depth: number; journal: number; parked: number; held: number; patches: number; backlog: number }
   /** Replay of the journal finished. */
   replayed: Promise<void>
   /** Run the reconciliation sweep once now. */
@@ -119,6 +122,7 @@ function bullmqOptions(config: Config, log: Logger) {
     backoffMs: 1000,
     lockMs: config.queueLockMs,
     dedupeTtlMs: config.dedupeTtlMs,
+    maxBytes: config.backlogMaxMb * 2 ** 20,
     log: log.child({ part: 'bullmq' }),
   }
 }
@@ -148,9 +152,42 @@ function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueu
   }
 }
 
+/**
+ * Strings waiting out a back-off before their next pipeline run, per organization (domain). They
+ * go when their timer fires, or all at once when an API request for the organization succeeds.
+ */
+function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): boolean; push(jobs: Job[]): void }) {
+  const waiting = new Map<string, Map<NodeJS.Timeout, Job[]>>()
+  const go = (domain: string, t: NodeJS.Timeout) => {
+    const byTimer = waiting.get(domain)
+    const jobs = byTimer?.get(t)
+    clearTimeout(t)
+    deps.timers.delete(t)
+    byTimer?.delete(t)
+    if (byTimer && byTimer.size === 0) waiting.delete(domain)
+    if (jobs && !deps.closing()) deps.push(jobs)
+  }
+  return {
+    add(jobs: Job[], delayMs: number) {
+      const domain = jobs[0]?.domain ?? ''
+      const t = setTimeout(() => go(domain, t), delayMs)
+      t.unref()
+      deps.timers.add(t)
+      let byTimer = waiting.get(domain)
+      if (!byTimer) waiting.set(domain, (byTimer = new Map()))
+      byTimer.set(t, jobs)
+    },
+    release(domain: string) {
+      const byTimer = waiting.get(domain)
+      if (byTimer) for (const t of [...byTimer.keys()]) go(domain, t)
+    },
+  }
+}
+
 interface Parts {
   journal: IntakeJournal
   shared?: BullmqJournal
+  backlog?: Backlog
   api: ApiClient
   queue: WorkQueue
   reporter: Reporter
@@ -168,20 +205,28 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const { config, log, tokens } = deps
   // BullMQ (and ioredis) load only when asked for: ~23 MB a single instance doesn't need.
   const shared = config.queue === 'bullmq' ? new (await import('./queue/bullmq-journal.js')).BullmqJournal(bullmqOptions(config, log)) : undefined
-  const journal: IntakeJournal = shared ?? new Journal(deps.stores.journal)
+  const local = shared ? undefined : new Journal(deps.stores.journal)
+  const journal: IntakeJournal = shared ?? local!
   const dedupe = new Dedupe(config.dedupeTtlMs, Date.now, config.dedupeMax)
   const api = new ApiClient({
     config, tokens, log, fetch: deps.fetch,
     observer: {
-      request: ({ route, status, ms }) => metrics.apiLatency.observe({ route, status: String(status) }, ms / 1000),
+      request: ({ route, status, ms, domain }) => {
+        metrics.apiLatency.observe({ route, status: String(status) }, ms / 1000)
+        // The API answers again: strings waiting out a back-off for this organization go now,
+        // rather than leave the window idle for up to a minute after an outage.
+        if (status >= 200 && status < 300) retries.release(domain)
+      },
       retry: ({ reason }) => metrics.apiRetries.inc({ reason: reason === 'network' ? 'network' : reason === '429' ? '429' : '5xx' }),
     },
   })
+  const retries = createRetries({ timers, closing, push: (jobs) => queue.push(jobs) })
   const held = new HeldOrganizations({
     log,
     baseDelayMs: deps.heldBaseDelayMs,
     canReport: async (domain) => (await tokens.getAccessToken(domain), true),
-    release: (_domain, work) => outcomes.resume(work),
+    // Its line of the backlog is served again.
+    release: () => backlog?.kick(),
   })
   const findings = deps.findings ?? findingsLogFor(config, deps.stores)
   const issues = new IssueSender({ api, findings, log: log.child({ part: 'issues' }), concurrency: config.commentsMaxInFlight, count: (outcome, n) => metrics.issues.inc({ outcome }, n) })
@@ -205,7 +250,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       // Its organization is held: straight to the held list, without a settings read, a token read
       // or a pipeline run per group; it is tried again on its own back-off.
       const cause = held.cause(j.domain)
-      if (cause) return outcomes.holdJobs(jobs, 'the organization is held', cause)
+      if (cause) return await outcomes.holdJobs(jobs, 'the organization is held', cause)
       reconciler.seen(j)
       await processJobs(jobs)
     },
@@ -215,8 +260,17 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       t.unref()
       timers.add(t)
     },
+    onRoom: () => backlog?.kick(),
   })
-  const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d) })
+  const backlog = local
+    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100 })
+    : undefined
+  // Held strings wait on disk (the backlog); with BullMQ, they fail back to its own retries.
+  const stash = async (jobs: Job[]) => {
+    if (backlog) return backlog.hold(jobs)
+    for (const job of jobs) await journal.park(job, 'the organization is held')
+  }
+  const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d), stash })
   const reconciler = new Reconciler({ api, dedupe, metrics, log })
   const processJobs = createJobProcessor({
     pipelines: () => deps.pipelines.current,
@@ -235,17 +289,12 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     reentered: (n) => metrics.rechecks.inc({ status: 'NEED_PROCESS' }, n),
     retryLater(jobs, delayMs) {
       metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
-      const t = setTimeout(() => {
-        timers.delete(t)
-        if (!closing()) queue.push(jobs)
-      }, delayMs)
-      t.unref()
-      timers.add(t)
+      retries.add(jobs, delayMs)
     },
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
   })
-  const intake = new Intake({ dedupe, journal, queue, held })
-  return { journal, shared, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage }
+  const intake = new Intake({ dedupe, queue, local: local && { journal: local, backlog: backlog! }, shared })
+  return { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage }
 }
 
 /** The HTTP side: the webhook route in front of the intake, health, manifest and the extra routers. */
@@ -271,7 +320,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
   const health = createHealth({
     closing: state.closing,
     replaying: state.replaying,
-    queue, journal, held,
+    queue, journal, held, backlog: parts.backlog,
     organizations: tokens,
     storeReachable: () => stores.ping(),
     pipelinesLoaded: () => pipelines().all().length,
@@ -299,7 +348,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   let closing = false
   let replayDone = false
   const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
-  const { journal, shared, api, queue, reporter, held, intake, reconciler, findings, issues, findingsStage } = parts
+  const { journal, shared, backlog, api, queue, reporter, held, intake, reconciler, findings, issues, findingsStage } = parts
   const pipelines = () => deps.pipelines.current
 
   const { app, decoder } = createHttp(deps, parts, metrics, { closing: () => closing, replaying: () => !replayDone, signal: shutdown.signal })
@@ -309,6 +358,18 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     metrics.queueWaiting.set(queue.waiting)
     metrics.journalSize.set(journal.size)
     metrics.parked.set(journal.parked)
+    metrics.backlogStrings.reset()
+    metrics.backlogWaiting.reset()
+    metrics.backlogBytes.reset()
+    metrics.backlogOldest.reset()
+    const now = Date.now()
+    for (const b of backlog?.list() ?? []) {
+      const organization = b.organization
+      metrics.backlogStrings.set({ organization }, b.strings)
+      metrics.backlogWaiting.set({ organization }, b.waiting)
+      metrics.backlogBytes.set({ organization }, b.bytes)
+      if (b.oldestAt) metrics.backlogOldest.set({ organization }, Math.max(0, (now - b.oldestAt) / 1000))
+    }
     for (const [cause, n] of Object.entries(held.byCause())) {
       metrics.held.set({ cause }, n.strings)
       metrics.heldOrganizations.set({ cause }, n.organizations)
@@ -353,11 +414,13 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
 
+  // Strings of held organizations wait on disk and are not waited for by idle().
+  const heldWaiting = () => held.list().reduce((n, h) => n + (backlog?.waiting(h.domain) ?? 0), 0)
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
     await replayed
-    const backlog = async () => (shared ? await shared.backlog() : 0)
-    while (queue.depth > 0 || (await backlog()) > 0) {
+    const waiting = async () => (shared ? await shared.backlog() : (backlog?.waiting() ?? 0) - heldWaiting())
+    while (queue.depth > 0 || (await waiting()) > 0) {
       if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open`)
       await new Promise((r) => setTimeout(r, 20))
     }
@@ -368,6 +431,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     stopping ??= (async () => {
       closing = true
       intake.close()
+      backlog?.close()
       const deadline = options.deadlineMs ?? config.shutdownTimeoutMs
       log.info({ open: queue.depth }, 'stopping: new webhooks get 503; finishing running work')
       // A shared queue: take no more jobs; what this instance holds finishes below or goes to
@@ -425,6 +489,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     reconcile: () => reconciler.run(),
     idle,
     stop,
-    stats: () => ({ depth: queue.depth, journal: journal.size, parked: journal.parked, held: held.count(), patches: reporter.patches }),
+    backlog,
+    stats: () => ({ depth: queue.depth, journal: journal.size, parked: journal.parked, held: held.count(), patches: reporter.patches, backlog: backlog?.waiting() ?? 0 }),
   }
 }

@@ -1,4 +1,5 @@
 // The shape of `bench/results.json` and the table printed on stdout (pure; tested in test/bench).
+import type { BurstResult } from './burst.js'
 import type { LatencySummary } from './stats.js'
 
 export interface IngestResult {
@@ -93,11 +94,12 @@ export interface BenchResults {
   ai?: AiResult
   flood?: FloodResult
   adversarial?: AdversarialResult
+  burst?: BurstResult
   targets: Array<{ what: string; target: string; measured: string; met: boolean }>
 }
 
 /** Targets of issue 9 checked against the results (reported, never asserted). */
-export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' | 'flood' | 'adversarial'>): BenchResults['targets'] {
+export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' | 'flood' | 'adversarial' | 'burst'>): BenchResults['targets'] {
   const t: BenchResults['targets'] = []
   const fmt = (n: number, d = 3) => (Number.isFinite(n) ? String(Number(n.toFixed(d))) : 'n/a')
   if (r.ingest) t.push({ what: 'ingest vs baseline', target: '>= 0.8', measured: fmt(r.ingest.ratio), met: r.ingest.ratio >= 0.8 })
@@ -129,6 +131,21 @@ export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' 
       t.push({ what: 'adversarial + runaway: normal rate with / without', target: '>= 0.9', measured: fmt(a.runawayRateRatio ?? Number.NaN), met: (a.runawayRateRatio ?? 0) >= 0.9 })
     }
   }
+  if (r.burst) t.push(...burstTargets(r.burst, fmt))
+  return t
+}
+
+/** Issue 16's targets for the burst during an outage. */
+function burstTargets(b: BurstResult, fmt: (n: number, d?: number) => string): BenchResults['targets'] {
+  const t: BenchResults['targets'] = [
+    { what: 'burst: strings FAILED (refused 4 times)', target: '0', measured: String(b.failed), met: b.failed === 0 },
+    { what: 'burst: 503 answers', target: '0', measured: String(b.busy503), met: b.busy503 === 0 },
+    { what: 'burst: peak RSS (MB)', target: '<= 300', measured: fmt(b.peakRssMb, 0), met: b.peakRssMb <= 300 },
+    { what: 'burst: not DONE at the end', target: '0', measured: String(b.notDone), met: b.notDone === 0 },
+    { what: 'burst: end to end / baseline events/s', target: '>= 0.30 (goal)', measured: fmt(b.endToEndVsBaseline), met: b.endToEndVsBaseline >= 0.3 },
+  ]
+  if (b.second.batches > 0) t.push({ what: "burst: second organization's batches DONE (s, max)", target: '<= 10', measured: fmt(b.second.maxSecondsToDone, 2), met: b.second.maxSecondsToDone <= 10 })
+  if (b.drainVsEndToEndScenario !== null) t.push({ what: 'burst: drain rate / e2e scenario rate', target: '>= 0.8', measured: fmt(b.drainVsEndToEndScenario), met: b.drainVsEndToEndScenario >= 0.8 })
   return t
 }
 
@@ -188,6 +205,18 @@ export function resultRows(r: BenchResults): string[][] {
     }
     rows.push(['adversarial: normal rate with / without', n(a.rateRatio, 3)])
     if (a.runawayRateRatio !== undefined) rows.push(['adversarial + runaway: normal rate / without', n(a.runawayRateRatio, 3)])
+  }
+  if (r.burst) {
+    const b = r.burst
+    rows.push([`burst: pairs (batches of ${b.batchSize}, ${b.outageSeconds} s outage)`, String(b.pairs)])
+    rows.push(['burst: baseline events/s', n(b.baselineEventsPerSecond, 0)])
+    rows.push(['burst: end to end pairs/s (/ baseline)', `${n(b.endToEndPerSecond, 0)} (${n(b.endToEndVsBaseline, 3)})`])
+    rows.push(['burst: drain pairs/s (/ baseline)', `${n(b.drainPerSecond, 0)} (${n(b.drainVsBaseline, 3)})`])
+    rows.push(['burst: requests / 503 / non-2XX / FAILED', `${b.requests} / ${b.busy503} / ${b.non2xx} / ${b.failed}`])
+    rows.push(['burst: peak RSS MB (sampled / VmHWM)', `${n(b.peakRssMb, 0)} / ${n(b.vmHwmMb, 0)}`])
+    rows.push(['burst: peak waiting on disk / journal MB', `${b.peakWaiting} / ${n(b.peakJournalMb, 1)}`])
+    if (b.second.batches > 0) rows.push(['burst: second organization DONE after (s, median / max)', `${n(b.second.medianSecondsToDone, 2)} / ${n(b.second.maxSecondsToDone, 2)}`])
+    rows.push(['burst: DONE / not DONE', `${b.done} / ${b.notDone}`])
   }
   return rows
 }

@@ -2,12 +2,14 @@
 // loopback, driven by a load generator in this process (which does nothing else while it sends,
 // so on a 2-core machine the worker gets one core and the sender the other; the emulator only
 // answers API calls). Four measurements in one run: ingest vs a plain node:http baseline, end to
-// end through qa-gate, AI proofreading with a slow fake model and its cached rerun, and a flood
-// under back-pressure. Results: a table on stdout, bench/results.json and bench/flood.svg.
+// end through qa-gate, AI proofreading with a slow fake model and its cached rerun, a flood, a
+// burst during an API outage (src/bench/burst.ts), and adversarial texts mixed into the load.
+// Results: a table on stdout, bench/results.json and bench/flood.svg.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
+import { runBurst } from '../bench/burst.js'
 import { runLoad } from '../bench/load-generator.js'
 import { memoryOf, startChild, waitFor, type Child } from '../bench/processes.js'
 import { checkTargets, formatTable, resultRows, type AdversarialResult, type AdversarialRun, type AiRun, type BenchResults, type EndToEndResult, type FloodResult, type IngestResult } from '../bench/report.js'
@@ -34,6 +36,8 @@ interface Settings {
   aiLatencyMs: number
   floodStrings: number
   floodQueueLimit: number
+  burstPairs: number
+  burstOutageSeconds: number
   workerConcurrency: number | undefined
   pipelineThreads: number | undefined
   adversarialStrings: number
@@ -45,10 +49,12 @@ interface Settings {
 const USAGE = `switchyard bench [options]
 
   --quick               small counts and a short model latency (under a minute)
-  --only LIST           run only some of: ingest,e2e,ai,flood,adversarial
+  --only LIST           run only some of: ingest,e2e,ai,flood,burst,adversarial
   --concurrency N       sender connections (default 16)
   --ai-latency MS       latency of the fake model (default 800; quick 100)
   --flood N             strings offered in the flood (default 200000)
+  --burst N             string-language pairs of the burst (default 1000000; quick 20000)
+  --outage S            seconds the API is down at the start of the burst (default 60; quick 5)
   --worker-concurrency N  CONCURRENCY of the worker (default: the worker's own default)
   --pipeline-threads N  PIPELINE_THREADS of the worker (default: the worker's own; 0: inline)
   --adversarial N       normal strings of the adversarial scenario (default 20000; quick 6000)
@@ -71,10 +77,12 @@ function parseArgs(args: string[]): Settings | string {
     aiLatencyMs: quick ? 100 : 800,
     floodStrings: quick ? 40_000 : 200_000,
     floodQueueLimit: quick ? 1000 : 2000,
+    burstPairs: quick ? 20_000 : 1_000_000,
+    burstOutageSeconds: quick ? 5 : 60,
     workerConcurrency: undefined,
     pipelineThreads: undefined,
     adversarialStrings: quick ? 6000 : 20_000,
-    only: new Set(['ingest', 'e2e', 'ai', 'flood', 'adversarial']),
+    only: new Set(['ingest', 'e2e', 'ai', 'flood', 'burst', 'adversarial']),
     profile: false,
     out: path.join(PACKAGE_ROOT, 'bench'),
   }
@@ -91,6 +99,8 @@ function parseArgs(args: string[]): Settings | string {
       else if (a === '--concurrency') s.concurrency = num()
       else if (a === '--ai-latency') s.aiLatencyMs = num()
       else if (a === '--flood') s.floodStrings = num()
+      else if (a === '--burst') s.burstPairs = num()
+      else if (a === '--outage') s.burstOutageSeconds = num()
       else if (a === '--worker-concurrency') s.workerConcurrency = num()
       else if (a === '--pipeline-threads') {
         s.pipelineThreads = Number(args[++i])
@@ -103,7 +113,7 @@ function parseArgs(args: string[]): Settings | string {
       return (error as Error).message
     }
   }
-  for (const o of s.only) if (!['ingest', 'e2e', 'ai', 'flood', 'adversarial'].includes(o)) return `--only: unknown part "${o}"`
+  for (const o of s.only) if (!['ingest', 'e2e', 'ai', 'flood', 'burst', 'adversarial'].includes(o)) return `--only: unknown part "${o}"`
   return s
 }
 
@@ -135,7 +145,7 @@ class Bench {
   private readonly children: Child[] = []
   private readonly dataDir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'))
   emulator!: EmulatorInfo
-  private readonly appSecret = 'bench-app-secret'
+  readonly appSecret = 'bench-app-secret'
   private readonly clientSecret = 'bench-client-secret'
   private workerPorts: number[] = []
   private workers = 0
@@ -169,8 +179,15 @@ class Bench {
     await this.control('/reset-counters', {})
   }
 
-  source(strings: number, moduleKey: string): BatchSource {
-    return batchSource({ seed: 9, strings, languages: LANGUAGES, moduleKey, stepId: this.stepOf(moduleKey) }, { appSecret: this.appSecret, batchSize: this.s.batchSize })
+  source(strings: number, moduleKey: string, batchSize = this.s.batchSize): BatchSource {
+    return batchSource({ seed: 9, strings, languages: LANGUAGES, moduleKey, stepId: this.stepOf(moduleKey) }, { appSecret: this.appSecret, batchSize })
+  }
+
+  /** The plain node:http server the ingest is measured against. */
+  async startBaseline(): Promise<{ child: Child; url: string }> {
+    const { child, line } = await startChild([path.join(PACKAGE_ROOT, 'dist', 'src', 'bench', 'baseline-server.js')], { ...process.env, APP_SECRET: this.appSecret }, (l) => typeof l.url === 'string')
+    this.children.push(child)
+    return { child, url: line!.url as string }
   }
 
   /** A worker process; `connect` runs the OAuth flow through its routes, as a browser would. */
@@ -521,6 +538,15 @@ export async function runBench(args: string[]): Promise<number> {
     if (s.only.has('flood')) {
       log(`flood: ${s.floodStrings} strings, QUEUE_LIMIT ${s.floodQueueLimit}`)
       results.flood = await bench.flood()
+    }
+    if (s.only.has('burst')) {
+      results.burst = await runBurst(Object.assign(bench, { log }), {
+        // No second organization here: the emulator serves one, and the worker never reports a
+        // second organization id under a domain bound to another (organization-domains.ts).
+        // Fairness between two organizations is measured in test/queue/backlog.test.ts.
+        pairs: s.burstPairs, batchSize: 1000, senders: 4, outageSeconds: s.burstOutageSeconds, secondBatches: 0, secondPairs: 20,
+        endToEndScenarioPerSecond: results.endToEnd?.stringsPerSecond,
+      })
     }
   } finally {
     await bench.close()

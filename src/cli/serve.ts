@@ -8,6 +8,7 @@ import type { PluginCache } from '../engine/types.js'
 import { TokenManager } from '../platform/token-manager.js'
 import { createOAuthRouter } from '../server/oauth-routes.js'
 import { operatorAuth } from '../server/operator-auth.js'
+import type { BacklogView } from '../queue/backlog.js'
 import type { HeldOrganizationView } from '../queue/held-organizations.js'
 import { createOperatorRouter, type ActivityEntry } from '../server/operator-page.js'
 import { createFindingsRouter } from '../server/findings-routes.js'
@@ -71,6 +72,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   const pipelines = (pool ?? host) as unknown as PipelineSource
   // The operator page is a route of the worker's app, and shows the worker's held organizations.
   let held: () => HeldOrganizationView[] = () => []
+  let backlog: () => BacklogView[] = () => []
   const findings = findingsLogFor(config, stores)
   const worker = await startWorker({
     config,
@@ -85,11 +87,12 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     routers: [
       createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }), guard }),
       createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }) }),
-      createOperatorRouter({ config, tokens, guard, held: () => held(), activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
+      createOperatorRouter({ config, tokens, guard, held: () => held(), backlog: () => backlog(), activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
       createFindingsRouter({ config, findings, guard }),
     ],
   })
   held = () => worker.held.list()
+  backlog = () => worker.backlog?.list() ?? []
   const missing = missingForProduction(config)
   if (missing.length) log.warn({ missing }, `running on defaults; to connect a real organization set: ${missing.join('; ')}`)
   else {

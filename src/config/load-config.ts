@@ -30,6 +30,8 @@ export interface Config {
   requestTimeoutMs: number
   metricsToken: string
   queueLimit: number
+  backlogMaxMb: number
+  backlogOrganizationShare: number
   ingestThreads: number
   pipelineThreads: number
   checkTimeBudgetMs: number

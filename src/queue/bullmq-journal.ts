@@ -26,8 +26,13 @@ export interface BullmqJournalOptions {
   /** How long a job stays locked to an instance that stopped renewing it. */
   lockMs: number
   dedupeTtlMs: number
+  /** Budget of the backlog in Redis (bytes): past it, webhooks get 503. */
+  maxBytes?: number
   log: Logger
 }
+
+/** Redis memory one waiting string takes (BullMQ job hash, id in the wait list), measured: docs/performance.md. */
+export const REDIS_BYTES_PER_STRING = 1700
 
 /**
  * A Redis client for BullMQ. BullMQ 6 leaves the client to us (ioredis is an optional peer); its
@@ -138,13 +143,18 @@ export class BullmqJournal implements IntakeJournal {
     w?.reject(new Error(reason))
   }
 
-  /** BullMQ replays by itself: nothing to load. */
-  async load(): Promise<{ batches: Array<{ batchId: string; jobs: Job[] }>; parked: Array<{ job: Job; reason: string; at: number }> }> {
-    return { batches: [], parked: [] }
+  /**
+   * Why a batch can't be taken now: Redis holds the backlog, in memory, so the budget is Redis
+   * memory, estimated from the strings waiting (REDIS_BYTES_PER_STRING, measured: docs/performance.md).
+   * The counts are at most 250 ms old; refreshed in the background.
+   */
+  refuse(bytes: number): string | undefined {
+    void this.backlog().catch(() => undefined)
+    const used = this.counts.backlog * REDIS_BYTES_PER_STRING
+    const max = this.options.maxBytes ?? Infinity
+    if (used + bytes <= max || this.counts.backlog === 0) return undefined
+    return `the backlog in Redis is full (about ${(used / 2 ** 20).toFixed(0)} MB for ${this.counts.backlog} strings, BACKLOG_MAX_MB=${(max / 2 ** 20).toFixed(0)}): strings are not being reported as fast as they arrive. Check the API's health, or give Redis more memory and raise BACKLOG_MAX_MB`
   }
-
-  adopt(): void {}
-  async unpark(): Promise<void> {}
 
   /** Strings queued, delayed or running across every instance (refreshed at most every 250 ms). */
   async backlog(): Promise<number> {

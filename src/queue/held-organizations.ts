@@ -1,8 +1,9 @@
-// Strings of organizations that cannot update statuses now: not connected (no usable token), or
-// forbidden (the service answered 403, or 401 after a refresh). They are held, never dropped: they
-// stay journaled, and they are tried again with back-off (capped near a minute) until the
-// organization can be reported for again. Jobs held before their pipeline ran go back to the
-// queue; decisions held after it go straight back to the reporter, so no check runs twice.
+// Organizations that cannot update statuses now: not connected (no usable token), or forbidden
+// (the service answered 403, or 401 after a refresh). Their strings are held, never dropped: they
+// wait on disk, in the backlog (backlog.ts), and only counts are kept here. The organization is
+// tried again with back-off (capped near a minute) until it can be reported for again; then its
+// line of the backlog is served again (decisions held after their pipeline ran go straight back
+// to the reporter, so no check runs twice).
 import type { Decision, HoldCause } from '../platform/reporter.js'
 import type { Logger } from '../util/logger.js'
 import type { Job } from './job.js'
@@ -22,8 +23,8 @@ export interface HeldOrganizationsOptions {
   log: Logger
   /** Can the organization get a token now? Asked before strings held for `disconnected` are let go. */
   canReport(domain: string): Promise<boolean>
-  /** Let held work go: jobs back to the queue, decisions back to the reporter. */
-  release(domain: string, work: { jobs: Job[]; decisions: Decision[] }): void
+  /** The organization's held strings may go back to work (its line of the backlog is served again). */
+  release(domain: string, strings: number): void
   now?(): number
   random?(): number
   baseDelayMs?: number
@@ -35,8 +36,7 @@ interface Entry {
   reason: string
   since: number
   nextTryAt: number
-  jobs: Job[]
-  decisions: Decision[]
+  strings: number
 }
 
 export class HeldOrganizations {
@@ -61,12 +61,17 @@ export class HeldOrganizations {
     return this.entries.get(domain)?.cause
   }
 
+  /** Count `strings` of the organization as held (they wait on disk) and say why, once. */
+  hold(domain: string, strings: number, reason: string, cause: HoldCause = 'disconnected'): void {
+    this.entry(domain, reason, cause).strings += strings
+  }
+
   holdJobs(jobs: Job[], reason: string, cause: HoldCause = 'disconnected'): void {
-    if (jobs.length) this.entry(jobs[0]!.domain, reason, cause).jobs.push(...jobs)
+    if (jobs.length) this.hold(jobs[0]!.domain, jobs.length, reason, cause)
   }
 
   holdDecisions(decisions: Decision[], reason: string, cause: HoldCause): void {
-    if (decisions.length) this.entry(decisions[0]!.job.domain, reason, cause).decisions.push(...decisions)
+    if (decisions.length) this.hold(decisions[0]!.job.domain, decisions.length, reason, cause)
   }
 
   private entry(domain: string, reason: string, cause: HoldCause): Entry {
@@ -75,7 +80,7 @@ export class HeldOrganizations {
       const failures = (this.failures.get(domain) ?? 0) + 1
       this.failures.set(domain, failures)
       const delay = this.delay(failures)
-      e = { cause, reason, since: this.now(), nextTryAt: this.now() + delay, jobs: [], decisions: [] }
+      e = { cause, reason, since: this.now(), nextTryAt: this.now() + delay, strings: 0 }
       this.entries.set(domain, e)
       this.options.log.warn(
         { domain, cause, retryInMs: delay },
@@ -106,10 +111,10 @@ export class HeldOrganizations {
   count(domain?: string): number {
     if (domain !== undefined) {
       const e = this.entries.get(domain)
-      return e ? e.jobs.length + e.decisions.length : 0
+      return e ? e.strings : 0
     }
     let n = 0
-    for (const e of this.entries.values()) n += e.jobs.length + e.decisions.length
+    for (const e of this.entries.values()) n += e.strings
     return n
   }
 
@@ -117,14 +122,14 @@ export class HeldOrganizations {
   byCause(): Record<HoldCause, { strings: number; organizations: number }> {
     const out: Record<HoldCause, { strings: number; organizations: number }> = { disconnected: { strings: 0, organizations: 0 }, forbidden: { strings: 0, organizations: 0 } }
     for (const e of this.entries.values()) {
-      out[e.cause].strings += e.jobs.length + e.decisions.length
+      out[e.cause].strings += e.strings
       out[e.cause].organizations++
     }
     return out
   }
 
   list(): HeldOrganizationView[] {
-    return [...this.entries].map(([domain, e]) => ({ domain, cause: e.cause, reason: e.reason, since: e.since, strings: e.jobs.length + e.decisions.length, nextTryAt: e.nextTryAt }))
+    return [...this.entries].map(([domain, e]) => ({ domain, cause: e.cause, reason: e.reason, since: e.since, strings: e.strings, nextTryAt: e.nextTryAt }))
   }
 
   /** Let go what is due: forbidden organizations are simply tried again; disconnected ones once they have a token. */
@@ -141,15 +146,15 @@ export class HeldOrganizations {
           continue
         }
         this.entries.delete(domain)
-        this.options.log.info({ domain, cause: e.cause, strings: e.jobs.length + e.decisions.length }, 'trying the held strings of the organization again')
-        this.options.release(domain, { jobs: e.jobs, decisions: e.decisions })
+        this.options.log.info({ domain, cause: e.cause, strings: e.strings }, 'trying the held strings of the organization again')
+        this.options.release(domain, e.strings)
       }
     } finally {
       this.ticking = false
     }
   }
 
-  /** Everything held, for a shutdown: it stays in the journal and is replayed on the next start. */
+  /** Forget the holds, for a shutdown: the strings stay in the journal and are replayed on the next start. */
   clear(): number {
     const n = this.count()
     this.entries.clear()

@@ -1,25 +1,20 @@
 // What the intake and the outcomes need of a journal. Two implement it: `Journal` (one instance;
-// entries in the store, replayed on start) and `BullmqJournal` (several instances share a queue on
-// Redis, which hands each job to one of them and replays by itself).
+// entries in the store, read back by the backlog and replayed on start) and `BullmqJournal`
+// (several instances share a queue on Redis, which hands each job to one of them and replays by
+// itself).
 import type { Job } from './job.js'
-import type { EncodedJobs, ParkedJob } from './journal.js'
+import type { EncodedJobs } from './journal.js'
 
 export interface IntakeJournal {
   /** The journal hands jobs to the pipeline itself (BullMQ): the intake only stores them. */
   readonly delivers: boolean
   newBatchId(): string
   /** Durably record the jobs of one batch; resolves only once they are stored. */
-  append(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<void>
+  append(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<unknown>
   /** A job is finished (reported, superseded, dropped, absorbed). */
   done(job: Job): Promise<void>
   /** Keep a job aside, durably, with the reason; it is tried again on the next start. */
   park(job: Job, reason: string): Promise<void>
-  /** Every batch entry and parked job left by an earlier run. */
-  load(): Promise<{ batches: Array<{ batchId: string; jobs: Job[] }>; parked: ParkedJob[] }>
-  /** Take a replayed batch back into the books. */
-  adopt(batchId: string, count: number): void
-  /** A parked job is being retried (it was journaled again first). */
-  unpark(job: Job): Promise<void>
   /** Strings waiting across every instance, when they share a queue. */
   backlog?(): Promise<number>
   /** When a process last said it was alive on this journal (ms), if one ever did. */

@@ -38,7 +38,24 @@ export interface EncodedJobs {
   skip?: number[]
 }
 
-type Part = { o: string; d: string; t: string; skip?: number[] } | { c: CompactEntry }
+/** A part: one webhook's decoded text (o, d, t, skip), or compact jobs of one organization (c, d).
+ *  n: strings it holds, b: its bytes (both written since the backlog; counted when absent). */
+type Part = ({ o: string; d: string; t: string; skip?: number[] } | { c: CompactEntry; d?: string }) & { n?: number; b?: number }
+
+/** What the books keep of one part of an entry. */
+export interface PartSummary {
+  /** The organization (its id) the part's strings belong to, and its domain. */
+  organization: string
+  domain: string
+  strings: number
+  bytes: number
+}
+
+/** Where an append put a batch: the entry and the part of it. */
+export interface Placement {
+  entryId: string
+  part: number
+}
 
 /** Stored form of a journal entry (version 3): the parts of the batches written together. */
 interface EntryV3 {
@@ -64,49 +81,85 @@ export function encodeEntry(jobs: Job[]): CompactEntry {
     jobs: jobs.map((j) => [
       j.organizationId, j.domain, j.moduleKey, j.projectId, j.stepId, j.languageId, j.stringId, j.revision,
       j.string.key, j.string.context, j.string.maxLength, j.string.text, j.string.isPlural ? 1 : 0, j.string.fileType, j.string.filePath, j.string.labelIds,
-      at(j.sourceLanguage), at(j.targetLanguage), j.attempts, ...(j.invalid ? [j.invalid] : []),
+      at(j.sourceLanguage), at(j.targetLanguage), j.attempts,
+      // Then why the event was invalid (0: it was not), and a held decision's port.
+      ...(j.port !== undefined ? [j.invalid ?? 0, j.port] : j.invalid ? [j.invalid] : []),
     ]),
   }
 }
 
-export function decodeEntry(value: unknown, batchId: string): Job[] | undefined {
-  if (Array.isArray(value)) return value as Job[]
-  const v3 = value as EntryV3 | null
-  if (v3 && v3.v === 3 && Array.isArray(v3.parts)) {
-    const jobs: Job[] = []
-    for (const part of v3.parts) {
-      if ('c' in part) {
-        jobs.push(...(decodeEntry(part.c, batchId) ?? []))
-        continue
-      }
-      const skip = new Set(part.skip ?? [])
-      const decoded = toJobs(part.t, { organizationId: part.o, domain: part.d, batchId })
-      for (let i = 0; i < decoded.length; i++) if (!skip.has(i)) jobs.push(decoded[i]!)
-    }
-    return jobs
-  }
-  const e = value as CompactEntry | null
-  if (!e || e.v !== 2 || !Array.isArray(e.jobs) || !Array.isArray(e.languages)) return undefined
+function decodeCompact(e: CompactEntry, batchId: string, part: number): Job[] {
   return e.jobs.map((t) => {
-    const [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, attempts, invalid] = t as [
-      string, string, string, number, number, string, number, number, string, string, number, string, number, string, string, number[], number, number, number, string?,
+    const [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, attempts, invalid, port] = t as [
+      string, string, string, number, number, string, number, number, string, string, number, string, number, string, string, number[], number, number, number, (string | 0)?, string?,
     ]
     const job: Job = {
       key: '', organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision,
       string: { key, context, maxLength, text, isPlural: isPlural === 1, fileType, filePath, labelIds },
       sourceLanguage: e.languages[source]!, targetLanguage: e.languages[target]!, batchId, attempts,
     }
+    if (part) job.part = part
     if (invalid) job.invalid = invalid
+    if (typeof port === 'string') job.port = port
     job.key = jobKeyOf(job)
     return job
   })
 }
 
+/** The jobs of one part of a version-3 entry. */
+function decodePart(p: Part, batchId: string, index: number): Job[] {
+  if ('c' in p) return decodeCompact(p.c, batchId, index)
+  const skip = new Set(p.skip ?? [])
+  const decoded = toJobs(p.t, { organizationId: p.o, domain: p.d, batchId })
+  const jobs: Job[] = []
+  for (let i = 0; i < decoded.length; i++) {
+    if (skip.has(i)) continue
+    const job = decoded[i]!
+    if (index) job.part = index
+    jobs.push(job)
+  }
+  return jobs
+}
+
+export function decodeEntry(value: unknown, batchId: string): Job[] | undefined {
+  if (Array.isArray(value)) return value as Job[]
+  const v3 = value as EntryV3 | null
+  if (v3 && v3.v === 3 && Array.isArray(v3.parts)) return v3.parts.flatMap((p, i) => decodePart(p, batchId, i))
+  const e = value as CompactEntry | null
+  if (!e || e.v !== 2 || !Array.isArray(e.jobs) || !Array.isArray(e.languages)) return undefined
+  return decodeCompact(e, batchId, 0)
+}
+
+/** Organization, strings and bytes of each part of a stored entry, read without making its jobs. */
+export function summarizeEntry(value: unknown, batchId: string): PartSummary[] | undefined {
+  const v3 = value as EntryV3 | null
+  if (v3 && v3.v === 3 && Array.isArray(v3.parts)) {
+    return v3.parts.map((p, i) => {
+      const bytes = p.b ?? ('c' in p ? JSON.stringify(p.c).length : p.t.length)
+      const domain = 'c' in p ? (p.d ?? String(p.c.jobs[0]?.[1] ?? '')) : p.d
+      const organization = 'c' in p ? String(p.c.jobs[0]?.[0] ?? domain) : p.o || domain
+      return { organization, domain, strings: p.n ?? decodePart(p, batchId, i).length, bytes }
+    })
+  }
+  // Versions 1 and 2: one part, under the organization of its first job.
+  const jobs = decodeEntry(value, batchId)
+  if (!jobs) return undefined
+  return [{ organization: jobs[0]?.organizationId ?? '', domain: jobs[0]?.domain ?? '', strings: jobs.length, bytes: JSON.stringify(value).length }]
+}
+
+/** A batch journaled from its decoder's text alone (no jobs made): how many, and whose. */
+export interface CountedJobs {
+  count: number
+  organization: string
+  domain: string
+}
+
 interface QueuedAppend {
   jobs: Job[]
+  counted: CountedJobs
   encoded?: EncodedJobs
   batchId: string
-  resolve(): void
+  resolve(placement: Placement): void
   reject(error: unknown): void
 }
 
@@ -121,15 +174,49 @@ export interface ParkedJob {
   at: number
 }
 
+interface PartBook {
+  organization: string
+  /** Strings of the part not yet done. */
+  left: number
+  bytes: number
+}
+
+interface EntryBook {
+  parts: PartBook[]
+  left: number
+}
+
+/** Strings journaled and not done, and the bytes of the parts that hold them. */
+export interface Usage {
+  strings: number
+  bytes: number
+  /** The domain the organization is reported under (per-organization usage only). */
+  domain?: string
+}
+
+/** The organization a job's line of the backlog is kept under: its id (its domain if it has none). */
+export function organizationOf(job: Pick<Job, 'organizationId' | 'domain'>): string {
+  return job.organizationId || job.domain
+}
+
+/** When an entry was written (its id starts with the time in base 36). */
+export function entryTime(entryId: string): number {
+  const t = parseInt(entryId.split('-')[0] ?? '', 36)
+  return Number.isFinite(t) ? t : 0
+}
+
 export class Journal implements IntakeJournal {
   /** Jobs go from the intake to the local queue; the journal only keeps them (see BullmqJournal). */
   readonly delivers = false
-  /** Jobs of each batch not yet done. */
-  private readonly remaining = new Map<string, number>()
+  /** Each entry's parts and how many of their strings are not done: ids and counts, no jobs. */
+  private readonly entries = new Map<string, EntryBook>()
+  private readonly usage = new Map<string, Usage>()
   private outstanding = 0
   private parkedCount = 0
   private readonly queued: QueuedAppend[] = []
   private writing = false
+  /** The entry `readPart` read last. */
+  private lastRead?: { entryId: string; value: unknown }
 
   constructor(private readonly store: Keyv) {}
 
@@ -138,15 +225,27 @@ export class Journal implements IntakeJournal {
   }
 
   /**
-   * Durably record the jobs of one batch. Resolves only once the store has them. The jobs'
-   * batchId becomes the id of the entry they were written in (shared with concurrent batches).
+   * Durably record the jobs of one batch (all of one organization). Resolves only once the store
+   * has them, with where they went: the jobs' batchId becomes the id of the entry they were written
+   * in (shared with concurrent batches) and their part its place in it.
    */
-  append(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<void> {
-    if (jobs.length === 0) return Promise.resolve()
+  append(batchId: string, jobs: Job[] | CountedJobs, encoded?: EncodedJobs): Promise<Placement> {
+    const counted = Array.isArray(jobs) ? (jobs[0] ? { count: jobs.length, organization: organizationOf(jobs[0]), domain: jobs[0].domain } : undefined) : jobs
+    if (!counted || counted.count === 0) return Promise.resolve({ entryId: '', part: 0 })
+    if (!Array.isArray(jobs) && !encoded) return Promise.reject(new Error('a batch without its jobs needs its encoded text'))
     return new Promise((resolve, reject) => {
-      this.queued.push({ jobs, encoded, batchId, resolve, reject })
+      this.queued.push({ jobs: Array.isArray(jobs) ? jobs : [], counted, encoded, batchId, resolve, reject })
       if (!this.writing) void this.writeQueued()
     })
+  }
+
+  private static partOf(g: QueuedAppend): Part {
+    if (g.encoded) {
+      const e = g.encoded
+      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length }
+    }
+    const c = encodeEntry(g.jobs)
+    return { c, d: g.jobs[0]!.domain, n: g.jobs.length, b: JSON.stringify(c.jobs).length }
   }
 
   private async writeQueued(): Promise<void> {
@@ -155,40 +254,76 @@ export class Journal implements IntakeJournal {
       while (this.queued.length) {
         const group = this.queued.splice(0)
         const entryId = group[0]!.batchId
-        const all: Job[] = []
-        for (const g of group) for (const job of g.jobs) all.push(job)
-        const entry: EntryV3 = {
-          v: 3,
-          parts: group.map((g): Part => (g.encoded ? { o: g.encoded.organizationId, d: g.encoded.domain, t: g.encoded.text, ...(g.encoded.skip?.length ? { skip: g.encoded.skip } : {}) } : { c: encodeEntry(g.jobs) })),
-        }
+        const parts = group.map(Journal.partOf)
         try {
-          await this.store.set(BATCH + entryId, entry)
+          await this.store.set(BATCH + entryId, { v: 3, parts } satisfies EntryV3)
         } catch (error) {
           for (const g of group) g.reject(error)
           continue
         }
-        for (const job of all) job.batchId = entryId
-        this.remaining.set(entryId, (this.remaining.get(entryId) ?? 0) + all.length)
-        this.outstanding += all.length
-        for (const g of group) g.resolve()
+        this.book(entryId, parts.map((p, i) => ({ organization: group[i]!.counted.organization, domain: group[i]!.counted.domain, strings: p.n!, bytes: p.b! })))
+        group.forEach((g, i) => {
+          for (const job of g.jobs) {
+            job.batchId = entryId
+            if (i) job.part = i
+            else delete job.part
+          }
+          g.resolve({ entryId, part: i })
+        })
       }
     } finally {
       this.writing = false
     }
   }
 
-  /** A job is finished (its output was accepted, or it was superseded). */
-  async done(job: Job): Promise<void> {
-    const left = (this.remaining.get(job.batchId) ?? 0) - 1
-    if (left > 0) {
-      this.remaining.set(job.batchId, left)
-      this.outstanding--
-      return
+  private book(entryId: string, parts: PartSummary[]): void {
+    const book: EntryBook = { parts: [], left: 0 }
+    for (const p of parts) {
+      book.parts.push({ organization: p.organization, left: p.strings, bytes: p.bytes })
+      book.left += p.strings
+      const u = this.usage.get(p.organization) ?? { strings: 0, bytes: 0, domain: p.domain }
+      u.strings += p.strings
+      u.bytes += p.strings > 0 ? p.bytes : 0
+      this.usage.set(p.organization, u)
     }
-    if (!this.remaining.has(job.batchId)) return
-    this.remaining.delete(job.batchId)
+    this.entries.set(entryId, book)
+    this.outstanding += book.left
+  }
+
+  /** A job is finished (its output was accepted, or it was superseded, or it was journaled again). */
+  async done(job: Job): Promise<void> {
+    const book = this.entries.get(job.batchId)
+    if (!book) return
+    const part = book.parts[job.part ?? 0] ?? book.parts[0]!
+    if (part.left > 0) {
+      part.left--
+      const u = this.usage.get(part.organization)
+      if (u) {
+        u.strings--
+        if (part.left === 0) u.bytes -= part.bytes
+        if (u.strings <= 0) this.usage.delete(part.organization)
+      }
+    }
+    book.left--
     this.outstanding--
+    if (book.left > 0) return
+    this.entries.delete(job.batchId)
+    if (this.lastRead?.entryId === job.batchId) this.lastRead = undefined
     await this.store.delete(BATCH + job.batchId)
+  }
+
+  /** The jobs of one part of an entry, read back from the store (the backlog refilling the queue). */
+  async readPart(entryId: string, part: number): Promise<Job[]> {
+    // The parts of one entry (batches written together) are usually read one after another: the
+    // entry is read and parsed once for all of them.
+    const value = this.lastRead?.entryId === entryId ? this.lastRead.value : await this.store.get(BATCH + entryId)
+    this.lastRead = { entryId, value }
+    const v3 = value as EntryV3 | undefined
+    if (v3 && v3.v === 3 && Array.isArray(v3.parts)) {
+      const p = v3.parts[part]
+      return p ? decodePart(p, entryId, part) : []
+    }
+    return part === 0 ? (decodeEntry(value, entryId) ?? []) : []
   }
 
   /** Set a job aside with the reason; it stays in the store until retried. */
@@ -199,25 +334,42 @@ export class Journal implements IntakeJournal {
     await this.done(job)
   }
 
-  /** Every batch entry and parked job left by an earlier run (or another instance). */
-  async load(): Promise<{ batches: Array<{ batchId: string; jobs: Job[] }>; parked: ParkedJob[] }> {
-    const batches: Array<{ batchId: string; jobs: Job[] }> = []
+  /**
+   * Go through what an earlier run left, one stored entry at a time: each batch entry is taken into
+   * the books and handed to `batch` as its parts (organization, strings, bytes), without its jobs;
+   * parked jobs are returned. Entries written by this run meanwhile are skipped.
+   */
+  async scan(batch: (entryId: string, parts: PartSummary[]) => void): Promise<ParkedJob[]> {
     const parked: ParkedJob[] = []
     const iterator = this.store.iterator?.(undefined)
-    if (!iterator) return { batches, parked }
+    if (!iterator) return parked
     for await (const [rawKey, value] of iterator as AsyncIterable<[string, unknown]>) {
       const key = String(rawKey).replace(/^journal:/, '')
-      const jobs = key.startsWith(BATCH) ? decodeEntry(value, key.slice(BATCH.length)) : undefined
-      if (jobs) batches.push({ batchId: key.slice(BATCH.length), jobs })
-      else if (key.startsWith(PARKED) && value && typeof value === 'object') parked.push(value as ParkedJob)
+      if (key.startsWith(BATCH)) {
+        const entryId = key.slice(BATCH.length)
+        if (this.entries.has(entryId)) continue
+        const parts = summarizeEntry(value, entryId)
+        if (!parts) continue
+        this.book(entryId, parts)
+        batch(entryId, parts)
+      } else if (key.startsWith(PARKED) && value && typeof value === 'object') parked.push(value as ParkedJob)
     }
-    return { batches, parked }
+    return parked
   }
 
-  /** Take replayed batches back into the books (their entries are still in the store). */
-  adopt(batchId: string, count: number): void {
-    this.remaining.set(batchId, (this.remaining.get(batchId) ?? 0) + count)
-    this.outstanding += count
+  /**
+   * Every entry left by an earlier run, with its jobs, taken into the books: for tests and
+   * diagnostics only. The worker's replay goes through `scan` and reads parts as the window drains.
+   */
+  async load(): Promise<{ batches: Array<{ batchId: string; jobs: Job[] }>; parked: ParkedJob[] }> {
+    const refs: Array<[string, number]> = []
+    const parked = await this.scan((entryId, parts) => parts.forEach((_, i) => refs.push([entryId, i])))
+    const batches: Array<{ batchId: string; jobs: Job[] }> = []
+    for (const [entryId, part] of refs) {
+      if (batches.at(-1)?.batchId !== entryId) batches.push({ batchId: entryId, jobs: [] })
+      batches.at(-1)!.jobs.push(...(await this.readPart(entryId, part)))
+    }
+    return { batches, parked }
   }
 
   /** Remove a parked entry that is being retried (its job is journaled again first). */
@@ -233,6 +385,22 @@ export class Journal implements IntakeJournal {
 
   async markAlive(): Promise<void> {
     await this.store.set(ALIVE, Date.now())
+  }
+
+  /** Strings and bytes journaled and not done, of one organization (its id) or all. */
+  used(organization?: string): Usage {
+    if (organization !== undefined) return this.usage.get(organization) ?? { strings: 0, bytes: 0 }
+    const all = { strings: 0, bytes: 0 }
+    for (const u of this.usage.values()) {
+      all.strings += u.strings
+      all.bytes += u.bytes
+    }
+    return all
+  }
+
+  /** Strings and bytes per organization (id). */
+  usageByOrganization(): Map<string, Usage> {
+    return this.usage
   }
 
   /** Jobs acknowledged and not yet done. */

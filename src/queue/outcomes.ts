@@ -20,6 +20,8 @@ export interface OutcomesDeps {
   log: Logger
   /** Send a decision to the reporter (a refused output goes back as "", parked at the service). */
   report(decision: Decision): void
+  /** Put held strings out of memory, on disk (the backlog); decisions carry their port. */
+  stash(jobs: Job[]): Promise<void>
 }
 
 export interface Outcomes {
@@ -32,10 +34,8 @@ export interface Outcomes {
   park(job: Job, reason: string): Promise<void>
   /** The service no longer waits for these strings. */
   drop(jobs: Job[], reason: string): Promise<void>
-  /** Not run yet; the organization can't be reported for now. */
-  holdJobs(jobs: Job[], reason: string, cause: HoldCause): void
-  /** Held strings go back to work: they count in the queue again. */
-  resume(work: { jobs: Job[]; decisions: Decision[] }): void
+  /** Not run yet; the organization can't be reported for now. They wait on disk. */
+  holdJobs(jobs: Job[], reason: string, cause: HoldCause): Promise<void>
 }
 
 export function createOutcomes(deps: OutcomesDeps): Outcomes {
@@ -52,6 +52,19 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
     dedupe.finish(stringKeyOf(job), job.revision)
     queue.finish()
     metrics.jobs.inc({ outcome: 'parked', port })
+  }
+
+  // Held strings leave the window for the disk: counted as held, written to the backlog, and their
+  // room in the window goes to other organizations.
+  const hold = async (jobs: Job[], reason: string, cause: HoldCause) => {
+    if (jobs.length === 0) return
+    held.hold(jobs[0]!.domain, jobs.length, reason, cause)
+    metrics.jobs.inc({ outcome: 'held', port: '' }, jobs.length)
+    try {
+      await deps.stash(jobs)
+    } finally {
+      queue.finish(jobs.length)
+    }
   }
 
   const reporterHooks: ReporterHooks = {
@@ -74,10 +87,8 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
     async parked(decisions, reason) {
       for (const d of decisions) await park(d.job, reason, d.port)
     },
-    held(decisions, reason, cause) {
-      held.holdDecisions(decisions, reason, cause)
-      queue.finish(decisions.length)
-      metrics.jobs.inc({ outcome: 'held', port: '' }, decisions.length)
+    async held(decisions, reason, cause) {
+      await hold(decisions.map((d) => ({ ...d.job, port: d.port })), reason, cause)
     },
   }
 
@@ -96,15 +107,6 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
       log.warn({ strings: jobs.length, domain: jobs[0]?.domain, step: jobs[0]?.stepId, language: jobs[0]?.languageId }, `the service no longer waits for these strings (${reason}); they are dropped`)
       for (const job of jobs) await finish(job, 'dropped')
     },
-    holdJobs(jobs, reason, cause) {
-      held.holdJobs(jobs, reason, cause)
-      queue.finish(jobs.length)
-      metrics.jobs.inc({ outcome: 'held', port: '' }, jobs.length)
-    },
-    resume({ jobs, decisions }) {
-      queue.admit(jobs.length + decisions.length)
-      if (jobs.length) queue.push(jobs)
-      for (const d of decisions) deps.report(d)
-    },
+    holdJobs: hold,
   }
 }

@@ -44,7 +44,7 @@ export interface ProcessDeps {
   /** Run again later (retry policy, failed fetch). */
   retryLater(jobs: Job[], delayMs: number): void
   park(job: Job, reason: string): void | Promise<void>
-  hold(jobs: Job[], reason: string, cause: HoldCause): void
+  hold(jobs: Job[], reason: string, cause: HoldCause): void | Promise<void>
   /** The service no longer waits for these strings (404 for their step or language). */
   drop(jobs: Job[], reason: string): void | Promise<void>
   /** Arrived again after they finished, and the service does not wait for them: a repeat. */

@@ -2,7 +2,11 @@
 // a p-queue task drains up to `groupMax` of a group at once, so under load one pipeline run, one
 // translation fetch and one status PATCH serve hundreds of strings, while a quiet worker still
 // handles a lone string at once. `depth` counts jobs accepted and not yet finished (reported or
-// parked), which is what back-pressure limits.
+// parked): the window the backlog (backlog.ts) keeps filled up to `limit` from the journal.
+// Fairness: a task does not run the group that scheduled it but the next one in turn:
+// organizations in turn (round robin), and within one, its groups (steps, languages) in turn;
+// oldest first within a group. One organization's thousands of groups never keep another's lone
+// group waiting behind them.
 import PQueue from 'p-queue'
 import { groupKeyOf, type Job } from './job.js'
 
@@ -12,11 +16,14 @@ export interface WorkQueueOptions {
   groupMax?: number
   process(jobs: Job[]): Promise<void>
   onError(error: unknown, jobs: Job[]): void
+  /** Jobs left the window (finished): there is room for more. */
+  onRoom?(): void
 }
 
 export class WorkQueue {
   private readonly pending = new Map<string, Job[]>()
-  private readonly scheduled = new Set<string>()
+  /** Per organization, its groups with waiting jobs: both in the order they are served next. */
+  private readonly rings = new Map<string, string[]>()
   private readonly queue: PQueue
   private readonly groupMax: number
   private open = 0
@@ -54,32 +61,56 @@ export class WorkQueue {
 
   finish(count = 1): void {
     this.open = Math.max(0, this.open - count)
+    if (count > 0) this.options.onRoom?.()
   }
 
   /** Queue jobs for a pipeline run (new ones after `admit`, or retries of admitted ones). */
   push(jobs: Job[]): void {
     for (const job of jobs) {
       const key = groupKeyOf(job)
-      let list = this.pending.get(key)
-      if (!list) {
-        list = []
-        this.pending.set(key, list)
+      const list = this.pending.get(key)
+      if (list) {
+        list.push(job)
+        continue
       }
-      list.push(job)
-      if (!this.scheduled.has(key)) this.schedule(key)
+      this.pending.set(key, [job])
+      const organization = job.organizationId || job.domain
+      let ring = this.rings.get(organization)
+      if (!ring) this.rings.set(organization, (ring = []))
+      ring.push(key)
+      // One task per group with waiting jobs (at least): each runs whichever group is next. (p-queue
+      // may start it at once: the job is in its list first.)
+      this.schedule()
     }
   }
 
-  private schedule(key: string): void {
-    this.scheduled.add(key)
-    void this.queue.add(async () => {
-      // Whatever gathered while this task waited for its turn goes in one run.
-      this.scheduled.delete(key)
-      const list = this.pending.get(key)
-      if (!list || list.length === 0) return
+  /** The next group in turn, and up to `groupMax` of its jobs. */
+  private take(): Job[] | undefined {
+    for (const [organization, ring] of this.rings) {
+      this.rings.delete(organization)
+      const key = ring.shift()
+      const list = key === undefined ? undefined : this.pending.get(key)
+      if (key === undefined || !list) {
+        if (ring.length) this.rings.set(organization, ring)
+        continue
+      }
       const jobs = list.length <= this.groupMax ? list : list.splice(0, this.groupMax)
       if (jobs === list) this.pending.delete(key)
-      else if (!this.scheduled.has(key)) this.schedule(key)
+      else {
+        ring.push(key)
+        this.schedule()
+      }
+      // Served: the organization goes to the end of the turn.
+      if (ring.length) this.rings.set(organization, ring)
+      return jobs
+    }
+    return undefined
+  }
+
+  private schedule(): void {
+    void this.queue.add(async () => {
+      const jobs = this.take()
+      if (!jobs || jobs.length === 0) return
       try {
         await this.options.process(jobs)
       } catch (error) {
@@ -107,7 +138,7 @@ export class WorkQueue {
     const all: Job[] = []
     for (const list of this.pending.values()) all.push(...list)
     this.pending.clear()
-    this.scheduled.clear()
+    this.rings.clear()
     this.queue.clear()
     return all
   }

@@ -2,6 +2,7 @@
 // whether it can take work (store reachable, pipelines loaded, not stopping). Status and counts
 // only, for anyone who reaches them: which organizations are served, and their state, is on the
 // operator page, behind OPERATOR_PASSWORD.
+import type { Backlog } from '../queue/backlog.js'
 import type { HeldOrganizations } from '../queue/held-organizations.js'
 import type { IntakeJournal } from '../queue/intake-journal.js'
 import type { WorkQueue } from '../queue/work-queue.js'
@@ -13,6 +14,7 @@ export interface HealthDeps {
   queue: WorkQueue
   journal: IntakeJournal
   held: HeldOrganizations
+  backlog?: Backlog
   organizations: OrganizationDirectory
   storeReachable(): Promise<boolean>
   pipelinesLoaded(): number
@@ -30,6 +32,8 @@ export function createHealth(deps: HealthDeps) {
         parked: journal.parked,
         held: held.count(),
         heldOrganizations: held.list().length,
+        // Counts only (who waits, and since when, is on the operator page).
+        backlog: deps.backlog ? { waiting: deps.backlog.waiting(), organizations: deps.backlog.list().length } : undefined,
       }
     },
     async ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }> {

@@ -3,6 +3,7 @@
 // Plain HTML with one inline stylesheet allowed by its hash: no scripts, no external assets, and a
 // CSP that forbids everything else. Every interpolated value goes through escapeHtml.
 import type { HeldOrganizationView } from '../queue/held-organizations.js'
+import type { BacklogView } from '../queue/backlog.js'
 import type { Middleware } from 'koa'
 import { createHash } from 'node:crypto'
 import { Router } from '@koa/router'
@@ -180,7 +181,28 @@ ${rows}
 </table>`
 }
 
-export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now(), activity?: ActivityEntry[], held: HeldOrganizationView[] = []): string {
+function formatBytes(n: number): string {
+  return n >= 2 ** 20 ? `${(n / 2 ** 20).toFixed(1)} MB` : `${(n / 1024).toFixed(0)} kB`
+}
+
+/** Strings acknowledged and not yet reported, per organization: on disk, and how old the oldest waiting is. */
+export function backlogTable(rows: BacklogView[], now: number): string {
+  if (!rows.length) return '<p class="muted">No backlog: every string acknowledged has been reported.</p>'
+  const body = rows
+    .map((r) => {
+      const age = r.oldestAt ? `${Math.max(0, Math.round((now - r.oldestAt) / 1000))} s` : '<span class="muted">-</span>'
+      return `<tr><td><strong>${escapeHtml(r.domain)}</strong>${r.organization !== r.domain ? `<br><span class="muted">id ${escapeHtml(r.organization)}</span>` : ''}</td><td>${r.strings}</td><td>${r.waiting}</td><td>${escapeHtml(formatBytes(r.bytes))}</td><td>${age}</td></tr>`
+    })
+    .join('\n')
+  return `<table>
+<thead><tr><th>Organization</th><th>Strings not yet reported</th><th>Waiting on disk</th><th>Journal bytes</th><th>Oldest waiting</th></tr></thead>
+<tbody>
+${body}
+</tbody>
+</table>`
+}
+
+export function renderOperatorPage(config: Config, orgs: OrganizationStatus[], now = Date.now(), activity?: ActivityEntry[], held: HeldOrganizationView[] = [], backlog?: BacklogView[]): string {
   const missing: string[] = []
   if (!config.clientId) missing.push('CLIENT_ID')
   if (!config.clientSecret) missing.push('CLIENT_SECRET')
@@ -204,6 +226,10 @@ ${organizationsTable(orgs, now)}
 <div class="card">
 <p class="bad">Strings of these organizations can't be reported now. They are kept, never dropped, and tried again with back-off.</p>
 ${heldTable(held, now)}
+</div>` : ''}${backlog ? `
+<h2>Backlog</h2>
+<div class="card">
+${backlogTable(backlog, now)}
 </div>` : ''}
 <h2>Connect an organization</h2>
 <div class="card">
@@ -228,12 +254,12 @@ ${activityTable(activity)}
 </div>` : ''}`
 }
 
-export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]>; held?: () => HeldOrganizationView[]; guard?: Middleware }): Router {
+export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]>; held?: () => HeldOrganizationView[]; backlog?: () => BacklogView[]; guard?: Middleware }): Router {
   const router = new Router()
   router.get('/', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
     const orgs = await deps.tokens.status()
     const activity = deps.activity ? await deps.activity() : undefined
-    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity, deps.held?.() ?? []))
+    sendPage(ctx, deps.config, 200, 'Organizations', renderOperatorPage(deps.config, orgs, Date.now(), activity, deps.held?.() ?? [], deps.backlog?.()))
   })
   // The organizations as JSON, for monitoring: what /healthz showed to anyone before, now behind
   // the operator password.

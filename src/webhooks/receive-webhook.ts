@@ -10,7 +10,7 @@ import type { Middleware } from 'koa'
 import getRawBody from 'raw-body'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
-import type { IntakeResult } from '../queue/intake.js'
+import type { IncomingJobs, IntakeResult } from '../queue/intake.js'
 import type { EncodedJobs } from '../queue/journal.js'
 import type { Job } from '../queue/job.js'
 import type { BatchDecoder } from './batch-decoder.js'
@@ -34,7 +34,7 @@ export interface WebhookDeps {
    * header's only while none is (organization-domains.ts).
    */
   resolveDomain(organizationId: string, domainHeader: string): Promise<string>
-  accept(batchId: string, jobs: Job[], encoded: EncodedJobs): Promise<IntakeResult>
+  accept(batchId: string, jobs: IncomingJobs, encoded: EncodedJobs): Promise<IntakeResult>
   otherEvents(events: OtherEvent[], origin: BatchOrigin): Promise<void>
 }
 
@@ -121,15 +121,19 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     bindings.delivery = batchId
     if (child) child = child.child({ delivery: batchId })
     const origin: BatchOrigin = { organizationId, domain, batchId }
-    const jobs = toJobs(decoded.jobs, origin)
+    // Jobs are made only if the batch goes straight into the window (intake.ts).
+    let made: Job[] | undefined
+    const text = decoded.jobs
+    const jobs: IncomingJobs = { count: decoded.count, organizationId, domain, jobs: () => (made ??= toJobs(text, origin)) }
     for (const [event, n] of decoded.eventCounts) metrics.events.inc({ event: eventLabel(event) }, n)
 
     const result = await deps.accept(batchId, jobs, { organizationId, domain, text: decoded.jobs })
     if (result.status === 'busy') {
       metrics.batches.inc({ result: 'busy' })
-      log().info({ strings: jobs.length, retryAfter: result.retryAfterSeconds }, `${result.reason ?? 'queue full'}: batch refused with 503`)
+      if (result.reason) log().warn({ strings: jobs.count, retryAfter: result.retryAfterSeconds }, `batch refused with 503: ${result.reason}`)
+      else log().info({ retryAfter: result.retryAfterSeconds }, 'stopping: batch refused with 503')
       ctx.set('Retry-After', String(result.retryAfterSeconds))
-      throw createHttpError(503, result.reason ? `${result.reason}; retry later` : 'queue is full; retry later', { code: 'busy', expose: true })
+      throw createHttpError(503, result.reason ? `${result.reason}; retry later` : 'the worker is stopping; retry later', { code: 'busy', expose: true })
     }
     for (const bad of decoded.invalid) {
       metrics.invalidEvents.inc({ result: bad.parked ? 'parked' : 'logged' })

@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest'
-import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
+import { recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 
@@ -94,7 +94,7 @@ describe('reporting outputs', () => {
     expect(service.patches).toHaveLength(0)
   })
 
-  it('an organization that holds QUEUE_LIMIT strings gets 503 for its own deliveries, and only it', async () => {
+  it('an organization that cannot be reported for keeps its strings on disk, its deliveries are still taken, and others go through', async () => {
     const service = fakeServiceFetch(undefined, { accessTokens: ['token-b'] })
     const { StaticTokenProvider } = await import('../../src/platform/token-provider.js')
     const tokens = new StaticTokenProvider(new Map([['b.example', 'token-b']]))
@@ -104,15 +104,14 @@ describe('reporting outputs', () => {
     const b = { domain: 'b.example', orgId: 'B' }
     expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3], 'de', 'A'), SECRET, a))).status).toBe(200)
     await expect.poll(() => w.stats().held).toBe(3)
-    const refused = await fetch(`${w.url}/webhooks`, signedRequest(batch([4, 5], 'de', 'A'), SECRET, a))
-    expect(refused.status).toBe(503)
-    expect(refused.headers.get('retry-after')).toBe('30')
-    expect(await errorOf(refused)).toMatchObject({ code: 'busy', message: expect.stringMatching(/holds 3 strings that wait until it can be reported for again/) })
-    // The other organization's strings, more than the limit leaves after A's three, go through.
+    // No 503: the held organization's strings wait on disk, not in the window.
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([4, 5], 'de', 'A'), SECRET, a))).status).toBe(200)
+    // The other organization's strings, more than the window leaves after A's, go through.
     expect((await fetch(`${w.url}/webhooks`, signedRequest(batch([11, 12, 13, 14], 'de', 'B'), SECRET, b))).status).toBe(200)
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort()).toEqual(['/11/output', '/12/output', '/13/output', '/14/output'])
-    expect(w.stats()).toMatchObject({ held: 3, journal: 3, depth: 0 })
+    expect(w.stats()).toMatchObject({ journal: 5, depth: 0, backlog: 5 })
+    expect(w.backlog!.list()).toMatchObject([{ domain: 'a.example', strings: 5, waiting: 5 }])
   })
 
   it('resumes held strings once their organization has a token again, and counts them again', async () => {

@@ -161,8 +161,8 @@ function storeSuite(url: () => string, o: { persistent: boolean } = { persistent
     expect(parked[0]!.job).toEqual(job(unfinished, 4))
     expect(parked[0]!.reason).toBe('plugin failed: timeout')
 
-    // The second instance adopts and finishes the batch; the entry goes away for everyone.
-    second.adopt(unfinished, 3)
+    // The second instance took the batch into its books when it loaded it; it finishes it, and the
+    // entry goes away for everyone.
     for (const id of [3, 4, 5]) await second.done(job(unfinished, id))
     await second.unpark(job(unfinished, 4))
     expect(second.size).toBe(0)

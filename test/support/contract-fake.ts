@@ -134,7 +134,14 @@ export function takeContractViolations(): string[] {
 export type ContractFake = ReturnType<typeof contractFake>
 
 export function contractFake(options: ContractFakeOptions = {}) {
-  const apiBase = new URL(options.apiUrl ?? 'http://127.0.0.1:9')
+  // API_URL may hold {organization_domain}: any domain in its place is the API. Without an apiUrl,
+  // the API is wherever the worker sends API paths (tests that care about the address give one).
+  const apiTemplate = options.apiUrl?.includes('{organization_domain}') ? options.apiUrl : undefined
+  const apiBase = new URL((options.apiUrl ?? 'http://127.0.0.1:9').replace('{organization_domain}', 'org'))
+  const apiOrigin = apiTemplate
+    ? new RegExp(`^${new URL(apiTemplate.replace('{organization_domain}', 'ORGDOMAIN')).origin.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace('ORGDOMAIN', '[a-z0-9.-]+')}$`)
+    : undefined
+  const isApi = (url: URL) => (apiOrigin ? apiOrigin.test(url.origin) : options.apiUrl ? url.origin === apiBase.origin : url.origin !== authBase.origin)
   const authBase = new URL(options.authUrl ?? 'http://auth.test')
   const clientId = options.clientId ?? 'cid'
   const clientSecret = options.clientSecret ?? 'csecret'
@@ -370,7 +377,7 @@ export function contractFake(options: ContractFakeOptions = {}) {
     let response: Response
     if (url.origin === authBase.origin && url.pathname === `${authBase.pathname.replace(/\/+$/, '')}/oauth/token`) {
       response = tokenEndpoint(req, headers, raw)
-    } else if (url.origin !== apiBase.origin) {
+    } else if (!isApi(url)) {
       response = refuse(404, `a request to ${url.origin}, which is neither the API (${apiBase.origin}) nor the authorization server (${authBase.origin})`, req)
     } else {
       const base = apiBase.pathname.replace(/\/+$/, '')

@@ -133,16 +133,51 @@ describe('POST /webhooks', () => {
     expect(await w.metrics.registry.metrics()).toMatch(/switchyard_status_rechecks_total\{status="DONE"\} 1/)
   })
 
-  it('answers 503 with Retry-After when the queue is full, and journals nothing of that batch', async () => {
+  it('a full window is no reason for a 503: the batch waits on disk and is read back in turn', async () => {
     const service = fakeServiceFetch()
-    const w = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { delayMs: 200 }), fetch: service.fetch, config: { queueLimit: 5 } })
+    const w = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { delayMs: 100 }), fetch: service.fetch, config: { queueLimit: 5 } })
     running.push(w)
-    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(5), SECRET))).status).toBe(200)
-    const res = await fetch(`${w.url}/webhooks`, signedRequest(batch(5, 100), SECRET))
-    expect(res.status).toBe(503)
-    expect(Number(res.headers.get('retry-after'))).toBeGreaterThan(0)
-    expect(w.stats().journal).toBe(5)
+    let maxDepth = 0
+    const sampler = setInterval(() => (maxDepth = Math.max(maxDepth, w.queue.depth)), 5)
+    try {
+      expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(5), SECRET))).status).toBe(200)
+      const res = await fetch(`${w.url}/webhooks`, signedRequest(batch(12, 100), SECRET))
+      expect(res.status).toBe(200)
+      expect(await res.json()).toMatchObject({ accepted: 12 })
+      await w.idle()
+    } finally {
+      clearInterval(sampler)
+    }
+    expect(maxDepth).toBeLessThanOrEqual(5)
+    expect(service.patches.flatMap((p) => p.ops)).toHaveLength(17)
+    expect(w.stats()).toMatchObject({ journal: 0, backlog: 0 })
+  })
+
+  it("answers 503 with Retry-After only when the disk budget, or the organization's share of it, is full, and says what to do", async () => {
+    const service = fakeServiceFetch(undefined, { accessTokens: ['token-b'] })
+    const { StaticTokenProvider } = await import('../../src/platform/token-provider.js')
+    // Organization A can't be reported for: its strings pile up on disk. 1 MB budget, 50% each.
+    const tokens = new StaticTokenProvider(new Map([['b.example', 'token-b']]))
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, tokens, config: { backlogMaxMb: 1, backlogOrganizationShare: 50 } })
+    running.push(w)
+    const big = (from: number, organizationId = 'A') => JSON.stringify({ events: Array.from({ length: 20 }, (_, i) => recalculationEvent({ stringId: from + i, text: 'x'.repeat(10_000), organizationId })) })
+    const a = { domain: 'a.example', orgId: 'A' }
+    const statuses: number[] = []
+    let refused: Response | undefined
+    for (let i = 0; i < 4 && !refused; i++) {
+      const res = await fetch(`${w.url}/webhooks`, signedRequest(big(i * 100), SECRET, a))
+      statuses.push(res.status)
+      if (res.status === 503) refused = res
+    }
+    expect(statuses.slice(0, 2)).toEqual([200, 200])
+    expect(refused?.status).toBe(503)
+    expect(Number(refused!.headers.get('retry-after'))).toBeGreaterThan(0)
+    expect((await errorOf(refused!)).message).toMatch(/share of the backlog on disk is full.*raise BACKLOG_MAX_MB/)
+    // Another organization still has the other half.
+    const b = { domain: 'b.example', orgId: 'B' }
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(big(1000, 'B'), SECRET, b))).status).toBe(200)
     await w.idle()
+    expect(service.patches.flatMap((p) => p.ops)).toHaveLength(20)
   })
 
   it('accepts the platform header prefix when configured', async () => {

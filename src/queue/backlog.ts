@@ -1,0 +1,280 @@
+// The backlog: strings acknowledged and journaled that are not in memory. Acceptance is bounded by
+// disk (BACKLOG_MAX_MB, and a share of it per organization), not by the queue: the work queue is a
+// bounded window of QUEUE_LIMIT strings, refilled from the journal as it drains.
+//
+// In memory there are only references: per organization, the parts of journal entries still to be
+// read (entry id, part, strings, how many were taken), oldest first. Refilling takes organizations
+// in turn (round robin), so one organization's huge backlog never starves another's small batches;
+// each part is read back from the store and de-duplicated only then (a repeat delivery that waited
+// on disk is absorbed when it reaches the window). Strings of a held organization (disconnected or
+// forbidden) are journaled again as one part at the head of its line and wait there, on disk, until
+// it can be reported for: the line is skipped while the organization is held.
+import type { Decision } from '../platform/reporter.js'
+import type { Logger } from '../util/logger.js'
+import type { Dedupe } from './dedupe.js'
+import { stringKeyOf, type Job } from './job.js'
+import { entryTime, organizationOf, type Journal, type ParkedJob, type Placement } from './journal.js'
+import type { WorkQueue } from './work-queue.js'
+
+export interface BacklogOptions {
+  journal: Journal
+  queue: WorkQueue
+  dedupe: Dedupe
+  log: Logger
+  /** Is the organization held now? Its line waits. */
+  isHeld(domain: string): boolean
+  /** A held decision read back: it goes straight to the reporter (no check runs twice). */
+  report(decision: Decision): void
+  /** The disk budget of the whole backlog, in bytes. */
+  maxBytes: number
+  /** The fraction of it one organization may fill. */
+  organizationShare: number
+}
+
+/** One organization's strings waiting on disk, oldest first. */
+interface Line {
+  domain: string
+  refs: Ref[]
+  /** Strings of its refs not yet taken into the window. */
+  waiting: number
+}
+
+interface Ref {
+  entryId: string
+  part: number
+  strings: number
+  /** Strings of the part already taken into the window (parts are read in slices when room is short). */
+  taken: number
+  /** Ask the service before running (a replay after a restart, or held strings that came again). */
+  recheck: boolean
+}
+
+export interface BacklogView {
+  /** The organization's id, and the domain it is reported under. */
+  organization: string
+  domain: string
+  /** Strings journaled and not done (on disk; some may be in the window). */
+  strings: number
+  bytes: number
+  /** Strings waiting on disk, not in memory. */
+  waiting: number
+  /** When the oldest string waiting on disk was journaled (ms), if any waits. */
+  oldestAt?: number
+}
+
+const MB = 1024 * 1024
+
+export class Backlog {
+  /** Per organization (id), in the order they are served (round robin: served ones go to the end). */
+  private readonly lines = new Map<string, Line>()
+  private ready = false
+  private closed = false
+  private refilling?: Promise<void>
+  private again = false
+  private kicked = false
+
+  constructor(private readonly options: BacklogOptions) {}
+
+  /** Why a batch of `bytes` from the organization can't be taken now (the only reason for a 503). */
+  refuse(organization: string, bytes: number): string | undefined {
+    const { journal, maxBytes, organizationShare } = this.options
+    const total = journal.used().bytes
+    const mine = journal.used(organization).bytes
+    const share = maxBytes * organizationShare
+    if (total + bytes > maxBytes && total > 0) {
+      return `the backlog on disk is full (${(total / MB).toFixed(0)} MB of BACKLOG_MAX_MB=${(maxBytes / MB).toFixed(0)}): strings are not being reported as fast as they arrive. Check the API's health and held organizations on the operator page, or raise BACKLOG_MAX_MB if the disk has room`
+    }
+    if (mine + bytes > share && mine > 0) {
+      return `this organization's share of the backlog on disk is full (${(mine / MB).toFixed(0)} MB of ${(share / MB).toFixed(0)} MB, BACKLOG_ORGANIZATION_SHARE of BACKLOG_MAX_MB): its strings are not being reported as fast as they arrive. Check whether it is held (operator page), or raise BACKLOG_MAX_MB if the disk has room`
+    }
+    return undefined
+  }
+
+  /**
+   * May a batch go straight into the window? Only when it fits and nothing of its organization
+   * waits on disk (a batch larger than the window is read back in slices).
+   */
+  direct(organization: string, domain: string, strings: number): boolean {
+    const { queue, isHeld } = this.options
+    return this.ready && !this.lines.has(organization) && !isHeld(domain) && queue.depth + strings <= queue.limit
+  }
+
+  /** A batch journaled and left on disk: it is read back when the window has room and its turn comes. */
+  spill(organization: string, domain: string, at: Placement, strings: number, recheck = false): void {
+    if (strings <= 0) return
+    this.add(organization, domain, { entryId: at.entryId, part: at.part, strings, taken: 0, recheck }, false)
+    this.kick()
+  }
+
+  private add(organization: string, domain: string, ref: Ref, first: boolean): void {
+    let line = this.lines.get(organization)
+    if (!line) this.lines.set(organization, (line = { domain, refs: [], waiting: 0 }))
+    if (first) line.refs.unshift(ref)
+    else line.refs.push(ref)
+    line.waiting += ref.strings - ref.taken
+  }
+
+  /**
+   * Strings of a held organization leave memory: journaled again as one part at the head of its
+   * line (they are older than what waits behind them), then done in their old entries.
+   */
+  async hold(jobs: Job[]): Promise<void> {
+    if (jobs.length === 0) return
+    const { journal, dedupe } = this.options
+    const copies = jobs.map((j) => ({ ...j, attempts: 0 }))
+    const at = await journal.append(journal.newBatchId(), copies)
+    this.add(organizationOf(jobs[0]!), jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck) }, true)
+    for (const job of jobs) {
+      await journal.done(job)
+      dedupe.release(stringKeyOf(job), job.revision)
+    }
+  }
+
+  /** Look for room soon (coalesced): after strings leave the window, a spill, a release. */
+  kick(): void {
+    if (this.kicked) return
+    this.kicked = true
+    setImmediate(() => {
+      this.kicked = false
+      void this.refill()
+    })
+  }
+
+  /** Fill the window from the journal, organizations in turn. */
+  refill(): Promise<void> {
+    if (this.refilling) {
+      this.again = true
+      return this.refilling
+    }
+    this.refilling = (async () => {
+      try {
+        do {
+          this.again = false
+          await this.fill()
+        } while (this.again)
+      } catch (error) {
+        this.options.log.error({ err: error }, 'reading the backlog back from the journal failed; trying again shortly')
+        setTimeout(() => this.kick(), 1000).unref()
+      } finally {
+        this.refilling = undefined
+      }
+    })()
+    return this.refilling
+  }
+
+  private async fill(): Promise<void> {
+    const { queue, journal } = this.options
+    while (this.ready) {
+      const room = queue.limit - queue.depth
+      const next = this.next()
+      if (!next) return
+      const [organization, line] = next
+      const ref = line.refs[0]!
+      const left = ref.strings - ref.taken
+      // Read in chunks, not a slice at a time as single strings finish.
+      if (room < Math.min(left, Math.ceil(queue.limit / 4))) return
+      const take = Math.min(room, left)
+      ref.taken += take
+      line.waiting -= take
+      if (ref.taken >= ref.strings) line.refs.shift()
+      // Served: to the end of the ring.
+      this.lines.delete(organization)
+      if (line.refs.length) this.lines.set(organization, line)
+      const jobs = (await journal.readPart(ref.entryId, ref.part)).slice(ref.taken - take, ref.taken)
+      await this.admit(jobs, ref.recheck)
+    }
+  }
+
+  /** The next organization in turn that is not held, and its oldest part. */
+  private next(): [string, Line] | undefined {
+    for (const [organization, line] of this.lines) {
+      if (!this.options.isHeld(line.domain) && line.refs[0]) return [organization, line]
+    }
+    return undefined
+  }
+
+  private async admit(jobs: Job[], recheck: boolean): Promise<void> {
+    const { dedupe, journal, queue } = this.options
+    const run: Job[] = []
+    const decided: Job[] = []
+    for (const job of jobs) {
+      const a = dedupe.admit(stringKeyOf(job), job.revision)
+      if (a === 'duplicate' || a === 'stale') {
+        await journal.done(job)
+        continue
+      }
+      if (a === 'finished' || recheck) job.recheck = true
+      ;(job.port !== undefined ? decided : run).push(job)
+    }
+    queue.admit(run.length + decided.length)
+    if (run.length) queue.push(run)
+    for (const job of decided) this.options.report({ job, port: job.port! })
+  }
+
+  /**
+   * After a restart: index what the journal holds (one entry at a time, no jobs kept), oldest first
+   * per organization; parked strings are journaled again (a restart is their retry). Only then does
+   * the window fill: nothing is deleted from the store while it is being iterated.
+   */
+  async replay(): Promise<{ strings: number; batches: number; parked: number }> {
+    const { journal } = this.options
+    let strings = 0
+    let batches = 0
+    const parked = await journal.scan((entryId, parts) => {
+      batches++
+      parts.forEach((p, part) => {
+        if (p.strings <= 0) return
+        strings += p.strings
+        this.add(p.organization, p.domain, { entryId, part, strings: p.strings, taken: 0, recheck: true }, false)
+      })
+    })
+    for (const line of this.lines.values()) line.refs.sort((a, b) => (a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : a.part - b.part))
+    strings += await this.retryParked(parked)
+    this.ready = !this.closed
+    this.kick()
+    return { strings, batches, parked: parked.length }
+  }
+
+  private async retryParked(parked: ParkedJob[]): Promise<number> {
+    const { journal } = this.options
+    const byOrganization = new Map<string, Job[]>()
+    for (const p of parked) {
+      const list = byOrganization.get(organizationOf(p.job)) ?? []
+      list.push({ ...p.job, attempts: 0 })
+      byOrganization.set(organizationOf(p.job), list)
+    }
+    for (const [organization, jobs] of byOrganization) {
+      const at = await journal.append(journal.newBatchId(), jobs)
+      this.add(organization, jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true }, true)
+    }
+    for (const p of parked) await journal.unpark(p.job)
+    return parked.length
+  }
+
+  /** Stop reading the backlog back (shutdown): what waits on disk stays there for the next start. */
+  close(): void {
+    this.closed = true
+    this.ready = false
+  }
+
+  /** Strings waiting on disk (not in memory), of one organization (its domain) or all. */
+  waiting(domain?: string): number {
+    let n = 0
+    for (const line of this.lines.values()) if (domain === undefined || line.domain === domain) n += line.waiting
+    return n
+  }
+
+  /** Per organization: what is journaled and not done, what waits on disk, and since when. */
+  list(): BacklogView[] {
+    const out = new Map<string, BacklogView>()
+    for (const [organization, u] of this.options.journal.usageByOrganization()) out.set(organization, { organization, domain: u.domain ?? organization, strings: u.strings, bytes: u.bytes, waiting: 0 })
+    for (const [organization, line] of this.lines) {
+      const v = out.get(organization) ?? { organization, domain: line.domain, strings: 0, bytes: 0, waiting: 0 }
+      v.domain = line.domain
+      v.waiting = line.waiting
+      if (line.refs[0]) v.oldestAt = entryTime(line.refs[0].entryId)
+      out.set(organization, v)
+    }
+    return [...out.values()].sort((a, b) => b.strings - a.strings)
+  }
+}
