@@ -2,7 +2,8 @@
 // "Correct" is meant strictly: same placeholders, tags and numbers as the source, the same ending
 // punctuation (the language's own form of it: `。` / `？` in Japanese, `؟` in Arabic, a no-break
 // space before `?`, `!` and `:` in French), no doubled spaces, never identical to the source, within
-// maxLength. The emulator derives every string from this table; defects are applied on top
+// maxLength; a Markdown code span, an accelerator, an escaped quote, a URL or brackets kept as in the
+// source. The emulator derives every string from this table; defects are applied on top
 // (sample-project.ts), never written here.
 
 export type TargetCode = 'de' | 'fr' | 'ja' | 'ar' | 'ru'
@@ -369,5 +370,59 @@ export const PHRASES: PhraseTemplate[] = [
       ar: 'أرسلنا رابط التحقق إلى <b>{{email}}</b>.',
       ru: 'Мы отправили ссылку для подтверждения на <b>{{email}}</b>.',
     },
+  },
+  {
+    key: 'cli.install_hint', context: 'Help center; Markdown with an inline code span', file: 'xliff',
+    source: 'Run `npm install` to set up the project.',
+    translations: {
+      de: 'Führen Sie `npm install` aus, um das Projekt einzurichten.',
+      fr: 'Exécutez `npm install` pour configurer le projet.',
+      ja: '`npm install` を実行してプロジェクトをセットアップします。',
+      ar: 'شغّل `npm install` لإعداد المشروع.',
+      ru: 'Выполните `npm install`, чтобы настроить проект.',
+    },
+  },
+  {
+    key: 'menu.open_file', context: 'Menu item; & marks the accelerator key', file: 'macosx',
+    source: '&Open a file',
+    translations: { de: 'Datei ö&ffnen', fr: '&Ouvrir le fichier', ja: 'ファイルを開く(&O)', ar: '&فتح الملف', ru: '&Открыть файл' },
+  },
+  {
+    key: 'save_hint', context: 'Android string with escaped quotes around the button name', file: 'android',
+    source: 'Tap \\"Save\\" to keep the changes you have made.',
+    translations: {
+      de: 'Tippen Sie auf \\"Speichern\\", um Ihre Änderungen zu behalten.',
+      fr: 'Appuyez sur \\"Enregistrer\\" pour conserver vos modifications.',
+      ja: '\\"保存\\" をタップして変更を保持します。',
+      ar: 'اضغط على \\"حفظ\\" للاحتفاظ بتغييراتك.',
+      ru: 'Нажмите \\"Сохранить\\", чтобы не потерять изменения.',
+    },
+  },
+  {
+    key: 'help.guide_link', context: 'Help center; the URL stays as it is', file: 'xliff',
+    source: 'Read the guide at https://help.acme.test/start.',
+    translations: {
+      de: 'Lesen Sie die Anleitung unter https://help.acme.test/start.',
+      fr: 'Consultez le guide sur https://help.acme.test/start.',
+      ja: 'ガイドは https://help.acme.test/start をご覧ください。',
+      ar: 'اقرأ الدليل على https://help.acme.test/start.',
+      ru: 'Руководство: https://help.acme.test/start.',
+    },
+  },
+  {
+    key: 'settings.export_advanced', context: 'Section title', file: 'json',
+    source: 'Export settings (advanced)',
+    translations: {
+      de: 'Exporteinstellungen (erweitert)',
+      fr: 'Paramètres d’export (avancés)',
+      ja: 'エクスポート設定（詳細）',
+      ar: 'إعدادات التصدير (متقدمة)',
+      ru: 'Настройки экспорта (расширенные)',
+    },
+  },
+  {
+    key: 'image.width', context: 'Image size field; px is the unit', file: 'json',
+    source: 'Width: {width} px',
+    translations: { de: 'Breite: {width} px', fr: `Largeur${NB}: {width} px`, ja: '幅: {width} px', ar: 'العرض: {width} px', ru: 'Ширина: {width} px' },
   },
 ]

@@ -6,8 +6,38 @@ import type { WorkflowStep } from '../webhooks/event-types.js'
 import { PHRASES, PLURAL_CATEGORIES, type FileKind, type PhraseTemplate, type PluralForms, type TargetCode } from './phrases.js'
 import { SERVICE_LANGUAGES, serviceLanguage } from './service-languages.js'
 
-export type DefectKind = 'dropped-placeholder' | 'broken-tag' | 'empty' | 'double-space'
-export const DEFECT_KINDS: readonly DefectKind[] = ['dropped-placeholder', 'broken-tag', 'empty', 'double-space']
+/**
+ * Planted defects. Each is one visible change that exactly one check of the shipped `qa-gate`
+ * pipeline (the `standard` preset) reports as an error: `DEFECT_CHECK` names it.
+ */
+export type DefectKind =
+  | 'dropped-placeholder' | 'broken-tag' | 'empty' | 'double-space'
+  | 'broken-icu' | 'empty-plural-form' | 'lost-code-span' | 'too-long' | 'changed-number' | 'changed-url'
+  | 'unclosed-bracket' | 'unescaped-quote' | 'lost-accelerator' | 'doubled-word'
+
+/** The qa-gate check that catches each defect, and no other check does. */
+export const DEFECT_CHECK: Readonly<Record<DefectKind, string>> = {
+  'lost-code-span': 'markdown',
+  'lost-accelerator': 'accelerators',
+  'unescaped-quote': 'escapes',
+  'changed-url': 'urls',
+  'unclosed-bracket': 'brackets',
+  'broken-icu': 'icu',
+  'empty-plural-form': 'plurals',
+  'too-long': 'length',
+  'changed-number': 'numbers',
+  'broken-tag': 'tags',
+  'dropped-placeholder': 'placeholders',
+  'doubled-word': 'double-words',
+  'double-space': 'whitespace',
+  'empty': 'empty',
+}
+
+/**
+ * Every defect kind, the ones few phrases can carry first: the first cycle through the phrase table
+ * plants each kind a language has not had yet in this order (see createSampleProject).
+ */
+export const DEFECT_KINDS = Object.keys(DEFECT_CHECK) as DefectKind[]
 
 export interface PluralText { plural: string; text: string }
 
@@ -184,25 +214,78 @@ export function seededRandom(seed: number): () => number {
 
 const PLACEHOLDER = /\{\{\w+\}\}|%\d+\$[sd]|%[sd]|\{\w+\}/
 const CLOSING_TAG = /<\/\w+>/
+const TAG = /<\/?\w+[^>]*>/
+/** A number of the text itself: not part of a placeholder (`%1$s`) or a word. */
+const NUMBER = /(?<![\w%$#{])\d+(?![\w$}])/
+const CODE_SPAN = /`[^`]+`/
+const ACCELERATOR = /&(?=\p{L})/u
+const ESCAPED_QUOTE = /\\"/g
+const URL = /https?:\/\//
+const OPEN_BRACKET = /[(（]/
+const CLOSE_BRACKET = /[)）](?![\s\S]*[)）])/
+const ICU_ONE = / one \{[^{}]*\}/
+/** Words a language repeats on purpose (French "nous nous", German "Sie sie"): never doubled. */
+const GRAMMATICAL_REPEATS = new Set(['nous', 'vous', 'sie', 'die', 'der', 'das'])
 
-function applicableDefects(text: string, type: SampleString['type']): DefectKind[] {
-  const kinds: DefectKind[] = ['empty', 'double-space']
+/** The last lowercase (or caseless, non-CJK) word between spaces: a repeat of it reads as a typo. */
+function wordToDouble(text: string): { start: number; end: number } | null {
+  let found: { start: number; end: number } | null = null
+  for (const m of text.matchAll(/(?<=^|\s)[\p{Ll}\p{Lo}\p{M}]{2,}(?=\s|$)/gu)) {
+    if (/[\p{sc=Han}\p{sc=Hiragana}\p{sc=Katakana}]/u.test(m[0]) || GRAMMATICAL_REPEATS.has(m[0])) continue
+    found = { start: m.index, end: m.index + m[0].length }
+  }
+  return found
+}
+
+/** Defects a (phrase, language) can carry. Computed once per phrase and language. */
+function applicableDefects(template: PhraseTemplate, languageId: TargetCode, type: SampleString['type']): DefectKind[] {
+  const correct = template.translations[languageId]
+  const text = typeof correct === 'string' ? correct : correct.other!
+  const source = typeof template.source === 'string' ? template.source : template.source.other!
+  const kinds: DefectKind[] = []
+  if (CODE_SPAN.test(source) && CODE_SPAN.test(text)) kinds.push('lost-code-span')
+  if (ACCELERATOR.test(source) && ACCELERATOR.test(text)) kinds.push('lost-accelerator')
+  if (/\\"/.test(text)) kinds.push('unescaped-quote')
+  if (URL.test(text)) kinds.push('changed-url')
+  if (OPEN_BRACKET.test(source) && CLOSE_BRACKET.test(text)) kinds.push('unclosed-bracket')
+  if (type === 'icu') kinds.push('broken-icu')
+  // Japanese has only `other`, which is the translation itself: emptying it is the `empty` defect.
+  if (typeof correct !== 'string' && PLURAL_CATEGORIES[languageId].includes('one')) kinds.push('empty-plural-form')
+  // Repeating the text past the limit repeats its placeholders, tags and numbers too: only plain texts.
+  if (template.maxLength && !PLACEHOLDER.test(text) && !TAG.test(text) && !/\d/.test(text)) kinds.push('too-long')
+  if (NUMBER.test(text)) kinds.push('changed-number')
+  if (CLOSING_TAG.test(text)) kinds.push('broken-tag')
   // In ICU messages the arguments are syntax, not text: a dropped `{count, plural` breaks parsing
   // rather than reading as a dropped placeholder, so only offer the defects a reviewer would see.
   if (type !== 'icu' && PLACEHOLDER.test(text)) kinds.push('dropped-placeholder')
-  if (CLOSING_TAG.test(text)) kinds.push('broken-tag')
+  // Not where the repeat would also break the length limit.
+  if (type !== 'icu' && wordToDouble(text) && !(template.maxLength && [...applyDefect(text, 'doubled-word')].length > template.maxLength)) kinds.push('doubled-word')
+  kinds.push('double-space')
+  // An empty translation also loses whatever else the text keeps (placeholders, tags, numbers, a
+  // URL, code, an accelerator, escapes, brackets, ICU arguments): only plain texts get emptied.
+  if (type === 'text' && !/[{}<>%\d`&\\()（）]|https?:/.test(text)) kinds.push('empty')
   return kinds
 }
 
-/** Applies one defect to a correct text. Exported for tests. */
-export function applyDefect(text: string, defect: DefectKind): string {
+/**
+ * Applies one defect to a correct text. `maxLength` is the string's limit (for `too-long`). For a
+ * plural string, `empty-plural-form` empties the `one` form only (see createSampleProject).
+ * Exported for tests.
+ */
+export function applyDefect(text: string, defect: DefectKind, maxLength = 0): string {
   switch (defect) {
     case 'empty':
+    case 'empty-plural-form':
       return ''
     case 'double-space': {
       const at = text.lastIndexOf(' ')
       if (at >= 0) return `${text.slice(0, at)}  ${text.slice(at + 1)}`
-      const middle = Math.max(1, Math.floor(text.length / 2))
+      // No space (Japanese): between two letters near the middle, never inside a placeholder or tag.
+      const masked = text.replace(/\{[^{}]*\}|<[^>]*>|%\d*\$?[sd]/g, (m) => '\0'.repeat(m.length))
+      let middle = Math.max(1, Math.floor(text.length / 2))
+      for (let at = middle; at < text.length; at++) {
+        if (/\p{L}/u.test(masked[at - 1]!) && /\p{L}/u.test(masked[at]!)) { middle = at; break }
+      }
       return `${text.slice(0, middle)}  ${text.slice(middle)}`
     }
     case 'dropped-placeholder': {
@@ -217,6 +300,31 @@ export function applyDefect(text: string, defect: DefectKind): string {
     }
     case 'broken-tag':
       return text.replace(CLOSING_TAG, '')
+    case 'lost-code-span':
+      return text.replace(CODE_SPAN, (code) => code.slice(1, -1))
+    case 'lost-accelerator':
+      return text.replace(ACCELERATOR, '')
+    case 'unescaped-quote':
+      return text.replace(ESCAPED_QUOTE, '"')
+    case 'changed-url':
+      return text.replace('https://', 'http://')
+    case 'unclosed-bracket':
+      return text.replace(CLOSE_BRACKET, '')
+    case 'broken-icu':
+      // Drop the `one` clause a language needs, or (Japanese: only `other`) rename `other`, which ICU requires.
+      return ICU_ONE.test(text) ? text.replace(ICU_ONE, '') : text.replace(' other {', ' one {')
+    case 'too-long': {
+      let out = text
+      while ([...out].length <= maxLength) out += ` / ${text}`
+      return out
+    }
+    case 'changed-number':
+      return text.replace(NUMBER, (n) => String(Number(n) + 1))
+    case 'doubled-word': {
+      const word = wordToDouble(text)
+      if (!word) return text
+      return `${text.slice(0, word.end)} ${text.slice(word.start)}`
+    }
     default: {
       const never: never = defect
       throw new Error(`unknown defect ${String(never)}`)
@@ -307,6 +415,11 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
   const strings: SampleString[] = []
   const byId = new Map<number, SampleString>()
   let translationId = 5_000_001
+  // Defects each (phrase, language) can carry, and the kinds each language has not had yet: the
+  // first cycle through the table plants every kind a phrase of it can carry (when defectRate > 0),
+  // so a project of at least PHRASES.length strings exercises every check of qa-gate per language.
+  const applicable = new Map<string, DefectKind[]>()
+  const unplanted = new Map(languages.map((l) => [l, new Set(DEFECT_KINDS)]))
   for (let i = 0; i < count; i++) {
     const template = PHRASES[order[i % order.length]!]!
     const cycle = Math.floor(i / order.length)
@@ -333,13 +446,15 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
     for (const languageId of languages) {
       const correct = template.translations[languageId as TargetCode]
       const h = hash32(`${seed}|${id}|${languageId}`)
-      const defective = h / 4294967296 < defectRate
+      const kindsKey = `${order[i % order.length]}|${languageId}`
+      let kinds = applicable.get(kindsKey)
+      if (!kinds) applicable.set(kindsKey, (kinds = applicableDefects(template, languageId as TargetCode, type)))
+      const missing = unplanted.get(languageId)!
+      const first = cycle === 0 && defectRate > 0 && missing.size > 0 ? kinds.find((k) => missing.has(k)) : undefined
       let defect: DefectKind | null = null
-      if (defective) {
-        const probe = typeof correct === 'string' ? correct : correct.other!
-        const kinds = applicableDefects(probe, type)
-        defect = kinds[hash32(`${seed}|kind|${id}|${languageId}`) % kinds.length]!
-      }
+      if (first) defect = first
+      else if (h / 4294967296 < defectRate) defect = kinds[hash32(`${seed}|kind|${id}|${languageId}`) % kinds.length]!
+      if (defect) missing.delete(defect)
       const translation: SampleTranslation = {
         languageId,
         translationId: translationId++,
@@ -349,10 +464,14 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
         createdAt: isoAt(i + 600),
       }
       if (typeof correct === 'string') {
-        translation.text = defect ? applyDefect(correct, defect) : correct
+        translation.text = defect ? applyDefect(correct, defect, str.maxLength) : correct
       } else {
         const forms = pluralList(correct, PLURAL_CATEGORIES[languageId as TargetCode])
-        translation.plurals = defect ? forms.map((f) => ({ plural: f.plural, text: applyDefect(f.text, defect) })) : forms
+        translation.plurals = !defect
+          ? forms
+          : defect === 'empty-plural-form'
+            ? forms.map((f) => (f.plural === 'one' ? { plural: f.plural, text: '' } : f))
+            : forms.map((f) => ({ plural: f.plural, text: applyDefect(f.text, defect, str.maxLength) }))
         translation.text = translation.plurals.find((f) => f.plural === 'other')!.text
       }
       str.translations.set(languageId, translation)

@@ -1,5 +1,14 @@
+import { readFileSync } from 'node:fs'
+import { fileURLToPath } from 'node:url'
 import { describe, expect, it } from 'vitest'
-import { applyDefect, createSampleProject, type SampleString, type SampleTranslation } from '../../src/emulator/sample-project.js'
+import { parse as parseYaml } from 'yaml'
+import { applyDefect, createSampleProject, DEFECT_CHECK, DEFECT_KINDS, type SampleString, type SampleTranslation } from '../../src/emulator/sample-project.js'
+import { loadPipelines } from '../../src/engine/load-pipelines.js'
+import { languageFromCode } from '../../src/engine/languages.js'
+import type { Item, PluralForm } from '../../src/engine/types.js'
+import { memoryCacheFor } from '../../src/cli/cli-io.js'
+import { silentLogger } from '../../src/util/logger.js'
+import { PRESETS } from '../../plugins/presets.js'
 import { PHRASES, PLURAL_CATEGORIES, PUNCTUATION_EQUIVALENTS, type TargetCode } from '../../src/emulator/phrases.js'
 
 // A strict QA gate in miniature: what "genuinely correct" means for the sample translations.
@@ -106,12 +115,14 @@ describe('sample project', () => {
         defective++
         kinds.add(t.defect)
         expect(t.expected).toBe('translated')
-        expect(problemsOf(str, t).length).toBeGreaterThan(0)
+        // The miniature gate above knows the first defects only; the others are checked against
+        // the real qa-gate below.
+        if (['dropped-placeholder', 'broken-tag', 'empty', 'double-space'].includes(t.defect)) expect(problemsOf(str, t).length).toBeGreaterThan(0)
       }
     }
     expect(defective / total).toBeGreaterThan(0.17)
     expect(defective / total).toBeLessThan(0.23)
-    expect(kinds).toEqual(new Set(['dropped-placeholder', 'broken-tag', 'empty', 'double-space']))
+    expect(kinds).toEqual(new Set(DEFECT_KINDS))
   })
 
   it('applies each defect as one visible change', () => {
@@ -136,4 +147,77 @@ describe('sample project', () => {
     const p = createSampleProject({ strings: 50_000, languages: ['de', 'fr'] })
     expect(p.strings).toHaveLength(50_000)
   })
+})
+
+// The planted defects against the real qa-gate pipeline, run in-process: each defect is an error of
+// exactly the check DEFECT_CHECK names (and routes the string to the failing output), and every check
+// of qa-gate that can report an error has a defect in every language. A check added to qa-gate
+// without a planted defect fails here.
+describe('planted defects against the shipped qa-gate', () => {
+  const QA_GATE = fileURLToPath(new URL('../../pipelines/qa-gate.yaml', import.meta.url))
+
+  /** Checks of qa-gate that can route a string to the failing output (not pinned to warning/info). */
+  function errorChecksOfQaGate(): Set<string> {
+    const doc = parseYaml(readFileSync(QA_GATE, 'utf8')) as { checks: Array<{ uses: string; id?: string; severity?: string; enabled?: boolean; overrides?: Record<string, { severity?: string; enabled?: boolean }> }> }
+    const out = new Set<string>()
+    for (const c of doc.checks) {
+      const expanded = PRESETS[c.uses]
+        ? PRESETS[c.uses]!.map((p) => ({ ...p, ...(c.overrides?.[p.id ?? p.uses] ?? {}) }) as { uses: string; id?: string; severity?: string; enabled?: boolean })
+        : [c]
+      for (const check of expanded) if (check.enabled !== false && check.severity !== 'warning' && check.severity !== 'info') out.add(check.id ?? check.uses)
+    }
+    return out
+  }
+
+  it('every defect fails exactly its check, and every error check of qa-gate has a defect in every language', async () => {
+    const loaded = await loadPipelines([QA_GATE], { log: silentLogger(), cacheFor: memoryCacheFor(), env: {}, metrics: { add() {} } })
+    if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors))
+    try {
+      const pipeline = loaded.set.all()[0]!
+      const resolved = pipeline.resolveSettings({})
+      if (!resolved.ok) throw new Error(resolved.errors.join('; '))
+      // The first cycle (which plants every kind), and a project where every pair carries a defect
+      // picked by the seed (to see the kinds on many phrases, not only the first that can carry them).
+      const p = createSampleProject({ strings: PHRASES.length, languages: ALL })
+      const all = createSampleProject({ strings: PHRASES.length * 3, languages: ALL, defectRate: 1, seed: 5 })
+      const signal = new AbortController().signal
+      const cases: Array<{ item: Item; str: SampleString; t: SampleTranslation; covers: boolean }> = []
+      for (const str of [...p.strings, ...all.strings]) {
+        for (const [lang, t] of str.translations) {
+          const item: Item = {
+            id: t.translationId, key: str.key, context: str.context, maxLength: str.maxLength, source: str.text, translation: t.text,
+            isPlural: str.hasPlurals, fileType: p.files.get(str.fileId)!.type, filePath: p.files.get(str.fileId)!.path, labelIds: str.labelIds,
+            sourceLanguage: languageFromCode('en'), targetLanguage: languageFromCode(lang), settings: resolved.settings,
+            projectId: p.project.id, stepId: p.step.id, organizationId: p.organization.id, log: silentLogger(), signal,
+            ...(t.plurals ? { plurals: t.plurals as PluralForm[] } : {}),
+          }
+          cases.push({ item, str, t, covers: cases.length < PHRASES.length * ALL.length })
+        }
+      }
+      const results = await pipeline.run(cases.map((c) => c.item))
+      const wrong: string[] = []
+      const caught = new Map<string, Set<string>>(ALL.map((l) => [l, new Set()]))
+      results.forEach((r, i) => {
+        const { str, t, covers } = cases[i]!
+        const errors = [...new Set(r.findings.filter((f) => f.severity === 'error').map((f) => f.check))]
+        const want = t.defect ? [DEFECT_CHECK[t.defect]] : []
+        if (JSON.stringify(errors) !== JSON.stringify(want) || r.port !== t.expected) {
+          wrong.push(`${str.key} ${t.languageId} ${t.defect ?? 'correct'}: ${r.port} [${r.findings.map((f) => `${f.severity} ${f.check}: ${f.message}`).join('; ')}] ${JSON.stringify(t.text)}`)
+        }
+        if (covers && t.defect && errors.length === 1) caught.get(t.languageId)!.add(errors[0]!)
+      })
+      expect(wrong).toEqual([])
+      const checks = errorChecksOfQaGate()
+      expect(checks.size).toBeGreaterThan(10)
+      expect(new Set(Object.values(DEFECT_CHECK))).toEqual(checks)
+      for (const lang of ALL) {
+        // Japanese has only the `other` plural form, which is the translation itself: no defect
+        // there is the plural check's alone (an emptied `other` is also `empty`).
+        const expected = new Set([...checks].filter((c) => !(lang === 'ja' && c === 'plurals')))
+        expect({ lang, checks: caught.get(lang) }).toEqual({ lang, checks: expected })
+      }
+    } finally {
+      await loaded.set.close(0)
+    }
+  }, 30_000)
 })
