@@ -4,7 +4,7 @@ export type { Emulator, EmulatorOptions, EmulatorInfo, EmulatorMount } from './s
 export { runEmulate } from './run-emulate.js'
 export type { EmulatorSettings, FaultSettings, SettingsPatch } from './emulator-settings.js'
 export type { TokenResponse, AuthorizeDirectOptions } from './oauth-server.js'
-export { createSampleProject, applyDefect, DEFECT_KINDS } from './sample-project.js'
+export { createSampleProject, applyDefect, DEFECT_KINDS, DEFECT_CHECK } from './sample-project.js'
 export type { SampleProject, SampleString, SampleTranslation, SeedOptions, DefectKind } from './sample-project.js'
 export { PHRASES, PLURAL_CATEGORIES, PUNCTUATION_EQUIVALENTS } from './phrases.js'
 export { signBody } from './webhook-sender.js'
