@@ -2,6 +2,7 @@
 // kill moments...). It comes from TEST_SEED when set, else it is drawn once by the global set-up
 // and shared with every test file; a failing test prints it (test/setup.ts), and
 // `TEST_SEED=<seed> npx vitest run <file>` replays the same choices.
+import { seededRandom as emulatorRandom } from '../../src/emulator/sample-project.js'
 import { inject } from 'vitest'
 
 declare module 'vitest' {
@@ -45,12 +46,5 @@ function hash(label: string): number {
  * so two uses in one run do not draw the same numbers.
  */
 export function seededRandom(label: string, seed = TEST_SEED): () => number {
-  let a = (seed ^ hash(label)) >>> 0
-  return () => {
-    a = (a + 0x6d2b79f5) >>> 0
-    let t = a
-    t = Math.imul(t ^ (t >>> 15), t | 1)
-    t ^= t + Math.imul(t ^ (t >>> 7), t | 61)
-    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
-  }
+  return emulatorRandom((seed ^ hash(label)) >>> 0)
 }
