@@ -1,7 +1,7 @@
 # syntax=docker/dockerfile:1
 # Switchyard worker image. Three stages:
 #   prod-deps  production dependencies only, with the toolchain sqlite3's native module may need
-#   build      every dependency (TypeScript) and the compiled dist/
+#   build      every dependency (TypeScript) and the compiled dist/, less the emulator and the bench
 #   runtime    node:20-slim, no toolchain, no devDependencies, runs as the unprivileged `node` user
 # Build:  docker build -t switchyard .
 # Run:    docker run -p 3000:3000 -v switchyard-data:/app/data --env-file switchyard.env switchyard
@@ -28,7 +28,10 @@ RUN npm ci --ignore-scripts --no-audit --no-fund
 COPY tsconfig.json ./
 COPY src ./src
 COPY plugins ./plugins
-RUN npm run build
+# The emulator and the bench serve `switchyard demo|bench|emulate` in development checkouts; the
+# image leaves them out, and those commands say so (src/cli/main.ts). Nothing else imports them.
+RUN npm run build \
+ && rm -rf dist/src/emulator dist/src/bench
 
 FROM node:20-slim AS runtime
 ENV NODE_ENV=production \

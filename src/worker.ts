@@ -340,6 +340,30 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
   return { app, decoder }
 }
 
+/** Sets the queue, journal, backlog and held gauges from the parts' current state. */
+function collectGauges(metrics: Metrics, { queue, journal, backlog, held }: Parts): void {
+  metrics.queueDepth.set(queue.depth)
+  metrics.queueWaiting.set(queue.waiting)
+  metrics.journalSize.set(journal.size)
+  metrics.parked.set(journal.parked)
+  metrics.backlogStrings.reset()
+  metrics.backlogWaiting.reset()
+  metrics.backlogBytes.reset()
+  metrics.backlogOldest.reset()
+  const now = Date.now()
+  for (const b of backlog?.list() ?? []) {
+    const organization = b.organization
+    metrics.backlogStrings.set({ organization }, b.strings)
+    metrics.backlogWaiting.set({ organization }, b.waiting)
+    metrics.backlogBytes.set({ organization }, b.bytes)
+    if (b.oldestAt) metrics.backlogOldest.set({ organization }, Math.max(0, (now - b.oldestAt) / 1000))
+  }
+  for (const [cause, n] of Object.entries(held.byCause())) {
+    metrics.held.set({ cause }, n.strings)
+    metrics.heldOrganizations.set({ cause }, n.organizations)
+  }
+}
+
 export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const { config, log, stores } = deps
   const metrics = deps.metrics ?? createMetrics()
@@ -353,28 +377,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
 
   const { app, decoder } = createHttp(deps, parts, metrics, { closing: () => closing, replaying: () => !replayDone, signal: shutdown.signal })
   // Gauges are read when /metrics is scraped.
-  const collect = () => {
-    metrics.queueDepth.set(queue.depth)
-    metrics.queueWaiting.set(queue.waiting)
-    metrics.journalSize.set(journal.size)
-    metrics.parked.set(journal.parked)
-    metrics.backlogStrings.reset()
-    metrics.backlogWaiting.reset()
-    metrics.backlogBytes.reset()
-    metrics.backlogOldest.reset()
-    const now = Date.now()
-    for (const b of backlog?.list() ?? []) {
-      const organization = b.organization
-      metrics.backlogStrings.set({ organization }, b.strings)
-      metrics.backlogWaiting.set({ organization }, b.waiting)
-      metrics.backlogBytes.set({ organization }, b.bytes)
-      if (b.oldestAt) metrics.backlogOldest.set({ organization }, Math.max(0, (now - b.oldestAt) / 1000))
-    }
-    for (const [cause, n] of Object.entries(held.byCause())) {
-      metrics.held.set({ cause }, n.strings)
-      metrics.heldOrganizations.set({ cause }, n.organizations)
-    }
-  }
+  const collect = () => collectGauges(metrics, parts)
   const metricsTimer = setInterval(collect, 1000)
   metricsTimer.unref()
 

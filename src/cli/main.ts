@@ -1,5 +1,7 @@
 // The `switchyard` command. Each subcommand lives in its own module, loaded only when used, so
-// `switchyard validate` doesn't pay for the server.
+// `switchyard validate` doesn't pay for the server, and the production image can leave out the
+// emulator and the bench (src/emulator, src/bench): only `emulate`, `demo` and `bench` load them,
+// and there they fail with a message that says so (test/deploy/production-image.test.ts).
 import { ConfigError } from '../config/load-config.js'
 
 const HELP = `switchyard <command> [options]
@@ -29,6 +31,19 @@ const commands: Record<string, () => Promise<Command>> = {
   bench: async () => (await import('./bench.js')).runBench,
 }
 
+/** Commands that need src/emulator or src/bench: development checkouts only. */
+const DEVELOPMENT_ONLY = new Set(['emulate', 'demo', 'bench'])
+
+/** Is `error` the import of a module under src/emulator or src/bench failing because it is not there? */
+export function isLeftOutOfImage(error: unknown): boolean {
+  const e = error as { code?: unknown; url?: unknown; message?: unknown }
+  if (e === null || typeof e !== 'object' || e.code !== 'ERR_MODULE_NOT_FOUND') return false
+  // The missing module itself, not the module importing it (a missing package imported *from*
+  // the emulator is a broken install, not a production image).
+  const missing = typeof e.url === 'string' ? e.url : /Cannot find module '([^']+)'/.exec(String(e.message))?.[1]
+  return missing !== undefined && /[\\/]src[\\/](emulator|bench)[\\/]/.test(missing)
+}
+
 export async function main(argv: string[]): Promise<number> {
   const [name, ...args] = argv
   if (!name || name === '--help' || name === '-h' || name === 'help') {
@@ -46,6 +61,13 @@ export async function main(argv: string[]): Promise<number> {
     if (error instanceof ConfigError) {
       console.error(error.message)
       return 2
+    }
+    if (DEVELOPMENT_ONLY.has(name) && isLeftOutOfImage(error)) {
+      console.error(
+        `switchyard ${name}: this command is for development checkouts. This installation (like the production image) ` +
+          `leaves out the emulator and the bench it needs; run it from a clone of the repository (npm ci, then npx switchyard ${name}).`,
+      )
+      return 1
     }
     throw error
   }

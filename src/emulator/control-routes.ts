@@ -74,7 +74,18 @@ function filterFromQuery(query: Context['query']): StatusFilter & { limit?: numb
 
 export function controlRoutes(emulator: Emulator): Router {
   const router = new Router({ prefix: '/_control' })
+  serviceRoutes(router, emulator)
+  organizationRoutes(router, emulator)
+  platformActionRoutes(router, emulator)
+  recordRoutes(router, emulator)
+  tokenRoutes(router, emulator)
+  editorRoutes(router, emulator)
+  openAiRoutes(router, emulator)
+  return router
+}
 
+/** The service itself: info, settings, the sample, sending webhooks, statuses. */
+function serviceRoutes(router: Router, emulator: Emulator): void {
   router.get('/info', (ctx) => {
     ctx.body = emulator.info()
   })
@@ -140,7 +151,38 @@ export function controlRoutes(emulator: Emulator): Router {
     ctx.body = await bad(() => emulator.progress(queryOrg(ctx.query)))
   })
 
-  // ---- Organizations ----
+  router.get('/strings', async (ctx) => {
+    const limit = Math.min(Number(ctx.query.limit ?? 100) || 100, 10_000)
+    const offset = Number(ctx.query.offset ?? 0) || 0
+    const { sample } = await bad(() => emulator.org(queryOrg(ctx.query)))
+    ctx.body = {
+      total: sample.strings.length,
+      data: sample.strings.slice(offset, offset + limit).map((str) => ({
+        id: str.id,
+        key: str.key,
+        text: str.text,
+        type: str.type,
+        fileId: str.fileId,
+        maxLength: str.maxLength,
+        ...(str.sourcePlurals ? { plurals: str.sourcePlurals } : {}),
+        translations: Object.fromEntries(
+          [...str.translations].map(([lang, t]) => [lang, { text: t.text, ...(t.plurals ? { plurals: t.plurals } : {}), defect: t.defect, expected: t.expected }]),
+        ),
+      })),
+    }
+  })
+
+  router.post('/auto-send', async (ctx) => {
+    const { intervalMs, ...options } = await readJson(ctx)
+    if (intervalMs === 0 || intervalMs === null) emulator.stopAutoSend()
+    else if (typeof intervalMs === 'number' && intervalMs > 0) emulator.startAutoSend(intervalMs, options as SendOptions)
+    else throw createError(400, 'intervalMs must be a positive number (0 stops)')
+    ctx.body = { ok: true }
+  })
+}
+
+/** Organizations and their own faults. */
+function organizationRoutes(router: Router, emulator: Emulator): void {
   router.get('/organizations', (ctx) => {
     ctx.body = emulator.organizations()
   })
@@ -155,8 +197,10 @@ export function controlRoutes(emulator: Emulator): Router {
     if (faults !== null && (typeof faults !== 'object' || Array.isArray(faults))) throw createError(400, 'faults must be an object or null')
     ctx.body = await bad(() => emulator.configureFaults(faults as Parameters<Emulator['configureFaults']>[0], optionalOrg(organization)))
   })
+}
 
-  // ---- What managers, translators and the platform do ----
+/** What managers, translators and the platform do to an organization. */
+function platformActionRoutes(router: Router, emulator: Emulator): void {
   router.post('/send-back', async (ctx) => {
     const { organization, stringIds, languageId, text } = await readJson(ctx)
     const moved = await bad(() =>
@@ -232,8 +276,10 @@ export function controlRoutes(emulator: Emulator): Router {
       }),
     )
   })
+}
 
-  // ---- Protocol mistakes ----
+/** What the emulator recorded of the app: protocol mistakes, PATCH requests, deliveries, request counts. */
+function recordRoutes(router: Router, emulator: Emulator): void {
   router.get('/mistakes', (ctx) => {
     const kind = typeof ctx.query.kind === 'string' ? (ctx.query.kind as MistakeKind) : undefined
     const organizationId = typeof ctx.query.organizationId === 'string' ? ctx.query.organizationId : undefined
@@ -259,7 +305,35 @@ export function controlRoutes(emulator: Emulator): Router {
     }
   })
 
-  // ---- The workflow editor ----
+  router.get('/deliveries', (ctx) => {
+    ctx.body = emulator.deliveries()
+  })
+
+  router.get('/requests', (ctx) => {
+    ctx.body = { counts: emulator.requestCounts(), maxInFlight: emulator.maxInFlight() }
+  })
+
+  router.post('/reset-counters', (ctx) => {
+    emulator.resetCounters()
+    ctx.body = { ok: true }
+  })
+}
+
+/** OAuth shortcuts: authorization in-process, access tokens expired at will. */
+function tokenRoutes(router: Router, emulator: Emulator): void {
+  router.post('/authorize', async (ctx) => {
+    const options = await readJson(ctx)
+    ctx.body = await bad(() => emulator.authorizeDirect(options))
+  })
+
+  router.post('/expire-tokens', async (ctx) => {
+    const { organization } = await readJson(ctx)
+    ctx.body = { expired: await bad(() => emulator.expireAccessTokens(optionalOrg(organization))) }
+  })
+}
+
+/** The workflow editor: saves and deletes step settings at the app, mints the settings JWT. */
+function editorRoutes(router: Router, emulator: Emulator): void {
   router.post('/editor/save', async (ctx) => {
     const { settings, ...target } = await readJson(ctx)
     if (typeof settings !== 'object' || settings === null || Array.isArray(settings)) throw createError(400, 'settings must be an object')
@@ -280,8 +354,10 @@ export function controlRoutes(emulator: Emulator): Router {
     const target = await readJson(ctx)
     ctx.body = { url: await bad(() => emulator.editor.settingsPageUrl(target as EditorTarget)) }
   })
+}
 
-  // The fake model endpoint under /v1: its stats, and its faults (latency for the benchmark).
+/** The fake model endpoint under /v1: its stats, and its faults (latency for the benchmark). */
+function openAiRoutes(router: Router, emulator: Emulator): void {
   router.get('/openai', (ctx) => {
     if (!emulator.openai) throw createError(404, 'the fake OpenAI endpoint is not mounted')
     ctx.body = emulator.openai.stats()
@@ -297,58 +373,4 @@ export function controlRoutes(emulator: Emulator): Router {
     }
     ctx.body = emulator.openai.stats()
   })
-
-  router.get('/deliveries', (ctx) => {
-    ctx.body = emulator.deliveries()
-  })
-
-  router.get('/requests', (ctx) => {
-    ctx.body = { counts: emulator.requestCounts(), maxInFlight: emulator.maxInFlight() }
-  })
-
-  router.post('/reset-counters', (ctx) => {
-    emulator.resetCounters()
-    ctx.body = { ok: true }
-  })
-
-  router.post('/authorize', async (ctx) => {
-    const options = await readJson(ctx)
-    ctx.body = await bad(() => emulator.authorizeDirect(options))
-  })
-
-  router.post('/expire-tokens', async (ctx) => {
-    const { organization } = await readJson(ctx)
-    ctx.body = { expired: await bad(() => emulator.expireAccessTokens(optionalOrg(organization))) }
-  })
-
-  router.get('/strings', async (ctx) => {
-    const limit = Math.min(Number(ctx.query.limit ?? 100) || 100, 10_000)
-    const offset = Number(ctx.query.offset ?? 0) || 0
-    const { sample } = await bad(() => emulator.org(queryOrg(ctx.query)))
-    ctx.body = {
-      total: sample.strings.length,
-      data: sample.strings.slice(offset, offset + limit).map((str) => ({
-        id: str.id,
-        key: str.key,
-        text: str.text,
-        type: str.type,
-        fileId: str.fileId,
-        maxLength: str.maxLength,
-        ...(str.sourcePlurals ? { plurals: str.sourcePlurals } : {}),
-        translations: Object.fromEntries(
-          [...str.translations].map(([lang, t]) => [lang, { text: t.text, ...(t.plurals ? { plurals: t.plurals } : {}), defect: t.defect, expected: t.expected }]),
-        ),
-      })),
-    }
-  })
-
-  router.post('/auto-send', async (ctx) => {
-    const { intervalMs, ...options } = await readJson(ctx)
-    if (intervalMs === 0 || intervalMs === null) emulator.stopAutoSend()
-    else if (typeof intervalMs === 'number' && intervalMs > 0) emulator.startAutoSend(intervalMs, options as SendOptions)
-    else throw createError(400, 'intervalMs must be a positive number (0 stops)')
-    ctx.body = { ok: true }
-  })
-
-  return router
 }

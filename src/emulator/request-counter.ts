@@ -1,4 +1,5 @@
-// Counts requests to the emulated service by endpoint (method + route pattern) and status code.
+// Counts requests to the emulated service by endpoint (method + route pattern) and status code,
+// and status PATCH requests by organization, language and answer.
 import type { Middleware } from 'koa'
 
 export type RequestCounts = Record<string, Record<string, number>>
@@ -40,5 +41,32 @@ export class RequestCounter {
 
   reset(): void {
     this.counts = new Map()
+  }
+}
+
+/** Status PATCH requests (not operations) by organization, language and answer status. */
+export class PatchCounter {
+  private readonly counts = new Map<string, number>()
+
+  count(organizationId: string, languageId: string, status: number): void {
+    const key = `${organizationId}|${languageId}|${status}`
+    this.counts.set(key, (this.counts.get(key) ?? 0) + 1)
+  }
+
+  /** Requests matching every given field. */
+  total(filter: { organizationId?: string; languageId?: string; status?: number }): number {
+    let n = 0
+    for (const [key, count] of this.counts) {
+      const [org, lang, status] = key.split('|')
+      if (filter.organizationId !== undefined && org !== filter.organizationId) continue
+      if (filter.languageId !== undefined && lang !== filter.languageId) continue
+      if (filter.status !== undefined && Number(status) !== filter.status) continue
+      n += count
+    }
+    return n
+  }
+
+  clear(): void {
+    this.counts.clear()
   }
 }

@@ -346,6 +346,49 @@ function isoAt(offsetSeconds: number): string {
 
 /** Builds the sample project. Throws on a language the phrase table lacks or on bad options. */
 export function createSampleProject(options: SeedOptions = {}): SampleProject {
+  const { seed, count, languages, defectRate, outputs, passOutput, failOutput } = checkedSeedOptions(options)
+  const organization = { id: options.organizationId ?? DEFAULT_SEED.organizationId, domain: options.domain ?? DEFAULT_SEED.domain }
+  const projectId = options.projectId ?? DEFAULT_SEED.projectId
+  const files = new Map<number, SampleFile>()
+  for (const file of Object.values(FILES)) {
+    files.set(file.id, { ...file, status: 'active', revision: '3', branch: { id: null } })
+  }
+  const step: WorkflowStep = {
+    id: options.stepId ?? DEFAULT_SEED.stepId,
+    title: options.stepTitle ?? DEFAULT_SEED.stepTitle,
+    type: 'Application',
+    languages: [...languages],
+    applicationModule: {
+      applicationIdentifier: options.applicationIdentifier ?? DEFAULT_SEED.applicationIdentifier,
+      moduleKey: options.moduleKey ?? DEFAULT_SEED.moduleKey,
+    },
+  }
+
+  const planter = new StringPlanter(seed, languages, defectRate, passOutput, failOutput)
+  const strings: SampleString[] = []
+  for (let i = 0; i < count; i++) strings.push(planter.phraseString(i))
+  for (const [j, text] of (options.extraTexts ?? []).entries()) strings.push(planter.extraString(count + j, j, text))
+
+  return {
+    seed,
+    organization,
+    project: projectRecord(projectId, organization.domain, languages),
+    files,
+    step,
+    outputs: [...outputs],
+    passOutput,
+    failOutput,
+    sourceLanguageId: 'en',
+    languages: [...languages],
+    strings,
+    byId: new Map(strings.map((str) => [str.id, str])),
+    user: { id: '9001', username: 'maria.manager', fullName: 'Maria Manager', avatarUrl: `https://${organization.domain}.service.test/avatars/9001.png` },
+    translator: { id: '9002', username: 'tom.translator', fullName: 'Tom Translator', avatarUrl: `https://${organization.domain}.service.test/avatars/9002.png` },
+  }
+}
+
+/** The seed options createSampleProject needs, defaults filled in; throws on bad ones. */
+function checkedSeedOptions(options: SeedOptions) {
   const seed = options.seed ?? DEFAULT_SEED.seed
   const count = options.strings ?? DEFAULT_SEED.strings
   const languages = options.languages ?? [...DEFAULT_SEED.languages]
@@ -364,21 +407,22 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
   for (const port of [passOutput, failOutput]) {
     if (!outputs.includes(port)) throw new Error(`emulator: output "${port}" is not among the step's outputs (${outputs.join(', ')})`)
   }
+  return { seed, count, languages, defectRate, outputs, passOutput, failOutput }
+}
 
-  const organization = { id: options.organizationId ?? DEFAULT_SEED.organizationId, domain: options.domain ?? DEFAULT_SEED.domain }
-  const projectId = options.projectId ?? DEFAULT_SEED.projectId
-  const project: SampleProjectRecord = {
+function projectRecord(projectId: number, domain: string, languages: string[]): SampleProjectRecord {
+  return {
     id: projectId,
     userId: 9001,
     sourceLanguageId: 'en',
     targetLanguageIds: [...languages],
-    identifier: `${organization.domain}-web`,
+    identifier: `${domain}-web`,
     name: 'Acme Web App',
     createdAt: isoAt(-86_400 * 30),
     updatedAt: isoAt(-3600),
     lastActivity: isoAt(-60),
     description: 'Web, Android and iOS apps of Acme, plus the help center.',
-    url: `https://${organization.domain}.service.test/u/projects/${projectId}`,
+    url: `https://${domain}.service.test/u/projects/${projectId}`,
     cname: null,
     languageAccessPolicy: null,
     visibility: null,
@@ -389,48 +433,55 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
     hasCrowdsourcing: false,
     groupId: 3,
   }
-  const files = new Map<number, SampleFile>()
-  for (const file of Object.values(FILES)) {
-    files.set(file.id, { ...file, status: 'active', revision: '3', branch: { id: null } })
-  }
-  const step: WorkflowStep = {
-    id: options.stepId ?? DEFAULT_SEED.stepId,
-    title: options.stepTitle ?? DEFAULT_SEED.stepTitle,
-    type: 'Application',
-    languages: [...languages],
-    applicationModule: {
-      applicationIdentifier: options.applicationIdentifier ?? DEFAULT_SEED.applicationIdentifier,
-      moduleKey: options.moduleKey ?? DEFAULT_SEED.moduleKey,
-    },
+}
+
+/**
+ * Builds the sample strings in order, with their translations and planted defects. Strings must be
+ * asked for in index order: translation ids count up, and the first cycle through the phrase table
+ * plants, per language, every defect kind not planted yet.
+ */
+class StringPlanter {
+  /** A seeded permutation of the phrase table, cycled: every phrase appears once per cycle. */
+  private readonly order: number[]
+  private nextTranslationId = 5_000_001
+  /** Defects each (phrase, language) can carry, computed once. */
+  private readonly applicable = new Map<string, DefectKind[]>()
+  /**
+   * The kinds each language has not had yet: the first cycle through the table plants every kind a
+   * phrase of it can carry (when defectRate > 0), so a project of at least PHRASES.length strings
+   * exercises every check of qa-gate per language.
+   */
+  private readonly unplanted: Map<string, Set<DefectKind>>
+
+  constructor(
+    private readonly seed: number,
+    private readonly languages: string[],
+    private readonly defectRate: number,
+    private readonly passOutput: string,
+    private readonly failOutput: string,
+  ) {
+    const random = seededRandom(seed)
+    this.order = PHRASES.map((_, i) => i)
+    for (let i = this.order.length - 1; i > 0; i--) {
+      const j = Math.floor(random() * (i + 1))
+      ;[this.order[i], this.order[j]] = [this.order[j]!, this.order[i]!]
+    }
+    this.unplanted = new Map(languages.map((l) => [l, new Set(DEFECT_KINDS)]))
   }
 
-  // A seeded permutation of the table, cycled: every phrase appears once per cycle.
-  const random = seededRandom(seed)
-  const order = PHRASES.map((_, i) => i)
-  for (let i = order.length - 1; i > 0; i--) {
-    const j = Math.floor(random() * (i + 1))
-    ;[order[i], order[j]] = [order[j]!, order[i]!]
-  }
-
-  const strings: SampleString[] = []
-  const byId = new Map<number, SampleString>()
-  let translationId = 5_000_001
-  // Defects each (phrase, language) can carry, and the kinds each language has not had yet: the
-  // first cycle through the table plants every kind a phrase of it can carry (when defectRate > 0),
-  // so a project of at least PHRASES.length strings exercises every check of qa-gate per language.
-  const applicable = new Map<string, DefectKind[]>()
-  const unplanted = new Map(languages.map((l) => [l, new Set(DEFECT_KINDS)]))
-  for (let i = 0; i < count; i++) {
-    const template = PHRASES[order[i % order.length]!]!
-    const cycle = Math.floor(i / order.length)
+  /** String number `i` (from 0), built from the phrase table. */
+  phraseString(i: number): SampleString {
+    const { seed } = this
+    const phrase = this.order[i % this.order.length]!
+    const template = PHRASES[phrase]!
+    const cycle = Math.floor(i / this.order.length)
     const id = FIRST_STRING_ID + i
     const pluralSource = typeof template.source === 'string' ? undefined : template.source
     const type: SampleString['type'] = pluralSource ? 'plural' : (template.source as string).includes(', plural,') ? 'icu' : 'text'
-    const text = pluralSource ? pluralSource.other! : (template.source as string)
     const str: SampleString = {
       id,
       key: cycle === 0 ? template.key : `${template.key}_${cycle}`,
-      text,
+      text: pluralSource ? pluralSource.other! : (template.source as string),
       ...(pluralSource ? { sourcePlurals: pluralList(pluralSource, PLURAL_CATEGORIES.en) } : {}),
       type,
       hasPlurals: pluralSource !== undefined,
@@ -443,70 +494,64 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
       template,
       translations: new Map(),
     }
-    for (const languageId of languages) {
-      const correct = template.translations[languageId as TargetCode]
-      const h = hash32(`${seed}|${id}|${languageId}`)
-      const kindsKey = `${order[i % order.length]}|${languageId}`
-      let kinds = applicable.get(kindsKey)
-      if (!kinds) applicable.set(kindsKey, (kinds = applicableDefects(template, languageId as TargetCode, type)))
-      const missing = unplanted.get(languageId)!
-      const first = cycle === 0 && defectRate > 0 && missing.size > 0 ? kinds.find((k) => missing.has(k)) : undefined
-      let defect: DefectKind | null = null
-      if (first) defect = first
-      else if (h / 4294967296 < defectRate) defect = kinds[hash32(`${seed}|kind|${id}|${languageId}`) % kinds.length]!
-      if (defect) missing.delete(defect)
-      const translation: SampleTranslation = {
-        languageId,
-        translationId: translationId++,
-        text: '',
-        defect,
-        expected: defect ? failOutput : passOutput,
-        createdAt: isoAt(i + 600),
-      }
-      if (typeof correct === 'string') {
-        translation.text = defect ? applyDefect(correct, defect, str.maxLength) : correct
-      } else {
-        const forms = pluralList(correct, PLURAL_CATEGORIES[languageId as TargetCode])
-        translation.plurals = !defect
-          ? forms
-          : defect === 'empty-plural-form'
-            ? forms.map((f) => (f.plural === 'one' ? { plural: f.plural, text: '' } : f))
-            : forms.map((f) => ({ plural: f.plural, text: applyDefect(f.text, defect, str.maxLength) }))
-        translation.text = translation.plurals.find((f) => f.plural === 'other')!.text
-      }
-      str.translations.set(languageId, translation)
+    for (const languageId of this.languages) {
+      const defect = this.defectFor(phrase, str, languageId, cycle)
+      str.translations.set(languageId, this.translation(str, languageId, defect, isoAt(i + 600)))
     }
-    strings.push(str)
-    byId.set(id, str)
-  }
-  for (const [j, text] of (options.extraTexts ?? []).entries()) {
-    const id = FIRST_STRING_ID + count + j
-    const str: SampleString = {
-      id, key: `extra_${j}`, text, type: 'text', hasPlurals: false, context: '', maxLength: 0, fileId: FILES[PHRASES[0]!.file].id, labelIds: [],
-      revision: 1, createdAt: isoAt(count + j), template: PHRASES[0]!, translations: new Map(),
-    }
-    for (const languageId of languages) {
-      str.translations.set(languageId, { languageId, translationId: translationId++, text, defect: null, expected: failOutput, createdAt: isoAt(count + j + 600) })
-    }
-    strings.push(str)
-    byId.set(id, str)
+    return str
   }
 
-  return {
-    seed,
-    organization,
-    project,
-    files,
-    step,
-    outputs: [...outputs],
-    passOutput,
-    failOutput,
-    sourceLanguageId: 'en',
-    languages: [...languages],
-    strings,
-    byId,
-    user: { id: '9001', username: 'maria.manager', fullName: 'Maria Manager', avatarUrl: `https://${organization.domain}.service.test/avatars/9001.png` },
-    translator: { id: '9002', username: 'tom.translator', fullName: 'Tom Translator', avatarUrl: `https://${organization.domain}.service.test/avatars/9002.png` },
+  /** An extra plain string (`SeedOptions.extraTexts`), its translation the source text, routed to the failing port. */
+  extraString(index: number, j: number, text: string): SampleString {
+    const str: SampleString = {
+      id: FIRST_STRING_ID + index, key: `extra_${j}`, text, type: 'text', hasPlurals: false, context: '', maxLength: 0, fileId: FILES[PHRASES[0]!.file].id, labelIds: [],
+      revision: 1, createdAt: isoAt(index), template: PHRASES[0]!, translations: new Map(),
+    }
+    for (const languageId of this.languages) {
+      str.translations.set(languageId, { languageId, translationId: this.nextTranslationId++, text, defect: null, expected: this.failOutput, createdAt: isoAt(index + 600) })
+    }
+    return str
+  }
+
+  /** The defect planted in one (string, language), if any. */
+  private defectFor(phrase: number, str: SampleString, languageId: string, cycle: number): DefectKind | null {
+    const { seed } = this
+    const { id } = str
+    const kindsKey = `${phrase}|${languageId}`
+    let kinds = this.applicable.get(kindsKey)
+    if (!kinds) this.applicable.set(kindsKey, (kinds = applicableDefects(str.template, languageId as TargetCode, str.type)))
+    const missing = this.unplanted.get(languageId)!
+    const first = cycle === 0 && this.defectRate > 0 && missing.size > 0 ? kinds.find((k) => missing.has(k)) : undefined
+    let defect: DefectKind | null = null
+    if (first) defect = first
+    else if (hash32(`${seed}|${id}|${languageId}`) / 4294967296 < this.defectRate) defect = kinds[hash32(`${seed}|kind|${id}|${languageId}`) % kinds.length]!
+    if (defect) missing.delete(defect)
+    return defect
+  }
+
+  /** The translation of a phrase string: the table's correct one, with the defect applied. */
+  private translation(str: SampleString, languageId: string, defect: DefectKind | null, createdAt: string): SampleTranslation {
+    const correct = str.template.translations[languageId as TargetCode]
+    const translation: SampleTranslation = {
+      languageId,
+      translationId: this.nextTranslationId++,
+      text: '',
+      defect,
+      expected: defect ? this.failOutput : this.passOutput,
+      createdAt,
+    }
+    if (typeof correct === 'string') {
+      translation.text = defect ? applyDefect(correct, defect, str.maxLength) : correct
+    } else {
+      const forms = pluralList(correct, PLURAL_CATEGORIES[languageId as TargetCode])
+      translation.plurals = !defect
+        ? forms
+        : defect === 'empty-plural-form'
+          ? forms.map((f) => (f.plural === 'one' ? { plural: f.plural, text: '' } : f))
+          : forms.map((f) => ({ plural: f.plural, text: applyDefect(f.text, defect, str.maxLength) }))
+      translation.text = translation.plurals.find((f) => f.plural === 'other')!.text
+    }
+    return translation
   }
 }
 

@@ -14,12 +14,13 @@ import { applyFaultPatch, applySettingsPatch, defaultSettings, type EmulatorSett
 import { OAuthServer, type AuthorizeDirectOptions, type TokenResponse } from './oauth-server.js'
 import { apiRoutes } from './api-routes.js'
 import { apiGuard, InFlightCounter, type ApiState } from './api-guard.js'
-import { RequestCounter, type RequestCounts } from './request-counter.js'
-import { DEFAULT_SEED, seededRandom, type SampleProject, type SeedOptions } from './sample-project.js'
+import { PatchCounter, RequestCounter, type RequestCounts } from './request-counter.js'
+import { seededRandom, type SampleProject, type SeedOptions } from './sample-project.js'
 import type { StatusFilter, StatusView, Summary } from './status-store.js'
 import { WebhookSender, type DeliveryReport, type RawRequest, type RawResponse, type SendOptions } from './webhook-sender.js'
 import { controlRoutes } from './control-routes.js'
-import { Tenant, type OrganizationOptions, type SendBackOptions } from './tenant.js'
+import type { OrganizationOptions, SendBackOptions, Tenant } from './tenant.js'
+import { Organizations } from './organizations.js'
 import { assertNoMistakes, MistakeLog, type Mistake, type MistakeKind } from './mistakes.js'
 import { commentRoutes, type CommentFilter, type StringComment } from './comments.js'
 import { WorkflowEditor } from './workflow-editor.js'
@@ -210,60 +211,15 @@ export const TRANSLATIONS_ENDPOINT = '/api/v2/projects/:projectId/languages/:lan
 
 export async function startEmulator(options: EmulatorOptions = {}): Promise<Emulator> {
   const log = options.logger ?? silentLogger()
-  const settings = defaultSettings()
-  applySettingsPatch(settings, {
-    ...(options.appSecret !== undefined ? { appSecret: options.appSecret } : {}),
-    ...(options.webhookUrl !== undefined ? { webhookUrl: options.webhookUrl } : {}),
-    ...(options.headerPrefix !== undefined ? { headerPrefix: options.headerPrefix } : {}),
-    ...(options.approve !== undefined ? { approve: options.approve } : {}),
-    ...(options.headerPrefix !== undefined && options.settings?.userAgent === undefined
-      ? { userAgent: `${options.headerPrefix.replace(/^X-/i, '').replace(/-$/, '')}-Webhook` }
-      : {}),
-    ...(options.settings ?? {}),
+  const settings = initialSettings(options)
+  const organizations = new Organizations(seedDefaultsOf(options), {
+    ...(options.organizationId !== undefined ? { id: options.organizationId } : {}),
+    ...(options.domain !== undefined ? { domain: options.domain } : {}),
+    appSecret: () => settings.appSecret,
   })
-  const seedDefaults: SeedOptions = {}
-  for (const key of ['seed', 'strings', 'languages', 'defectRate', 'outputs', 'passOutput', 'failOutput', 'projectId', 'stepId', 'stepTitle', 'moduleKey', 'applicationIdentifier'] as const) {
-    if (options[key] !== undefined) (seedDefaults as Record<string, unknown>)[key] = options[key]
-  }
-
-  // ---- Organizations: the first from the options (its app_secret is the `appSecret` setting), the
-  // rest from `organizations` or `addOrganization`. Looked up by id or domain, one Map hit. ----
-  const tenants: Tenant[] = []
-  const byKey = new Map<string, Tenant>()
-  const addTenant = (tenant: Tenant): Tenant => {
-    if (byKey.has(tenant.id) || byKey.has(tenant.domain)) throw new Error(`emulator: organization ${tenant.id} / ${tenant.domain} exists already`)
-    if (!/^[a-z0-9][a-z0-9-]*$/i.test(tenant.domain)) throw new Error(`emulator: organization domain "${tenant.domain}" must be letters, digits and dashes`)
-    tenants.push(tenant)
-    byKey.set(tenant.id, tenant)
-    byKey.set(tenant.domain, tenant)
-    return tenant
-  }
-  const first = addTenant(
-    new Tenant(options.organizationId ?? DEFAULT_SEED.organizationId, options.domain ?? DEFAULT_SEED.domain, () => settings.appSecret, seedDefaults),
-  )
-  const tenant = (key?: string): Tenant => {
-    if (key === undefined) return first
-    const found = byKey.get(String(key))
-    if (!found) throw new Error(`emulator: no organization "${key}" (have ${tenants.map((t) => `${t.id}/${t.domain}`).join(', ')})`)
-    return found
-  }
-  const addOrganization = (o: OrganizationOptions): Tenant => {
-    const secret = o.appSecret ?? randomBytes(24).toString('base64url')
-    const { id, domain, appSecret: _secret, workflowId, templateId, ...seed } = o
-    // Ids are global on the platform: another organization's project and step get their own by default.
-    const n = tenants.length
-    const ids = { projectId: (seedDefaults.projectId ?? DEFAULT_SEED.projectId) + 100 * n, stepId: (seedDefaults.stepId ?? DEFAULT_SEED.stepId) + 100 * n }
-    return addTenant(
-      new Tenant(id, domain, () => secret, { ...seedDefaults, ...ids, ...seed }, {
-        ...(workflowId !== undefined ? { workflowId } : {}),
-        ...(templateId !== undefined ? { templateId } : {}),
-      }),
-    )
-  }
-  for (const o of options.organizations ?? []) addOrganization(o)
-  const mistakeLog = new MistakeLog()
-  // PATCH status requests by organization|language|status: what "requests per group" is measured with.
-  const patchCounts = new Map<string, number>()
+  for (const o of options.organizations ?? []) organizations.create(o)
+  const first = organizations.first
+  const mistakes = new MistakeLog()
 
   let url = ''
   const client = {
@@ -271,119 +227,28 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     clientSecret: options.clientSecret ?? randomBytes(24).toString('base64url'),
     redirectUris: options.redirectUris ?? ['http://localhost:3000/oauth/callback'],
   }
-  const oauth = new OAuthServer(
-    settings,
-    (key) => (key === undefined ? first.organization : byKey.get(key)?.organization),
-    () => url,
-    mistakeLog,
-  )
+  const oauth = new OAuthServer(settings, (key) => (key === undefined ? first.organization : organizations.find(key)?.organization), () => url, mistakes)
   oauth.registerClient(client)
-  const inFlight = new InFlightCounter()
-  const counter = new RequestCounter()
-  const sender = new WebhookSender(settings, () => tenants, tenant, log)
-  const editor = new WorkflowEditor(settings, client, tenant)
-  const random = seededRandom(first.sample.seed ^ 0x5eed)
-  let autoSend: NodeJS.Timeout | undefined
-
-  const app = new Koa()
-  app.proxy = false
-  // Which organization a request addresses: `/o/{domain}/...` (the prefix is removed before the
-  // routes see the path), a `{domain}.localhost` host, or else the first organization.
-  app.use(async (ctx, next) => {
-    const state = ctx.state as ApiState
-    const path = ctx.path
-    if (path.startsWith('/o/')) {
-      const end = path.indexOf('/', 3)
-      const domain = decodeURIComponent(end < 0 ? path.slice(3) : path.slice(3, end))
-      const found = byKey.get(domain)
-      if (!found || found.domain !== domain) {
-        ctx.status = 404
-        ctx.body = { error: { code: 404, message: `Organization "${domain}" not found` } }
-        return
-      }
-      state.tenant = found
-      ctx.path = end < 0 ? '/' : path.slice(end)
-    } else {
-      const host = ctx.hostname
-      if (host.endsWith('.localhost')) {
-        const found = byKey.get(host.slice(0, -'.localhost'.length))
-        if (!found) {
-          ctx.status = 404
-          ctx.body = { error: { code: 404, message: `Organization "${host}" not found` } }
-          return
-        }
-        state.tenant = found
-      } else {
-        state.tenant = first
-      }
-    }
-    await next()
-  })
-  app.use(counter.middleware())
-  app.use(async (ctx, next) => {
-    try {
-      await next()
-    } catch (error) {
-      const status = (error as { status?: number }).status ?? 500
-      const expose = (error as { expose?: boolean }).expose ?? false
-      ctx.status = status
-      ctx.body = { error: { code: status, message: expose || status < 500 ? (error as Error).message : 'Internal Server Error' } }
-      if (status >= 500) log.error({ err: error, path: ctx.path }, 'emulator: request failed')
-    }
-  })
-
-  // ---- Extra mounts (the fake OpenAI-compatible endpoint of src/emulator/fake-openai.ts goes
-  // here, under /v1, passed in by whoever starts the emulator: demo, bench, tests). ----
+  const tenant = (key?: string) => organizations.get(key)
+  const core: EmulatorCore = {
+    settings,
+    organizations,
+    client,
+    oauth,
+    sender: new WebhookSender(settings, () => organizations.list, tenant, log),
+    counter: new RequestCounter(),
+    inFlight: new InFlightCounter(),
+    patches: new PatchCounter(),
+    mistakes,
+    log,
+    url: () => url,
+  }
   const openai = options.openai === false ? undefined : createFakeOpenAi(options.openai ?? {})
-  const mounts = [...(openai ? [{ path: '/v1', middleware: openai.middleware }] : []), ...(options.mounts ?? [])]
-  for (const mount of mounts) {
-    const prefix = mount.path.replace(/\/+$/, '')
-    app.use(async (ctx, next) => {
-      if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next()
-      if (!mount.stripPrefix) return mount.middleware(ctx, next)
-      const original = ctx.path
-      ctx.path = ctx.path.slice(prefix.length) || '/'
-      try {
-        return await mount.middleware(ctx, async () => {
-          ctx.path = original
-          await next()
-        })
-      } finally {
-        ctx.path = original
-      }
-    })
-  }
-
-  const oauthRouter = oauth.router()
-  app.use(oauthRouter.routes()).use(oauthRouter.allowedMethods())
-  const guard = apiGuard(settings, oauth, inFlight, random, mistakeLog)
-  const countPatch = (organizationId: string, languageId: string, status: number): void => {
-    const key = `${organizationId}|${languageId}|${status}`
-    patchCounts.set(key, (patchCounts.get(key) ?? 0) + 1)
-  }
-  const api = apiRoutes(settings, guard, mistakeLog, countPatch)
-  app.use(api.routes()).use(api.allowedMethods())
-  const comments = commentRoutes((ctx) => (ctx.state as ApiState).tenant, guard)
-  app.use(comments.routes()).use(comments.allowedMethods())
-
-  const orgInfo = (t: Tenant): OrganizationInfo => ({
-    id: t.id,
-    domain: t.domain,
-    appSecret: t.appSecret,
-    apiUrl: `${url}/o/${t.domain}`,
-    projectId: t.sample.project.id,
-    workflowId: t.workflowId,
-    templateId: t.templateId,
-    stepId: t.sample.step.id,
-    moduleKey: t.sample.step.applicationModule.moduleKey,
-    languages: [...t.sample.languages],
-    stepLanguages: [...t.sample.step.languages],
-    strings: t.sample.strings.length,
-  })
+  const app = createServiceApp(core, [...(openai ? [{ path: '/v1', middleware: openai.middleware }] : []), ...(options.mounts ?? [])])
 
   const emulator: Emulator = {
     openai,
-    editor,
+    editor: new WorkflowEditor(settings, client, tenant),
     get url() {
       return url
     },
@@ -400,20 +265,191 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
     settings,
     oauth,
+    ...serviceMethods(core),
+    ...organizationMethods(core),
+    ...recordMethods(core),
+    ...autoSendMethods(core),
+    async stop() {
+      emulator.stopAutoSend()
+      await closeServer(server)
+    },
+  }
+
+  const control = controlRoutes(emulator)
+  app.use(control.routes()).use(control.allowedMethods())
+  const server = await listenOn(app, options.port ?? 0, options.host ?? '127.0.0.1')
+  url = serverUrl(server)
+  log.info({ url }, 'emulator: listening')
+  return emulator
+}
+
+/** The emulator-wide settings: the defaults, the named options, then `settings`. */
+function initialSettings(options: EmulatorOptions): EmulatorSettings {
+  const settings = defaultSettings()
+  applySettingsPatch(settings, {
+    ...(options.appSecret !== undefined ? { appSecret: options.appSecret } : {}),
+    ...(options.webhookUrl !== undefined ? { webhookUrl: options.webhookUrl } : {}),
+    ...(options.headerPrefix !== undefined ? { headerPrefix: options.headerPrefix } : {}),
+    ...(options.approve !== undefined ? { approve: options.approve } : {}),
+    ...(options.headerPrefix !== undefined && options.settings?.userAgent === undefined
+      ? { userAgent: `${options.headerPrefix.replace(/^X-/i, '').replace(/-$/, '')}-Webhook` }
+      : {}),
+    ...(options.settings ?? {}),
+  })
+  return settings
+}
+
+/** The sample-project options every organization starts from. */
+function seedDefaultsOf(options: EmulatorOptions): SeedOptions {
+  const seedDefaults: SeedOptions = {}
+  for (const key of ['seed', 'strings', 'languages', 'defectRate', 'outputs', 'passOutput', 'failOutput', 'projectId', 'stepId', 'stepTitle', 'moduleKey', 'applicationIdentifier'] as const) {
+    if (options[key] !== undefined) (seedDefaults as Record<string, unknown>)[key] = options[key]
+  }
+  return seedDefaults
+}
+
+/** The parts of a running emulator that its routes and methods act on. */
+interface EmulatorCore {
+  settings: EmulatorSettings
+  organizations: Organizations
+  client: { clientId: string; clientSecret: string; redirectUris: string[] }
+  oauth: OAuthServer
+  sender: WebhookSender
+  counter: RequestCounter
+  inFlight: InFlightCounter
+  patches: PatchCounter
+  mistakes: MistakeLog
+  log: Logger
+  /** The base address, known once the server listens. */
+  url: () => string
+}
+
+/** The Koa app of the service: organization routing, errors as JSON, mounts, OAuth, API, comments. */
+function createServiceApp(core: EmulatorCore, mounts: EmulatorMount[]): Koa {
+  const { settings, oauth, mistakes } = core
+  const app = new Koa()
+  app.proxy = false
+  app.use(organizationRouting(core.organizations))
+  app.use(core.counter.middleware())
+  app.use(errorsAsJson(core.log))
+  // Extra mounts: the fake OpenAI-compatible endpoint of fake-openai.ts under /v1, and whatever
+  // whoever starts the emulator (demo, bench, tests) passes in.
+  for (const mount of mounts) app.use(mounted(mount))
+  const oauthRouter = oauth.router()
+  app.use(oauthRouter.routes()).use(oauthRouter.allowedMethods())
+  const random = seededRandom(core.organizations.first.sample.seed ^ 0x5eed)
+  const guard = apiGuard(settings, oauth, core.inFlight, random, mistakes)
+  const api = apiRoutes(settings, guard, mistakes, (organizationId, languageId, status) => core.patches.count(organizationId, languageId, status))
+  app.use(api.routes()).use(api.allowedMethods())
+  const comments = commentRoutes((ctx) => (ctx.state as ApiState).tenant, guard)
+  app.use(comments.routes()).use(comments.allowedMethods())
+  return app
+}
+
+/**
+ * Which organization a request addresses: `/o/{domain}/...` (the prefix is removed before the
+ * routes see the path), a `{domain}.localhost` host, or else the first organization.
+ */
+function organizationRouting(organizations: Organizations): Middleware {
+  const notFound = (ctx: Koa.Context, name: string) => {
+    ctx.status = 404
+    ctx.body = { error: { code: 404, message: `Organization "${name}" not found` } }
+  }
+  return async (ctx, next) => {
+    const state = ctx.state as ApiState
+    const path = ctx.path
+    if (path.startsWith('/o/')) {
+      const end = path.indexOf('/', 3)
+      const domain = decodeURIComponent(end < 0 ? path.slice(3) : path.slice(3, end))
+      const found = organizations.find(domain)
+      if (!found || found.domain !== domain) return notFound(ctx, domain)
+      state.tenant = found
+      ctx.path = end < 0 ? '/' : path.slice(end)
+    } else if (ctx.hostname.endsWith('.localhost')) {
+      const found = organizations.find(ctx.hostname.slice(0, -'.localhost'.length))
+      if (!found) return notFound(ctx, ctx.hostname)
+      state.tenant = found
+    } else {
+      state.tenant = organizations.first
+    }
+    await next()
+  }
+}
+
+/** Errors answered as the service's JSON error body; 5xx messages hidden unless exposed. */
+function errorsAsJson(log: Logger): Middleware {
+  return async (ctx, next) => {
+    try {
+      await next()
+    } catch (error) {
+      const status = (error as { status?: number }).status ?? 500
+      const expose = (error as { expose?: boolean }).expose ?? false
+      ctx.status = status
+      ctx.body = { error: { code: status, message: expose || status < 500 ? (error as Error).message : 'Internal Server Error' } }
+      if (status >= 500) log.error({ err: error, path: ctx.path }, 'emulator: request failed')
+    }
+  }
+}
+
+/** A middleware run for requests under `mount.path` only, the prefix stripped when asked. */
+function mounted(mount: EmulatorMount): Middleware {
+  const prefix = mount.path.replace(/\/+$/, '')
+  return async (ctx, next) => {
+    if (ctx.path !== prefix && !ctx.path.startsWith(`${prefix}/`)) return next()
+    if (!mount.stripPrefix) return mount.middleware(ctx, next)
+    const original = ctx.path
+    ctx.path = ctx.path.slice(prefix.length) || '/'
+    try {
+      return await mount.middleware(ctx, async () => {
+        ctx.path = original
+        await next()
+      })
+    } finally {
+      ctx.path = original
+    }
+  }
+}
+
+function organizationInfo(t: Tenant, url: string): OrganizationInfo {
+  return {
+    id: t.id,
+    domain: t.domain,
+    appSecret: t.appSecret,
+    apiUrl: `${url}/o/${t.domain}`,
+    projectId: t.sample.project.id,
+    workflowId: t.workflowId,
+    templateId: t.templateId,
+    stepId: t.sample.step.id,
+    moduleKey: t.sample.step.applicationModule.moduleKey,
+    languages: [...t.sample.languages],
+    stepLanguages: [...t.sample.step.languages],
+    strings: t.sample.strings.length,
+  }
+}
+
+/** What the service holds and sends: the sample, settings, webhooks, statuses. */
+function serviceMethods(core: EmulatorCore): Pick<
+  Emulator,
+  'info' | 'seed' | 'configure' | 'sendPending' | 'sendEvents' | 'sendRaw' | 'deliveries' | 'resend' | 'statuses' | 'status' | 'summary' | 'progress'
+> {
+  const { settings, sender, organizations } = core
+  const tenant = (key?: string) => organizations.get(key)
+  return {
     info() {
-      const { sample } = first
+      const url = core.url()
+      const { sample } = organizations.first
       return {
         url,
         authUrl: url,
         apiUrl: url,
         controlUrl: `${url}/_control`,
-        clientId: client.clientId,
-        clientSecret: client.clientSecret,
-        redirectUris: [...client.redirectUris],
+        clientId: core.client.clientId,
+        clientSecret: core.client.clientSecret,
+        redirectUris: [...core.client.redirectUris],
         appSecret: settings.appSecret,
         headerPrefix: settings.headerPrefix,
-        organization: { ...first.organization },
-        organizations: tenants.map(orgInfo),
+        organization: { ...organizations.first.organization },
+        organizations: organizations.list.map((t) => organizationInfo(t, url)),
         apiUrlTemplate: `${url}/o/{organization_domain}`,
         projectId: sample.project.id,
         stepId: sample.step.id,
@@ -425,18 +461,14 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     },
     seed(seedOptions = {}) {
       const { organizationId: _id, domain: _domain, ...rest } = seedOptions
-      return first.seed(rest)
+      return organizations.first.seed(rest)
     },
-    configure(patch) {
-      return applySettingsPatch(settings, patch)
-    },
+    configure: (patch) => applySettingsPatch(settings, patch),
     sendPending: (sendOptions) => sender.sendPending(sendOptions),
     sendEvents: (events, sendOptions) => sender.sendEvents(events, sendOptions),
     sendRaw: (request) => sender.sendRaw(request),
     deliveries: () => sender.totals,
-    resend({ organization, ...filter } = {}) {
-      return tenant(organization).resend(filter)
-    },
+    resend: ({ organization, ...filter } = {}) => tenant(organization).resend(filter),
     statuses: ({ organization, ...filter } = {}) => tenant(organization).statuses.views(filter),
     status(stringId, languageId, organization) {
       const t = tenant(organization)
@@ -446,9 +478,9 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     summary: (organization) => tenant(organization).statuses.summary(),
     progress(organization) {
       if (organization !== undefined) return tenant(organization).statuses.progress()
-      if (tenants.length === 1) return first.statuses.progress()
+      if (organizations.list.length === 1) return organizations.first.statuses.progress()
       const total = { total: 0, done: 0, patchOperations: 0 }
-      for (const t of tenants) {
+      for (const t of organizations.list) {
         const p = t.statuses.progress()
         total.total += p.total
         total.done += p.done
@@ -456,8 +488,20 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
       }
       return total
     },
-    organizations: () => tenants.map(orgInfo),
-    addOrganization: (o) => orgInfo(addOrganization(o)),
+  }
+}
+
+/** Organizations, and what managers, translators and the platform do to one. */
+function organizationMethods(core: EmulatorCore): Pick<
+  Emulator,
+  | 'organizations' | 'addOrganization' | 'org' | 'configureFaults' | 'sendBack' | 'revoke' | 'restore' | 'refuseTokens'
+  | 'removeLanguage' | 'addLanguage' | 'leaveUntranslated' | 'refuseComments' | 'comments' | 'openIssues'
+> {
+  const { organizations, settings } = core
+  const tenant = (key?: string) => organizations.get(key)
+  return {
+    organizations: () => organizations.list.map((t) => organizationInfo(t, core.url())),
+    addOrganization: (o) => organizationInfo(organizations.create(o), core.url()),
     org: (organization) => tenant(organization),
     configureFaults(patch, organization) {
       const t = tenant(organization)
@@ -477,74 +521,80 @@ export async function startEmulator(options: EmulatorOptions = {}): Promise<Emul
     comments: ({ organization, ...filter } = {}) => tenant(organization).comments.list(filter),
     openIssues: (stringId, languageId, organization) =>
       tenant(organization).comments.list({ stringId, languageId, type: 'issue', issueStatus: 'unresolved' }),
-    mistakes: (filter) => mistakeLog.all(filter),
-    assertNoMistakes: () => assertNoMistakes(mistakeLog),
-    clearMistakes: () => mistakeLog.clear(),
-    patchRequests(filter = {}) {
-      const orgId = filter.organization !== undefined ? tenant(filter.organization).id : undefined
-      let n = 0
-      for (const [key, count] of patchCounts) {
-        const [org, lang, status] = key.split('|')
-        if (orgId !== undefined && org !== orgId) continue
-        if (filter.languageId !== undefined && lang !== filter.languageId) continue
-        if (filter.status !== undefined && Number(status) !== filter.status) continue
-        n += count
-      }
-      return n
-    },
+  }
+}
+
+/** What the emulator recorded of the app: protocol mistakes, request counts, tokens. */
+function recordMethods(core: EmulatorCore): Pick<
+  Emulator,
+  | 'mistakes' | 'assertNoMistakes' | 'clearMistakes' | 'patchRequests' | 'requestCounts' | 'requestCount' | 'maxInFlight'
+  | 'resetCounters' | 'authorizeDirect' | 'expireAccessTokens'
+> {
+  const { mistakes, counter, inFlight, patches, oauth, organizations } = core
+  return {
+    mistakes: (filter) => mistakes.all(filter),
+    assertNoMistakes: () => assertNoMistakes(mistakes),
+    clearMistakes: () => mistakes.clear(),
+    patchRequests: ({ organization, ...filter } = {}) =>
+      patches.total({ ...filter, ...(organization !== undefined ? { organizationId: organizations.get(organization).id } : {}) }),
     requestCounts: () => counter.snapshot(),
     requestCount: (endpoint, status) => counter.count(endpoint, status),
     maxInFlight: () => inFlight.max(),
     resetCounters() {
       counter.reset()
       inFlight.reset()
-      sender.resetTotals()
-      patchCounts.clear()
+      core.sender.resetTotals()
+      patches.clear()
     },
     authorizeDirect: (authOptions) => oauth.authorizeDirect(authOptions),
-    expireAccessTokens: (organization) => oauth.expireAccessTokens(organization === undefined ? undefined : tenant(organization).id),
+    expireAccessTokens: (organization) => oauth.expireAccessTokens(organization === undefined ? undefined : organizations.get(organization).id),
+  }
+}
+
+/** Sending NEED_PROCESS strings on a timer, one send at a time, as the service does. */
+function autoSendMethods(core: EmulatorCore): Pick<Emulator, 'startAutoSend' | 'stopAutoSend'> {
+  let autoSend: NodeJS.Timeout | undefined
+  const stopAutoSend = () => {
+    if (autoSend) clearInterval(autoSend)
+    autoSend = undefined
+  }
+  return {
     startAutoSend(intervalMs, sendOptions) {
-      emulator.stopAutoSend()
+      stopAutoSend()
       let running = false
       autoSend = setInterval(() => {
-        if (running || !settings.webhookUrl) return
+        if (running || !core.settings.webhookUrl) return
         running = true
-        sender
+        core.sender
           .sendPending(sendOptions)
-          .catch((error: unknown) => log.warn({ err: error }, 'emulator: automatic send failed'))
+          .catch((error: unknown) => core.log.warn({ err: error }, 'emulator: automatic send failed'))
           .finally(() => {
             running = false
           })
       }, intervalMs)
       autoSend.unref()
     },
-    stopAutoSend() {
-      if (autoSend) clearInterval(autoSend)
-      autoSend = undefined
-    },
-    async stop() {
-      emulator.stopAutoSend()
-      await closeServer(server)
-    },
+    stopAutoSend,
   }
+}
 
-  const control = controlRoutes(emulator)
-  app.use(control.routes()).use(control.allowedMethods())
-
+async function listenOn(app: Koa, port: number, host: string): Promise<Server> {
   const server = createServer(app.callback())
   server.keepAliveTimeout = 65_000
   await new Promise<void>((resolve, reject) => {
     server.once('error', reject)
-    server.listen(options.port ?? 0, options.host ?? '127.0.0.1', () => {
+    server.listen(port, host, () => {
       server.off('error', reject)
       resolve()
     })
   })
+  return server
+}
+
+function serverUrl(server: Server): string {
   const address = server.address() as AddressInfo
   const host = address.family === 'IPv6' ? `[${address.address}]` : address.address
-  url = `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`
-  log.info({ url }, 'emulator: listening')
-  return emulator
+  return `http://${host === '0.0.0.0' ? '127.0.0.1' : host}:${address.port}`
 }
 
 function closeServer(server: Server): Promise<void> {

@@ -7,7 +7,7 @@ import { Router } from '@koa/router'
 import type { Context } from 'koa'
 import type Keyv from 'keyv'
 import type { Config } from '../config/load-config.js'
-import { authorizeUrl, codeChallengeS256, randomToken } from '../platform/oauth-client.js'
+import { authorizeUrl, codeChallengeS256, randomToken, type TokenResponse } from '../platform/oauth-client.js'
 import { hmac, safeEqual } from '../platform/token-crypto.js'
 import { TokenEndpointError } from '../platform/token-errors.js'
 import { normalizeDomain, type TokenManager } from '../platform/token-manager.js'
@@ -62,44 +62,53 @@ function jwtClaims(token: string): Record<string, unknown> | undefined {
 }
 
 export function createOAuthRouter(deps: OAuthRouterDeps & { guard?: Middleware }): Router {
-  const { config, tokens, store, log } = deps
   const router = new Router()
-  const cookieKey = tokens.derivedKey('oauth-state-cookie')
-  const secure = config.baseUrl.startsWith('https:')
-  // One callback per state even when the store has no atomic take (two requests racing on one state).
-  const consuming = new Set<string>()
-
-  const page = (ctx: Context, status: number, title: string, message: string, extra = '') =>
-    sendPage(
-      ctx,
-      config,
-      status,
-      title,
-      `<h1>${escapeHtml(title)}</h1>\n<div class="card"><p>${message}</p>${extra}\n<p><a href="/">Back to the operator page</a></p></div>`,
-    )
-
-  const setCookie = (ctx: Context, value: string, maxAgeSeconds: number) => {
-    // Written by hand: Koa's cookies refuse `Secure` on a plain-HTTP hop behind a TLS proxy.
-    const attrs = [`${STATE_COOKIE}=${value}`, 'Path=/oauth', `Max-Age=${maxAgeSeconds}`, 'HttpOnly', 'SameSite=Lax']
-    if (secure) attrs.push('Secure')
-    ctx.append('Set-Cookie', attrs.join('; '))
-  }
-
+  const flow = new AuthorizationFlow(deps)
+  const start: Middleware = (ctx) => flow.start(ctx)
   // Connecting is started by the operator page's form (POST) or a typed-in link (GET); either way
   // never by another site's page in the operator's browser (refuse-cross-site.ts).
-  const sameSite = refuseCrossSite(config.baseUrl)
+  const sameSite = refuseCrossSite(deps.config.baseUrl)
   const form = koaBody({ urlencoded: true, json: false, text: false, multipart: false, formLimit: '2kb' } as Parameters<typeof koaBody>[0])
-  const start: Middleware = async (ctx) => {
+  const guard = deps.guard ?? (async (_ctx, next) => next())
+  router.get('/oauth/start', sameSite, guard, start)
+  router.post('/oauth/start', sameSite, guard, form, start)
+  router.get('/oauth/callback', (ctx) => flow.callback(ctx))
+  return router
+}
+
+/** The two ends of one authorization: sending the browser off, and taking its answer back. */
+class AuthorizationFlow {
+  private readonly config: Config
+  private readonly tokens: TokenManager
+  private readonly store: Keyv
+  private readonly log: Logger
+  private readonly cookieKey: Buffer
+  private readonly secure: boolean
+  /** One callback per state even when the store has no atomic take (two requests racing on one state). */
+  private readonly consuming = new Set<string>()
+
+  constructor(deps: OAuthRouterDeps) {
+    this.config = deps.config
+    this.tokens = deps.tokens
+    this.store = deps.store
+    this.log = deps.log
+    this.cookieKey = deps.tokens.derivedKey('oauth-state-cookie')
+    this.secure = deps.config.baseUrl.startsWith('https:')
+  }
+
+  /** GET or POST /oauth/start: a state and PKCE verifier stored, the browser sent to the authorization server. */
+  async start(ctx: Context): Promise<void> {
+    const { config } = this
     const missing = (['clientId', 'authUrl'] as const).filter((k) => !config[k]).map((k) => (k === 'clientId' ? 'CLIENT_ID' : 'AUTH_URL'))
     if (missing.length) {
-      page(ctx, 503, 'OAuth is not configured', `Set ${missing.map((m) => `<code>${m}</code>`).join(' and ')} (see docs/connect.md), then try again.`)
+      this.page(ctx, 503, 'OAuth is not configured', `Set ${missing.map((m) => `<code>${m}</code>`).join(' and ')} (see docs/connect.md), then try again.`)
       return
     }
     const posted = (ctx.request as { body?: Record<string, unknown> }).body?.domain
     const raw = typeof posted === 'string' ? posted : queryString(ctx, 'domain')
     const domain = normalizeDomain(raw)
     if (!domain) {
-      page(
+      this.page(
         ctx,
         400,
         'Which organization?',
@@ -112,112 +121,47 @@ export function createOAuthRouter(deps: OAuthRouterDeps & { guard?: Middleware }
     const state = randomToken()
     const verifier = randomToken()
     const pending: Pending = { domain, verifier, createdAt: Date.now() }
-    if ((await store.set(pendingKey(state), pending, PENDING_TTL_MS)) === false) {
-      page(ctx, 503, 'Store unavailable', 'The authorization could not be started because the store (STORE_URL) refused the write. Try again.')
+    if ((await this.store.set(pendingKey(state), pending, PENDING_TTL_MS)) === false) {
+      this.page(ctx, 503, 'Store unavailable', 'The authorization could not be started because the store (STORE_URL) refused the write. Try again.')
       return
     }
-    setCookie(ctx, `${state}.${hmac(cookieKey, state)}`, PENDING_TTL_MS / 1000)
+    this.setCookie(ctx, `${state}.${hmac(this.cookieKey, state)}`, PENDING_TTL_MS / 1000)
     ctx.set('Cache-Control', 'no-store')
     ctx.set('Referrer-Policy', 'no-referrer')
-    log.info({ domain }, 'authorization started; browser sent to the authorization server')
+    this.log.info({ domain }, 'authorization started; browser sent to the authorization server')
     ctx.redirect(authorizeUrl(config, { state, codeChallenge: codeChallengeS256(verifier) }))
   }
-  const guard = deps.guard ?? (async (_ctx, next) => next())
-  router.get('/oauth/start', sameSite, guard, start)
-  router.post('/oauth/start', sameSite, guard, form, start)
 
-  router.get('/oauth/callback', async (ctx) => {
+  /** GET /oauth/callback: the state checked and used up, the code exchanged, the tokens stored. */
+  async callback(ctx: Context): Promise<void> {
     const state = queryString(ctx, 'state')
-    const error = queryString(ctx, 'error')
-    const code = queryString(ctx, 'code')
     if (!state) {
-      page(ctx, 400, 'Authorization refused', 'The callback carries no <code>state</code>, so it cannot be matched to an authorization started here. Start again from the operator page.')
+      this.page(ctx, 400, 'Authorization refused', 'The callback carries no <code>state</code>, so it cannot be matched to an authorization started here. Start again from the operator page.')
       return
     }
-    const cookie = readCookie(ctx, STATE_COOKIE)
-    const dot = cookie?.lastIndexOf('.') ?? -1
-    const cookieState = cookie && dot > 0 ? cookie.slice(0, dot) : undefined
-    const cookieValid = cookie !== undefined && cookieState !== undefined && safeEqual(cookie.slice(dot + 1), hmac(cookieKey, cookieState))
-    if (!cookieValid || !safeEqual(cookieState!, state)) {
-      log.warn({ hasCookie: cookie !== undefined }, 'OAuth callback refused: state does not match this browser')
-      page(
-        ctx,
-        400,
-        'Authorization refused: state mismatch',
-        'This answer from the authorization server does not belong to an authorization started in this browser (the <code>state</code> does not match). ' +
-          'It may have been started in another browser, have expired, or have been forged. Start again from the operator page, ' +
-          `opened at the worker's public address <code>${escapeHtml(config.baseUrl)}</code> (the cookie that binds the state belongs to that address).`,
-      )
-      return
-    }
-    // Single use: take the pending entry before anything else, whatever the outcome.
-    const key = pendingKey(state)
-    if (consuming.has(key)) {
-      page(ctx, 400, 'Authorization refused: state already used', 'This authorization is already being completed. Start again if it did not work.')
-      return
-    }
-    consuming.add(key)
-    let pending: Pending | undefined
-    try {
-      pending = (await store.get<Pending>(key)) ?? undefined
-      if (pending) await store.delete(key)
-    } finally {
-      consuming.delete(key)
-    }
-    setCookie(ctx, '', 0)
-    if (!pending) {
-      page(
-        ctx,
-        400,
-        'Authorization refused: unknown or used state',
-        'This authorization is unknown, expired (it must be completed within 10 minutes) or was already completed. Start again from the operator page.',
-      )
-      return
-    }
+    if (!this.stateMatchesBrowser(ctx, state)) return
+    const pending = await this.takePending(ctx, state)
+    if (!pending) return
     const domain = pending.domain
     const again = `<p><a class="button" href="/oauth/start?domain=${escapeHtml(encodeURIComponent(domain))}">Try again</a></p>`
-
+    const error = queryString(ctx, 'error')
+    const code = queryString(ctx, 'code')
     if (error) {
-      if (error === 'access_denied') {
-        log.warn({ domain }, 'authorization refused by the user')
-        page(ctx, 403, 'Access not granted', `The authorization of <strong>${escapeHtml(domain)}</strong> was refused at the service, so nothing was connected.`, again)
-      } else {
-        log.warn({ domain, error: error.slice(0, 100) }, 'authorization server answered with an error')
-        page(ctx, 400, 'Authorization failed', `The authorization server answered <code>${escapeHtml(error.slice(0, 100))}</code> for <strong>${escapeHtml(domain)}</strong>; nothing was connected.`, again)
-      }
+      this.refused(ctx, domain, error, again)
       return
     }
     if (!code) {
-      page(ctx, 400, 'Authorization failed', 'The callback carries neither a <code>code</code> nor an <code>error</code>.', again)
+      this.page(ctx, 400, 'Authorization failed', 'The callback carries neither a <code>code</code> nor an <code>error</code>.', again)
       return
     }
-
-    let response
-    try {
-      response = await tokens.exchangeCode(code, pending.verifier)
-    } catch (err) {
-      const e = err instanceof TokenEndpointError ? err : new TokenEndpointError('token exchange failed', { retryable: true })
-      log.warn({ domain, err: e.message }, 'authorization code exchange failed')
-      if (e.oauthError === 'invalid_grant' || (e.status !== undefined && e.status >= 400 && e.status < 500)) {
-        page(
-          ctx,
-          400,
-          'Authorization failed',
-          `The authorization server refused the code for <strong>${escapeHtml(domain)}</strong> (${escapeHtml(e.oauthError ?? `HTTP ${e.status}`)}): ` +
-            'it was already used, it expired, or it does not match this authorization.',
-          again,
-        )
-      } else {
-        page(ctx, 502, 'Authorization failed', `The token exchange failed: ${escapeHtml(e.message)}`, again)
-      }
-      return
-    }
+    const response = await this.exchange(ctx, domain, code, pending.verifier, again)
+    if (!response) return
 
     const claims = jwtClaims(response.access_token)
     const claimed = claims?.domain
     if (typeof claimed === 'string' && claimed !== '' && normalizeDomain(claimed) !== domain) {
-      log.warn({ domain, approvedFor: claimed.slice(0, 100) }, 'authorization approved for another organization; not stored')
-      page(
+      this.log.warn({ domain, approvedFor: claimed.slice(0, 100) }, 'authorization approved for another organization; not stored')
+      this.page(
         ctx,
         400,
         'Wrong organization',
@@ -227,12 +171,110 @@ export function createOAuthRouter(deps: OAuthRouterDeps & { guard?: Middleware }
       return
     }
 
-    await tokens.saveTokenResponse(domain, response)
+    await this.tokens.saveTokenResponse(domain, response)
     // Webhooks name the organization by id; when the token says which one it is, remember it now.
     const orgId = claims?.organization_id
-    if ((typeof orgId === 'string' && orgId) || typeof orgId === 'number') await tokens.rememberOrganization(String(orgId), domain)
-    page(ctx, 200, 'Connected', `<strong>${escapeHtml(domain)}</strong> is connected. Switchyard now reports string statuses for it and keeps its tokens fresh.`)
-  })
+    if ((typeof orgId === 'string' && orgId) || typeof orgId === 'number') await this.tokens.rememberOrganization(String(orgId), domain)
+    this.page(ctx, 200, 'Connected', `<strong>${escapeHtml(domain)}</strong> is connected. Switchyard now reports string statuses for it and keeps its tokens fresh.`)
+  }
 
-  return router
+  /** Is `state` the one the signed cookie of this browser holds? Answers the refusal page when not. */
+  private stateMatchesBrowser(ctx: Context, state: string): boolean {
+    const cookie = readCookie(ctx, STATE_COOKIE)
+    const dot = cookie?.lastIndexOf('.') ?? -1
+    const cookieState = cookie && dot > 0 ? cookie.slice(0, dot) : undefined
+    const cookieValid = cookie !== undefined && cookieState !== undefined && safeEqual(cookie.slice(dot + 1), hmac(this.cookieKey, cookieState))
+    if (cookieValid && safeEqual(cookieState!, state)) return true
+    this.log.warn({ hasCookie: cookie !== undefined }, 'OAuth callback refused: state does not match this browser')
+    this.page(
+      ctx,
+      400,
+      'Authorization refused: state mismatch',
+      'This answer from the authorization server does not belong to an authorization started in this browser (the <code>state</code> does not match). ' +
+        'It may have been started in another browser, have expired, or have been forged. Start again from the operator page, ' +
+        `opened at the worker's public address <code>${escapeHtml(this.config.baseUrl)}</code> (the cookie that binds the state belongs to that address).`,
+    )
+    return false
+  }
+
+  /**
+   * Single use: the pending entry is taken before anything else, whatever the outcome, and the
+   * cookie cleared. Undefined (the refusal page answered) when it is unknown, expired, used or being used.
+   */
+  private async takePending(ctx: Context, state: string): Promise<Pending | undefined> {
+    const key = pendingKey(state)
+    if (this.consuming.has(key)) {
+      this.page(ctx, 400, 'Authorization refused: state already used', 'This authorization is already being completed. Start again if it did not work.')
+      return undefined
+    }
+    this.consuming.add(key)
+    let pending: Pending | undefined
+    try {
+      pending = (await this.store.get<Pending>(key)) ?? undefined
+      if (pending) await this.store.delete(key)
+    } finally {
+      this.consuming.delete(key)
+    }
+    this.setCookie(ctx, '', 0)
+    if (!pending) {
+      this.page(
+        ctx,
+        400,
+        'Authorization refused: unknown or used state',
+        'This authorization is unknown, expired (it must be completed within 10 minutes) or was already completed. Start again from the operator page.',
+      )
+    }
+    return pending
+  }
+
+  /** The authorization server answered `error` instead of a code: the user refused, or it failed. */
+  private refused(ctx: Context, domain: string, error: string, again: string): void {
+    if (error === 'access_denied') {
+      this.log.warn({ domain }, 'authorization refused by the user')
+      this.page(ctx, 403, 'Access not granted', `The authorization of <strong>${escapeHtml(domain)}</strong> was refused at the service, so nothing was connected.`, again)
+    } else {
+      this.log.warn({ domain, error: error.slice(0, 100) }, 'authorization server answered with an error')
+      this.page(ctx, 400, 'Authorization failed', `The authorization server answered <code>${escapeHtml(error.slice(0, 100))}</code> for <strong>${escapeHtml(domain)}</strong>; nothing was connected.`, again)
+    }
+  }
+
+  /** The code exchanged for tokens; undefined (the failure page answered) when the exchange failed. */
+  private async exchange(ctx: Context, domain: string, code: string, verifier: string, again: string): Promise<TokenResponse | undefined> {
+    try {
+      return await this.tokens.exchangeCode(code, verifier)
+    } catch (err) {
+      const e = err instanceof TokenEndpointError ? err : new TokenEndpointError('token exchange failed', { retryable: true })
+      this.log.warn({ domain, err: e.message }, 'authorization code exchange failed')
+      if (e.oauthError === 'invalid_grant' || (e.status !== undefined && e.status >= 400 && e.status < 500)) {
+        this.page(
+          ctx,
+          400,
+          'Authorization failed',
+          `The authorization server refused the code for <strong>${escapeHtml(domain)}</strong> (${escapeHtml(e.oauthError ?? `HTTP ${e.status}`)}): ` +
+            'it was already used, it expired, or it does not match this authorization.',
+          again,
+        )
+      } else {
+        this.page(ctx, 502, 'Authorization failed', `The token exchange failed: ${escapeHtml(e.message)}`, again)
+      }
+      return undefined
+    }
+  }
+
+  private page(ctx: Context, status: number, title: string, message: string, extra = ''): void {
+    sendPage(
+      ctx,
+      this.config,
+      status,
+      title,
+      `<h1>${escapeHtml(title)}</h1>\n<div class="card"><p>${message}</p>${extra}\n<p><a href="/">Back to the operator page</a></p></div>`,
+    )
+  }
+
+  private setCookie(ctx: Context, value: string, maxAgeSeconds: number): void {
+    // Written by hand: Koa's cookies refuse `Secure` on a plain-HTTP hop behind a TLS proxy.
+    const attrs = [`${STATE_COOKIE}=${value}`, 'Path=/oauth', `Max-Age=${maxAgeSeconds}`, 'HttpOnly', 'SameSite=Lax']
+    if (this.secure) attrs.push('Secure')
+    ctx.append('Set-Cookie', attrs.join('; '))
+  }
 }

@@ -1,77 +1,18 @@
 // There is no Docker engine where the tests run, so the Dockerfile's invariants are checked as
 // text: the base image matches package.json's engines, the runtime stage runs `serve` as a
-// non-root user with a health check, and everything it copies exists (and is not excluded by
-// .dockerignore). The runtime install itself was tried by hand; see docs/deployment.md.
+// non-root user with a health check, everything it copies exists (and is not excluded by
+// .dockerignore), and it leaves out the emulator and the bench (production-image.test.ts runs a
+// copy of what it holds). The runtime install itself was tried by hand; see docs/deployment.md.
 import { existsSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { parse as parseYaml } from 'yaml'
 import { describe, expect, it } from 'vitest'
 import { OPTIONS } from '../../src/config/options.js'
+import { copyOf, ignored, removedPaths, stages } from './dockerfile.js'
 
 const ROOT = fileURLToPath(new URL('../../', import.meta.url))
 const read = (file: string) => readFileSync(path.join(ROOT, file), 'utf8')
-
-interface Instruction {
-  op: string
-  args: string
-}
-interface Stage {
-  image: string
-  name: string | undefined
-  body: Instruction[]
-}
-
-/** Instructions of a Dockerfile, continuation lines joined, comments and directives dropped. */
-function instructions(text: string): Instruction[] {
-  const joined = text
-    .split('\n')
-    .filter((l) => !/^\s*#/.test(l))
-    .join('\n')
-    .replace(/\\\n/g, ' ')
-  return joined
-    .split('\n')
-    .map((l) => l.trim())
-    .filter(Boolean)
-    .map((l) => {
-      const m = /^(\w+)\s+(.*)$/.exec(l)
-      if (!m) throw new Error(`unreadable Dockerfile line: ${l}`)
-      return { op: m[1]!.toUpperCase(), args: m[2]! }
-    })
-}
-
-function stages(text: string): Stage[] {
-  const out: Stage[] = []
-  for (const ins of instructions(text)) {
-    if (ins.op === 'FROM') {
-      const m = /^(\S+)(?:\s+AS\s+(\S+))?$/i.exec(ins.args)
-      out.push({ image: m![1]!, name: m![2], body: [] })
-    } else {
-      out.at(-1)!.body.push(ins)
-    }
-  }
-  return out
-}
-
-/** COPY [--from=x] [--chown=..] SRC... DEST, shell or JSON form. */
-function copyOf(ins: Instruction): { from: string | undefined; sources: string[]; dest: string } {
-  const words = ins.args.startsWith('[') ? (JSON.parse(ins.args) as string[]) : ins.args.split(/\s+/)
-  let from: string | undefined
-  const rest: string[] = []
-  for (const w of words) {
-    if (w.startsWith('--from=')) from = w.slice('--from='.length)
-    else if (!w.startsWith('--')) rest.push(w)
-  }
-  return { from, sources: rest.slice(0, -1), dest: rest.at(-1)! }
-}
-
-/** Very small .dockerignore matcher: exact paths, leading-directory matches and `*` globs. */
-function ignored(patterns: string[], file: string): boolean {
-  return patterns.some((p) => {
-    const re = new RegExp(`^${p.replace(/[.+^${}()|[\]\\]/g, '\\$&').replace(/\*/g, '[^/]*')}(/.*)?$`)
-    return re.test(file)
-  })
-}
 
 const dockerfile = read('Dockerfile')
 const all = stages(dockerfile)
@@ -158,6 +99,26 @@ describe('Dockerfile', () => {
     // bin/switchyard.js imports ../dist/src/cli/main.js: the build makes it from src/cli/main.ts.
     const target = /from '\.\.\/dist\/(.+)\.js'/.exec(read('bin/switchyard.js'))![1]!
     expect(existsSync(path.join(ROOT, `${target}.ts`)), `${target}.ts, which bin/switchyard.js runs once compiled`).toBe(true)
+  })
+
+  it('leaves the emulator and the bench, compiled or as sources, out of the runtime stage', () => {
+    const build = all.find((s) => s.name && runtime.body.some((i) => i.op === 'COPY' && copyOf(i).from === s.name && copyOf(i).sources.includes('/app/dist')))!
+    const compiles = (i: { op: string; args: string }) => i.op === 'RUN' && /npm run build|\btsc\b/.test(i.args)
+    const lastBuild = build.body.findLastIndex(compiles)
+    expect(lastBuild, 'the build stage compiles dist/').toBeGreaterThanOrEqual(0)
+    // Removed after the last compile (in the same RUN, after it), so nothing puts them back.
+    const removal = build.body.findIndex((i, at) => {
+      const removed = removedPaths({ ...build, body: [i] })
+      if (!removed.includes('dist/src/emulator') || !removed.includes('dist/src/bench')) return false
+      return at > lastBuild || (at === lastBuild && i.args.search(/\brm\s/) > i.args.search(/npm run build|\btsc\b/))
+    })
+    expect(removal, 'a RUN after the build removes dist/src/emulator and dist/src/bench').toBeGreaterThanOrEqual(lastBuild)
+    // From the build stage the runtime takes dist/ only; from the context, no sources.
+    for (const ins of runtime.body.filter((i) => i.op === 'COPY')) {
+      const { from, sources } = copyOf(ins)
+      if (from === build.name) expect(sources).toEqual(['/app/dist'])
+      if (!from) for (const src of sources) expect(src, 'the runtime stage copies no sources').not.toMatch(/^(\.\/)?src(\/|$)/)
+    }
   })
 })
 
