@@ -3,7 +3,12 @@
 // come with its schema errors when they can, and never from probing a value of the wrong type.
 import { describe, expect, expectTypeOf, it } from 'vitest'
 import { loadPipelines } from '../../src/engine/load-pipelines.js'
+import type { Pipeline, PipelineSource } from '../../src/engine/pipeline.js'
+import type { PipelineHost } from '../../src/engine/pipeline-host.js'
+import type { PipelinePool } from '../../src/engine/pipeline-pool.js'
 import type { CheckEntry, EditorMode, PipelineFile } from '../../src/engine/pipeline-schema.js'
+import type { renderManifest } from '../../src/server/manifest.js'
+import type { ProcessDeps } from '../../src/queue/process-jobs.js'
 import type { Port } from '../../src/webhooks/event-types.js'
 import { pipelineYaml, testDeps, writePipelines } from './helpers.js'
 
@@ -14,7 +19,7 @@ async function errorsOf(yaml: string): Promise<string[]> {
 
 describe('PipelineFile', () => {
   it('is the type of the schema, with the recursive fallback typed by hand', () => {
-    expectTypeOf<PipelineFile['key']>().toEqualTypeOf<string>()
+    expectTypeOf<PipelineFile['key']>().toEqualTypeOf<Pipeline | undefined>()
     expectTypeOf<PipelineFile['input']>().toEqualTypeOf<Port[]>()
     expectTypeOf<PipelineFile['outputs'][string]['port']>().toEqualTypeOf<Port>()
     expectTypeOf<PipelineFile['checks']>().toEqualTypeOf<CheckEntry[]>()
@@ -23,6 +28,15 @@ describe('PipelineFile', () => {
     expectTypeOf<EditorMode>().toEqualTypeOf<'side-by-side' | 'comfortable' | 'multilingual'>()
     // Defaults are not filled in by the loader, so a key with a default stays optional.
     expectTypeOf<PipelineFile['on-error']>().toEqualTypeOf<string | undefined>()
+  })
+})
+
+describe('the pipeline interfaces', () => {
+  it('are the engine\'s: the host and the pool are sources the worker takes as they are', () => {
+    expectTypeOf<PipelineHost>().toMatchTypeOf<PipelineSource>()
+    expectTypeOf<PipelinePool>().toMatchTypeOf<PipelineSource>()
+    expectTypeOf<ReturnType<ReturnType<ProcessDeps['pipelines']>['get']>>().toEqualTypeOf<Pipeline | undefined>()
+    expectTypeOf<Pipeline[]>().toMatchTypeOf<Parameters<typeof renderManifest>[0]['pipelines']>()
   })
 })
 
