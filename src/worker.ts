@@ -8,7 +8,7 @@ import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type Router from '@koa/router'
 import type { Config } from './config/load-config.js'
-import type { PluginEvent } from './engine/types.js'
+import type { PipelineSet, PipelineSource } from './engine/pipeline.js'
 import { FindingsLog } from './findings/findings-log.js'
 import { createFindingsStage, type FindingsStage } from './findings/findings-stage.js'
 import { IssueSender } from './findings/issue-sender.js'
@@ -24,13 +24,13 @@ import { ALIVE_EVERY_MS, Intake } from './queue/intake.js'
 import type { IntakeJournal } from './queue/intake-journal.js'
 import { Journal } from './queue/journal.js'
 import { createOutcomes, type Outcomes } from './queue/outcomes.js'
-import { createJobProcessor, type RunnablePipeline, type StepSettingsLookup } from './queue/process-jobs.js'
+import { createJobProcessor, type StepSettingsLookup } from './queue/process-jobs.js'
 import { Reconciler } from './queue/reconcile.js'
 import { WorkQueue } from './queue/work-queue.js'
 import { createApp } from './server/app.js'
 import { createHealth } from './server/health.js'
 import { listen } from './server/listen.js'
-import { WEBHOOK_MODULE_KEY, renderManifest, type ManifestPipeline } from './server/manifest.js'
+import { WEBHOOK_MODULE_KEY, renderManifest } from './server/manifest.js'
 import type { Stores } from './store/create-stores.js'
 import type { Logger } from './util/logger.js'
 import { boundedLabels, createMetrics, type Metrics } from './util/metrics.js'
@@ -40,20 +40,7 @@ import type { OtherEvent } from './webhooks/event-types.js'
 import type { BatchOrigin } from './webhooks/unbatch.js'
 import { stringKeyOf, type Job } from './queue/job.js'
 
-export type WorkerPipeline = RunnablePipeline & ManifestPipeline
-
-export interface WorkerPipelineSet {
-  get(key: string): WorkerPipeline | undefined
-  all(): WorkerPipeline[]
-  events(): string[]
-  dispatchEvent(event: PluginEvent): Promise<void>
-}
-
-/** Where the current pipelines come from (the engine's PipelineHost). */
-export interface PipelineSource {
-  readonly current: WorkerPipelineSet
-  reload?(): Promise<{ ok: boolean; errors: unknown[] }>
-}
+export type { PipelineSource } from './engine/pipeline.js'
 
 export type { OrganizationDirectory }
 
@@ -132,7 +119,7 @@ export const ACTIVITY_KEY = 'recent'
 const ACTIVITY_MAX = 200
 
 /** The recent other events, for the operator (one write per batch), and the pipelines' event handlers. */
-function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueue; pipelines: () => WorkerPipelineSet; signal: AbortSignal }) {
+function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueue; pipelines: () => PipelineSet; signal: AbortSignal }) {
   return async (events: OtherEvent[], origin: BatchOrigin) => {
     const { stores, log, queue, pipelines } = deps
     const recent = ((await stores.activity.get(ACTIVITY_KEY)) as unknown[] | undefined) ?? []

@@ -69,7 +69,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     log: log.child({ part: 'engine' }), cacheFor, metrics: pluginMetrics,
     onTimeout: () => metrics.checkTimeouts.inc(),
   })
-  const pipelines = (pool ?? host) as unknown as PipelineSource
+  const pipelines: PipelineSource = pool ?? host
   // The operator page is a route of the worker's app, and shows the worker's held organizations.
   let held: () => HeldOrganizationView[] = () => []
   let backlog: () => BacklogView[] = () => []

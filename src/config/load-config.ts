@@ -1,66 +1,11 @@
 // Configuration from the environment, validated once at start. Every error is reported at once
 // (the textlint habit), each naming the variable and what to fix.
-import { availableParallelism } from 'node:os'
-import { existsSync } from 'node:fs'
-import path from 'node:path'
-import { fileURLToPath } from 'node:url'
-import { OPTIONS, type OptionSpec } from './options.js'
+import { OPTIONS, type Config, type OptionSpec } from './options.js'
 import { operatorAccessNote } from '../server/operator-auth.js'
 
-export interface Config {
-  port: number
-  host: string
-  baseUrl: string
-  appSecrets: string[]
-  clientId: string
-  clientSecret: string
-  authUrl: string
-  apiUrl: string
-  storeUrl: string
-  dataDir: string
-  pipelinesDir: string
-  pluginsDir: string
-  openaiApiKey: string
-  openaiBaseUrl: string
-  headerPrefix: string
-  bodyLimit: number
-  unverifiedBodies: number
-  unverifiedWaitMs: number
-  headersTimeoutMs: number
-  requestTimeoutMs: number
-  metricsToken: string
-  queueLimit: number
-  backlogMaxMb: number
-  backlogOrganizationShare: number
-  ingestThreads: number
-  pipelineThreads: number
-  checkTimeBudgetMs: number
-  concurrency: number
-  apiMaxInFlight: number
-  apiMaxAttempts: number
-  apiTimeoutMs: number
-  reportLingerMs: number
-  dedupeTtlMs: number
-  dedupeMax: number
-  reconcileIntervalMs: number
-  shutdownTimeoutMs: number
-  findingsRetentionDays: number
-  findingsMax: number
-  commentsMaxInFlight: number
-  tokenKey: string
-  oauthScopes: string
-  oauthTokenFormat: 'json' | 'form'
-  settingsScriptUrl: string
-  operatorPassword: string
-  operatorOpen: boolean
-  settingsFrameAncestors: string
-  queue: 'memory' | 'bullmq'
-  queueRedisUrl: string
-  queueConcurrency: number
-  queueLockMs: number
-  logLevel: string
-  logFormat: string
-}
+export type { Config } from './options.js'
+export { PACKAGE_ROOT } from './package-root.js'
+export { defaultIngestThreads, defaultPipelineThreads } from './options.js'
 
 export class ConfigError extends Error {
   constructor(readonly errors: string[]) {
@@ -69,25 +14,28 @@ export class ConfigError extends Error {
   }
 }
 
-/** Root of the installed package (where pipelines/ and manifest.template.json live). */
-export const PACKAGE_ROOT = findPackageRoot(path.dirname(fileURLToPath(import.meta.url)))
+type Env = Readonly<Record<string, string | undefined>>
 
-// Runs from src/config (vitest) or dist/src/config (built): walk up to our package.json.
-function findPackageRoot(from: string): string {
-  for (let dir = from; ; dir = path.dirname(dir)) {
-    if (existsSync(path.join(dir, 'package.json')) && existsSync(path.join(dir, 'manifest.template.json'))) return dir
-    if (path.dirname(dir) === dir) return path.resolve(from, '../..')
+/** Not set: absent, or empty unless the option keeps an empty value. */
+const unset = (spec: OptionSpec, raw: string | undefined): raw is undefined | '' => raw === undefined || (raw === '' && !spec.emptyMeansNone)
+
+/** The value of an option that is not set: its literal default, or the empty value of its kind. */
+function literalDefault(spec: OptionSpec): unknown {
+  if (spec.default !== undefined && typeof spec.default !== 'function') return spec.kind === 'list' || spec.kind === 'secret-list' ? [...spec.default] : spec.default
+  switch (spec.kind) {
+    case 'int': return 0
+    case 'bool': return false
+    case 'list': case 'secret-list': return []
+    default: return ''
   }
 }
 
-type Env = Readonly<Record<string, string | undefined>>
-
-function parseOne(name: string, spec: OptionSpec, raw: string | undefined, errors: string[]): unknown {
-  const value = raw === undefined || (raw === '' && !spec.emptyMeansNone) ? spec.default : raw
+/** Parse one value given in the environment; a bad one adds an error naming the variable. */
+function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown {
   switch (spec.kind) {
     case 'string':
     case 'secret':
-      return value ?? ''
+      return value
     case 'url': {
       if (!value) return ''
       try {
@@ -98,12 +46,11 @@ function parseOne(name: string, spec: OptionSpec, raw: string | undefined, error
       return value.replace(/\/+$/, '')
     }
     case 'int': {
-      if (value === undefined) return 0
       const n = Number(value)
       if (!Number.isInteger(n) || (spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
         const range = `${spec.min ?? '-inf'}..${spec.max ?? 'inf'}`
         errors.push(`${spec.env}: "${value}" is not a whole number in ${range}`)
-        return Number(spec.default ?? 0)
+        return literalDefault(spec)
       }
       return n
     }
@@ -111,17 +58,17 @@ function parseOne(name: string, spec: OptionSpec, raw: string | undefined, error
       return value === 'true' || value === '1' || value === 'yes'
     case 'list':
     case 'secret-list':
-      return (value ?? '').split(',').map((s) => s.trim()).filter(Boolean)
+      return value.split(',').map((s) => s.trim()).filter(Boolean)
     case 'enum': {
-      if (value !== undefined && !spec.values?.includes(value)) {
-        errors.push(`${spec.env}: "${value}" is not one of ${spec.values?.join(', ')}`)
+      if (!spec.values.includes(value)) {
+        errors.push(`${spec.env}: "${value}" is not one of ${spec.values.join(', ')}`)
         return spec.default
       }
       return value
     }
     default: {
-      const never: never = spec.kind
-      throw new Error(`unknown option kind ${String(never)} for ${name}`)
+      const never: never = spec
+      throw new Error(`unknown option kind ${String((never as OptionSpec).kind)}`)
     }
   }
 }
@@ -129,16 +76,20 @@ function parseOne(name: string, spec: OptionSpec, raw: string | undefined, error
 /** Read and validate the configuration; throws ConfigError listing every problem. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
   const errors: string[] = []
-  const out: Record<string, unknown> = {}
+  const values: Record<string, unknown> = {}
   for (const [name, spec] of Object.entries(OPTIONS) as Array<[string, OptionSpec]>) {
-    out[name] = parseOne(name, spec, env[spec.env], errors)
+    const raw = env[spec.env]
+    values[name] = unset(spec, raw) ? literalDefault(spec) : parseValue(spec, raw, errors)
   }
-  const config = { ...(out as unknown as Config), ...overrides }
-  if ((env.INGEST_THREADS ?? '') === '' && overrides.ingestThreads === undefined) config.ingestThreads = defaultIngestThreads()
-  if ((env.PIPELINE_THREADS ?? '') === '' && overrides.pipelineThreads === undefined) config.pipelineThreads = defaultPipelineThreads()
-  if (!config.baseUrl) config.baseUrl = `http://localhost:${config.port}`
-  if (!config.pipelinesDir) config.pipelinesDir = path.join(PACKAGE_ROOT, 'pipelines')
-  if (!config.storeUrl) config.storeUrl = `sqlite://${path.join(config.dataDir, 'switchyard.sqlite')}`
+  const config = { ...(values as Config), ...overrides }
+  // Computed defaults, in declaration order, fill what neither an override nor the environment set.
+  for (const [name, spec] of Object.entries(OPTIONS) as Array<[string, OptionSpec]>) {
+    if (typeof spec.default !== 'function') continue
+    const given = (overrides as Record<string, unknown>)[name]
+    if (given === undefined ? unset(spec, env[spec.env]) : given === '') {
+      (config as Record<string, unknown>)[name] = (spec.default as (c: Config) => unknown)(config)
+    }
+  }
   if (!/^(sqlite|redis|rediss|postgres|postgresql|memory):\/\//.test(config.storeUrl)) {
     errors.push(`STORE_URL: "${config.storeUrl}" must start with sqlite://, redis://, postgres:// or memory://`)
   }
@@ -158,25 +109,6 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (errors.length) throw new ConfigError(errors)
   return config
-}
-
-/**
- * One decoding thread per core, up to 4 (beyond that the main thread, which takes the decoded
- * jobs, is the limit), and none on a single core, where a thread only adds the hop (bench).
- */
-/**
- * Pipeline threads when PIPELINE_THREADS is not set: one core left to the main thread and the
- * ingest threads, at most 4, and at least one: the point is that no check can stop the main
- * thread, not parallelism. Each thread holds its own copy of the pipelines and plugins (about
- * 40 MB): on 2 cores a second one took the flood bench's peak from 288 to 330 MB, over the 300
- * MB target, with no throughput to show for it on this machine (docs/performance.md).
- */
-export function defaultPipelineThreads(cores = availableParallelism()): number {
-  return Math.max(1, Math.min(cores - 1, 4))
-}
-
-export function defaultIngestThreads(cores = availableParallelism()): number {
-  return cores > 1 ? Math.min(cores, 4) : 0
 }
 
 /** What is missing to connect a real organization, in words an operator can act on. */

@@ -4,8 +4,9 @@ import { OPTIONS, type OptionSpec } from './options.js'
 
 export function optionsTable(): string {
   const rows = (Object.values(OPTIONS) as OptionSpec[]).map((o) => {
-    const def = o.default === undefined || o.default === '' ? '' : `\`${o.default}\``
-    const kind = o.kind === 'enum' ? (o.values ?? []).map((v) => `\`${v}\``).join(' \\| ') : o.kind
+    // A computed default is described in words in the description.
+    const def = o.default === undefined || o.default === '' || typeof o.default === 'function' ? '' : `\`${String(o.default)}\``
+    const kind = o.kind === 'enum' ? o.values.map((v) => `\`${v}\``).join(' \\| ') : o.kind
     return `| \`${o.env}\` | ${kind} | ${def} | ${o.description.replaceAll('|', '\\|')} |`
   })
   return ['| variable | type | default | what it does |', '|---|---|---|---|', ...rows].join('\n')

@@ -1,79 +1,132 @@
-// Every option of the worker, declared once as data: name, environment variable, type, default and
-// description. Parsing, validation, `switchyard config --help`-style docs and the README table all
-// come from this one list (the Renovate habit).
+// Every option of the worker, declared once as data: name, environment variable, type, typed default
+// (or a default computed from the other options) and description. The `Config` type, parsing,
+// validation, `switchyard config` and the README table all come from this one list (the Renovate
+// habit): adding an option is one edit here.
+import { availableParallelism } from 'node:os'
+import path from 'node:path'
+import { PACKAGE_ROOT } from './package-root.js'
 
 export type OptionKind = 'string' | 'secret' | 'url' | 'int' | 'list' | 'secret-list' | 'enum' | 'bool'
 
-export interface OptionSpec {
+/**
+ * A default computed when the option is not set, from the options that have values by then (every
+ * option with a literal default or a value, and the computed ones declared before it). Its
+ * parameter names only what it reads; a type test checks that `Config` has it.
+ */
+export type ComputedDefault<T> = (config: never) => T
+
+interface SpecBase {
   env: string
-  kind: OptionKind
   description: string
-  default?: string
-  /** For `enum`. */
-  values?: readonly string[]
-  /** For `int`. */
-  min?: number
-  max?: number
   /** An empty value (`VAR=`) is kept as empty instead of meaning "use the default". */
   emptyMeansNone?: boolean
 }
+
+export type OptionSpec =
+  | SpecBase & { kind: 'string' | 'secret' | 'url'; default?: string | ComputedDefault<string> }
+  | SpecBase & { kind: 'int'; default?: number | ComputedDefault<number>; min?: number; max?: number }
+  | SpecBase & { kind: 'bool'; default?: boolean }
+  | SpecBase & { kind: 'list' | 'secret-list'; default?: readonly string[] }
+  | SpecBase & { kind: 'enum'; values: readonly string[]; default?: string }
+
+/** The value an option holds in `Config`, by its kind. */
+export type OptionValue<S> =
+  S extends { kind: 'int' } ? number
+    : S extends { kind: 'bool' } ? boolean
+      : S extends { kind: 'list' | 'secret-list' } ? string[]
+        : S extends { kind: 'enum'; values: ReadonlyArray<infer V> } ? V
+          : string
 
 /** The iframe script of the real platform (defines `AP`); the settings page loads it by default. */
 export const PLATFORM_IFRAME_SCRIPT = 'https://cdn.crowdin.com/apps/dist/iframe.js'
 
 export const OPTIONS = {
-  port: { env: 'PORT', kind: 'int', default: '3000', min: 0, max: 65535, description: 'HTTP port the worker listens on (0: any free port).' },
+  port: { env: 'PORT', kind: 'int', default: 3000, min: 0, max: 65535, description: 'HTTP port the worker listens on (0: any free port).' },
   host: { env: 'HOST', kind: 'string', default: '0.0.0.0', description: 'Address the worker binds to.' },
-  baseUrl: { env: 'BASE_URL', kind: 'url', description: 'Public address of the worker, as the service reaches it; fills the manifest and the OAuth redirect URI. Default: http://localhost:PORT.' },
+  baseUrl: { env: 'BASE_URL', kind: 'url', default: (c: { port: number }) => `http://localhost:${c.port}`, description: 'Public address of the worker, as the service reaches it; fills the manifest and the OAuth redirect URI. Default: http://localhost:PORT.' },
   appSecrets: { env: 'APP_SECRET', kind: 'secret-list', description: 'The app_secret(s) the service signs webhooks with, comma-separated. `ORG_ID=SECRET` applies to that organization only (the service gives each installation its own secret); a plain `SECRET` to every organization. Several per organization to rotate. A delivery is verified only with the secrets of the organization it names.' },
   clientId: { env: 'CLIENT_ID', kind: 'string', description: 'OAuth client id of the app. Needs CLIENT_SECRET: set without it, the worker refuses to start.' },
   clientSecret: { env: 'CLIENT_SECRET', kind: 'secret', description: 'OAuth client secret; also the key of the JWTs on settings callbacks.' },
   authUrl: { env: 'AUTH_URL', kind: 'url', description: 'Address of the authorization server ({auth_url}).' },
   apiUrl: { env: 'API_URL', kind: 'string', description: 'Address of the enterprise API ({enterprise_api_url}); may hold {organization_domain}.' },
-  storeUrl: { env: 'STORE_URL', kind: 'string', description: 'Where state lives: sqlite://PATH (default), redis://..., postgres://..., or memory:// (tests; loses everything on exit).' },
+  storeUrl: { env: 'STORE_URL', kind: 'string', default: (c: { dataDir: string }) => `sqlite://${path.join(c.dataDir, 'switchyard.sqlite')}`, description: 'Where state lives: sqlite://PATH (default), redis://..., postgres://..., or memory:// (tests; loses everything on exit).' },
   dataDir: { env: 'DATA_DIR', kind: 'string', default: './data', description: 'Directory for the embedded SQLite store and the generated token key.' },
-  pipelinesDir: { env: 'PIPELINES_DIR', kind: 'string', description: 'Directory of pipeline files (*.yaml). Default: the shipped pipelines/.' },
+  pipelinesDir: { env: 'PIPELINES_DIR', kind: 'string', default: () => path.join(PACKAGE_ROOT, 'pipelines'), description: 'Directory of pipeline files (*.yaml). Default: the shipped pipelines/.' },
   pluginsDir: { env: 'PLUGINS_DIR', kind: 'string', description: "Directory of the operator's own plugins (*.js, *.mjs)." },
   openaiApiKey: { env: 'OPENAI_API_KEY', kind: 'secret', description: 'API key of the OpenAI-compatible endpoint used by ai-proofread.' },
   openaiBaseUrl: { env: 'OPENAI_BASE_URL', kind: 'url', description: 'Base URL of an OpenAI-compatible endpoint (self-hosted models).' },
   headerPrefix: { env: 'HEADER_PREFIX', kind: 'string', default: 'X-Service-', description: 'Prefix of the webhook headers (X-Service-Signature, ...); the real platform uses X-Crowdin-.' },
-  bodyLimit: { env: 'BODY_LIMIT', kind: 'int', default: String(10 * 1024 * 1024), min: 1024, description: "Largest webhook body accepted, in bytes; larger ones get 413. The default, 10 MiB, holds about 4,000 string events of the service's full size (about 2.5 KB each); raise it if your batches are larger. Bodies are read before their signature is checked, so this times UNVERIFIED_BODIES is the memory an unauthenticated client can make the worker hold." },
-  unverifiedBodies: { env: 'UNVERIFIED_BODIES', kind: 'int', default: '8', min: 1, max: 1000, description: 'Webhook bodies read at once before their signature is checked; more wait, unread, for up to UNVERIFIED_WAIT_MS, then get 503 with Retry-After.' },
-  unverifiedWaitMs: { env: 'UNVERIFIED_WAIT_MS', kind: 'int', default: '5000', min: 0, max: 25000, description: 'How long a webhook waits, its body unread, for one of the UNVERIFIED_BODIES slots before 503 (deliveries that merely arrive together all get through).' },
-  headersTimeoutMs: { env: 'HEADERS_TIMEOUT_MS', kind: 'int', default: '10000', min: 100, description: 'A client that has not sent all its request headers within this time is cut off (slow headers).' },
-  requestTimeoutMs: { env: 'REQUEST_TIMEOUT_MS', kind: 'int', default: '30000', min: 100, description: "A request whose body has not fully arrived within this time is cut off with 408 (slow uploads); the service gives up on a webhook after 30 s anyway." },
+  bodyLimit: { env: 'BODY_LIMIT', kind: 'int', default: 10 * 1024 * 1024, min: 1024, description: "Largest webhook body accepted, in bytes; larger ones get 413. The default, 10 MiB, holds about 4,000 string events of the service's full size (about 2.5 KB each); raise it if your batches are larger. Bodies are read before their signature is checked, so this times UNVERIFIED_BODIES is the memory an unauthenticated client can make the worker hold." },
+  unverifiedBodies: { env: 'UNVERIFIED_BODIES', kind: 'int', default: 8, min: 1, max: 1000, description: 'Webhook bodies read at once before their signature is checked; more wait, unread, for up to UNVERIFIED_WAIT_MS, then get 503 with Retry-After.' },
+  unverifiedWaitMs: { env: 'UNVERIFIED_WAIT_MS', kind: 'int', default: 5000, min: 0, max: 25000, description: 'How long a webhook waits, its body unread, for one of the UNVERIFIED_BODIES slots before 503 (deliveries that merely arrive together all get through).' },
+  headersTimeoutMs: { env: 'HEADERS_TIMEOUT_MS', kind: 'int', default: 10000, min: 100, description: 'A client that has not sent all its request headers within this time is cut off (slow headers).' },
+  requestTimeoutMs: { env: 'REQUEST_TIMEOUT_MS', kind: 'int', default: 30000, min: 100, description: "A request whose body has not fully arrived within this time is cut off with 408 (slow uploads); the service gives up on a webhook after 30 s anyway." },
   metricsToken: { env: 'METRICS_TOKEN', kind: 'secret', description: 'When set, GET /metrics needs "Authorization: Bearer METRICS_TOKEN". Unset: /metrics is open (keep it off the public address).' },
-  queueLimit: { env: 'QUEUE_LIMIT', kind: 'int', default: '10000', min: 1, description: 'Strings in memory at most (waiting or running): the window of the backlog, refilled from the journal as it drains. It does not limit acceptance (BACKLOG_MAX_MB does).' },
-  backlogMaxMb: { env: 'BACKLOG_MAX_MB', kind: 'int', default: '4096', min: 1, description: 'Disk budget of the backlog (strings acknowledged and not yet reported), in MB of journal; with QUEUE=bullmq, Redis memory (estimated). Past it, or past one organization\'s share, webhooks get 503 with Retry-After: the only reason for a 503.' },
-  backlogOrganizationShare: { env: 'BACKLOG_ORGANIZATION_SHARE', kind: 'int', default: '50', min: 1, max: 100, description: 'Percent of BACKLOG_MAX_MB one organization may fill, so one cannot fill the disk for the others.' },
-  ingestThreads: { env: 'INGEST_THREADS', kind: 'int', min: 0, max: 64, description: 'Threads that check signatures and parse webhook bodies, beside the main thread. Default: one per CPU core, at most 4, and 0 (decode on the main thread) on a single core.' },
-  pipelineThreads: { env: 'PIPELINE_THREADS', kind: 'int', min: 0, max: 64, description: 'Threads that run the pipelines, so that no check holds up the main thread (webhooks, /healthz, reports). Default: one fewer than the CPU cores, at least 1 and at most 4 (each thread holds its own copy of the pipelines, about 40 MB); 0 runs the pipelines on the main thread, with no time budget.' },
-  checkTimeBudgetMs: { env: 'CHECK_TIME_BUDGET_MS', kind: 'int', default: '2000', min: 100, description: "Longest one check of one string may keep its pipeline thread busy without a pause; past it the thread is stopped and replaced and the string gets the finding \"check timed out\" (the pipeline's on-error applies). Awaited calls (an AI request) are bounded by the plugin's own timeout instead. Needs PIPELINE_THREADS > 0." },
-  concurrency: { env: 'CONCURRENCY', kind: 'int', default: '4', min: 1, max: 1024, description: 'Pipeline runs at once.' },
-  apiMaxInFlight: { env: 'API_MAX_IN_FLIGHT', kind: 'int', default: '20', min: 1, max: 1000, description: "API requests in flight per organization (the service's limit is 20)." },
-  apiMaxAttempts: { env: 'API_MAX_ATTEMPTS', kind: 'int', default: '8', min: 1, max: 100, description: 'Attempts of one API request before its strings are parked.' },
-  apiTimeoutMs: { env: 'API_TIMEOUT_MS', kind: 'int', default: '30000', min: 100, description: 'Timeout of one API request.' },
-  reportLingerMs: { env: 'REPORT_LINGER_MS', kind: 'int', default: '250', min: 0, description: 'How long status updates wait to be coalesced into one PATCH (up to 500 strings).' },
-  dedupeTtlMs: { env: 'DEDUPE_TTL_MS', kind: 'int', default: String(10 * 60_000), min: 0, description: 'How long a finished string is remembered, so a repeated delivery is absorbed.' },
-  dedupeMax: { env: 'DEDUPE_MAX', kind: 'int', default: '100000', min: 0, description: 'At most this many finished strings are remembered for de-duplication (the oldest are forgotten first), so memory stays bounded under a flood.' },
-  reconcileIntervalMs: { env: 'RECONCILE_INTERVAL_MS', kind: 'int', default: String(5 * 60_000), min: 0, description: 'Period of the NEED_PROCESS reconciliation sweep (0: off).' },
-  shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', kind: 'int', default: '20000', min: 0, description: 'Deadline for finishing running work on SIGTERM/SIGINT.' },
-  findingsRetentionDays: { env: 'FINDINGS_RETENTION_DAYS', kind: 'int', default: '30', min: 1, max: 3650, description: 'How long the findings log keeps the latest outcome and findings of a string (docs/findings.md).' },
-  findingsMax: { env: 'FINDINGS_MAX', kind: 'int', default: '100000', min: 1, description: 'Strings the findings log keeps at most; an hourly sweep removes those reported longest ago.' },
-  commentsMaxInFlight: { env: 'COMMENTS_MAX_IN_FLIGHT', kind: 'int', default: '2', min: 1, max: 20, description: 'Issue requests (raise, look up, resolve) in flight per organization, within API_MAX_IN_FLIGHT; they wait behind status updates.' },
+  queueLimit: { env: 'QUEUE_LIMIT', kind: 'int', default: 10000, min: 1, description: 'Strings in memory at most (waiting or running): the window of the backlog, refilled from the journal as it drains. It does not limit acceptance (BACKLOG_MAX_MB does).' },
+  backlogMaxMb: { env: 'BACKLOG_MAX_MB', kind: 'int', default: 4096, min: 1, description: 'Disk budget of the backlog (strings acknowledged and not yet reported), in MB of journal; with QUEUE=bullmq, Redis memory (estimated). Past it, or past one organization\'s share, webhooks get 503 with Retry-After: the only reason for a 503.' },
+  backlogOrganizationShare: { env: 'BACKLOG_ORGANIZATION_SHARE', kind: 'int', default: 50, min: 1, max: 100, description: 'Percent of BACKLOG_MAX_MB one organization may fill, so one cannot fill the disk for the others.' },
+  ingestThreads: { env: 'INGEST_THREADS', kind: 'int', default: () => defaultIngestThreads(), min: 0, max: 64, description: 'Threads that check signatures and parse webhook bodies, beside the main thread. Default: one per CPU core, at most 4, and 0 (decode on the main thread) on a single core.' },
+  pipelineThreads: { env: 'PIPELINE_THREADS', kind: 'int', default: () => defaultPipelineThreads(), min: 0, max: 64, description: 'Threads that run the pipelines, so that no check holds up the main thread (webhooks, /healthz, reports). Default: one fewer than the CPU cores, at least 1 and at most 4 (each thread holds its own copy of the pipelines, about 40 MB); 0 runs the pipelines on the main thread, with no time budget.' },
+  checkTimeBudgetMs: { env: 'CHECK_TIME_BUDGET_MS', kind: 'int', default: 2000, min: 100, description: "Longest one check of one string may keep its pipeline thread busy without a pause; past it the thread is stopped and replaced and the string gets the finding \"check timed out\" (the pipeline's on-error applies). Awaited calls (an AI request) are bounded by the plugin's own timeout instead. Needs PIPELINE_THREADS > 0." },
+  concurrency: { env: 'CONCURRENCY', kind: 'int', default: 4, min: 1, max: 1024, description: 'Pipeline runs at once.' },
+  apiMaxInFlight: { env: 'API_MAX_IN_FLIGHT', kind: 'int', default: 20, min: 1, max: 1000, description: "API requests in flight per organization (the service's limit is 20)." },
+  apiMaxAttempts: { env: 'API_MAX_ATTEMPTS', kind: 'int', default: 8, min: 1, max: 100, description: 'Attempts of one API request before its strings are parked.' },
+  apiTimeoutMs: { env: 'API_TIMEOUT_MS', kind: 'int', default: 30000, min: 100, description: 'Timeout of one API request.' },
+  reportLingerMs: { env: 'REPORT_LINGER_MS', kind: 'int', default: 250, min: 0, description: 'How long status updates wait to be coalesced into one PATCH (up to 500 strings).' },
+  dedupeTtlMs: { env: 'DEDUPE_TTL_MS', kind: 'int', default: 10 * 60_000, min: 0, description: 'How long a finished string is remembered, so a repeated delivery is absorbed.' },
+  dedupeMax: { env: 'DEDUPE_MAX', kind: 'int', default: 100000, min: 0, description: 'At most this many finished strings are remembered for de-duplication (the oldest are forgotten first), so memory stays bounded under a flood.' },
+  reconcileIntervalMs: { env: 'RECONCILE_INTERVAL_MS', kind: 'int', default: 5 * 60_000, min: 0, description: 'Period of the NEED_PROCESS reconciliation sweep (0: off).' },
+  shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', kind: 'int', default: 20000, min: 0, description: 'Deadline for finishing running work on SIGTERM/SIGINT.' },
+  findingsRetentionDays: { env: 'FINDINGS_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650, description: 'How long the findings log keeps the latest outcome and findings of a string (docs/findings.md).' },
+  findingsMax: { env: 'FINDINGS_MAX', kind: 'int', default: 100000, min: 1, description: 'Strings the findings log keeps at most; an hourly sweep removes those reported longest ago.' },
+  commentsMaxInFlight: { env: 'COMMENTS_MAX_IN_FLIGHT', kind: 'int', default: 2, min: 1, max: 20, description: 'Issue requests (raise, look up, resolve) in flight per organization, within API_MAX_IN_FLIGHT; they wait behind status updates.' },
   tokenKey: { env: 'TOKEN_KEY', kind: 'secret', description: 'Key that encrypts OAuth tokens at rest (32 bytes, base64 or hex). Default: a key file in DATA_DIR, created with mode 0600.' },
   oauthScopes: { env: 'OAUTH_SCOPES', kind: 'string', default: 'project', description: 'Scopes asked for in the authorization request, space-separated.' },
   oauthTokenFormat: { env: 'OAUTH_TOKEN_FORMAT', kind: 'enum', values: ['json', 'form'], default: 'json', description: 'Body encoding of token requests: json (the service) or form (standard OAuth servers).' },
   operatorPassword: { env: 'OPERATOR_PASSWORD', kind: 'secret', description: 'Password of the operator page and /oauth/start (HTTP Basic, any user name). Unset: they answer 403 unless HOST is a loopback address or OPERATOR_OPEN=true.' },
-  operatorOpen: { env: 'OPERATOR_OPEN', kind: 'bool', default: 'false', description: 'true: without OPERATOR_PASSWORD, the operator page and /oauth/start are open to anyone who reaches the worker on any address (only behind a proxy that authenticates). Default false: open only on a loopback HOST.' },
+  operatorOpen: { env: 'OPERATOR_OPEN', kind: 'bool', default: false, description: 'true: without OPERATOR_PASSWORD, the operator page and /oauth/start are open to anyone who reaches the worker on any address (only behind a proxy that authenticates). Default false: open only on a loopback HOST.' },
   settingsScriptUrl: { env: 'SETTINGS_SCRIPT_URL', kind: 'string', default: PLATFORM_IFRAME_SCRIPT, emptyMeansNone: true, description: "URL of the service's iframe script (defines AP, which the settings page hands the settings to) loaded by settings pages. Default: the real platform's; set it empty (SETTINGS_SCRIPT_URL=) to load none." },
   settingsFrameAncestors: { env: 'SETTINGS_FRAME_ANCESTORS', kind: 'string', default: '*', description: "CSP frame-ancestors of the settings page: who may frame it (space-separated sources, e.g. https://*.example.com). Default * (the page needs a token only the service mints)." },
   queue: { env: 'QUEUE', kind: 'enum', values: ['memory', 'bullmq'], default: 'memory', description: 'Work queue: in-process (default) or BullMQ on Redis (QUEUE_REDIS_URL or a redis STORE_URL).' },
-  queueConcurrency: { env: 'QUEUE_CONCURRENCY', kind: 'int', default: '1000', min: 1, max: 100000, description: 'QUEUE=bullmq: strings one instance works on at once (enough to fill a PATCH of 500).' },
-  queueLockMs: { env: 'QUEUE_LOCK_MS', kind: 'int', default: '30000', min: 1000, description: "QUEUE=bullmq: how long a string stays with an instance that stopped renewing its lock before another takes it over." },
+  queueConcurrency: { env: 'QUEUE_CONCURRENCY', kind: 'int', default: 1000, min: 1, max: 100000, description: 'QUEUE=bullmq: strings one instance works on at once (enough to fill a PATCH of 500).' },
+  queueLockMs: { env: 'QUEUE_LOCK_MS', kind: 'int', default: 30000, min: 1000, description: "QUEUE=bullmq: how long a string stays with an instance that stopped renewing its lock before another takes it over." },
   queueRedisUrl: { env: 'QUEUE_REDIS_URL', kind: 'string', description: 'Redis for QUEUE=bullmq; default: STORE_URL when it is redis://.' },
   logLevel: { env: 'LOG_LEVEL', kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'Log level.' },
   logFormat: { env: 'LOG_FORMAT', kind: 'enum', values: ['auto', 'json', 'pretty'], default: 'auto', description: 'Log lines as JSON (for a log collector) or pretty (for a person); auto: pretty when standard output is a terminal, JSON otherwise.' },
 } as const satisfies Record<string, OptionSpec>
 
 export type OptionName = keyof typeof OPTIONS
+
+/** The configuration: one field per option, typed by its kind (an enum's field is its values). */
+export type Config = { -readonly [K in OptionName]: OptionValue<(typeof OPTIONS)[K]> }
+
+/**
+ * One decoding thread per core, up to 4 (beyond that the main thread, which takes the decoded
+ * jobs, is the limit), and none on a single core, where a thread only adds the hop (bench).
+ */
+export function defaultIngestThreads(cores = availableParallelism()): number {
+  return cores > 1 ? Math.min(cores, 4) : 0
+}
+
+/**
+ * Pipeline threads when PIPELINE_THREADS is not set: one core left to the main thread and the
+ * ingest threads, at most 4, and at least one: the point is that no check can stop the main
+ * thread, not parallelism. Each thread holds its own copy of the pipelines and plugins (about
+ * 40 MB): on 2 cores a second one took the flood bench's peak from 288 to 330 MB, over the 300
+ * MB target, with no throughput to show for it on this machine (docs/performance.md).
+ */
+export function defaultPipelineThreads(cores = availableParallelism()): number {
+  return Math.max(1, Math.min(cores - 1, 4))
+}
+
+// Checked when the project compiles: a computed default reads only fields `Config` has (with their
+// types), and an enum's default is one of its values.
+type Holds<T extends true> = T
+type EveryOption<Check extends Record<OptionName, boolean>> = false extends Check[OptionName] ? false : true
+type ComputedDefaultsFit = {
+  [K in OptionName]: (typeof OPTIONS)[K] extends { default: (config: infer Reads) => unknown } ? (Config extends Reads ? true : false) : true
+}
+type EnumDefaultsFit = {
+  [K in OptionName]: (typeof OPTIONS)[K] extends { kind: 'enum'; values: ReadonlyArray<infer V>; default: infer D } ? (D extends V ? true : false) : true
+}
+export type OptionsAreConsistent = Holds<EveryOption<ComputedDefaultsFit>> | Holds<EveryOption<EnumDefaultsFit>>

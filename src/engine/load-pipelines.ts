@@ -5,13 +5,15 @@ import { readdir, readFile, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { Ajv, type ErrorObject } from 'ajv'
 import { LineCounter, parseDocument } from 'yaml'
-import { closeAll, compilePipeline, dispatchTo, type CompiledPipeline, type EngineDeps, type Pipeline, type RunTracker } from './compile-pipeline.js'
+import { closeAll, compilePipeline, dispatchTo, type EngineDeps, type EventHandler, type RunTracker } from './compile-pipeline.js'
 import { SourceFile, type LocatedError, type YamlPath } from './located-error.js'
-import { pipelineSchema } from './pipeline-schema.js'
+import type { Pipeline, PipelineSet } from './pipeline.js'
+import { pipelineSchema, type PipelineFile } from './pipeline-schema.js'
 import { PluginRegistry } from './plugin-registry.js'
-import type { PluginEvent } from './types.js'
+import type { PluginEvent, PluginInstance } from './types.js'
 
-export type { EngineDeps, Pipeline, EditorMode } from './compile-pipeline.js'
+export type { EngineDeps } from './compile-pipeline.js'
+export type { EditorMode, Pipeline, PipelineSet, PipelineSource } from './pipeline.js'
 export type { LocatedError } from './located-error.js'
 export { formatLocatedError } from './located-error.js'
 export type { RunResult } from './run-pipeline.js'
@@ -23,21 +25,10 @@ export const MAX_ALIAS_COUNT = 100
 /** How long a replaced set waits for its runs to finish before closing its plugins anyway. */
 export const CLOSE_GRACE_MS = 30_000
 
-export interface PipelineSet {
-  get(key: string): Pipeline | undefined
-  all(): Pipeline[]
-  /** Every event name some pipeline subscribed a plugin to (for the manifest's webhook module). */
-  events(): string[]
-  /** Hand an event to every subscribed plugin; errors are logged; resolves when all are done. */
-  dispatchEvent(e: PluginEvent): Promise<void>
-  /** Close the plugins, after the runs in flight (or a grace period). */
-  close(graceMs?: number): Promise<void>
-}
-
 export type LoadResult = { ok: true; set: PipelineSet; warnings: LocatedError[] } | { ok: false; errors: LocatedError[] }
 
 const ajv = new Ajv({ allErrors: true, strict: false, verbose: true })
-const validatePipeline = ajv.compile(pipelineSchema)
+const validatePipeline = ajv.compile<PipelineFile>(pipelineSchema)
 
 /** The pipeline files of a directory: *.yaml and *.yml, sorted. */
 export async function listPipelineFiles(dir: string): Promise<string[]> {
@@ -68,7 +59,31 @@ function schemaError(src: SourceFile, e: ErrorObject): LocatedError {
   }
 }
 
-async function readPipeline(file: string, errors: LocatedError[], warnings: LocatedError[]): Promise<{ src: SourceFile; data: Record<string, unknown> } | undefined> {
+/** Schema errors after which the value still has the shape of the schema: a string that breaks its
+ * pattern or enum, a number out of range, a list too short. */
+const CONSTRAINTS = new Set(['pattern', 'minLength', 'maxLength', 'minimum', 'maximum', 'minItems', 'uniqueItems', 'minProperties', 'propertyNames'])
+
+/**
+ * So that a file's compile errors are shown with its schema errors (every error at once), a file
+ * whose only schema errors are unknown keys and broken constraints is still compiled: its unknown
+ * keys are dropped, and what remains has the shape `PipelineFile` says (the file is refused either
+ * way). A file with a value of the wrong type, or without a required key, is not compiled.
+ */
+function withoutUnknownKeys(data: object, problems: ErrorObject[]): PipelineFile | undefined {
+  const unknownKeys: Array<{ at: YamlPath; key: string }> = []
+  for (const e of problems) {
+    if (e.keyword === 'additionalProperties') unknownKeys.push({ at: pathOf(e.instancePath), key: (e.params as { additionalProperty: string }).additionalProperty })
+    else if (!(CONSTRAINTS.has(e.keyword) || (e.keyword === 'enum' && typeof e.data === 'string'))) return undefined
+  }
+  for (const { at, key } of unknownKeys) {
+    const parent = at.reduce<unknown>((node, step) => (node as Record<string | number, unknown>)[step], data)
+    delete (parent as Record<string, unknown>)[key]
+  }
+  return data as PipelineFile
+}
+
+/** Read, parse and validate one file; undefined (with its errors added) when it cannot be compiled. */
+async function readPipeline(file: string, errors: LocatedError[], warnings: LocatedError[]): Promise<{ src: SourceFile; data: PipelineFile } | undefined> {
   const fail = (message: string): undefined => { errors.push({ file, line: 1, col: 1, message }); return undefined }
   let text: string
   try {
@@ -97,8 +112,11 @@ async function readPipeline(file: string, errors: LocatedError[], warnings: Loca
     errors.push(src.errorAt(0, 'a pipeline file must be a mapping (key: ..., name: ..., checks: ...)'))
     return undefined
   }
-  if (!validatePipeline(data)) for (const e of validatePipeline.errors ?? []) errors.push(schemaError(src, e))
-  return { src, data: data as Record<string, unknown> }
+  if (validatePipeline(data)) return { src, data }
+  const problems = validatePipeline.errors ?? []
+  for (const e of problems) errors.push(schemaError(src, e))
+  const shaped = withoutUnknownKeys(data, problems)
+  return shaped && { src, data: shaped }
 }
 
 class LoadedSet implements PipelineSet {
@@ -111,19 +129,25 @@ class LoadedSet implements PipelineSet {
       if (--this.active === 0) for (const resolve of this.idle.splice(0)) resolve()
     },
   }
-  private compiled: CompiledPipeline[] = []
+  private readonly pipelines: Pipeline[] = []
+  private readonly handlers: EventHandler[] = []
+  private readonly instances: Array<() => Array<Promise<PluginInstance> | PluginInstance>> = []
 
   constructor(private readonly deps: EngineDeps) {}
 
-  add(c: CompiledPipeline) { this.compiled.push(c) }
-  get(key: string) { return this.compiled.find((c) => c.pipeline.key === key)?.pipeline }
-  all() { return this.compiled.map((c) => c.pipeline) }
-  events() { return [...new Set(this.compiled.flatMap((c) => c.events.map((e) => e.on)))].sort() }
+  add(compiled: { pipeline: Pipeline; events: EventHandler[]; instances(): Array<Promise<PluginInstance> | PluginInstance> }) {
+    this.pipelines.push(compiled.pipeline)
+    this.handlers.push(...compiled.events)
+    this.instances.push(compiled.instances)
+  }
+  get(key: string) { return this.pipelines.find((p) => p.key === key) }
+  all() { return [...this.pipelines] }
+  events() { return [...new Set(this.handlers.map((h) => h.on))].sort() }
 
   async dispatchEvent(e: PluginEvent): Promise<void> {
     this.tracker.enter()
     try {
-      await Promise.all(this.compiled.flatMap((c) => c.events.filter((h) => h.on === e.event).map((h) => dispatchTo(h, e))))
+      await Promise.all(this.handlers.filter((h) => h.on === e.event).map((h) => dispatchTo(h, e)))
     } finally {
       this.tracker.leave()
     }
@@ -139,7 +163,7 @@ class LoadedSet implements PipelineSet {
         ])
         clearTimeout(timer)
       }
-      await closeAll(this.compiled.flatMap((c) => c.instances()), this.deps.log)
+      await closeAll(this.instances.flatMap((instances) => instances()), this.deps.log)
     })()
     return this.closing
   }
@@ -167,11 +191,9 @@ export async function loadPipelines(files: string[] | { dir: string }, deps: Eng
     if (!read) continue
     const compiled = await compilePipeline(read.src, read.data, registry, deps, set.tracker, errors, warnings)
     const key = read.data.key
-    if (typeof key === 'string') {
-      const first = keys.get(key)
-      if (first) errors.push(read.src.errorAtPath(['key'], `module key "${key}" is already used by ${first}; module keys must be unique`))
-      else keys.set(key, file)
-    }
+    const first = keys.get(key)
+    if (first) errors.push(read.src.errorAtPath(['key'], `module key "${key}" is already used by ${first}; module keys must be unique`))
+    else keys.set(key, file)
     if (compiled) set.add(compiled)
   }
   if (errors.length) {

@@ -1,7 +1,8 @@
 // Holds the current pipeline set and swaps it on reload. A reload that fails validation keeps the
 // old set and returns every error; a successful one closes the old set's plugins only once the
 // runs it started have finished (or after a grace period), so in-flight work ends as it began.
-import { loadPipelines, type EngineDeps, type LocatedError, type PipelineSet } from './load-pipelines.js'
+import { loadPipelines, type EngineDeps, type LocatedError } from './load-pipelines.js'
+import type { PipelineSet } from './pipeline.js'
 
 export class PipelineHost {
   private set: PipelineSet | undefined

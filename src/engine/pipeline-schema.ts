@@ -2,20 +2,22 @@
 // and wrong types are errors located by their path), and `pipelines/pipeline.schema.json` is this
 // object written out for editors (a test keeps the two equal; regenerate with
 // `node -e "import('./dist/src/engine/pipeline-schema.js').then(m => m.writePipelineSchema())"`).
+// `PipelineFile`, the type of a file that passed validation, is derived from the same object.
 import { writeFile } from 'node:fs/promises'
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { PORTS } from '../webhooks/event-types.js'
 
 const NAME = '^[a-z0-9][a-z0-9-_]*$'
 
-const severity = { enum: ['error', 'warning', 'info'], description: 'Severity of the findings of this check, overriding what the plugin says.' }
+const severity = { enum: ['error', 'warning', 'info'], description: 'Severity of the findings of this check, overriding what the plugin says.' } as const
 
 const maxTextLength = {
   type: 'integer',
   minimum: 0,
   description: 'Longest source, translation or plural form the check reads, in UTF-16 code units; a longer one gets the error finding "too long to check" instead (default: the pipeline\'s maxTextLength, else 50000; 0: no limit).',
-}
+} as const
 
 const check = {
   type: 'object',
@@ -45,7 +47,7 @@ const check = {
       items: { $ref: '#/$defs/check' },
     },
   },
-}
+} as const
 
 export const pipelineSchema = {
   $schema: 'http://json-schema.org/draft-07/schema#',
@@ -85,7 +87,7 @@ export const pipelineSchema = {
     settings: {
       type: 'object',
       description: 'JSON Schema of the step\'s settings (an object schema; `properties` with defaults).',
-      properties: { type: { const: 'object' }, properties: { type: 'object' }, required: { type: 'array', items: { type: 'string' } } },
+      properties: { type: { const: 'object' }, properties: { type: 'object', additionalProperties: { type: 'object' } }, required: { type: 'array', items: { type: 'string' } } },
     },
     checks: { type: 'array', items: { $ref: '#/$defs/check' }, description: 'Checks, run in order.' },
     route: {
@@ -133,6 +135,21 @@ export const pipelineSchema = {
     },
   },
 } as const
+
+// json-schema-to-ts cannot follow a schema into itself (a check's `fallback` holds checks), so the
+// two recursive properties are typed by hand and everything else comes from the schema. The loader
+// does not fill in defaults, so a property with a default stays optional.
+type Untyped<Schema extends { properties: object }, Name extends keyof Schema['properties']> =
+  Omit<Schema, 'properties'> & { properties: Omit<Schema['properties'], Name> & { [K in Name]: Record<string, never> } }
+type Typed<Schema extends JSONSchema> = FromSchema<Schema, { keepDefaultedPropertiesOptional: true }>
+
+/** One entry of `checks`: a plugin or a preset, as written. */
+export type CheckEntry = Typed<Untyped<typeof check, 'fallback'>> & { fallback?: CheckEntry[] }
+
+/** A pipeline file as validated by `pipelineSchema`. */
+export type PipelineFile = Typed<Untyped<Omit<typeof pipelineSchema, '$defs'>, 'checks'>> & { checks: CheckEntry[] }
+
+export type EditorMode = NonNullable<PipelineFile['editorMode']>
 
 /** Write the schema for editors (pipelines/pipeline.schema.json). */
 export async function writePipelineSchema(file = path.join(PACKAGE_ROOT, 'pipelines', 'pipeline.schema.json')): Promise<void> {

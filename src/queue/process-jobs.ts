@@ -2,7 +2,8 @@
 // module: ask the service about strings that arrived again after they finished (recheck), park
 // invalid events with "", look up the pipeline and the step's settings, fetch the translations once
 // (only when a check needs them), run, and hand each string's output to the reporter.
-import type { Finding, Item } from '../engine/types.js'
+import type { Pipeline, PipelineSet } from '../engine/pipeline.js'
+import type { Item } from '../engine/types.js'
 import { reviewOf } from '../findings/review.js'
 import type { ApiClient, TranslationRecord } from '../platform/api-client.js'
 import { verdictOf, type HoldCause, type Reporter } from '../platform/reporter.js'
@@ -10,27 +11,12 @@ import type { Logger } from '../util/logger.js'
 import type { Job } from './job.js'
 import { recheckStatuses } from './recheck-statuses.js'
 
-/** What the worker needs of a compiled pipeline (the engine's Pipeline has all of it). */
-export interface RunnablePipeline {
-  key: string
-  name?: string
-  needsTranslation: boolean
-  /** Raise issues on strings routed to these outputs (the pipeline's `issues` option). */
-  issues?: { outputs: string[] }
-  resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
-  run(items: Item[], options?: { signal?: AbortSignal }): Promise<Array<{ id: number; port: string; output: string | null; findings: Finding[]; retry?: boolean }>>
-}
-
-export interface PipelineLookup {
-  get(key: string): RunnablePipeline | undefined
-}
-
 export interface StepSettingsLookup {
   get(ref: { organizationId: string; projectId: number; stepId: number; moduleKey: string }): Promise<Record<string, unknown> | undefined>
 }
 
 export interface ProcessDeps {
-  pipelines(): PipelineLookup
+  pipelines(): Pick<PipelineSet, 'get'>
   settings?: StepSettingsLookup
   api: ApiClient
   reporter: Reporter
@@ -162,7 +148,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
 
     const items = jobs.map((job) => toItem(job, pipeline.needsTranslation ? (translations!.get(job.stringId) ?? { stringId: job.stringId, text: '' }) : undefined, settings, log, deps.signal))
     deps.countRun(pipeline.key)
-    let results: Awaited<ReturnType<RunnablePipeline['run']>>
+    let results: Awaited<ReturnType<Pipeline['run']>>
     try {
       results = await pipeline.run(items, { signal: deps.signal })
     } catch (error) {

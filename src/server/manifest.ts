@@ -7,22 +7,13 @@
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
+import type { Pipeline } from '../engine/pipeline.js'
 import { settingsPathFor } from '../settings/settings-routes.js'
 import { RECALCULATION_EVENT } from '../webhooks/event-types.js'
 
 export const WEBHOOK_MODULE_KEY = 'switchyard-webhook'
 export const WEBHOOK_PATH = '/webhooks'
 export const ENVIRONMENT = 'service-enterprise'
-
-export interface ManifestPipeline {
-  key: string
-  name: string
-  description: string
-  editorMode: string
-  input: readonly string[]
-  outputs: ReadonlyArray<{ name: string; port: string; title: string }>
-  logo?: LogoFile
-}
 
 export interface LogoFile {
   path: string
@@ -53,7 +44,7 @@ function fill(value: unknown, vars: Record<string, string>): unknown {
   return value
 }
 
-export function renderManifest(input: { baseUrl: string; clientId: string; pipelines: ManifestPipeline[]; events: string[] }): Record<string, unknown> {
+export function renderManifest(input: { baseUrl: string; clientId: string; pipelines: Array<Pick<Pipeline, 'key' | 'name' | 'description' | 'editorMode' | 'input' | 'outputs' | 'logo'>>; events: string[] }): Record<string, unknown> {
   const manifest = fill(loadTemplate(), { baseUrl: input.baseUrl, clientId: input.clientId }) as Record<string, unknown>
   const steps = input.pipelines.map((p) => {
     const paths = stepPaths(p.key)

@@ -56,7 +56,7 @@ describe('Dockerfile', () => {
   })
 
   it('exposes the default PORT, checks /healthz with node fetch and runs `serve`', () => {
-    expect(runtime.body.find((i) => i.op === 'EXPOSE')?.args).toBe(OPTIONS.port.default)
+    expect(runtime.body.find((i) => i.op === 'EXPOSE')?.args).toBe(String(OPTIONS.port.default))
     const health = runtime.body.find((i) => i.op === 'HEALTHCHECK')
     expect(health?.args).toMatch(/CMD .*node.*fetch\(.*\/healthz/)
     const cmd = runtime.body.filter((i) => i.op === 'CMD').at(-1)!

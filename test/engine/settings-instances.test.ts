@@ -2,7 +2,7 @@
 // take many values (one per project, or an editor user saving in a loop) must not keep an
 // instance for each until the next reload.
 import { describe, expect, it } from 'vitest'
-import { INSTANCES_PER_CHECK } from '../../src/engine/compile-pipeline.js'
+import { INSTANCES_PER_CHECK } from '../../src/engine/compile-checks.js'
 import { LruMap } from '../../src/engine/lru-map.js'
 import { items, loadOne, pipelineYaml } from './helpers.js'
 
@@ -25,8 +25,8 @@ describe('plugin instances per settings value', () => {
     for (let i = 0; i < n; i++) await pipeline.run(items([{ source: 'x' }], { ratio: 2 + i }))
     // The set's compiled pipelines hold every instance it will close; a private field, read here
     // because nothing public should need the count.
-    const compiled = (set as unknown as { compiled: Array<{ instances(): unknown[] }> }).compiled
-    expect(compiled[0]!.instances().length).toBeLessThanOrEqual((INSTANCES_PER_CHECK ?? 0) + 1)
+    const instances = (set as unknown as { instances: Array<() => unknown[]> }).instances
+    expect(instances[0]!().length).toBeLessThanOrEqual((INSTANCES_PER_CHECK ?? 0) + 1)
     // The most recent values are still there and still right.
     const [r] = await pipeline.run(items([{ source: 'x' }], { ratio: 2 + n - 1 }))
     expect(JSON.parse(r!.findings[0]!.message).ratio).toBe(2 + n - 1)

@@ -7,7 +7,6 @@ import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { PipelineHost } from '../../src/engine/pipeline-host.js'
 import { PORTS } from '../../src/webhooks/event-types.js'
 import { silentLogger } from '../../src/util/logger.js'
-import type { PipelineSource } from '../../src/worker.js'
 import { signedRequest } from '../support/events.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 
@@ -22,7 +21,7 @@ beforeAll(async () => {
   )
   const loaded = await host.load()
   expect(loaded.errors).toEqual([])
-  worker = await startTestWorker({ pipelines: host as unknown as PipelineSource, config: { baseUrl: 'https://switchyard.example.com', clientId: 'client-1', clientSecret: 'client-1-secret' } })
+  worker = await startTestWorker({ pipelines: host, config: { baseUrl: 'https://switchyard.example.com', clientId: 'client-1', clientSecret: 'client-1-secret' } })
   manifest = (await (await fetch(`${worker.url}/manifest.json`)).json()) as Record<string, any>
 })
 afterAll(async () => worker?.stop())

@@ -1,8 +1,8 @@
 // A stand-in for compiled pipelines in tests of the worker's plumbing (queue, journal, reporter):
 // routes a string by a rule given in the test. The real engine is tested in test/engine and
 // end to end against the emulator.
+import type { Pipeline, PipelineSource } from '../../src/engine/pipeline.js'
 import type { Finding, Item } from '../../src/engine/types.js'
-import type { PipelineSource, WorkerPipeline } from '../../src/worker.js'
 import { contractFake, type ContractFakeOptions } from './contract-fake.js'
 
 export function fakePipelines(
@@ -11,16 +11,19 @@ export function fakePipelines(
   opts: { needsTranslation?: boolean; delayMs?: number; findings?: (item: Item) => Finding[]; issues?: { outputs: string[] } } = {},
 ): PipelineSource & { runs: number } {
   const state = { runs: 0 }
-  const pipeline: WorkerPipeline = {
+  const pipeline: Pipeline = {
     key,
     name: 'Test step',
     description: 'test',
     editorMode: 'side-by-side',
+    file: 'test-step.yaml',
+    settingsSchema: { type: 'object', properties: {} },
     input: ['translated'],
     outputs: [{ name: 'passed', port: 'approved', title: 'Passed' }, { name: 'failed', port: 'translated', title: 'Failed' }],
     needsTranslation: opts.needsTranslation ?? false,
     issues: opts.issues,
     resolveSettings: () => ({ ok: true, settings: {} }),
+    timedOut: (id) => ({ id, port: '', output: null, findings: [] }),
     async run(items) {
       state.runs++
       if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs))
@@ -32,7 +35,7 @@ export function fakePipelines(
       })
     },
   }
-  const set = { get: (k: string) => (k === key ? pipeline : undefined), all: () => [pipeline], events: () => [], dispatchEvent: async () => {} }
+  const set = { get: (k: string) => (k === key ? pipeline : undefined), all: () => [pipeline], events: () => [], dispatchEvent: async () => {}, close: async () => {} }
   return { current: set, get runs() { return state.runs } }
 }
 

@@ -1,0 +1,265 @@
+// The checks and event handlers of one pipeline file: presets expanded, each plugin resolved and
+// created once with its options (a plugin whose create() refuses them is a load error, located at
+// the option it quotes). Options that take step settings without defaults are created per step,
+// when the settings arrive (run-pipeline.ts), from the bounded cache made here.
+import { PRESETS, type PresetCheck } from '../../plugins/presets.js'
+import type { ValueType } from './conditions.js'
+import { PluginOptionsError, resolvePluginOptions } from './instantiate-plugin.js'
+import { interpolateSettings, settingReferences } from './interpolate.js'
+import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
+import { LruMap } from './lru-map.js'
+import type { CheckEntry, PipelineFile } from './pipeline-schema.js'
+import type { PluginRegistry } from './plugin-registry.js'
+import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, type CompiledCheck } from './run-pipeline.js'
+import type { PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics } from './types.js'
+import type { Logger } from '../util/logger.js'
+
+export interface EngineDeps {
+  pluginsDir?: string
+  log: Logger
+  cacheFor(namespace: string): PluginCache
+  env: Readonly<Record<string, string | undefined>>
+  metrics: PluginMetrics
+}
+
+/** What every stage of compiling one file shares: where it is, and where its problems go. */
+export interface Compiling {
+  src: SourceFile
+  /** Directory of the file (plugins read files beside it). */
+  dir: string
+  key: string
+  log: Logger
+  deps: EngineDeps
+  registry: PluginRegistry
+  errors: LocatedError[]
+  warnings: LocatedError[]
+  /** Every plugin instance created so far, to close if the file has errors. */
+  created: Array<Promise<PluginInstance> | PluginInstance>
+}
+
+export function error(c: Compiling, at: YamlPath, message: string, part: 'key' | 'value' = 'value'): void {
+  c.errors.push(c.src.errorAtPath(at, message, part))
+}
+
+export function warn(c: Compiling, at: YamlPath, message: string): void {
+  c.warnings.push(c.src.errorAtPath(at, message))
+}
+
+/** The step settings as the checks see them: their types (for conditions) and their defaults. */
+export interface SettingsDefaults {
+  types: Map<string, ValueType>
+  defaults: Record<string, unknown>
+}
+
+export interface EventHandler { on: string; id: string; plugin: string; instance: PluginInstance; timeoutMs: number; log: Logger }
+
+/** A check to create: the entry (a preset's merged with its overrides) and where to point errors. */
+interface CheckToCreate { entry: CheckEntry; path: YamlPath; withPath: YamlPath }
+
+/** Replace presets by their checks (with overrides applied) and fallbacks of missing presets. */
+function expandChecks(c: Compiling, list: CheckEntry[], base: YamlPath, out: CheckToCreate[] = []): CheckToCreate[] {
+  list.forEach((entry, i) => {
+    const at = [...base, i]
+    if (entry.enabled === false) return
+    const uses = entry.uses
+    if (c.registry.has(uses)) {
+      out.push({ entry, path: at, withPath: [...at, 'with'] })
+      return
+    }
+    const preset: PresetCheck[] | undefined = Object.hasOwn(PRESETS, uses) ? PRESETS[uses] : undefined
+    if (preset) {
+      out.push(...expandPreset(c, entry, preset, at))
+      return
+    }
+    if (entry.fallback) {
+      warn(c, [...at, 'uses'], `preset "${uses}" is not defined; using the fallback checks`)
+      expandChecks(c, entry.fallback, [...at, 'fallback'], out)
+      return
+    }
+    const presets = Object.keys(PRESETS)
+    error(c, [...at, 'uses'], `unknown plugin or preset "${uses}"; plugins: ${c.registry.names().join(', ') || '(none)'}${presets.length ? `; presets: ${presets.join(', ')}` : ''}; or npm:<package>`)
+  })
+  return out
+}
+
+/** A preset's checks, each with the entry's settings and its override (by check id or plugin name). */
+function expandPreset(c: Compiling, entry: CheckEntry, preset: PresetCheck[], at: YamlPath): CheckToCreate[] {
+  const overrides = entry.overrides ?? {}
+  const used = new Set<string>()
+  const out: CheckToCreate[] = []
+  for (const pc of preset) {
+    const id = pc.id ?? pc.uses
+    const overrideKey = Object.hasOwn(overrides, id) ? id : Object.hasOwn(overrides, pc.uses) ? pc.uses : undefined
+    const override = overrideKey !== undefined ? overrides[overrideKey] ?? {} : {}
+    if (overrideKey !== undefined) used.add(overrideKey)
+    if (override.enabled === false) continue
+    const merged: CheckEntry = {
+      uses: pc.uses,
+      id,
+      if: override.if ?? entry.if,
+      severity: override.severity ?? entry.severity ?? pc.severity,
+      timeout: override.timeout ?? entry.timeout,
+      maxTextLength: override.maxTextLength ?? entry.maxTextLength,
+      with: { ...(pc.with ?? {}), ...(override.with ?? {}) },
+    }
+    const where = overrideKey !== undefined ? [...at, 'overrides', overrideKey] : [...at, 'uses']
+    out.push({ entry: merged, path: where, withPath: overrideKey !== undefined && override.with ? [...where, 'with'] : where })
+  }
+  for (const k of Object.keys(overrides)) {
+    if (!used.has(k)) error(c, [...at, 'overrides', k], `preset "${entry.uses}" has no check "${k}"; its checks: ${preset.map((p) => p.id ?? p.uses).join(', ')}`, 'key')
+  }
+  return out
+}
+
+function contextFor(c: Compiling, checkId: string, plugin: string, log: Logger): PluginContext {
+  return { pipelineKey: c.key, pipelineDir: c.dir, checkId, log, cache: c.deps.cacheFor(plugin), env: c.deps.env, metrics: c.deps.metrics }
+}
+
+/** The checks of the file, in order, each created (or ready to be, per step settings). */
+export async function compileChecks(
+  c: Compiling, file: PipelineFile, settings: SettingsDefaults,
+): Promise<{ checks: CompiledCheck[]; conditions: Array<{ check: CompiledCheck; text: string; path: YamlPath }> }> {
+  const checks: CompiledCheck[] = []
+  const conditions: Array<{ check: CompiledCheck; text: string; path: YamlPath }> = []
+  const ids = new Map<string, YamlPath>()
+  for (const { entry, path: at, withPath } of expandChecks(c, file.checks, ['checks'])) {
+    const loaded = await c.registry.resolve(entry.uses)
+    if (!loaded) { error(c, [...at, 'uses'], `unknown plugin "${entry.uses}"`); continue }
+    if ('error' in loaded) { error(c, [...at, 'uses'], loaded.error); continue }
+    const definition = loaded.definition
+    const id = entry.id ?? definition.name
+    if (ids.has(id)) { error(c, [...at, entry.id ? 'id' : 'uses'], `two checks are called "${id}"; give one an \`id\``); continue }
+    ids.set(id, at)
+    const context = contextFor(c, id, definition.name, c.log.child({ check: id }))
+    const check: CompiledCheck = {
+      id, index: checks.length, plugin: definition.name, definition, options: entry.with ?? {}, bySettings: settingsInstances(context.log), context,
+      severity: entry.severity,
+      timeoutMs: entry.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      maxTextLength: entry.maxTextLength ?? file.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH,
+      needsTranslation: !!definition.needs?.includes('translation'),
+    }
+    await createInstance(c, settings, check, withPath, 'check')
+    if (entry.if !== undefined) conditions.push({ check, text: entry.if, path: [...at, 'if'] })
+    checks.push(check)
+  }
+  return { checks, conditions }
+}
+
+/** Plugins subscribed to other webhook events; their options are taken as written (no step). */
+export async function compileEventHandlers(c: Compiling, events: NonNullable<PipelineFile['events']>, settings: SettingsDefaults): Promise<EventHandler[]> {
+  const handlers: EventHandler[] = []
+  for (const [i, ev] of events.entries()) {
+    const loaded = c.registry.has(ev.uses) ? await c.registry.resolve(ev.uses) : undefined
+    if (!loaded || 'error' in loaded) { error(c, ['events', i, 'uses'], loaded ? loaded.error : `unknown plugin "${ev.uses}"; plugins: ${c.registry.names().join(', ')}`); continue }
+    const definition = loaded.definition
+    const id = ev.id ?? definition.name
+    const handler: CompiledCheck = {
+      id, index: -1, plugin: definition.name, definition, options: ev.with ?? {}, bySettings: new Map(),
+      context: contextFor(c, id, definition.name, c.log.child({ event: ev.on, plugin: definition.name })),
+      timeoutMs: ev.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS, needsTranslation: false,
+    }
+    const instance = await createInstance(c, settings, handler, ['events', i, ev.with ? 'with' : 'uses'], 'event')
+    if (instance) handlers.push({ on: ev.on, id, plugin: handler.plugin, instance, timeoutMs: handler.timeoutMs, log: handler.context.log })
+  }
+  return handlers
+}
+
+/**
+ * The check's options, validated by its plugin: with the settings' defaults in place of
+ * `${settings.x}`; undefined when they cannot be known before a step's settings arrive, or are wrong.
+ */
+function resolveOptions(c: Compiling, settings: SettingsDefaults, check: CompiledCheck, withPath: YamlPath, use: 'check' | 'event'): { resolved: unknown; takesSettings: boolean } | undefined {
+  const refs = settingReferences(check.options)
+  if (use === 'event' && refs.length) {
+    error(c, [...withPath, ...refs[0]!.path], 'events have no step, hence no step settings: ${settings.…} cannot be used here')
+    return undefined
+  }
+  const unknown = refs.filter((r) => !settings.types.has(r.name))
+  for (const r of unknown) error(c, [...withPath, ...r.path], `unknown setting "${r.name}" in \${settings.${r.name}}; declare it under settings.properties`)
+  // Options that take settings without defaults can only be checked when a step's settings arrive.
+  if (unknown.length || refs.some((r) => settings.defaults[r.name] === undefined)) return undefined
+  try {
+    return { resolved: resolvePluginOptions(check.definition, refs.length ? interpolateSettings(check.options, settings.defaults) : check.options), takesSettings: refs.length > 0 }
+  } catch (e) {
+    if (!(e instanceof PluginOptionsError)) throw e
+    for (const m of e.errors) {
+      const where = /^([^:]+): /.exec(m)?.[1]
+      const sub = where && where !== '(options)' ? where.split('.') : []
+      error(c, [...withPath, ...sub], `check "${check.id}": option ${m}`)
+    }
+    return undefined
+  }
+}
+
+/** Create the plugin of a check or event handler once, now, when its options can be known. */
+async function createInstance(c: Compiling, settings: SettingsDefaults, check: CompiledCheck, withPath: YamlPath, use: 'check' | 'event'): Promise<PluginInstance | undefined> {
+  const options = resolveOptions(c, settings, check, withPath, use)
+  if (!options) return undefined
+  let instance: PluginInstance
+  try {
+    instance = await check.definition.create(options.resolved as never, check.context)
+  } catch (e) {
+    // Point at the option the message quotes (a bad pattern), else at the options.
+    const message = (e as Error).message
+    const quoted = stringLeaves(check.options).filter((l) => l.value.length > 0 && message.includes(l.value))
+    const at = quoted.length === 1 && !options.takesSettings ? [...withPath, ...quoted[0]!.path] : withPath
+    error(c, at, `check "${check.id}": plugin "${check.plugin}" refused its options: ${message}`)
+    return undefined
+  }
+  c.created.push(instance)
+  const usable = use === 'check' ? typeof instance?.check === 'function' || typeof instance?.checkBatch === 'function' : typeof instance?.onEvent === 'function'
+  if (!usable) {
+    error(c, withPath, `plugin "${check.plugin}" cannot be used ${use === 'check' ? 'as a check: create() returned no check() or checkBatch()' : 'for events: create() returned no onEvent()'}`)
+    return undefined
+  }
+  if (options.takesSettings) check.bySettings.set(JSON.stringify(options.resolved), Promise.resolve(instance))
+  else check.fixed = instance
+  return instance
+}
+
+function stringLeaves(v: unknown, p: Array<string | number> = [], out: Array<{ value: string; path: Array<string | number> }> = []) {
+  if (typeof v === 'string') out.push({ value: v, path: p })
+  else if (Array.isArray(v)) v.forEach((x, i) => stringLeaves(x, [...p, i], out))
+  else if (v && typeof v === 'object') for (const [k, x] of Object.entries(v)) stringLeaves(x, [...p, k], out)
+  return out
+}
+
+/** Plugin instances of one check kept per distinct settings value, at most. */
+export const INSTANCES_PER_CHECK = 256
+/** An evicted instance may still be running a batch: it is closed only after this grace. */
+const EVICTED_CLOSE_GRACE_MS = 30_000
+
+/** The bounded cache of one check's instances per settings value; an evicted one is closed later. */
+function settingsInstances(log: Logger): LruMap<string, Promise<PluginInstance>> {
+  return new LruMap(INSTANCES_PER_CHECK, (evicted) => {
+    setTimeout(() => void closeAll([evicted], log), EVICTED_CLOSE_GRACE_MS).unref()
+  })
+}
+
+/** Close plugin instances, each once; a close that throws is logged, never thrown. */
+export async function closeAll(instances: Array<Promise<PluginInstance> | PluginInstance>, log: Logger): Promise<void> {
+  const settled = await Promise.allSettled(instances.map((p) => Promise.resolve(p)))
+  const unique = new Set(settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : [])))
+  await Promise.all([...unique].map(async (instance) => {
+    try {
+      await instance.close?.()
+    } catch (e) {
+      log.warn({ err: (e as Error).message }, 'closing a plugin failed')
+    }
+  }))
+}
+
+/** Run one event handler with its timeout; errors are logged, never thrown. */
+export async function dispatchTo(handler: EventHandler, event: PluginEvent): Promise<void> {
+  let timer: NodeJS.Timeout | undefined
+  try {
+    await Promise.race([
+      Promise.resolve().then(() => handler.instance.onEvent!(event)),
+      new Promise((_, reject) => { timer = setTimeout(() => reject(new Error(`timed out after ${handler.timeoutMs} ms`)), handler.timeoutMs) }),
+    ])
+  } catch (e) {
+    handler.log.error({ err: (e as Error).message, event: event.event }, `plugin "${handler.plugin}" failed on ${event.event}`)
+  } finally {
+    clearTimeout(timer)
+  }
+}

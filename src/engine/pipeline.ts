@@ -1,0 +1,52 @@
+// The pipeline as the rest of the worker sees it: three interfaces, declared once. The queue runs a
+// `Pipeline`, the manifest and the settings page read its fields, and the worker reads the current
+// `PipelineSet` from a `PipelineSource` (the PipelineHost, or the PipelinePool that runs the same
+// pipelines on threads). How a file becomes a Pipeline is compile-pipeline.ts.
+import type { Port } from '../webhooks/event-types.js'
+import type { EditorMode } from './pipeline-schema.js'
+import type { Progress, RunResult } from './run-pipeline.js'
+import type { Item, PluginEvent } from './types.js'
+
+export type { EditorMode } from './pipeline-schema.js'
+
+/** A compiled pipeline: what the step module shows, and how to run its checks on strings. */
+export interface Pipeline {
+  key: string
+  name: string
+  description: string
+  editorMode: EditorMode
+  /** Absolute path of the pipeline file. */
+  file: string
+  /** The logo image (absolute path). */
+  logo?: { path: string; contentType: string }
+  input: Port[]
+  outputs: Array<{ name: string; port: Port; title: string }>
+  settingsSchema: object
+  /** A step's stored settings, validated against settingsSchema with its defaults filled in. */
+  resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
+  /** Some check reads the translation: the worker fetches it before run(). */
+  needsTranslation: boolean
+  /** Issues raised on strings sent back (the `issues` option): the outputs that send a string back. */
+  issues?: { outputs: string[] }
+  run(items: Item[], options?: { signal?: AbortSignal; progress?: Progress }): Promise<RunResult[]>
+  /** The outcome of a string whose check `checkIndex` was stopped after `budgetMs` (on-error applies). */
+  timedOut(id: number, checkIndex: number, budgetMs: number): RunResult
+}
+
+/** The pipelines loaded together from one directory (or list of files). */
+export interface PipelineSet {
+  get(key: string): Pipeline | undefined
+  all(): Pipeline[]
+  /** Every event name some pipeline subscribed a plugin to (for the manifest's webhook module). */
+  events(): string[]
+  /** Hand an event to every subscribed plugin; errors are logged; resolves when all are done. */
+  dispatchEvent(e: PluginEvent): Promise<void>
+  /** Close the plugins, after the runs in flight (or a grace period). */
+  close(graceMs?: number): Promise<void>
+}
+
+/** Where the worker finds the current pipelines; reload() swaps them (the old set keeps its runs). */
+export interface PipelineSource {
+  readonly current: PipelineSet
+  reload?(): Promise<{ ok: boolean; errors: unknown[] }>
+}
