@@ -36,9 +36,9 @@ import type { Logger } from './util/logger.js'
 import { boundedLabels, createMetrics, type Metrics } from './util/metrics.js'
 import { createBatchDecoder } from './webhooks/batch-decoder.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
-import type { OtherEvent } from './webhooks/event-types.js'
-import type { BatchOrigin } from './webhooks/unbatch.js'
-import { stringKeyOf, type Job } from './queue/job.js'
+import type { OtherEvent } from './protocol/service-events.js'
+import type { BatchOrigin } from './queue/job-codec.js'
+import { stringKeyOf, type Job } from './protocol/job.js'
 
 export type WorkerPipeline = RunnablePipeline & ManifestPipeline
 

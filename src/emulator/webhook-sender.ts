@@ -5,7 +5,7 @@
 // (Retry-After is ignored, as the platform notes assume of the service); after the last, the
 // batch's strings become FAILED until a Resend. X-Module-Key names the app's `webhook` module.
 import { createHmac } from 'node:crypto'
-import { RECALCULATION_EVENT } from '../webhooks/event-types.js'
+import { RECALCULATION_EVENT } from '../protocol/service-events.js'
 import type { Logger } from '../util/logger.js'
 import type { EmulatorSettings } from './emulator-settings.js'
 import { SOURCE_LANGUAGE, type SampleProject, type SampleString } from './sample-project.js'

@@ -9,10 +9,10 @@
 // on disk is absorbed when it reaches the window). Strings of a held organization (disconnected or
 // forbidden) are journaled again as one part at the head of its line and wait there, on disk, until
 // it can be reported for: the line is skipped while the organization is held.
-import type { Decision } from '../platform/reporter.js'
+import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Dedupe } from './dedupe.js'
-import { stringKeyOf, type Job } from './job.js'
+import { stringKeyOf, type Job } from '../protocol/job.js'
 import { entryTime, organizationOf, type Journal, type ParkedJob, type Placement } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 

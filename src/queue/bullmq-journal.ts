@@ -12,7 +12,7 @@ import { Queue, Worker as BullWorker } from 'bullmq'
 import { Redis } from 'ioredis'
 import type { Logger } from '../util/logger.js'
 import type { IntakeJournal } from './intake-journal.js'
-import type { Job } from './job.js'
+import type { Job } from '../protocol/job.js'
 
 export interface BullmqJournalOptions {
   redisUrl: string

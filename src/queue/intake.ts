@@ -6,7 +6,7 @@
 import type { Backlog } from './backlog.js'
 import type { Dedupe } from './dedupe.js'
 import type { IntakeJournal } from './intake-journal.js'
-import { stringKeyOf, type Job } from './job.js'
+import { stringKeyOf, type Job } from '../protocol/job.js'
 import { organizationOf, type EncodedJobs, type Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 

@@ -8,7 +8,7 @@
 // oldest first within a group. One organization's thousands of groups never keep another's lone
 // group waiting behind them.
 import PQueue from 'p-queue'
-import { groupKeyOf, type Job } from './job.js'
+import { groupKeyOf, type Job } from '../protocol/job.js'
 
 export interface WorkQueueOptions {
   concurrency: number

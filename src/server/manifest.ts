@@ -8,7 +8,7 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { settingsPathFor } from '../settings/settings-routes.js'
-import { RECALCULATION_EVENT } from '../webhooks/event-types.js'
+import { RECALCULATION_EVENT } from '../protocol/service-events.js'
 
 export const WEBHOOK_MODULE_KEY = 'switchyard-webhook'
 export const WEBHOOK_PATH = '/webhooks'
