@@ -5,7 +5,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { OPTIONS, type OptionSpec } from './options.js'
-import { operatorAccessNote } from '../server/operator-auth.js'
+import { operatorAccessNote } from './operator-access.js'
 
 export interface Config {
   port: number
