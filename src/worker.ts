@@ -385,7 +385,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
 
   // With a shared queue, jobs come from BullMQ to whichever instance is free.
   shared?.start((job) => {
-    queue.admit(1)
+    queue.reserve(1)
     queue.push([job])
   })
 

@@ -181,7 +181,7 @@ export class Backlog {
       this.lines.delete(organization)
       if (line.refs.length) this.lines.set(organization, line)
       const jobs = (await journal.readPart(ref.entryId, ref.part)).slice(ref.taken - take, ref.taken)
-      await this.admit(jobs, ref.recheck)
+      await this.intoWindow(jobs, ref.recheck)
     }
   }
 
@@ -193,12 +193,12 @@ export class Backlog {
     return undefined
   }
 
-  private async admit(jobs: Job[], recheck: boolean): Promise<void> {
+  private async intoWindow(jobs: Job[], recheck: boolean): Promise<void> {
     const { dedupe, journal, queue } = this.options
     const run: Job[] = []
     const decided: Job[] = []
     for (const job of jobs) {
-      const a = dedupe.admit(stringKeyOf(job), job.revision)
+      const a = dedupe.arrive(stringKeyOf(job), job.revision)
       if (a === 'duplicate' || a === 'stale') {
         await journal.done(job)
         continue
@@ -206,7 +206,7 @@ export class Backlog {
       if (a === 'finished' || recheck) job.recheck = true
       ;(job.port !== undefined ? decided : run).push(job)
     }
-    queue.admit(run.length + decided.length)
+    queue.reserve(run.length + decided.length)
     if (run.length) queue.push(run)
     for (const job of decided) this.options.report({ job, port: job.port! })
   }

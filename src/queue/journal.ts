@@ -209,7 +209,12 @@ export function organizationOf(job: Pick<Job, 'organizationId' | 'domain'>): str
   return job.organizationId || job.domain
 }
 
-/** When an entry was written (its id starts with the time in base 36). */
+/** A new id for a journal entry (and the batches written in it): the time in base 36, then random. */
+export function newBatchId(): string {
+  return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
+}
+
+/** When an entry was written (its id starts with the time in base 36: newBatchId). */
 export function entryTime(entryId: string): number {
   const t = parseInt(entryId.split('-')[0] ?? '', 36)
   return Number.isFinite(t) ? t : 0
@@ -231,7 +236,7 @@ export class Journal implements IntakeJournal {
   constructor(private readonly store: Keyv) {}
 
   newBatchId(): string {
-    return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
+    return newBatchId()
   }
 
   /**

@@ -3,7 +3,7 @@
 // and only when the Buffer owns its memory.
 import { afterEach, describe, expect, it } from 'vitest'
 import { createBatchDecoder, type BatchDecoder } from '../../src/webhooks/batch-decoder.js'
-import { signBody } from '../../src/webhooks/verify-signature.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 
 const SECRET = 'decoder-secret'
