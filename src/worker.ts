@@ -34,7 +34,7 @@ import { WEBHOOK_MODULE_KEY, renderManifest, type ManifestPipeline } from './ser
 import type { Stores } from './store/create-stores.js'
 import type { Logger } from './util/logger.js'
 import { boundedLabels, createMetrics, type Metrics } from './util/metrics.js'
-import { createBatchDecoder } from './webhooks/batch-decoder.js'
+import { createDecodePool } from './webhooks/decode-pool.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
 import type { OtherEvent } from './protocol/service-events.js'
 import type { BatchOrigin } from './queue/job-codec.js'
@@ -302,7 +302,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
   const { config, log, stores, tokens } = deps
   const { journal, queue, held, intake } = parts
   const pipelines = () => deps.pipelines.current
-  const decoder = createBatchDecoder({ threads: config.ingestThreads, secrets: config.appSecrets, warn: (message) => log.warn(message) })
+  const decoder = createDecodePool({ threads: config.ingestThreads, secrets: config.appSecrets, warn: (message) => log.warn(message) })
   const webhook = createWebhookHandler({
     appSecrets: () => config.appSecrets,
     decoder,

@@ -13,14 +13,14 @@ import type { Metrics } from '../util/metrics.js'
 import type { IncomingJobs, IntakeResult } from '../queue/intake.js'
 import type { EncodedJobs } from '../queue/journal.js'
 import type { Job } from '../protocol/job.js'
-import type { BatchDecoder } from './batch-decoder.js'
+import type { DecodePool } from './decode-pool.js'
 import { eventLabel } from './event-label.js'
 import type { OtherEvent } from '../protocol/service-events.js'
 import { decodeJobs, type BatchOrigin } from '../queue/job-codec.js'
 
 export interface WebhookDeps {
   appSecrets(): readonly string[]
-  decoder: BatchDecoder
+  decoder: DecodePool
   headerPrefix: string
   bodyLimit: number
   log: Logger
