@@ -247,7 +247,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     limit: config.queueLimit,
     process: async (jobs) => {
       const j = jobs[0]!
-      // Its organization is held: straight to the held list, without a settings read, a token read
+      // Its organization is held: straight to the backlog on disk, without a settings read, a token read
       // or a pipeline run per group; it is tried again on its own back-off.
       const cause = held.cause(j.domain)
       if (cause) return await outcomes.holdJobs(jobs, 'the organization is held', cause)
@@ -267,7 +267,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     : undefined
   // Held strings wait on disk (the backlog); with BullMQ, they fail back to its own retries.
   const stash = async (jobs: Job[]) => {
-    if (backlog) return backlog.hold(jobs)
+    if (backlog) return backlog.stash(jobs)
     for (const job of jobs) await journal.park(job, 'the organization is held')
   }
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d), stash })

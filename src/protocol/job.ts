@@ -36,10 +36,10 @@ export interface Job {
   /** Which part of that entry (one webhook, or one re-journaled group) holds it; 0 when absent. */
   part?: number
   /**
-   * The pipeline's decision, when the job was held after it ran (its organization could not be
-   * reported for): it goes straight back to the reporter, and no check runs twice. Journaled.
+   * The port the pipeline decided, when the job was held after it ran (its organization could not
+   * be reported for): it goes straight back to the reporter, and no check runs twice. Journaled.
    */
-  port?: string
+  decidedPort?: string
   /** Pipeline runs that ended in `retry` so far. */
   attempts: number
   /**

@@ -115,10 +115,10 @@ export class Backlog {
   }
 
   /**
-   * Strings of a held organization leave memory: journaled again as one part at the head of its
-   * line (they are older than what waits behind them), then done in their old entries.
+   * Strings of a held organization leave memory for the disk: journaled again as one part at the
+   * head of its line (they are older than what waits behind them), then done in their old entries.
    */
-  async hold(jobs: Job[]): Promise<void> {
+  async stash(jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
     const { journal, dedupe } = this.options
     const copies = jobs.map((j) => ({ ...j, attempts: 0 }))
@@ -204,11 +204,11 @@ export class Backlog {
         continue
       }
       if (a === 'finished' || recheck) job.recheck = true
-      ;(job.port !== undefined ? decided : run).push(job)
+      ;(job.decidedPort !== undefined ? decided : run).push(job)
     }
     queue.reserve(run.length + decided.length)
     if (run.length) queue.push(run)
-    for (const job of decided) this.options.report({ job, port: job.port! })
+    for (const job of decided) this.options.report({ job, port: job.decidedPort! })
   }
 
   /**

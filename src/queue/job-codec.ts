@@ -12,12 +12,12 @@ import type { Language } from '../protocol/language.js'
  * languageId, stringId, revision, key, context, maxLength, text, isPlural (0|1), fileType, filePath,
  * labelIds, source language #, target language #, then, only when one of them is set: why the event
  * was invalid (0: it was not; an invalid job is parked with "", never run), pipeline runs that ended
- * in `retry` so far, and a held decision's port].
+ * in `retry` so far, and the port decided for a job held after its run].
  */
 export type JobTuple = [
   organizationId: string, moduleKey: string, projectId: number, stepId: number, languageId: string, stringId: number, revision: number,
   key: string, context: string, maxLength: number, text: string, isPlural: 0 | 1, fileType: string, filePath: string, labelIds: number[],
-  source: number, target: number, invalid?: string | 0, attempts?: number, port?: string,
+  source: number, target: number, invalid?: string | 0, attempts?: number, decidedPort?: string,
 ]
 
 /** What `encodeJobs` writes, as JSON text. */
@@ -28,7 +28,7 @@ export interface EncodedJobList {
 
 /** The fields of a job the compact form keeps (a job not yet queued has no key, batch or attempts). */
 export type JobFields = Pick<Job, 'organizationId' | 'moduleKey' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision' | 'string' | 'sourceLanguage' | 'targetLanguage'> &
-  Partial<Pick<Job, 'invalid' | 'attempts' | 'port'>>
+  Partial<Pick<Job, 'invalid' | 'attempts' | 'decidedPort'>>
 
 /** Identity of a language record by its fields (joined, not JSON.stringify: it runs twice per event, bench). */
 export function languageKey(l: Language): string {
@@ -53,8 +53,8 @@ export class JobEncoder {
       this.languageAt(j.sourceLanguage), this.languageAt(j.targetLanguage),
     ]
     // The optional tail, as short as it can be: most jobs have none of it.
-    const tail: [string | 0, number, string] = [j.invalid || 0, j.attempts ?? 0, j.port ?? '']
-    const length = j.port !== undefined ? 3 : j.attempts ? 2 : j.invalid ? 1 : 0
+    const tail: [string | 0, number, string] = [j.invalid || 0, j.attempts ?? 0, j.decidedPort ?? '']
+    const length = j.decidedPort !== undefined ? 3 : j.attempts ? 2 : j.invalid ? 1 : 0
     for (let i = 0; i < length; i++) tuple.push(tail[i]!)
     this.tuples.push(tuple)
   }
@@ -110,7 +110,7 @@ export function decodeJobs(text: string, origin: BatchOrigin): Job[] {
   const langs = decoded.languages.map(intern)
   const jobs: Job[] = new Array(decoded.jobs.length)
   for (let i = 0; i < decoded.jobs.length; i++) {
-    const [organizationId, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, invalid, attempts, port] =
+    const [organizationId, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, invalid, attempts, decidedPort] =
       decoded.jobs[i]!
     const job: Job = {
       key: '',
@@ -129,7 +129,7 @@ export function decodeJobs(text: string, origin: BatchOrigin): Job[] {
       attempts: attempts ?? 0,
     }
     if (invalid) job.invalid = invalid
-    if (port !== undefined) job.port = port
+    if (decidedPort !== undefined) job.decidedPort = decidedPort
     job.key = jobKeyOf(job)
     jobs[i] = job
   }

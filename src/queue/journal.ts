@@ -104,7 +104,7 @@ function decodeV2(e: EntryV2, batchId: string, part: number): Job[] {
     }
     if (part) job.part = part
     if (invalid) job.invalid = invalid
-    if (typeof port === 'string') job.port = port
+    if (typeof port === 'string') job.decidedPort = port
     job.key = jobKeyOf(job)
     return job
   })
@@ -136,6 +136,16 @@ function readPartOf(value: unknown, batchId: string, part: number): Job[] {
 }
 
 /** Every job of a stored entry of any version; undefined when it is not an entry. */
+/** A parked job as stored; one parked before version 4 named its decided port `port`. */
+function parkedJob(p: ParkedJob): ParkedJob {
+  const job = p.job as Job & { port?: string }
+  if (job && typeof job.port === 'string' && job.decidedPort === undefined) {
+    job.decidedPort = job.port
+    delete job.port
+  }
+  return p
+}
+
 export function decodeEntry(value: unknown, batchId: string): Job[] | undefined {
   if (isParts(value, 4) || isParts(value, 3)) return value.parts.flatMap((_, i) => readPartOf(value, batchId, i))
   if (Array.isArray(value)) return value as Job[]
@@ -362,7 +372,7 @@ export class Journal implements IntakeJournal {
         if (!parts) continue
         this.book(entryId, parts)
         batch(entryId, parts)
-      } else if (key.startsWith(PARKED) && value && typeof value === 'object') parked.push(value as ParkedJob)
+      } else if (key.startsWith(PARKED) && value && typeof value === 'object') parked.push(parkedJob(value as ParkedJob))
     }
     return parked
   }

@@ -89,7 +89,7 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
       for (const d of decisions) await park(d.job, reason, d.port)
     },
     async held(decisions, reason, cause) {
-      await hold(decisions.map((d) => ({ ...d.job, port: d.port })), reason, cause)
+      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port })), reason, cause)
     },
   }
 

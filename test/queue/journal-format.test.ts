@@ -34,7 +34,7 @@ const strip = (jobs: Job[]) => jobs.map(({ batchId: _b, part: _p, ...rest }) => 
 
 describe('journal entries', () => {
   it('version 4: jobs journaled again keep attempts, a held port (even "") and why they were invalid', async () => {
-    const jobs = [job(1), job(2, { attempts: 2 }), job(3, { port: '' }), job(4, { port: 'approved', attempts: 1 }), job(5, { invalid: 'bad event' })]
+    const jobs = [job(1), job(2, { attempts: 2 }), job(3, { decidedPort: '' }), job(4, { decidedPort: 'approved', attempts: 1 }), job(5, { invalid: 'bad event' })]
     const store = new Keyv({ store: new Map(), namespace: 'journal' })
     const placement = await new Journal(store).append('e1', jobs.map((j) => ({ ...j })))
     const raw = (await store.get(`b:${placement.entryId}`)) as { v: number; parts: Array<{ t: string }> }
@@ -56,11 +56,11 @@ describe('journal entries', () => {
 
   it('version 3 (a webhook part and a compact part) replays to the same jobs', async () => {
     const webhook = [job(1), job(2)]
-    const held = job(3, { port: 'approved', attempts: 1, invalid: undefined })
+    const held = job(3, { decidedPort: 'approved', attempts: 1, invalid: undefined })
     const parked = job(4, { invalid: 'why' })
     // As version 3 wrote them: the webhook's decoder text with a skipped duplicate, and jobs
     // journaled again in the compact form of version 2.
-    const v2 = (j: Job) => [j.organizationId, j.domain, j.moduleKey, j.projectId, j.stepId, j.languageId, j.stringId, j.revision, j.string.key, j.string.context, j.string.maxLength, j.string.text, j.string.isPlural ? 1 : 0, j.string.fileType, j.string.filePath, j.string.labelIds, 0, 1, j.attempts, ...(j.port !== undefined ? [j.invalid ?? 0, j.port] : j.invalid ? [j.invalid] : [])]
+    const v2 = (j: Job) => [j.organizationId, j.domain, j.moduleKey, j.projectId, j.stepId, j.languageId, j.stringId, j.revision, j.string.key, j.string.context, j.string.maxLength, j.string.text, j.string.isPlural ? 1 : 0, j.string.fileType, j.string.filePath, j.string.labelIds, 0, 1, j.attempts, ...(j.decidedPort !== undefined ? [j.invalid ?? 0, j.decidedPort] : j.invalid ? [j.invalid] : [])]
     const entry = {
       v: 3,
       parts: [
@@ -86,5 +86,13 @@ describe('journal entries', () => {
     await store.set('b:v1', [{ ...job(8), batchId: 'v1' }])
     const { jobs } = await replay(store)
     expect(strip(jobs).sort((a, b) => a.stringId - b.stringId)).toEqual(strip([j, job(8)]))
+  })
+
+  it('a job parked before version 4 keeps its decided port', async () => {
+    const store = new Keyv({ store: new Map(), namespace: 'journal' })
+    const { decidedPort: _d, ...old } = job(5)
+    await store.set(`p:${old.key}`, { job: { ...old, port: 'approved' }, reason: 'the organization is held', at: 1 })
+    const [parked] = await new Journal(store).scan(() => {})
+    expect(parked!.job).toEqual({ ...old, decidedPort: 'approved' })
   })
 })
