@@ -87,10 +87,6 @@ interface EntryV2 {
   jobs: unknown[][]
 }
 type PartV3 = ({ o: string; d: string; t: string; skip?: number[] } | { c: EntryV2; d?: string }) & { n?: number; b?: number }
-interface EntryV3 {
-  v: 3
-  parts: PartV3[]
-}
 
 function decodeV2(e: EntryV2, batchId: string, part: number): Job[] {
   return e.jobs.map((t) => {
@@ -119,7 +115,8 @@ function partOf(p: PartV3, batchId: string, index: number): Part | { jobs: Job[]
   return { jobs, summary: { organization, domain, strings: p.n ?? jobs.length, bytes: p.b ?? JSON.stringify(p.c).length } }
 }
 
-const isParts = (value: unknown, v: number): value is { v: number; parts: PartV3[] } => !!value && (value as Entry).v === v && Array.isArray((value as Entry).parts)
+/** An entry of version 4, or 3 (whose parts may be version-2 compact lists). */
+const isParts = (value: unknown, v: 3 | 4): value is { v: 3 | 4; parts: PartV3[] } => !!value && (value as Entry).v === v && Array.isArray((value as Entry).parts)
 
 /** The jobs of part `part` of a stored entry of any version. */
 function readPartOf(value: unknown, batchId: string, part: number): Job[] {

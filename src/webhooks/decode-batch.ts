@@ -14,6 +14,7 @@ import { parseAppSecrets, secretsFor, type AppSecret } from './app-secrets.js'
 import { matchSignature } from './verify-signature.js'
 import { limitDepth } from './limit-depth.js'
 
+/** An event of the batch that could not be used; the others were. */
 export interface InvalidEvent {
   /** Its index in `events`. */
   index: number
