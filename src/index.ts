@@ -7,4 +7,5 @@ export type {
 export { PluginTester, runPluginCase, testContext, testItem } from './engine/plugin-tester.js'
 export type { ExpectedFinding, InvalidPluginTestCase, PluginTestCase } from './engine/plugin-tester.js'
 export { languageFromCode, localeOf } from './engine/languages.js'
+export { parseRetryAfter } from './util/retry-after.js'
 export { instantiatePlugin, resolvePluginOptions, PluginOptionsError } from './engine/instantiate-plugin.js'

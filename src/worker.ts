@@ -34,11 +34,11 @@ import { WEBHOOK_MODULE_KEY, renderManifest } from './server/manifest.js'
 import type { Stores } from './store/create-stores.js'
 import type { Logger } from './util/logger.js'
 import { boundedLabels, createMetrics, type Metrics } from './util/metrics.js'
-import { createBatchDecoder } from './webhooks/batch-decoder.js'
+import { createDecodePool } from './webhooks/decode-pool.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
-import type { OtherEvent } from './webhooks/event-types.js'
-import type { BatchOrigin } from './webhooks/unbatch.js'
-import { stringKeyOf, type Job } from './queue/job.js'
+import type { OtherEvent } from './protocol/service-events.js'
+import type { BatchOrigin } from './queue/job-codec.js'
+import { stringKeyOf, type Job } from './protocol/job.js'
 
 export type { PipelineSource } from './engine/pipeline.js'
 
@@ -234,7 +234,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     limit: config.queueLimit,
     process: async (jobs) => {
       const j = jobs[0]!
-      // Its organization is held: straight to the held list, without a settings read, a token read
+      // Its organization is held: straight to the backlog on disk, without a settings read, a token read
       // or a pipeline run per group; it is tried again on its own back-off.
       const cause = held.cause(j.domain)
       if (cause) return await outcomes.holdJobs(jobs, 'the organization is held', cause)
@@ -254,7 +254,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     : undefined
   // Held strings wait on disk (the backlog); with BullMQ, they fail back to its own retries.
   const stash = async (jobs: Job[]) => {
-    if (backlog) return backlog.hold(jobs)
+    if (backlog) return backlog.stash(jobs)
     for (const job of jobs) await journal.park(job, 'the organization is held')
   }
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d), stash })
@@ -289,7 +289,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
   const { config, log, stores, tokens } = deps
   const { journal, queue, held, intake } = parts
   const pipelines = () => deps.pipelines.current
-  const decoder = createBatchDecoder({ threads: config.ingestThreads, secrets: config.appSecrets, warn: (message) => log.warn(message) })
+  const decoder = createDecodePool({ threads: config.ingestThreads, secrets: config.appSecrets, warn: (message) => log.warn(message) })
   const webhook = createWebhookHandler({
     appSecrets: () => config.appSecrets,
     decoder,
@@ -375,7 +375,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
 
   // With a shared queue, jobs come from BullMQ to whichever instance is free.
   shared?.start((job) => {
-    queue.admit(1)
+    queue.reserve(1)
     queue.push([job])
   })
 

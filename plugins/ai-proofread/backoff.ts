@@ -1,16 +1,13 @@
 // When to try a model request again: the server's own word first (retry-after-ms, Retry-After in
 // seconds or as an HTTP date), else exponential back-off with jitter (half fixed, half random, so waits never collapse to 0).
+import { parseRetryAfter } from '../../src/util/retry-after.js'
 
 /** The wait a response asks for, in ms; undefined when it names none (or an unreadable one). */
 export function retryAfterMs(headers: { get(name: string): string | null } | undefined, now = Date.now()): number | undefined {
   if (!headers) return undefined
   const ms = headers.get('retry-after-ms')
   if (ms !== null && ms.trim() !== '' && Number.isFinite(Number(ms)) && Number(ms) >= 0) return Number(ms)
-  const value = headers.get('retry-after')?.trim()
-  if (!value) return undefined
-  if (/^\d+(\.\d+)?$/.test(value)) return Number(value) * 1000
-  const date = Date.parse(value)
-  return Number.isNaN(date) ? undefined : Math.max(0, date - now)
+  return parseRetryAfter(headers.get('retry-after'), now)
 }
 
 /** Attempt n (0-based) waits a random time in [base·2ⁿ/2, base·2ⁿ], capped at `maxMs`. */

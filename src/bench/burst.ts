@@ -7,7 +7,7 @@
 // Rates are also given as ratios to the same run's baseline (a plain node:http server taking the
 // same batches), since machines differ by 40% in absolute rates.
 import http from 'node:http'
-import { signBody } from '../emulator/webhook-sender.js'
+import { signBody } from '../protocol/webhook-signature.js'
 import type { Batch } from './load-generator.js'
 import { runLoad } from './load-generator.js'
 import { memoryOf, type Child } from './processes.js'

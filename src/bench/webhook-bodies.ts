@@ -2,7 +2,8 @@
 // (its EventWriter, every field of section 2.6, string-major order) so the bench process can be
 // the load generator while the emulator only answers API calls. Built one batch at a time.
 import { createSampleProject, type SampleProject, type SeedOptions } from '../emulator/sample-project.js'
-import { EventWriter, signBody } from '../emulator/webhook-sender.js'
+import { signBody } from '../protocol/webhook-signature.js'
+import { EventWriter } from '../emulator/webhook-sender.js'
 import type { Batch } from './load-generator.js'
 
 export interface BatchSource {

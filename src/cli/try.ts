@@ -6,16 +6,18 @@
 // `output` is the PORT the string would be routed to (the status PATCH value), "" when
 // parked. --pretty prints a table, counts per output and the plugins' metrics instead.
 import { readFile } from 'node:fs/promises'
+import { buildItem, type ItemSource, type TargetText } from '../engine/build-item.js'
 import { formatLocatedError, loadPipelines, type RunResult } from '../engine/load-pipelines.js'
 import { languageFromCode } from '../engine/languages.js'
 import type { Item, Language, PluralForm } from '../engine/types.js'
-import { RECALCULATION_EVENT, type StringStatus } from '../webhooks/event-types.js'
+import { decodeJobs } from '../queue/job-codec.js'
+import { decodeBatchBody } from '../webhooks/decode-batch.js'
 import { silentLogger } from '../util/logger.js'
 import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
 
 const USAGE = `usage: switchyard try PIPELINE STRINGS.json [--pretty]
 STRINGS.json: a JSON array of { id? (a string or a number, echoed as given), source, translation, sourceLanguage, targetLanguage, key?,
-context?, maxLength?, settings?, fileType?, labelIds? }, or a webhook batch body ({ "events": [...] }).
+context?, maxLength?, settings?, fileType?, labelIds? }, or a webhook batch body ({ "events": [...] }), read as the worker reads one.
 Prints, per string, { id, output, findings } where output is the port ("" when parked).
 `
 
@@ -36,61 +38,50 @@ function language(v: unknown, fallback: string): Language {
   return languageFromCode(typeof v === 'string' && v ? v : fallback)
 }
 
-function baseItem(id: number, log: Item['log'], signal: AbortSignal): Item {
-  return {
-    id, key: '', context: '', maxLength: 0, source: '', isPlural: false, fileType: '', filePath: '', labelIds: [],
-    sourceLanguage: languageFromCode('en'), targetLanguage: languageFromCode('fr'), settings: {},
-    projectId: 0, stepId: 0, organizationId: '', log, signal,
+/**
+ * The string events of a webhook batch body as items, through the worker's own decoder: the same
+ * validation, and the same fields (a string's key is its `key`, else its `identifier`). Throws with
+ * every event the worker would refuse or park.
+ */
+function itemsFromBatch(body: unknown, context: { log: Item['log']; signal: AbortSignal }): TryInput[] {
+  const decoded = decodeBatchBody(body)
+  if (!decoded.ok) throw new Error(decoded.message)
+  if (decoded.invalid.length) {
+    throw new Error(`the worker would not run ${decoded.invalid.length === 1 ? 'this event' : 'these events'} (it parks one that names its string with ""):\n${decoded.invalid.map((e) => `  ${e.reason}`).join('\n')}`)
   }
+  const jobs = decodeJobs(decoded.jobs, { organizationId: decoded.organizationId, domain: '', batchId: '' })
+  return jobs.map((job) => ({ item: buildItem(job, { settings: {}, ...context }), settings: undefined, id: job.stringId }))
 }
 
 /** Strings of a `try` input file as items; throws with a message naming the bad entry. */
 export function itemsFromInput(input: unknown, signal: AbortSignal): TryInput[] {
   const log = silentLogger()
-  if (isObj(input) && Array.isArray(input.events)) {
-    const out: TryInput[] = []
-    for (const [i, ev] of input.events.entries()) {
-      if (!isObj(ev) || ev.event !== RECALCULATION_EVENT || !isObj(ev.stringStatus)) continue
-      const st = ev.stringStatus as unknown as StringStatus
-      const s = st.translation
-      if (!isObj(s) || typeof s.id !== 'number' || typeof s.text !== 'string') throw new Error(`events[${i}].stringStatus.translation must have an id and a text`)
-      out.push({
-        item: {
-          ...baseItem(s.id, log, signal),
-          key: s.key ?? '', context: s.context ?? '', maxLength: Number(s.maxLength) || 0, source: s.text,
-          isPlural: !!s.hasPlurals, fileType: s.file?.type ?? '', filePath: s.file?.path ?? '', labelIds: s.labelIds ?? [],
-          sourceLanguage: language(st.sourceLanguage, 'en'), targetLanguage: language(st.affectedLanguage, 'fr'),
-          projectId: s.project?.id ?? 0, stepId: st.workflowStep?.id ?? 0, organizationId: st.organizationId ?? '',
-        },
-        settings: undefined,
-        id: s.id,
-      })
-    }
-    return out
-  }
+  if (isObj(input) && 'events' in input) return itemsFromBatch(input, { log, signal })
   if (!Array.isArray(input)) throw new Error('STRINGS.json must be a JSON array of strings or a webhook batch body ({ "events": [...] })')
   return input.map((raw, i) => {
     if (!isObj(raw) || typeof raw.source !== 'string') throw new Error(`entry ${i}: must be an object with a "source" text`)
     if (raw.translation !== undefined && typeof raw.translation !== 'string') throw new Error(`entry ${i}: "translation" must be a string`)
     if (raw.id !== undefined && typeof raw.id !== 'string' && typeof raw.id !== 'number') throw new Error(`entry ${i}: "id" must be a string or a number`)
-    const id = raw.id ?? i + 1
-    const item: Item = {
+    const plurals = Array.isArray(raw.plurals) ? (raw.plurals as PluralForm[]) : undefined
+    const string: ItemSource = {
       // Plugins see a number: the caller's when it is a safe integer, else the position.
-      ...baseItem(Number.isSafeInteger(raw.id) ? (raw.id as number) : i + 1, log, signal),
-      key: typeof raw.key === 'string' ? raw.key : `string.${i + 1}`,
-      context: typeof raw.context === 'string' ? raw.context : '',
-      maxLength: Number(raw.maxLength) || 0,
-      source: raw.source,
-      fileType: typeof raw.fileType === 'string' ? raw.fileType : '',
-      filePath: typeof raw.filePath === 'string' ? raw.filePath : '',
-      labelIds: Array.isArray(raw.labelIds) ? raw.labelIds.filter((n): n is number => typeof n === 'number') : [],
+      stringId: Number.isSafeInteger(raw.id) ? (raw.id as number) : i + 1,
+      projectId: 0, stepId: 0, organizationId: '',
+      string: {
+        key: typeof raw.key === 'string' ? raw.key : `string.${i + 1}`,
+        context: typeof raw.context === 'string' ? raw.context : '',
+        maxLength: Number(raw.maxLength) || 0,
+        text: raw.source,
+        isPlural: typeof raw.isPlural === 'boolean' ? raw.isPlural : false,
+        fileType: typeof raw.fileType === 'string' ? raw.fileType : '',
+        filePath: typeof raw.filePath === 'string' ? raw.filePath : '',
+        labelIds: Array.isArray(raw.labelIds) ? raw.labelIds.filter((n): n is number => typeof n === 'number') : [],
+      },
       sourceLanguage: language(raw.sourceLanguage, 'en'),
       targetLanguage: language(raw.targetLanguage, 'fr'),
     }
-    if (typeof raw.translation === 'string') item.translation = raw.translation
-    if (Array.isArray(raw.plurals)) { item.plurals = raw.plurals as PluralForm[]; item.isPlural = true }
-    if (typeof raw.isPlural === 'boolean') item.isPlural = raw.isPlural
-    return { item, settings: raw.settings, id }
+    const translation: TargetText | undefined = typeof raw.translation === 'string' || plurals ? { ...(typeof raw.translation === 'string' ? { text: raw.translation } : {}), ...(plurals ? { plurals } : {}) } : undefined
+    return { item: buildItem(string, { translation, settings: {}, log, signal }), settings: raw.settings, id: raw.id ?? i + 1 }
   })
 }
 

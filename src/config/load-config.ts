@@ -1,7 +1,7 @@
 // Configuration from the environment, validated once at start. Every error is reported at once
 // (the textlint habit), each naming the variable and what to fix.
 import { OPTIONS, type Config, type OptionSpec } from './options.js'
-import { operatorAccessNote } from '../server/operator-auth.js'
+import { operatorAccessNote } from './operator-access.js'
 
 export type { Config } from './options.js'
 export { PACKAGE_ROOT } from './package-root.js'

@@ -2,7 +2,7 @@
 // workflow step and N strings built from the phrase table, each with a translation per target
 // language and the verdict a strict QA gate should reach. Deterministic from the seed; cheap
 // enough for hundreds of thousands of strings (one small object per string and language).
-import type { WorkflowStep } from '../webhooks/event-types.js'
+import type { WorkflowStep } from '../protocol/service-events.js'
 import { PHRASES, PLURAL_CATEGORIES, type FileKind, type PhraseTemplate, type PluralForms, type TargetCode } from './phrases.js'
 import { SERVICE_LANGUAGES, serviceLanguage } from './service-languages.js'
 
@@ -84,6 +84,14 @@ export interface SampleFile {
   directory: { id: number | null }
 }
 
+/** The custom step as the emulated service describes it: what events carry, and its title, type and languages. */
+export interface SampleStep extends WorkflowStep {
+  title: string
+  type: string
+  languages: string[]
+  applicationModule: { applicationIdentifier: string; moduleKey: string }
+}
+
 export interface SampleProjectRecord {
   id: number
   userId: number
@@ -114,7 +122,7 @@ export interface SampleProject {
   organization: { id: string; domain: string }
   project: SampleProjectRecord
   files: Map<number, SampleFile>
-  step: WorkflowStep
+  step: SampleStep
   /** Output ports the step declares. */
   outputs: string[]
   passOutput: string
@@ -353,7 +361,7 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
   for (const file of Object.values(FILES)) {
     files.set(file.id, { ...file, status: 'active', revision: '3', branch: { id: null } })
   }
-  const step: WorkflowStep = {
+  const step: SampleStep = {
     id: options.stepId ?? DEFAULT_SEED.stepId,
     title: options.stepTitle ?? DEFAULT_SEED.stepTitle,
     type: 'Application',

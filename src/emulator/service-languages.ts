@@ -1,6 +1,6 @@
 // Full language records as the service sends them (section 2.6): the emulator puts these in
 // `sourceLanguage` / `affectedLanguage` of every event.
-import type { Language } from '../engine/types.js'
+import type { Language } from '../protocol/language.js'
 
 type FullLanguage = Required<Omit<Language, 'dialectOf'>> & { dialectOf: string | null }
 

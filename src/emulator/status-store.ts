@@ -1,6 +1,6 @@
 // String statuses on the custom step, per (language, string), with the history tests check:
 // how many PATCHes touched each string and every output it was given.
-import type { StatusRecord } from '../webhooks/event-types.js'
+import type { StatusRecord } from '../protocol/string-status.js'
 import type { SampleProject, SampleString } from './sample-project.js'
 
 export const STRING_STATUSES = ['TODO', 'DONE', 'INCOMPLETE', 'NEED_PROCESS', 'FAILED'] as const

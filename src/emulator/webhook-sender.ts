@@ -4,8 +4,8 @@
 // organization's app_secret. A non-2XX spends one of a few retries on the sender's own schedule
 // (Retry-After is ignored, as the platform notes assume of the service); after the last, the
 // batch's strings become FAILED until a Resend. X-Module-Key names the app's `webhook` module.
-import { createHmac } from 'node:crypto'
-import { RECALCULATION_EVENT } from '../webhooks/event-types.js'
+import { signBody } from '../protocol/webhook-signature.js'
+import { RECALCULATION_EVENT } from '../protocol/service-events.js'
 import type { Logger } from '../util/logger.js'
 import type { EmulatorSettings } from './emulator-settings.js'
 import { SOURCE_LANGUAGE, type SampleProject, type SampleString } from './sample-project.js'
@@ -66,10 +66,6 @@ export interface RawResponse {
   status: number
   headers: Record<string, string>
   body: string
-}
-
-export function signBody(body: string | Buffer, secret: string): string {
-  return createHmac('sha256', secret).update(body).digest('hex')
 }
 
 function emptyReport(): DeliveryReport {

@@ -6,6 +6,7 @@
 import { SignJWT } from 'jose'
 import type { EmulatorSettings } from './emulator-settings.js'
 import type { Tenant } from './tenant.js'
+import { PORTS as STATUS_PORTS } from '../protocol/string-status.js'
 
 export interface EditorTarget {
   /** Organization (id or domain). Default the first. */
@@ -37,7 +38,7 @@ export interface EditorResponse {
 
 interface StepModule { key: string; updateSettingsUrl?: string; deleteSettingsUrl?: string; url?: string }
 
-const PORTS = ['untranslated', 'translated', 'approved', 'all', 'false', 'true', 'skipped', 'initial']
+const PORTS: readonly string[] = STATUS_PORTS
 const EDITOR_MODES = ['side-by-side', 'comfortable', 'multilingual']
 const STEP_FIELDS = ['key', 'name', 'logo', 'description', 'boundaries', 'editorMode', 'updateSettingsUrl', 'deleteSettingsUrl', 'url', 'environments']
 const WEBHOOK_FIELDS = ['key', 'url', 'events', 'environments']

@@ -7,7 +7,7 @@ import { writeFile } from 'node:fs/promises'
 import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
-import { PORTS } from '../webhooks/event-types.js'
+import { PORTS } from '../protocol/string-status.js'
 
 const NAME = '^[a-z0-9][a-z0-9-_]*$'
 

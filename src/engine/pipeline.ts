@@ -2,7 +2,7 @@
 // `Pipeline`, the manifest and the settings page read its fields, and the worker reads the current
 // `PipelineSet` from a `PipelineSource` (the PipelineHost, or the PipelinePool that runs the same
 // pipelines on threads). How a file becomes a Pipeline is compile-pipeline.ts.
-import type { Port } from '../webhooks/event-types.js'
+import type { Port } from '../protocol/string-status.js'
 import type { EditorMode } from './pipeline-schema.js'
 import type { Progress, RunResult } from './run-pipeline.js'
 import type { Item, PluginEvent } from './types.js'

@@ -1,6 +1,7 @@
 // Table-driven tests for plugins, in the manner of ESLint's RuleTester: a list of `valid` cases
 // (no finding at all) and `invalid` cases (exactly the findings listed). It registers one test per
 // case with the test framework's `describe`/`it`, taken from the globals or set on the class.
+import { buildItem } from './build-item.js'
 import { languageFromCode } from './languages.js'
 import { instantiatePlugin } from './instantiate-plugin.js'
 import type { Finding, FindingInput, Item, PluginCache, PluginContext, PluginDefinition, PluginInstance, PluralForm, Severity } from './types.js'
@@ -63,29 +64,14 @@ export function testContext(definition: PluginDefinition<never>, overrides: Part
   }
 }
 
-/** An item as the engine would build it, from a test case. */
+/** An item as the engine would build it (build-item.ts), from a test case. */
 export function testItem(c: PluginTestCase, id = 1): Item {
-  return {
-    id,
-    key: c.key ?? `key.${id}`,
-    context: c.context ?? '',
-    maxLength: c.maxLength ?? 0,
-    source: c.source,
-    translation: c.translation,
-    plurals: c.plurals,
-    isPlural: c.isPlural ?? !!c.plurals,
-    fileType: c.fileType ?? '',
-    filePath: '',
-    labelIds: c.labelIds ?? [],
-    sourceLanguage: languageFromCode(c.sourceLanguage ?? 'en'),
-    targetLanguage: languageFromCode(c.targetLanguage ?? 'fr'),
-    settings: c.settings ?? {},
-    projectId: 1,
-    stepId: 1,
-    organizationId: '1',
-    log: silentLogger(),
-    signal: new AbortController().signal,
+  const string = {
+    key: c.key ?? `key.${id}`, context: c.context ?? '', maxLength: c.maxLength ?? 0, text: c.source,
+    isPlural: c.isPlural ?? !!c.plurals, fileType: c.fileType ?? '', filePath: '', labelIds: c.labelIds ?? [],
   }
+  const job = { stringId: id, projectId: 1, stepId: 1, organizationId: '1', string, sourceLanguage: languageFromCode(c.sourceLanguage ?? 'en'), targetLanguage: languageFromCode(c.targetLanguage ?? 'fr') }
+  return buildItem(job, { translation: { text: c.translation, ...(c.plurals ? { plurals: c.plurals } : {}) }, settings: c.settings ?? {}, log: silentLogger(), signal: new AbortController().signal })
 }
 
 /** Run a plugin on one case and return its findings, with check and severity filled in. */

@@ -3,8 +3,11 @@
 // import no globals of ours (CONVENTIONS.md, rule 4).
 import type { Logger } from '../util/logger.js'
 import type { JSONSchemaType, SchemaObject } from 'ajv'
+import type { Severity } from '../protocol/findings.js'
+import type { StringFields } from '../protocol/job.js'
+import type { Language } from '../protocol/language.js'
 
-export type Severity = 'error' | 'warning' | 'info'
+export type { Language, Severity }
 export const SEVERITIES: readonly Severity[] = ['error', 'warning', 'info']
 
 /** A character range in the text the finding is about: [start, end) in UTF-16 code units. */
@@ -29,35 +32,16 @@ export interface Finding {
 /** What a check returns: `check` and `severity` may be left out; the engine fills them in. */
 export type FindingInput = Omit<Finding, 'check' | 'severity'> & Partial<Pick<Finding, 'check' | 'severity'>>
 
-/** Language record as the service sends it (section 2.6). */
-export interface Language {
-  id: string
-  name?: string
-  editorCode?: string
-  twoLettersCode?: string
-  threeLettersCode?: string
-  locale?: string
-  androidCode?: string
-  osxCode?: string
-  osxLocale?: string
-  textDirection?: string
-  dialectOf?: string | null
-}
-
 export interface PluralForm {
   /** CLDR category: zero, one, two, few, many, other. */
   plural: string
   text: string
 }
 
-/** One string as a check sees it. */
-export interface Item {
+/** One string as a check sees it: `key`, `context`, `maxLength` (0: no limit), `isPlural`, `fileType`, `filePath`, `labelIds`, and: */
+export interface Item extends StringFields {
   /** The service's string id. */
   id: number
-  key: string
-  context: string
-  /** 0 when the string has no limit. */
-  maxLength: number
   /** Source text. For plural strings, the source as sent (often ICU or the `other` form). */
   source: string
   /**
@@ -67,11 +51,6 @@ export interface Item {
   translation?: string
   /** Target plural forms, when the string has plurals and the translation was fetched. */
   plurals?: PluralForm[]
-  isPlural: boolean
-  /** The file's type as the service names it (`android`, `json`, `xliff`, ...); '' when unknown. */
-  fileType: string
-  filePath: string
-  labelIds: number[]
   sourceLanguage: Language
   targetLanguage: Language
   /** The step's settings, defaults applied. */

@@ -2,18 +2,8 @@
 // quoted (the span's offsets mean nothing once the text has changed). The issue text, the findings
 // log and the issue's identity (its hash) are all made from these records.
 import { createHash } from 'node:crypto'
-import type { Finding, Severity } from '../engine/types.js'
-
-export interface FindingRecord {
-  check: string
-  severity: Severity
-  message: string
-  code?: string
-  /** The text the finding's span covers (with a little context when it is empty or blank). */
-  quote?: string
-  /** Which text the quote comes from. */
-  in?: 'source' | 'translation'
-}
+import type { Finding } from '../engine/types.js'
+import type { FindingRecord } from '../protocol/findings.js'
 
 const MAX_QUOTE = 80
 const CONTEXT = 12

@@ -12,7 +12,7 @@
 // record of what was reported).
 import { createHash } from 'node:crypto'
 import type Keyv from 'keyv'
-import type { FindingRecord } from './finding-records.js'
+import type { FindingRecord } from '../protocol/findings.js'
 
 export interface RaisedIssue {
   id: number

@@ -1,7 +1,7 @@
 // The last stage of a string's path: once the service accepted its status, its findings go to the
 // findings log and the metrics, and its pipeline's issues are raised or resolved. Nothing here is
 // awaited by the status path, and nothing here can fail it: errors are logged and counted.
-import type { Decision } from '../platform/reporter.js'
+import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { FindingsLog } from './findings-log.js'
 import { findingsHash } from './finding-records.js'

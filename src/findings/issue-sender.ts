@@ -14,7 +14,8 @@
 import PQueue from 'p-queue'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
-import { findingsHash, type FindingRecord } from './finding-records.js'
+import type { FindingRecord } from '../protocol/findings.js'
+import { findingsHash } from './finding-records.js'
 import type { EntryRef, FindingsEntry, FindingsLog, RaisedIssue } from './findings-log.js'
 import { issueFindings, issueText, issueTypeOf, REFERENCE } from './issue-text.js'
 

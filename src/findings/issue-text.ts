@@ -1,7 +1,7 @@
 // The issue a translator reads beside a string that was sent back: the findings in plain words,
 // the offending text quoted, errors first. The last line carries a reference (the findings' hash)
 // by which the worker recognises its own open issues when it has forgotten raising them.
-import type { FindingRecord } from './finding-records.js'
+import type { FindingRecord } from '../protocol/findings.js'
 
 export type IssueType = 'translation_mistake' | 'source_mistake'
 

@@ -1,18 +1,8 @@
 // What the worker keeps of a pipeline's verdict on one string until its status is reported: the
 // findings as records (text quoted while the text is at hand) and what it means for issues.
 import type { Finding } from '../engine/types.js'
-import { toFindingRecords, type FindingRecord } from './finding-records.js'
-
-export interface Review {
-  /** Pipeline key and name. */
-  pipeline: string
-  pipelineName: string
-  /** Output name; null when parked. */
-  output: string | null
-  findings: FindingRecord[]
-  /** The pipeline raises issues: `raise` when this output sends the string back, `resolve` when it passes. */
-  issues?: 'raise' | 'resolve'
-}
+import type { Review } from '../protocol/findings.js'
+import { toFindingRecords } from './finding-records.js'
 
 export interface ReviewedPipeline {
   key: string

@@ -5,6 +5,7 @@
 import PQueue from 'p-queue'
 import { apiUrlFor, type Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
+import { parseRetryAfter } from '../util/retry-after.js'
 import type { TokenProvider } from './token-provider.js'
 
 export class ApiError extends Error {
@@ -72,15 +73,6 @@ export interface ApiClientOptions {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
-
-/** Retry-After as seconds or an HTTP date, in ms; undefined when absent or unreadable. */
-export function retryAfterMs(value: string | null, now = Date.now()): number | undefined {
-  if (!value) return undefined
-  const seconds = Number(value)
-  if (Number.isFinite(seconds)) return Math.max(0, seconds * 1000)
-  const at = Date.parse(value)
-  return Number.isFinite(at) ? Math.max(0, at - now) : undefined
-}
 
 export class ApiClient {
   private readonly limiters = new Map<string, PQueue>()
@@ -154,9 +146,9 @@ export class ApiClient {
         attempt--
         continue
       }
-      if (status === 429) delay = retryAfterMs(retryAfter) ?? this.backoff(attempt)
+      if (status === 429) delay = parseRetryAfter(retryAfter) ?? this.backoff(attempt)
       else if (options.idempotent === false) throw lastError
-      else if (status === 0 || status === 408 || status >= 500) delay = retryAfterMs(retryAfter) ?? this.backoff(attempt)
+      else if (status === 0 || status === 408 || status >= 500) delay = parseRetryAfter(retryAfter) ?? this.backoff(attempt)
       else throw lastError
       if (attempt + 1 >= maxAttempts) break
       delay = Math.min(delay, this.maxDelayMs)

@@ -11,19 +11,10 @@
 // - no usable token (not connected, refresh refused): `held` as well.
 // - any other refusal, or retries spent on 429/5xx/network: `parked`, durably.
 // A group sends at most one request per attempt unless the service answers 400.
-import type { Review } from '../findings/review.js'
-import type { Job } from '../queue/job.js'
+import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import { ApiError, type ApiClient } from './api-client.js'
 import { isOrganizationUnavailable } from './token-provider.js'
-
-export interface Decision {
-  job: Job
-  /** The PATCH value: an output port, or '' to park the string as TODO. */
-  port: string
-  /** The pipeline's findings and what they mean for issues, handed on once the status is accepted. */
-  review?: Review
-}
 
 /** Why an organization's strings are held. */
 export type HoldCause = 'disconnected' | 'forbidden'

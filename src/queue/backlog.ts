@@ -9,10 +9,10 @@
 // on disk is absorbed when it reaches the window). Strings of a held organization (disconnected or
 // forbidden) are journaled again as one part at the head of its line and wait there, on disk, until
 // it can be reported for: the line is skipped while the organization is held.
-import type { Decision } from '../platform/reporter.js'
+import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Dedupe } from './dedupe.js'
-import { stringKeyOf, type Job } from './job.js'
+import { stringKeyOf, type Job } from '../protocol/job.js'
 import { entryTime, organizationOf, type Journal, type ParkedJob, type Placement } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
@@ -115,10 +115,10 @@ export class Backlog {
   }
 
   /**
-   * Strings of a held organization leave memory: journaled again as one part at the head of its
-   * line (they are older than what waits behind them), then done in their old entries.
+   * Strings of a held organization leave memory for the disk: journaled again as one part at the
+   * head of its line (they are older than what waits behind them), then done in their old entries.
    */
-  async hold(jobs: Job[]): Promise<void> {
+  async stash(jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
     const { journal, dedupe } = this.options
     const copies = jobs.map((j) => ({ ...j, attempts: 0 }))
@@ -181,7 +181,7 @@ export class Backlog {
       this.lines.delete(organization)
       if (line.refs.length) this.lines.set(organization, line)
       const jobs = (await journal.readPart(ref.entryId, ref.part)).slice(ref.taken - take, ref.taken)
-      await this.admit(jobs, ref.recheck)
+      await this.intoWindow(jobs, ref.recheck)
     }
   }
 
@@ -193,22 +193,22 @@ export class Backlog {
     return undefined
   }
 
-  private async admit(jobs: Job[], recheck: boolean): Promise<void> {
+  private async intoWindow(jobs: Job[], recheck: boolean): Promise<void> {
     const { dedupe, journal, queue } = this.options
     const run: Job[] = []
     const decided: Job[] = []
     for (const job of jobs) {
-      const a = dedupe.admit(stringKeyOf(job), job.revision)
+      const a = dedupe.arrive(stringKeyOf(job), job.revision)
       if (a === 'duplicate' || a === 'stale') {
         await journal.done(job)
         continue
       }
       if (a === 'finished' || recheck) job.recheck = true
-      ;(job.port !== undefined ? decided : run).push(job)
+      ;(job.decidedPort !== undefined ? decided : run).push(job)
     }
-    queue.admit(run.length + decided.length)
+    queue.reserve(run.length + decided.length)
     if (run.length) queue.push(run)
-    for (const job of decided) this.options.report({ job, port: job.port! })
+    for (const job of decided) this.options.report({ job, port: job.decidedPort! })
   }
 
   /**

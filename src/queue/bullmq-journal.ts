@@ -7,12 +7,12 @@
 // project, step, language) for one PATCH; `done` completes the BullMQ job, `park` fails it so
 // BullMQ's own attempts and back-off apply. A killed instance's jobs are taken over by the others
 // once their lock expires (BullMQ's stalled-job recovery).
-import { randomBytes } from 'node:crypto'
 import { Queue, Worker as BullWorker } from 'bullmq'
 import { Redis } from 'ioredis'
 import type { Logger } from '../util/logger.js'
 import type { IntakeJournal } from './intake-journal.js'
-import type { Job } from './job.js'
+import { newBatchId } from './journal.js'
+import type { Job } from '../protocol/job.js'
 
 export interface BullmqJournalOptions {
   redisUrl: string
@@ -65,7 +65,7 @@ export class BullmqJournal implements IntakeJournal {
   }
 
   newBatchId(): string {
-    return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
+    return newBatchId()
   }
 
   async append(_batchId: string, jobs: Job[]): Promise<void> {

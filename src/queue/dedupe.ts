@@ -2,7 +2,7 @@
 // while a string is queued or running: a repeat then is absorbed. A string that arrives again after
 // it finished is not decided here: it may be a repeat of a delivery already reported, or it may have
 // come back to the step (a reviewer sent it back, a manager pressed Resend) with the same revision.
-// It is admitted as `finished`, and the service's status decides (platform notes, "A string comes
+// It arrives as `finished`, and the service's status decides (platform notes, "A string comes
 // back"). A newer revision supersedes an older one still in flight.
 // The memory of finished strings is bounded twice: by time (ttlMs) and by count (maxFinished),
 // so a flood can't grow it without end; a string forgotten is simply `new`.
@@ -19,7 +19,7 @@ interface Entry {
  * known. `finished`: this revision finished here before; it is active again, and the service's
  * status decides whether it runs (NEED_PROCESS) or was a repeat.
  */
-export type Admission = 'new' | 'duplicate' | 'stale' | 'finished'
+export type Arrival = 'new' | 'duplicate' | 'stale' | 'finished'
 
 export class Dedupe {
   private readonly entries = new Map<string, Entry>()
@@ -30,7 +30,7 @@ export class Dedupe {
 
   /**
    * Until then, a string unknown here may still have finished before the process restarted (its
-   * memory did not survive the restart): it is admitted as `finished`, so the service decides.
+   * memory did not survive the restart): it arrives as `finished`, so the service decides.
    */
   private uncertainUntil = 0
 
@@ -48,8 +48,8 @@ export class Dedupe {
     this.uncertainUntil = Math.max(this.uncertainUntil, lastAliveAt + this.ttlMs)
   }
 
-  /** Decide about a job and, unless it is a duplicate or stale, remember it as active. */
-  admit(stringKey: string, revision: number): Admission {
+  /** What an arriving job is and, unless it is a duplicate or stale, remember it as active. */
+  arrive(stringKey: string, revision: number): Arrival {
     this.expire()
     const e = this.entries.get(stringKey)
     if (e) {
@@ -66,7 +66,7 @@ export class Dedupe {
     return unsure ? 'finished' : 'new'
   }
 
-  /** Forget an admission that was never acknowledged (the journal write failed). */
+  /** Forget an arrival that was never acknowledged (the journal write failed). */
   release(stringKey: string, revision: number): void {
     const e = this.entries.get(stringKey)
     if (e && e.revision === revision && e.active) this.entries.delete(stringKey)

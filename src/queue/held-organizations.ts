@@ -4,9 +4,10 @@
 // tried again with back-off (capped near a minute) until it can be reported for again; then its
 // line of the backlog is served again (decisions held after their pipeline ran go straight back
 // to the reporter, so no check runs twice).
-import type { Decision, HoldCause } from '../platform/reporter.js'
+import type { HoldCause } from '../platform/reporter.js'
+import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
-import type { Job } from './job.js'
+import type { Job } from '../protocol/job.js'
 
 export interface HeldOrganizationView {
   domain: string

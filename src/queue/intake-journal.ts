@@ -2,7 +2,7 @@
 // entries in the store, read back by the backlog and replayed on start) and `BullmqJournal`
 // (several instances share a queue on Redis, which hands each job to one of them and replays by
 // itself).
-import type { Job } from './job.js'
+import type { Job } from '../protocol/job.js'
 import type { EncodedJobs } from './journal.js'
 
 export interface IntakeJournal {

@@ -6,7 +6,7 @@
 import type { Backlog } from './backlog.js'
 import type { Dedupe } from './dedupe.js'
 import type { IntakeJournal } from './intake-journal.js'
-import { stringKeyOf, type Job } from './job.js'
+import { stringKeyOf, type Job } from '../protocol/job.js'
 import { organizationOf, type EncodedJobs, type Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
@@ -90,12 +90,12 @@ export class Intake {
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!
       job.batchId = batchId
-      if (this.admit(job)) fresh.push(job)
+      if (this.isWork(job)) fresh.push(job)
       else skip.push(i)
     }
     // Room is taken before the journal write, not after: batches arriving together would all pass
     // the check while the first one awaits its write, and the window would grow past its limit.
-    queue.admit(fresh.length)
+    queue.reserve(fresh.length)
     try {
       await journal.append(batchId, fresh, encoded && { ...encoded, skip })
     } catch (error) {
@@ -108,8 +108,8 @@ export class Intake {
   }
 
   /** Is the job work to do? A string that finished here before is done again only if the service says so. */
-  private admit(job: Job): boolean {
-    switch (this.options.dedupe.admit(stringKeyOf(job), job.revision)) {
+  private isWork(job: Job): boolean {
+    switch (this.options.dedupe.arrive(stringKeyOf(job), job.revision)) {
       case 'new':
         return true
       case 'finished':

@@ -6,41 +6,44 @@
 // Group commit: while one write is under way, the batches that arrive meanwhile wait and then go
 // in ONE entry (one row, one fsync) together; each is acknowledged only once that write resolves.
 // The jobs of an entry carry its id as their batchId. A quiet worker writes each batch at once.
-// Entries are stored compactly because serializing and writing the full job objects was the
-// largest cost of a webhook after parsing (bench). A webhook's jobs are stored as the JSON text its
-// decoder already made (decode-batch.ts: each language record once, jobs as arrays), with the
-// indexes of the ones that were duplicates; other jobs (parked ones journaled again) in the
-// compact form of version 2. Versions 1 and 2 still replay.
+// Every part of an entry holds its jobs as JSON text in the one compact form (job-codec.ts): a
+// webhook's as its decoder already wrote them, with the indexes of the ones that were duplicates;
+// other jobs (parked ones journaled again, held decisions) encoded here. Entries of versions 1, 2
+// and 3 (written before version 4) still replay.
 import { randomBytes } from 'node:crypto'
 import type Keyv from 'keyv'
-import type { Language } from '../engine/types.js'
-import { toJobs } from '../webhooks/unbatch.js'
+import type { Language } from '../protocol/language.js'
 import type { IntakeJournal } from './intake-journal.js'
-import { jobKeyOf, type Job } from './job.js'
-
-/** Stored form of a journal entry (version 2); version 1 was a plain array of jobs. */
-interface CompactEntry {
-  v: 2
-  languages: Language[]
-  /** [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision,
-   *  key, context, maxLength, text, isPlural (0|1), fileType, filePath, labelIds, source language #, target language #, attempts,
-   *  and why the event was invalid, if it was] */
-  jobs: unknown[][]
-}
+import { decodeJobs, encodeJobs } from './job-codec.js'
+import { jobKeyOf, type Job } from '../protocol/job.js'
 
 /** A webhook's jobs as its decoder wrote them: the text, the batch's origin, and the duplicates. */
 export interface EncodedJobs {
   organizationId: string
   domain: string
-  /** JSON text of DecodedJobs (decode-batch.ts). */
+  /** JSON text of the jobs in the compact form (job-codec.ts). */
   text: string
   /** Indexes (into the text's jobs) of jobs that were not taken. */
   skip?: number[]
 }
 
-/** A part: one webhook's decoded text (o, d, t, skip), or compact jobs of one organization (c, d).
- *  n: strings it holds, b: its bytes (both written since the backlog; counted when absent). */
-type Part = ({ o: string; d: string; t: string; skip?: number[] } | { c: CompactEntry; d?: string }) & { n?: number; b?: number }
+/** A part: the jobs of one webhook, or of one group journaled again, all of one organization.
+ *  o: the organization ('' when each job names its own), d: its domain, t: the jobs (job-codec.ts),
+ *  skip: indexes of jobs of `t` not taken, n: strings it holds, b: its bytes. */
+interface Part {
+  o: string
+  d: string
+  t: string
+  skip?: number[]
+  n: number
+  b: number
+}
+
+/** Stored form of a journal entry (version 4): the parts of the batches written together. */
+interface Entry {
+  v: 4
+  parts: Part[]
+}
 
 /** What the books keep of one part of an entry. */
 export interface PartSummary {
@@ -57,38 +60,35 @@ export interface Placement {
   part: number
 }
 
-/** Stored form of a journal entry (version 3): the parts of the batches written together. */
-interface EntryV3 {
-  v: 3
-  parts: Part[]
+/** The jobs of one part of an entry. */
+function decodePart(p: Part, batchId: string, index: number): Job[] {
+  const skip = new Set(p.skip ?? [])
+  const decoded = decodeJobs(p.t, { organizationId: p.o, domain: p.d, batchId })
+  const jobs: Job[] = []
+  for (let i = 0; i < decoded.length; i++) {
+    if (skip.has(i)) continue
+    const job = decoded[i]!
+    if (index) job.part = index
+    jobs.push(job)
+  }
+  return jobs
 }
 
-export function encodeEntry(jobs: Job[]): CompactEntry {
-  const languages: Language[] = []
-  const index = new Map<Language, number>()
-  const at = (l: Language) => {
-    let i = index.get(l)
-    if (i === undefined) {
-      i = languages.length
-      languages.push(l)
-      index.set(l, i)
-    }
-    return i
-  }
-  return {
-    v: 2,
-    languages,
-    jobs: jobs.map((j) => [
-      j.organizationId, j.domain, j.moduleKey, j.projectId, j.stepId, j.languageId, j.stringId, j.revision,
-      j.string.key, j.string.context, j.string.maxLength, j.string.text, j.string.isPlural ? 1 : 0, j.string.fileType, j.string.filePath, j.string.labelIds,
-      at(j.sourceLanguage), at(j.targetLanguage), j.attempts,
-      // Then why the event was invalid (0: it was not), and a held decision's port.
-      ...(j.port !== undefined ? [j.invalid ?? 0, j.port] : j.invalid ? [j.invalid] : []),
-    ]),
-  }
-}
+// Versions 1 to 3, read only. Version 3 had the parts of version 4, or compact jobs in the form of
+// version 2 (`{ c, d? }`, the `n` and `b` optional); version 2 was one such compact list; version 1
+// a plain array of jobs.
 
-function decodeCompact(e: CompactEntry, batchId: string, part: number): Job[] {
+/** Jobs as version 2 wrote them: [organizationId, domain, moduleKey, projectId, stepId, languageId,
+ *  stringId, revision, key, context, maxLength, text, isPlural (0|1), fileType, filePath, labelIds,
+ *  source language #, target language #, attempts, invalid (or 0), port]. */
+interface EntryV2 {
+  v: 2
+  languages: Language[]
+  jobs: unknown[][]
+}
+type PartV3 = ({ o: string; d: string; t: string; skip?: number[] } | { c: EntryV2; d?: string }) & { n?: number; b?: number }
+
+function decodeV2(e: EntryV2, batchId: string, part: number): Job[] {
   return e.jobs.map((t) => {
     const [organizationId, domain, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, attempts, invalid, port] = t as [
       string, string, string, number, number, string, number, number, string, string, number, string, number, string, string, number[], number, number, number, (string | 0)?, string?,
@@ -100,45 +100,62 @@ function decodeCompact(e: CompactEntry, batchId: string, part: number): Job[] {
     }
     if (part) job.part = part
     if (invalid) job.invalid = invalid
-    if (typeof port === 'string') job.port = port
+    if (typeof port === 'string') job.decidedPort = port
     job.key = jobKeyOf(job)
     return job
   })
 }
 
-/** The jobs of one part of a version-3 entry. */
-function decodePart(p: Part, batchId: string, index: number): Job[] {
-  if ('c' in p) return decodeCompact(p.c, batchId, index)
-  const skip = new Set(p.skip ?? [])
-  const decoded = toJobs(p.t, { organizationId: p.o, domain: p.d, batchId })
-  const jobs: Job[] = []
-  for (let i = 0; i < decoded.length; i++) {
-    if (skip.has(i)) continue
-    const job = decoded[i]!
-    if (index) job.part = index
-    jobs.push(job)
+/** A part of any version-3 or version-4 entry as a version-4 part (counted when it was not). */
+function partOf(p: PartV3, batchId: string, index: number): Part | { jobs: Job[]; summary: PartSummary } {
+  if (!('c' in p)) return { ...p, n: p.n ?? decodePart({ ...p, n: 0, b: 0 }, batchId, index).length, b: p.b ?? p.t.length }
+  const jobs = decodeV2(p.c, batchId, index)
+  const domain = p.d ?? String(p.c.jobs[0]?.[1] ?? '')
+  const organization = String(p.c.jobs[0]?.[0] ?? domain)
+  return { jobs, summary: { organization, domain, strings: p.n ?? jobs.length, bytes: p.b ?? JSON.stringify(p.c).length } }
+}
+
+/** An entry of version 4, or 3 (whose parts may be version-2 compact lists). */
+const isParts = (value: unknown, v: 3 | 4): value is { v: 3 | 4; parts: PartV3[] } => !!value && (value as Entry).v === v && Array.isArray((value as Entry).parts)
+
+/** The jobs of part `part` of a stored entry of any version. */
+function readPartOf(value: unknown, batchId: string, part: number): Job[] {
+  if (isParts(value, 4) || isParts(value, 3)) {
+    const p = value.parts[part]
+    if (!p) return []
+    const read = partOf(p, batchId, part)
+    return 'jobs' in read ? read.jobs : decodePart(read, batchId, part)
   }
-  return jobs
+  if (part !== 0) return []
+  if (Array.isArray(value)) return value as Job[]
+  const e = value as EntryV2 | null
+  return e && e.v === 2 && Array.isArray(e.jobs) && Array.isArray(e.languages) ? decodeV2(e, batchId, 0) : []
+}
+
+/** Every job of a stored entry of any version; undefined when it is not an entry. */
+/** A parked job as stored; one parked before version 4 named its decided port `port`. */
+function parkedJob(p: ParkedJob): ParkedJob {
+  const job = p.job as Job & { port?: string }
+  if (job && typeof job.port === 'string' && job.decidedPort === undefined) {
+    job.decidedPort = job.port
+    delete job.port
+  }
+  return p
 }
 
 export function decodeEntry(value: unknown, batchId: string): Job[] | undefined {
+  if (isParts(value, 4) || isParts(value, 3)) return value.parts.flatMap((_, i) => readPartOf(value, batchId, i))
   if (Array.isArray(value)) return value as Job[]
-  const v3 = value as EntryV3 | null
-  if (v3 && v3.v === 3 && Array.isArray(v3.parts)) return v3.parts.flatMap((p, i) => decodePart(p, batchId, i))
-  const e = value as CompactEntry | null
-  if (!e || e.v !== 2 || !Array.isArray(e.jobs) || !Array.isArray(e.languages)) return undefined
-  return decodeCompact(e, batchId, 0)
+  const e = value as EntryV2 | null
+  return e && e.v === 2 && Array.isArray(e.jobs) && Array.isArray(e.languages) ? decodeV2(e, batchId, 0) : undefined
 }
 
 /** Organization, strings and bytes of each part of a stored entry, read without making its jobs. */
 export function summarizeEntry(value: unknown, batchId: string): PartSummary[] | undefined {
-  const v3 = value as EntryV3 | null
-  if (v3 && v3.v === 3 && Array.isArray(v3.parts)) {
-    return v3.parts.map((p, i) => {
-      const bytes = p.b ?? ('c' in p ? JSON.stringify(p.c).length : p.t.length)
-      const domain = 'c' in p ? (p.d ?? String(p.c.jobs[0]?.[1] ?? '')) : p.d
-      const organization = 'c' in p ? String(p.c.jobs[0]?.[0] ?? domain) : p.o || domain
-      return { organization, domain, strings: p.n ?? decodePart(p, batchId, i).length, bytes }
+  if (isParts(value, 4) || isParts(value, 3)) {
+    return value.parts.map((p, i) => {
+      const read = partOf(p, batchId, i)
+      return 'jobs' in read ? read.summary : { organization: read.o || read.d, domain: read.d, strings: read.n, bytes: read.b }
     })
   }
   // Versions 1 and 2: one part, under the organization of its first job.
@@ -199,7 +216,12 @@ export function organizationOf(job: Pick<Job, 'organizationId' | 'domain'>): str
   return job.organizationId || job.domain
 }
 
-/** When an entry was written (its id starts with the time in base 36). */
+/** A new id for a journal entry (and the batches written in it): the time in base 36, then random. */
+export function newBatchId(): string {
+  return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
+}
+
+/** When an entry was written (its id starts with the time in base 36: newBatchId). */
 export function entryTime(entryId: string): number {
   const t = parseInt(entryId.split('-')[0] ?? '', 36)
   return Number.isFinite(t) ? t : 0
@@ -221,7 +243,7 @@ export class Journal implements IntakeJournal {
   constructor(private readonly store: Keyv) {}
 
   newBatchId(): string {
-    return `${Date.now().toString(36)}-${randomBytes(6).toString('hex')}`
+    return newBatchId()
   }
 
   /**
@@ -244,8 +266,8 @@ export class Journal implements IntakeJournal {
       const e = g.encoded
       return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length }
     }
-    const c = encodeEntry(g.jobs)
-    return { c, d: g.jobs[0]!.domain, n: g.jobs.length, b: JSON.stringify(c.jobs).length }
+    const t = encodeJobs(g.jobs)
+    return { o: g.counted.organization, d: g.counted.domain, t, n: g.jobs.length, b: t.length }
   }
 
   private async writeQueued(): Promise<void> {
@@ -256,7 +278,7 @@ export class Journal implements IntakeJournal {
         const entryId = group[0]!.batchId
         const parts = group.map(Journal.partOf)
         try {
-          await this.store.set(BATCH + entryId, { v: 3, parts } satisfies EntryV3)
+          await this.store.set(BATCH + entryId, { v: 4, parts } satisfies Entry)
         } catch (error) {
           for (const g of group) g.reject(error)
           continue
@@ -318,12 +340,7 @@ export class Journal implements IntakeJournal {
     // entry is read and parsed once for all of them.
     const value = this.lastRead?.entryId === entryId ? this.lastRead.value : await this.store.get(BATCH + entryId)
     this.lastRead = { entryId, value }
-    const v3 = value as EntryV3 | undefined
-    if (v3 && v3.v === 3 && Array.isArray(v3.parts)) {
-      const p = v3.parts[part]
-      return p ? decodePart(p, entryId, part) : []
-    }
-    return part === 0 ? (decodeEntry(value, entryId) ?? []) : []
+    return readPartOf(value, entryId, part)
   }
 
   /** Set a job aside with the reason; it stays in the store until retried. */
@@ -352,7 +369,7 @@ export class Journal implements IntakeJournal {
         if (!parts) continue
         this.book(entryId, parts)
         batch(entryId, parts)
-      } else if (key.startsWith(PARKED) && value && typeof value === 'object') parked.push(value as ParkedJob)
+      } else if (key.startsWith(PARKED) && value && typeof value === 'object') parked.push(parkedJob(value as ParkedJob))
     }
     return parked
   }

@@ -2,13 +2,14 @@
 // memory, the queue's count and the metrics, kept in step. One place for the reporter's answers
 // (reported, rejected, dropped, parked, held) and the processor's (superseded, absorbed, parked,
 // held, dropped), so every way out of the worker is accounted the same way.
-import type { Decision, HoldCause, ReporterHooks } from '../platform/reporter.js'
+import type { HoldCause, ReporterHooks } from '../platform/reporter.js'
+import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
 import type { Dedupe } from './dedupe.js'
 import type { HeldOrganizations } from './held-organizations.js'
 import type { IntakeJournal } from './intake-journal.js'
-import { stringKeyOf, type Job } from './job.js'
+import { stringKeyOf, type Job } from '../protocol/job.js'
 import type { WorkQueue } from './work-queue.js'
 
 export interface OutcomesDeps {
@@ -88,7 +89,7 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
       for (const d of decisions) await park(d.job, reason, d.port)
     },
     async held(decisions, reason, cause) {
-      await hold(decisions.map((d) => ({ ...d.job, port: d.port })), reason, cause)
+      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port })), reason, cause)
     },
   }
 

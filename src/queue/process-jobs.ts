@@ -2,13 +2,14 @@
 // module: ask the service about strings that arrived again after they finished (recheck), park
 // invalid events with "", look up the pipeline and the step's settings, fetch the translations once
 // (only when a check needs them), run, and hand each string's output to the reporter.
+import { buildItem } from '../engine/build-item.js'
 import type { Pipeline, PipelineSet } from '../engine/pipeline.js'
 import type { Item } from '../engine/types.js'
 import { reviewOf } from '../findings/review.js'
 import type { ApiClient, TranslationRecord } from '../platform/api-client.js'
 import { verdictOf, type HoldCause, type Reporter } from '../platform/reporter.js'
 import type { Logger } from '../util/logger.js'
-import type { Job } from './job.js'
+import type { Job } from '../protocol/job.js'
 import { recheckStatuses } from './recheck-statuses.js'
 
 export interface StepSettingsLookup {
@@ -38,32 +39,6 @@ export interface ProcessDeps {
   /** Arrived again after they finished, and the service waits for them: they run again. */
   reentered?(count: number): void
   countRun(pipelineKey: string): void
-}
-
-function toItem(job: Job, translation: TranslationRecord | undefined, settings: Record<string, unknown>, log: Logger, signal: AbortSignal): Item {
-  const plurals = translation?.plurals
-  const other = plurals?.find((p) => p.plural === 'other') ?? plurals?.[plurals.length - 1]
-  return {
-    id: job.stringId,
-    key: job.string.key,
-    context: job.string.context,
-    maxLength: job.string.maxLength,
-    source: job.string.text,
-    translation: translation ? (translation.text ?? other?.text ?? '') : undefined,
-    plurals,
-    isPlural: job.string.isPlural || !!plurals,
-    fileType: job.string.fileType,
-    filePath: job.string.filePath,
-    labelIds: job.string.labelIds,
-    sourceLanguage: job.sourceLanguage,
-    targetLanguage: job.targetLanguage,
-    settings,
-    projectId: job.projectId,
-    stepId: job.stepId,
-    organizationId: job.organizationId,
-    log,
-    signal,
-  }
 }
 
 export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
@@ -146,7 +121,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       }
     }
 
-    const items = jobs.map((job) => toItem(job, pipeline.needsTranslation ? (translations!.get(job.stringId) ?? { stringId: job.stringId, text: '' }) : undefined, settings, log, deps.signal))
+    const items = jobs.map((job) => buildItem(job, { translation: pipeline.needsTranslation ? (translations!.get(job.stringId) ?? { text: '' }) : undefined, settings, log, signal: deps.signal }))
     deps.countRun(pipeline.key)
     let results: Awaited<ReturnType<Pipeline['run']>>
     try {

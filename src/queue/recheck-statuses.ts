@@ -3,7 +3,7 @@
 // can't tell the two apart; the service can: GET status for those strings (up to 500 ids a call),
 // and only `NEED_PROCESS` runs again (platform notes, "A string comes back").
 import type { ApiClient } from '../platform/api-client.js'
-import type { Job } from './job.js'
+import type { Job } from '../protocol/job.js'
 
 const MAX_IDS = 500
 

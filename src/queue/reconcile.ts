@@ -7,7 +7,7 @@ import type { ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
 import type { Dedupe } from './dedupe.js'
-import { stringKeyOf, type Job } from './job.js'
+import { stringKeyOf, type Job } from '../protocol/job.js'
 
 type Step = Pick<Job, 'organizationId' | 'domain' | 'projectId' | 'stepId' | 'languageId'>
 

@@ -8,7 +8,7 @@
 // oldest first within a group. One organization's thousands of groups never keep another's lone
 // group waiting behind them.
 import PQueue from 'p-queue'
-import { groupKeyOf, type Job } from './job.js'
+import { groupKeyOf, type Job } from '../protocol/job.js'
 
 export interface WorkQueueOptions {
   concurrency: number
@@ -54,8 +54,8 @@ export class WorkQueue {
     return this.open + n <= this.options.limit || (this.open === 0 && n > 0)
   }
 
-  /** Count jobs that were accepted; `finish` is called once for each when it is reported or parked. */
-  admit(count: number): void {
+  /** Take room for jobs that were accepted; `finish` gives it back for each when it is reported or parked. */
+  reserve(count: number): void {
     this.open += count
   }
 
@@ -64,7 +64,7 @@ export class WorkQueue {
     if (count > 0) this.options.onRoom?.()
   }
 
-  /** Queue jobs for a pipeline run (new ones after `admit`, or retries of admitted ones). */
+  /** Queue jobs for a pipeline run (new ones after `reserve`, or retries of ones already counted). */
   push(jobs: Job[]): void {
     for (const job of jobs) {
       const key = groupKeyOf(job)

@@ -9,7 +9,7 @@ import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import type { Pipeline } from '../engine/pipeline.js'
 import { settingsPathFor } from '../settings/settings-routes.js'
-import { RECALCULATION_EVENT } from '../webhooks/event-types.js'
+import { RECALCULATION_EVENT } from '../protocol/service-events.js'
 
 export const WEBHOOK_MODULE_KEY = 'switchyard-webhook'
 export const WEBHOOK_PATH = '/webhooks'

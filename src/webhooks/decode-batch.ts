@@ -1,31 +1,18 @@
 // The CPU-bound half of receiving a webhook, as one pure function: check the signature of the raw
 // bytes, parse them, validate the batch and every string event, and reduce each string event to
-// the few fields a job needs. It runs in a thread of the ingest pool (decode-thread.ts), or inline
+// the few fields a job needs. It runs in a thread of the ingest pool (decode-pool.ts), or inline
 // with INGEST_THREADS=0; both give the same answer for the same bytes.
 //
-// The answer is small and cheap to hand back across threads: the jobs as one JSON text of arrays
-// (each language record once), not the parsed events with every field of section 2.6.
+// The answer is small and cheap to hand back across threads: the jobs as JSON text in the compact
+// form of the journal (src/queue/job-codec.ts), not the parsed events with every field of 2.6.
 import { isAscii } from 'node:buffer'
-import type { Language } from '../engine/types.js'
+import { JobEncoder } from '../queue/job-codec.js'
+import type { Language } from '../protocol/language.js'
+import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from '../protocol/service-events.js'
 import { describeSchemaError, validateBatch, validateRecalculationEvent } from './batch-schema.js'
-import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from './event-types.js'
 import { parseAppSecrets, secretsFor, type AppSecret } from './app-secrets.js'
 import { matchSignature } from './verify-signature.js'
 import { limitDepth } from './limit-depth.js'
-
-/**
- * One string event, reduced: [organizationId (from the event, '' if absent), moduleKey, projectId,
- * stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural (0|1), fileType,
- * filePath, labelIds, source language #, target language #, and, for an event that failed
- * validation but names its string, step and language, why (it is parked with "", never run)].
- */
-export type JobTuple = [string, string, number, number, string, number, number, string, string, number, string, 0 | 1, string, string, number[], number, number, string?]
-
-/** JSON text of `DecodedJobs`. */
-export interface DecodedJobs {
-  languages: Language[]
-  jobs: JobTuple[]
-}
 
 /** An event of the batch that could not be used; the others were. */
 export interface InvalidEvent {
@@ -46,7 +33,7 @@ export type DecodeResult =
        * and whose secret (or a plain one) signed it; without the header, the body's.
        */
       organizationId: string
-      /** JSON text of DecodedJobs. */
+      /** The jobs, as JSON text in the compact form (job-codec.ts; '' for none). */
       jobs: string
       count: number
       moduleKeys: string[]
@@ -57,11 +44,6 @@ export type DecodeResult =
       invalid: InvalidEvent[]
     }
   | { ok: false; status: number; code: DecodeFailure; message: string }
-
-/** Identity of a language record by its fields (joined, not JSON.stringify: it runs twice per event, bench). */
-export function languageKey(l: Language): string {
-  return `${l.id}\u0001${l.name}\u0001${l.editorCode}\u0001${l.twoLettersCode}\u0001${l.threeLettersCode}\u0001${l.locale}\u0001${l.androidCode}\u0001${l.osxCode}\u0001${l.osxLocale}\u0001${l.textDirection}\u0001${l.dialectOf}\u0001${Object.keys(l).length}`
-}
 
 function toInt(value: unknown): number {
   const n = typeof value === 'number' ? value : Number.parseInt(String(value ?? ''), 10)
@@ -122,6 +104,9 @@ function appSecrets(entries: readonly string[]): AppSecret[] {
   return parsed
 }
 
+/** The string of an event parked for being invalid: it never runs, only its ids are reported. */
+const NO_STRING = { key: '', context: '', maxLength: 0, text: '', isPlural: false, fileType: '', filePath: '', labelIds: [] }
+
 const isId = (v: unknown): v is number => typeof v === 'number' && Number.isSafeInteger(v) && v >= 0
 const field = (v: unknown, k: string): unknown => (v !== null && typeof v === 'object' && !Array.isArray(v) ? (v as Record<string, unknown>)[k] : undefined)
 
@@ -160,6 +145,15 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
   } catch (error) {
     return { ok: false, status: 400, code: 'malformed_json', message: `body is not valid JSON: ${(error as Error).message}` }
   }
+  return decodeBatchBody(body, organizationHeader, signer)
+}
+
+/**
+ * A parsed batch body, validated and reduced as a signed delivery is: `decodeBatch` once the
+ * signature holds (`signer`: the organization whose secret signed it, if the secret names one), and
+ * `switchyard try` for a body on disk (no signature to check).
+ */
+export function decodeBatchBody(body: unknown, organizationHeader = '', signer?: string): DecodeResult {
   if (!validateBatch(body)) return { ok: false, status: 400, code: 'invalid_batch', message: describeSchemaError(validateBatch.errors) }
   const events = (body as { events: unknown[] }).events
 
@@ -176,20 +170,7 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
     }
   }
 
-  const languages: Language[] = []
-  const languageIndex = new Map<string, number>()
-  // Records are compared by their fields: events of one batch repeat the same two or three.
-  const languageAt = (l: Language): number => {
-    const k = languageKey(l)
-    let i = languageIndex.get(k)
-    if (i === undefined) {
-      i = languages.length
-      languages.push(l)
-      languageIndex.set(k, i)
-    }
-    return i
-  }
-  const jobs: JobTuple[] = []
+  const jobs = new JobEncoder()
   const others: OtherEvent[] = []
   const invalid: InvalidEvent[] = []
   const moduleKeys = new Set<string>()
@@ -213,8 +194,8 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
       const ids = parkingIds(event)
       invalid.push({ index: i, reason, parked: ids !== undefined })
       if (ids) {
-        const language = languageAt({ id: ids.languageId } as Language)
-        jobs.push([organizationId, ids.moduleKey, ids.projectId, ids.stepId, ids.languageId, ids.stringId, ids.revision, '', '', 0, '', 0, '', '', [], language, language, reason])
+        const language = { id: ids.languageId }
+        jobs.add({ ...ids, organizationId, string: NO_STRING, sourceLanguage: language, targetLanguage: language, invalid: reason })
       }
       continue
     }
@@ -222,12 +203,14 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
     const t = s.translation
     const moduleKey = s.workflowStep.applicationModule.moduleKey
     moduleKeys.add(moduleKey)
-    jobs.push([
-      organizationId, moduleKey, t.project.id, s.workflowStep.id, s.affectedLanguage.id, t.id, t.revision ?? 0,
-      t.key ?? t.identifier ?? '', t.context ?? '', toInt(t.maxLength), t.text, t.hasPlurals ? 1 : 0, t.file?.type ?? '', t.file?.path ?? '',
-      Array.isArray(t.labelIds) ? t.labelIds : [], languageAt(s.sourceLanguage), languageAt(s.affectedLanguage),
-    ])
+    jobs.add({
+      organizationId, moduleKey, projectId: t.project.id, stepId: s.workflowStep.id, languageId: s.affectedLanguage.id, stringId: t.id, revision: t.revision ?? 0,
+      string: {
+        key: t.key ?? t.identifier ?? '', context: t.context ?? '', maxLength: toInt(t.maxLength), text: t.text, isPlural: t.hasPlurals === true,
+        fileType: t.file?.type ?? '', filePath: t.file?.path ?? '', labelIds: Array.isArray(t.labelIds) ? t.labelIds : [],
+      },
+      sourceLanguage: s.sourceLanguage as Language, targetLanguage: s.affectedLanguage as Language,
+    })
   }
-  const decoded: DecodedJobs = { languages, jobs }
-  return { ok: true, organizationId, jobs: jobs.length ? JSON.stringify(decoded) : '', count: jobs.length, moduleKeys: [...moduleKeys], eventCounts, others, invalid }
+  return { ok: true, organizationId, jobs: jobs.text(), count: jobs.count, moduleKeys: [...moduleKeys], eventCounts, others, invalid }
 }

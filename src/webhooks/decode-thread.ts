@@ -1,4 +1,4 @@
-// A thread of the ingest pool (batch-decoder.ts): decodes one webhook body per task. The app
+// A thread of the ingest pool (decode-pool.ts): decodes one webhook body per task. The app
 // secrets come once, as workerData; the body comes as transferred bytes, not copied.
 import { workerData } from 'piscina'
 import { decodeBatch, type DecodeResult } from './decode-batch.js'

@@ -1,7 +1,7 @@
 // The metric label of an event name: the names the service is known to send, and `other` for
 // anything else. Event names come from signed but otherwise free text; as labels they would make
 // one time series each, without bound.
-import { RECALCULATION_EVENT } from './event-types.js'
+import { RECALCULATION_EVENT } from '../protocol/service-events.js'
 
 export const KNOWN_EVENTS: ReadonlySet<string> = new Set([
   RECALCULATION_EVENT,

@@ -12,15 +12,15 @@ import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
 import type { IncomingJobs, IntakeResult } from '../queue/intake.js'
 import type { EncodedJobs } from '../queue/journal.js'
-import type { Job } from '../queue/job.js'
-import type { BatchDecoder } from './batch-decoder.js'
+import type { Job } from '../protocol/job.js'
+import type { DecodePool } from './decode-pool.js'
 import { eventLabel } from './event-label.js'
-import type { OtherEvent } from './event-types.js'
-import { toJobs, type BatchOrigin } from './unbatch.js'
+import type { OtherEvent } from '../protocol/service-events.js'
+import { decodeJobs, type BatchOrigin } from '../queue/job-codec.js'
 
 export interface WebhookDeps {
   appSecrets(): readonly string[]
-  decoder: BatchDecoder
+  decoder: DecodePool
   headerPrefix: string
   bodyLimit: number
   log: Logger
@@ -124,7 +124,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     // Jobs are made only if the batch goes straight into the window (intake.ts).
     let made: Job[] | undefined
     const text = decoded.jobs
-    const jobs: IncomingJobs = { count: decoded.count, organizationId, domain, jobs: () => (made ??= toJobs(text, origin)) }
+    const jobs: IncomingJobs = { count: decoded.count, organizationId, domain, jobs: () => (made ??= decodeJobs(text, origin)) }
     for (const [event, n] of decoded.eventCounts) metrics.events.inc({ event: eventLabel(event) }, n)
 
     const result = await deps.accept(batchId, jobs, { organizationId, domain, text: decoded.jobs })

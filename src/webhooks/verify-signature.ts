@@ -1,14 +1,10 @@
-// Webhook signatures: HMAC-SHA256 of the raw body bytes with the installation's app secret,
-// lower-case hex, optionally prefixed `sha256=` (platform notes). Verified before anything parses
-// the body, in constant time, against every configured secret so that secrets can be rotated.
-import { createHmac, timingSafeEqual } from 'node:crypto'
+// Webhook signatures (src/protocol/webhook-signature.ts), lower-case hex, optionally prefixed
+// `sha256=` (platform notes). Verified before anything parses the body, in constant time, against
+// every configured secret so that secrets can be rotated.
+import { timingSafeEqual } from 'node:crypto'
+import { signatureBytes } from '../protocol/webhook-signature.js'
 
 const HEX_SHA256 = /^[0-9a-fA-F]{64}$/
-
-/** The signature the service would send for this body. */
-export function signBody(body: Buffer | string, secret: string): string {
-  return createHmac('sha256', secret).update(body).digest('hex')
-}
 
 /**
  * Does `header` carry a valid signature of `body` under one of `secrets`? Every secret is tried
@@ -31,7 +27,7 @@ export function matchSignature(body: Buffer, header: string | undefined, secrets
   const given = Buffer.from(value, 'hex')
   let matched = -1
   for (let i = 0; i < secrets.length; i++) {
-    const expected = createHmac('sha256', secrets[i]!).update(body).digest()
+    const expected = signatureBytes(body, secrets[i]!)
     const equal = timingSafeEqual(expected, given)
     if (equal && matched === -1) matched = i
   }

@@ -5,9 +5,9 @@ import { niceMax, renderFloodChart } from '../../src/bench/svg-chart.js'
 import { batchSource } from '../../src/bench/webhook-bodies.js'
 import { verifySignature } from '../../src/webhooks/verify-signature.js'
 import { validateBatch, validateRecalculationEvent } from '../../src/webhooks/batch-schema.js'
-import { decodeEntry, encodeEntry } from '../../src/queue/journal.js'
+import { decodeEntry } from '../../src/queue/journal.js'
+import { decodeJobs, encodeJobs } from '../../src/queue/job-codec.js'
 import { decodeBatch } from '../../src/webhooks/decode-batch.js'
-import { toJobs } from '../../src/webhooks/unbatch.js'
 
 describe('bench statistics', () => {
   it('takes nearest-rank percentiles', () => {
@@ -88,11 +88,12 @@ describe('journal entries', () => {
     const b = source.batch(0)
     const decoded = decodeBatch(b.body, b.headers['X-Service-Signature']!, ['s'])
     if (!decoded.ok) throw new Error(decoded.message)
-    const jobs = toJobs(decoded.jobs, { organizationId: '200000', domain: 'acme', batchId: 'b1' })
+    const origin = { organizationId: '200000', domain: 'acme', batchId: 'b1' }
+    const jobs = decodeJobs(decoded.jobs, origin)
     expect(jobs).toHaveLength(60)
-    const stored = JSON.parse(JSON.stringify(encodeEntry(jobs))) as unknown
-    expect(decodeEntry(stored, 'b1')).toEqual(jobs)
-    expect(JSON.stringify(stored).length).toBeLessThan(JSON.stringify(jobs).length * 0.6)
+    const stored = encodeJobs(jobs)
+    expect(decodeJobs(stored, origin)).toEqual(jobs)
+    expect(stored.length).toBeLessThan(JSON.stringify(jobs).length * 0.6)
     expect(decodeEntry(jobs, 'b1')).toBe(jobs)
     expect(decodeEntry({ v: 9 }, 'b1')).toBeUndefined()
   })

@@ -4,7 +4,7 @@
 import Keyv from 'keyv'
 import { describe, expect, it } from 'vitest'
 import { Journal } from '../../src/queue/journal.js'
-import type { Job } from '../../src/queue/job.js'
+import type { Job } from '../../src/protocol/job.js'
 
 const lang = { id: 'de', name: 'German', editorCode: 'de', twoLettersCode: 'de', threeLettersCode: 'deu', locale: 'de-DE', androidCode: 'de-rDE', osxCode: 'de', osxLocale: 'de', textDirection: 'ltr', dialectOf: null }
 const job = (id: number): Job => ({
@@ -67,13 +67,13 @@ describe('journal entries written from decoded webhooks', () => {
   it('store the decoder text and the duplicates skipped, and replay only the jobs taken', async () => {
     const { batchSource } = await import('../../src/bench/webhook-bodies.js')
     const { decodeBatch } = await import('../../src/webhooks/decode-batch.js')
-    const { toJobs } = await import('../../src/webhooks/unbatch.js')
+    const { decodeJobs } = await import('../../src/queue/job-codec.js')
     const source = batchSource({ seed: 3, strings: 10, languages: ['de', 'ar'] }, { appSecret: 's', batchSize: 20 })
     const b = source.batch(0)
     const decoded = decodeBatch(b.body, b.headers['X-Service-Signature']!, ['s'])
     if (!decoded.ok) throw new Error(decoded.message)
     const origin = { organizationId: '', domain: 'acme', batchId: 'w1' }
-    const jobs = toJobs(decoded.jobs, origin)
+    const jobs = decodeJobs(decoded.jobs, origin)
     const taken = jobs.filter((_, i) => i % 4 !== 0)
     const store = new Keyv({ store: new Map(), namespace: 'journal' })
     const journal = new Journal(store)

@@ -9,7 +9,7 @@ import type { PipelinePool } from '../../src/engine/pipeline-pool.js'
 import type { CheckEntry, EditorMode, PipelineFile } from '../../src/engine/pipeline-schema.js'
 import type { renderManifest } from '../../src/server/manifest.js'
 import type { ProcessDeps } from '../../src/queue/process-jobs.js'
-import type { Port } from '../../src/webhooks/event-types.js'
+import type { Port } from '../../src/protocol/string-status.js'
 import { pipelineYaml, testDeps, writePipelines } from './helpers.js'
 
 async function errorsOf(yaml: string): Promise<string[]> {
@@ -19,7 +19,7 @@ async function errorsOf(yaml: string): Promise<string[]> {
 
 describe('PipelineFile', () => {
   it('is the type of the schema, with the recursive fallback typed by hand', () => {
-    expectTypeOf<PipelineFile['key']>().toEqualTypeOf<Pipeline | undefined>()
+    expectTypeOf<PipelineFile['key']>().toEqualTypeOf<string>()
     expectTypeOf<PipelineFile['input']>().toEqualTypeOf<Port[]>()
     expectTypeOf<PipelineFile['outputs'][string]['port']>().toEqualTypeOf<Port>()
     expectTypeOf<PipelineFile['checks']>().toEqualTypeOf<CheckEntry[]>()

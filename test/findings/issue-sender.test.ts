@@ -3,7 +3,8 @@
 // (only the issues this worker raised), and failures that are counted and given up.
 import { afterEach, describe, expect, it } from 'vitest'
 import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
-import { findingsHash, type FindingRecord } from '../../src/findings/finding-records.js'
+import type { FindingRecord } from '../../src/protocol/findings.js'
+import { findingsHash } from '../../src/findings/finding-records.js'
 import { IssueSender } from '../../src/findings/issue-sender.js'
 import { ApiClient } from '../../src/platform/api-client.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'

@@ -2,9 +2,10 @@
 // the group once, 403 and 401-after-a-refresh hold, anything else parks; never a request storm.
 import { describe, expect, it } from 'vitest'
 import { ApiClient } from '../../src/platform/api-client.js'
-import { Reporter, type Decision, type HoldCause } from '../../src/platform/reporter.js'
+import { Reporter, type HoldCause } from '../../src/platform/reporter.js'
+import type { Decision } from '../../src/protocol/decision.js'
 import type { TokenProvider } from '../../src/platform/token-provider.js'
-import type { Job } from '../../src/queue/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 
 const job = (stringId: number, languageId = 'de'): Job =>

@@ -2,59 +2,59 @@ import { describe, expect, it } from 'vitest'
 import { Dedupe } from '../../src/queue/dedupe.js'
 
 describe('Dedupe', () => {
-  it('absorbs a repeat only while the string is active; a finished one is admitted for a status check', () => {
+  it('absorbs a repeat only while the string is active; a finished one arrives as finished, for a status check', () => {
     let now = 0
     const d = new Dedupe(1000, () => now)
-    expect(d.admit('s1', 1)).toBe('new')
-    expect(d.admit('s1', 1)).toBe('duplicate')
+    expect(d.arrive('s1', 1)).toBe('new')
+    expect(d.arrive('s1', 1)).toBe('duplicate')
     d.finish('s1', 1)
     now = 500
     // It may have come back to the step (same revision): the service's status decides.
-    expect(d.admit('s1', 1)).toBe('finished')
+    expect(d.arrive('s1', 1)).toBe('finished')
     // Active again while that is decided: a third arrival is a repeat.
     expect(d.isActive('s1')).toBe(true)
-    expect(d.admit('s1', 1)).toBe('duplicate')
+    expect(d.arrive('s1', 1)).toBe('duplicate')
     d.finish('s1', 1)
     now = 1600
     // Forgotten after the window: simply new.
-    expect(d.admit('s1', 1)).toBe('new')
+    expect(d.arrive('s1', 1)).toBe('new')
   })
   it('keeps a string that came back active through the expiry of its earlier finish', () => {
     let now = 0
     const d = new Dedupe(1000, () => now)
-    d.admit('s1', 1)
+    d.arrive('s1', 1)
     d.finish('s1', 1)
     now = 900
-    expect(d.admit('s1', 1)).toBe('finished')
+    expect(d.arrive('s1', 1)).toBe('finished')
     now = 1500
     // The first finish expires now; the entry, active again, must stay.
-    d.admit('other', 1)
+    d.arrive('other', 1)
     expect(d.isActive('s1')).toBe(true)
-    expect(d.admit('s1', 1)).toBe('duplicate')
+    expect(d.arrive('s1', 1)).toBe('duplicate')
   })
   it('takes a newer revision and refuses an older one', () => {
     const d = new Dedupe(1000)
-    expect(d.admit('s1', 2)).toBe('new')
-    expect(d.admit('s1', 1)).toBe('stale')
-    expect(d.admit('s1', 3)).toBe('new')
+    expect(d.arrive('s1', 2)).toBe('new')
+    expect(d.arrive('s1', 1)).toBe('stale')
+    expect(d.arrive('s1', 3)).toBe('new')
     expect(d.isCurrent('s1', 2)).toBe(false)
     expect(d.isCurrent('s1', 3)).toBe(true)
   })
   it('forgets an admission released after a failed journal write', () => {
     const d = new Dedupe(1000)
-    d.admit('s1', 1)
+    d.arrive('s1', 1)
     d.release('s1', 1)
-    expect(d.admit('s1', 1)).toBe('new')
+    expect(d.arrive('s1', 1)).toBe('new')
   })
   it('keeps memory bounded: finished entries expire', () => {
     let now = 0
     const d = new Dedupe(10, () => now)
     for (let i = 0; i < 10_000; i++) {
-      d.admit(`s${i}`, 1)
+      d.arrive(`s${i}`, 1)
       d.finish(`s${i}`, 1)
     }
     now = 100
-    d.admit('other', 1)
+    d.arrive('other', 1)
     expect(d.size).toBe(1)
   })
 })
@@ -63,25 +63,25 @@ describe('Dedupe under a flood', () => {
   it('remembers at most maxFinished finished strings, forgetting the oldest first', () => {
     const d = new Dedupe(60_000, () => 0, 1000)
     for (let i = 0; i < 50_000; i++) {
-      d.admit(`s${i}`, 1)
+      d.arrive(`s${i}`, 1)
       d.finish(`s${i}`, 1)
     }
     expect(d.size).toBeLessThanOrEqual(1001)
     // The newest are still remembered (checked with the service), the oldest are not.
-    expect(d.admit('s49999', 1)).toBe('finished')
-    expect(d.admit('s0', 1)).toBe('new')
+    expect(d.arrive('s49999', 1)).toBe('finished')
+    expect(d.arrive('s0', 1)).toBe('new')
   })
 })
 
 describe('Dedupe after a restart', () => {
-  it('admits strings unknown here as finished (to be checked) until the earlier memory would have run out', () => {
+  it('takes strings unknown here as finished (to be checked) until the earlier memory would have run out', () => {
     let now = 10_000
     const d = new Dedupe(1000, () => now)
     d.restartedAfter(9_500)
-    expect(d.admit('s1', 1)).toBe('finished')
-    expect(d.admit('s1', 1)).toBe('duplicate')
+    expect(d.arrive('s1', 1)).toBe('finished')
+    expect(d.arrive('s1', 1)).toBe('duplicate')
     now = 10_600
-    expect(d.admit('s2', 1)).toBe('new')
+    expect(d.arrive('s2', 1)).toBe('new')
   })
 })
 
@@ -93,25 +93,25 @@ const remembered = (d: Dedupe, key: string, revision: number) => !d.isCurrent(ke
 describe('Dedupe: revisions of one string', () => {
   it('finish() of an old revision leaves the newer, active one active', () => {
     const d = new Dedupe(1000, () => 0)
-    d.admit('s1', 1)
-    expect(d.admit('s1', 2)).toBe('new')
+    d.arrive('s1', 1)
+    expect(d.arrive('s1', 2)).toBe('new')
     d.finish('s1', 1)
     expect(d.isActive('s1')).toBe(true)
-    expect(d.admit('s1', 2)).toBe('duplicate')
+    expect(d.arrive('s1', 2)).toBe('duplicate')
     d.finish('s1', 2)
     expect(d.isActive('s1')).toBe(false)
   })
 
   it('finish() of a newer revision than the one remembered changes nothing', () => {
     const d = new Dedupe(1000, () => 0)
-    d.admit('s1', 1)
+    d.arrive('s1', 1)
     d.finish('s1', 2)
     expect(d.isActive('s1')).toBe(true)
   })
 
   it('finish() with no time window forgets the string at once', () => {
     const d = new Dedupe(0, () => 0)
-    d.admit('s1', 1)
+    d.arrive('s1', 1)
     d.finish('s1', 1)
     expect(d.size).toBe(0)
     expect(d.isActive('s1')).toBe(false)
@@ -120,7 +120,7 @@ describe('Dedupe: revisions of one string', () => {
   it('isCurrent: a revision at or above the newest is current, below is not, an unknown string is', () => {
     const d = new Dedupe(1000, () => 0)
     expect(d.isCurrent('s1', 1)).toBe(true)
-    d.admit('s1', 2)
+    d.arrive('s1', 2)
     expect(d.isCurrent('s1', 1)).toBe(false)
     expect(d.isCurrent('s1', 2)).toBe(true)
     expect(d.isCurrent('s1', 3)).toBe(true)
@@ -134,17 +134,17 @@ describe('Dedupe: revisions of one string', () => {
 describe('Dedupe: release', () => {
   it('release() of an older revision keeps the newer, active one', () => {
     const d = new Dedupe(1000, () => 0)
-    d.admit('s1', 1)
-    d.admit('s1', 2)
+    d.arrive('s1', 1)
+    d.arrive('s1', 2)
     d.release('s1', 1)
     expect(d.isActive('s1')).toBe(true)
     expect(d.size).toBe(1)
-    expect(d.admit('s1', 2)).toBe('duplicate')
+    expect(d.arrive('s1', 2)).toBe('duplicate')
   })
 
   it('release() of a newer revision than the one remembered keeps it', () => {
     const d = new Dedupe(1000, () => 0)
-    d.admit('s1', 1)
+    d.arrive('s1', 1)
     d.release('s1', 2)
     expect(d.isActive('s1')).toBe(true)
     expect(d.size).toBe(1)
@@ -152,7 +152,7 @@ describe('Dedupe: release', () => {
 
   it('release() of a finished revision keeps what was remembered of it', () => {
     const d = new Dedupe(1000, () => 0)
-    d.admit('s1', 3)
+    d.arrive('s1', 3)
     d.finish('s1', 3)
     d.release('s1', 3)
     expect(d.size).toBe(1)
@@ -161,7 +161,7 @@ describe('Dedupe: release', () => {
 
   it('release() of the active revision forgets it entirely', () => {
     const d = new Dedupe(1000, () => 0)
-    d.admit('s1', 3)
+    d.arrive('s1', 3)
     d.release('s1', 3)
     expect(d.size).toBe(0)
     expect(d.isCurrent('s1', 1)).toBe(true)
@@ -172,12 +172,12 @@ describe('Dedupe: expiry bookkeeping', () => {
   it('expiry does not delete an entry that a newer revision made active again', () => {
     let now = 0
     const d = new Dedupe(1000, () => now)
-    d.admit('s1', 1)
+    d.arrive('s1', 1)
     d.finish('s1', 1)
     now = 10
-    expect(d.admit('s1', 2)).toBe('new')
+    expect(d.arrive('s1', 2)).toBe('new')
     now = 5000
-    d.admit('other', 1) // runs the expiry
+    d.arrive('other', 1) // runs the expiry
     expect(d.isActive('s1')).toBe(true)
     expect(remembered(d, 's1', 2)).toBe(true)
     expect(d.size).toBe(2)
@@ -186,16 +186,16 @@ describe('Dedupe: expiry bookkeeping', () => {
   it('expiry of an earlier finish does not delete a later finish of the same string', () => {
     let now = 0
     const d = new Dedupe(1000, () => now)
-    d.admit('s1', 1)
+    d.arrive('s1', 1)
     d.finish('s1', 1)
     now = 600
-    d.admit('s1', 2)
+    d.arrive('s1', 2)
     d.finish('s1', 2)
     now = 1100 // the first finish is past the window, the second is not
-    d.admit('other', 1)
+    d.arrive('other', 1)
     expect(remembered(d, 's1', 2)).toBe(true)
     now = 1600 // now the second is too
-    d.admit('other', 1)
+    d.arrive('other', 1)
     expect(remembered(d, 's1', 2)).toBe(false)
     expect(d.size).toBe(1)
   })
@@ -203,13 +203,13 @@ describe('Dedupe: expiry bookkeeping', () => {
   it('an entry finished exactly ttl ago is forgotten, one finished a moment later is not', () => {
     let now = 0
     const d = new Dedupe(1000, () => now)
-    d.admit('a', 1)
+    d.arrive('a', 1)
     d.finish('a', 1)
     now = 1
-    d.admit('b', 1)
+    d.arrive('b', 1)
     d.finish('b', 1)
     now = 1000
-    d.admit('other', 1)
+    d.arrive('other', 1)
     expect(remembered(d, 'a', 1)).toBe(false)
     expect(remembered(d, 'b', 1)).toBe(true)
   })
@@ -217,9 +217,9 @@ describe('Dedupe: expiry bookkeeping', () => {
   it('active entries never expire, however old', () => {
     let now = 0
     const d = new Dedupe(10, () => now)
-    d.admit('s1', 1)
+    d.arrive('s1', 1)
     now = 1_000_000
-    d.admit('other', 1)
+    d.arrive('other', 1)
     expect(d.isActive('s1')).toBe(true)
   })
 
@@ -227,16 +227,16 @@ describe('Dedupe: expiry bookkeeping', () => {
     let now = 0
     const ttl = 1000
     const d = new Dedupe(ttl, () => now)
-    // One string finished per ms; each admit expires what finished ttl ago or earlier, so the
+    // One string finished per ms; each arrival expires what finished ttl ago or earlier, so the
     // finished list is compacted several times along the way.
     const N = 12_000
     for (let i = 0; i < N; i++) {
       now = i
-      d.admit(`s${i}`, 1)
+      d.arrive(`s${i}`, 1)
       d.finish(`s${i}`, 1)
     }
     now = N - 1
-    d.admit('probe', 1)
+    d.arrive('probe', 1)
     // Forgotten: finished at or before now - ttl. Remembered: everything after.
     const cutoff = N - 1 - ttl
     for (const i of [0, 4096, 4097, 8000, cutoff - 1, cutoff]) expect(remembered(d, `s${i}`, 1), `s${i}`).toBe(false)
@@ -244,7 +244,7 @@ describe('Dedupe: expiry bookkeeping', () => {
     expect(d.size).toBe(N - 1 - cutoff + 1)
     // And later expiries still pair each key with its own time.
     now = N - 1 + 500
-    d.admit('probe2', 1)
+    d.arrive('probe2', 1)
     expect(remembered(d, `s${cutoff + 500}`, 1)).toBe(false)
     expect(remembered(d, `s${cutoff + 501}`, 1)).toBe(true)
   })
@@ -252,7 +252,7 @@ describe('Dedupe: expiry bookkeeping', () => {
   it('the count bound forgets the oldest finished strings first, and only as many as needed', () => {
     const d = new Dedupe(60_000, () => 0, 100)
     for (let i = 0; i < 5000; i++) {
-      d.admit(`s${i}`, 1)
+      d.arrive(`s${i}`, 1)
       d.finish(`s${i}`, 1)
     }
     expect(d.size).toBe(100)
@@ -263,9 +263,9 @@ describe('Dedupe: expiry bookkeeping', () => {
 
   it('the count bound does not forget an active string', () => {
     const d = new Dedupe(60_000, () => 0, 10)
-    d.admit('busy', 1)
+    d.arrive('busy', 1)
     for (let i = 0; i < 100; i++) {
-      d.admit(`s${i}`, 1)
+      d.arrive(`s${i}`, 1)
       d.finish(`s${i}`, 1)
     }
     expect(d.isActive('busy')).toBe(true)

@@ -2,7 +2,7 @@
 // capped near a minute, and let go (the strings themselves wait on disk, in the backlog: only counts here).
 import { describe, expect, it } from 'vitest'
 import { HeldOrganizations } from '../../src/queue/held-organizations.js'
-import type { Job } from '../../src/queue/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 
 const job = (stringId: number, domain = 'acme'): Job =>

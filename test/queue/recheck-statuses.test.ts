@@ -1,6 +1,6 @@
 // Strings that arrive again after they finished: the service's status decides, 500 ids a call.
 import { describe, expect, it } from 'vitest'
-import type { Job } from '../../src/queue/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { recheckStatuses } from '../../src/queue/recheck-statuses.js'
 
 const job = (stringId: number, recheck = true): Job =>

@@ -3,7 +3,7 @@
 // name on the shared Redis, removed afterwards.
 import { afterAll, describe, expect, it } from 'vitest'
 import { BullmqJournal, REDIS_BYTES_PER_STRING } from '../../src/queue/bullmq-journal.js'
-import type { Job } from '../../src/queue/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 
 const name = `backlog-budget-${process.pid}-${Date.now()}`

@@ -4,7 +4,7 @@
 import { randomBytes } from 'node:crypto'
 import { afterAll, expect, it } from 'vitest'
 import type { BullmqJournal } from '../../src/queue/bullmq-journal.js'
-import type { Job } from '../../src/queue/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { describeWithService } from '../support/services.js'
 

@@ -13,7 +13,7 @@ import { startServe } from '../../src/cli/serve.js'
 import { loadConfig } from '../../src/config/load-config.js'
 import { startEmulator } from '../../src/emulator/index.js'
 import { createLogger } from '../../src/util/logger.js'
-import { signBody } from '../../src/webhooks/verify-signature.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
 
 const lines: string[] = []
 const sink = new Writable({ write(chunk, _enc, done) { lines.push(...String(chunk).split('\n').filter(Boolean)); done() } })

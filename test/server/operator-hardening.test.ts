@@ -8,7 +8,7 @@ import { afterAll, afterEach, describe, expect, it } from 'vitest'
 import { startServe, type Running } from '../../src/cli/serve.js'
 import { loadConfig, missingForProduction, type Config } from '../../src/config/load-config.js'
 import { LoginThrottle, FREE_FAILURES, clientKey } from '../../src/server/login-throttle.js'
-import { operatorAccess } from '../../src/server/operator-auth.js'
+import { operatorAccess } from '../../src/config/operator-access.js'
 import { silentLogger } from '../../src/util/logger.js'
 
 const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-operator-hardening-'))

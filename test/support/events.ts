@@ -1,5 +1,5 @@
 // Builders for webhook bodies in tests: every field of section 2.6, signed as the service signs.
-import { signBody } from '../../src/webhooks/verify-signature.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
 
 export function language(id: string) {
   return { id, name: id, editorCode: id, twoLettersCode: id.slice(0, 2), threeLettersCode: id, locale: id, androidCode: id, osxCode: id, osxLocale: id, textDirection: 'ltr', dialectOf: null }

@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { parseAppSecrets, secretsFor } from '../../src/webhooks/app-secrets.js'
 import { decodeBatch } from '../../src/webhooks/decode-batch.js'
-import { signBody } from '../../src/webhooks/verify-signature.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 
 describe('parseAppSecrets', () => {

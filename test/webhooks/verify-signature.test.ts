@@ -1,6 +1,7 @@
 import { createHmac } from 'node:crypto'
 import { describe, expect, it } from 'vitest'
-import { signBody, verifySignature } from '../../src/webhooks/verify-signature.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
+import { verifySignature } from '../../src/webhooks/verify-signature.js'
 
 const secret = 'app-secret-1'
 const body = Buffer.from(JSON.stringify({ events: [{ event: 'project.translated', project: { id: 1 } }] }))

@@ -1,6 +1,20 @@
 // A job: one string in one target language at one step, as much of the event as the pipeline and
-// the reporter need and no more (the project's logo and other bulk stay out of the queue).
-import type { Language } from '../engine/types.js'
+// the reporter need and no more (the project's logo and other bulk stay out of the queue). The
+// webhook decoder makes jobs, the queue keeps them, the reporter reports them.
+import type { Language } from './language.js'
+
+/** A string's fields besides its texts, as a job keeps them and a check sees them (`Item`). */
+export interface StringFields {
+  key: string
+  context: string
+  /** 0 when the string has no limit. */
+  maxLength: number
+  isPlural: boolean
+  /** The file's type as the service names it (`android`, `json`, `xliff`, ...); '' when unknown. */
+  fileType: string
+  filePath: string
+  labelIds: number[]
+}
 
 export interface Job {
   /** De-duplication identity: organization, project, step, language, string and revision. */
@@ -13,16 +27,8 @@ export interface Job {
   languageId: string
   stringId: number
   revision: number
-  string: {
-    key: string
-    context: string
-    maxLength: number
-    text: string
-    isPlural: boolean
-    fileType: string
-    filePath: string
-    labelIds: number[]
-  }
+  /** The string; `text` is its source text. */
+  string: StringFields & { text: string }
   sourceLanguage: Language
   targetLanguage: Language
   /** Journal entry (acknowledged batch) the job belongs to. */
@@ -30,10 +36,10 @@ export interface Job {
   /** Which part of that entry (one webhook, or one re-journaled group) holds it; 0 when absent. */
   part?: number
   /**
-   * The pipeline's decision, when the job was held after it ran (its organization could not be
-   * reported for): it goes straight back to the reporter, and no check runs twice. Journaled.
+   * The port the pipeline decided, when the job was held after it ran (its organization could not
+   * be reported for): it goes straight back to the reporter, and no check runs twice. Journaled.
    */
-  port?: string
+  decidedPort?: string
   /** Pipeline runs that ended in `retry` so far. */
   attempts: number
   /**

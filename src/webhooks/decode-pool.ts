@@ -9,7 +9,7 @@ import { Piscina } from 'piscina'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { decodeBatch, type DecodeResult } from './decode-batch.js'
 
-export interface BatchDecoder {
+export interface DecodePool {
   /** `organization`: the X-…-Id header ('' when absent). */
   decode(raw: Buffer, signature: string, organization?: string): Promise<DecodeResult>
   /** Threads in the pool (0: everything inline). */
@@ -17,7 +17,7 @@ export interface BatchDecoder {
   close(): Promise<void>
 }
 
-export interface BatchDecoderOptions {
+export interface DecodePoolOptions {
   threads: number
   secrets: readonly string[]
   /** Bodies smaller than this are decoded inline: the hop costs more than it saves. */
@@ -34,7 +34,7 @@ function threadFile(): string | undefined {
   return existsSync(file) ? file : undefined
 }
 
-export function createBatchDecoder(options: BatchDecoderOptions): BatchDecoder {
+export function createDecodePool(options: DecodePoolOptions): DecodePool {
   const secrets = [...options.secrets]
   const inline = (raw: Buffer, signature: string, organization = '') => Promise.resolve(decodeBatch(raw, signature, secrets, organization))
   const file = options.threads > 0 ? threadFile() : undefined

@@ -2,19 +2,19 @@
 // gets inline, for good batches and for every kind of bad one; the bytes are moved, not copied,
 // and only when the Buffer owns its memory.
 import { afterEach, describe, expect, it } from 'vitest'
-import { createBatchDecoder, type BatchDecoder } from '../../src/webhooks/batch-decoder.js'
-import { signBody } from '../../src/webhooks/verify-signature.js'
+import { createDecodePool, type DecodePool } from '../../src/webhooks/decode-pool.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 
 const SECRET = 'decoder-secret'
-const open: BatchDecoder[] = []
+const open: DecodePool[] = []
 afterEach(async () => {
   while (open.length) await open.pop()!.close()
 })
 
 function decoders() {
-  const threaded = createBatchDecoder({ threads: 2, secrets: [SECRET], inlineBelow: 0 })
-  const inline = createBatchDecoder({ threads: 0, secrets: [SECRET] })
+  const threaded = createDecodePool({ threads: 2, secrets: [SECRET], inlineBelow: 0 })
+  const inline = createDecodePool({ threads: 0, secrets: [SECRET] })
   open.push(threaded, inline)
   return { threaded, inline }
 }
@@ -83,7 +83,7 @@ describe('batch decoder', () => {
   })
 
   it('decodes inline with no secret (everything is refused) or no threads', async () => {
-    const none = createBatchDecoder({ threads: 2, secrets: [] })
+    const none = createDecodePool({ threads: 2, secrets: [] })
     open.push(none)
     expect(none.threads).toBe(0)
     expect(await none.decode(own('{}'), 'x')).toMatchObject({ ok: false, status: 401, code: 'unknown_organization' })

@@ -1,0 +1,93 @@
+// What the service sends (interface document, sections 2.5 and 2.6): the batch body and the
+// recalculation event as JSON Schema, and their TypeScript types derived from those schemas
+// (json-schema-to-ts), so the type says what validation let through and no more: `revision` may
+// be null because the schema allows it. The schemas are strict on what routing and reporting
+// depend on (ids, languages, step, module key, the source text) and open to fields we don't use,
+// so a service that adds fields doesn't break delivery. They are compiled in
+// src/webhooks/batch-schema.ts.
+import type { FromSchema } from 'json-schema-to-ts'
+
+export const RECALCULATION_EVENT = 'string.status_on_step.recalculation_triggered'
+
+const id = { type: 'integer', minimum: 0 } as const
+const nonEmpty = { type: 'string', minLength: 1 } as const
+const language = {
+  type: 'object',
+  required: ['id'],
+  properties: { id: nonEmpty, locale: { type: 'string' }, textDirection: { type: 'string' } },
+} as const
+
+export const recalculationEventSchema = {
+  type: 'object',
+  required: ['event', 'stringStatus'],
+  properties: {
+    event: { const: RECALCULATION_EVENT },
+    stringStatus: {
+      type: 'object',
+      required: ['status', 'translation', 'sourceLanguage', 'affectedLanguage', 'workflowStep'],
+      properties: {
+        status: { type: 'string' },
+        output: { type: 'string' },
+        originEvent: { type: 'string' },
+        organizationId: { type: ['string', 'integer'] },
+        translation: {
+          type: 'object',
+          required: ['id', 'text', 'project'],
+          properties: {
+            id,
+            identifier: { type: 'string' },
+            key: { type: 'string' },
+            text: { type: 'string' },
+            type: { type: 'string' },
+            context: { type: ['string', 'null'] },
+            maxLength: { type: ['string', 'integer', 'null'] },
+            revision: { type: ['integer', 'null'] },
+            hasPlurals: { type: 'boolean' },
+            labelIds: { type: 'array', items: { type: 'integer' } },
+            file: { type: ['object', 'null'], properties: { type: { type: 'string' }, path: { type: 'string' } } },
+            project: { type: 'object', required: ['id'], properties: { id } },
+          },
+        },
+        sourceLanguage: language,
+        affectedLanguage: language,
+        workflowStep: {
+          type: 'object',
+          required: ['id', 'applicationModule'],
+          properties: {
+            id,
+            applicationModule: {
+              type: 'object',
+              required: ['moduleKey'],
+              properties: { moduleKey: nonEmpty, applicationIdentifier: { type: 'string' } },
+            },
+          },
+        },
+      },
+    },
+  },
+} as const
+
+export const batchSchema = {
+  type: 'object',
+  required: ['events'],
+  properties: {
+    // Each event is checked on its own (decode-batch.ts): one unusable event costs no other.
+    events: { type: 'array' },
+  },
+} as const
+
+/** A recalculation event that passed `recalculationEventSchema`. */
+export type RecalculationEvent = FromSchema<typeof recalculationEventSchema>
+export type StringStatus = RecalculationEvent['stringStatus']
+/** The string record of an event (section 2.6 `translation`). */
+export type StringRecord = StringStatus['translation']
+export type WorkflowStep = StringStatus['workflowStep']
+
+/** Any other event a pipeline may subscribe to: only its name is known. */
+export interface OtherEvent {
+  event: string
+  [field: string]: unknown
+}
+
+/** A batch body that passed `batchSchema`: each event is still to be checked on its own. */
+export type WebhookBatch = FromSchema<typeof batchSchema>
