@@ -154,8 +154,7 @@ export interface MessageSpec<D = never> {
   text: string | ((data: D) => string)
 }
 
-/** A plugin's kinds of finding, keyed by their kebab-case code. */
-// eslint-disable-next-line @typescript-eslint/no-explicit-any
+/** A plugin's kinds of finding, keyed by their kebab-case code (`any`: each kind has its own data type). */
 export type Messages = Readonly<Record<string, MessageSpec<any>>>
 
 type DataOf<S> = S extends { text: (data: infer D) => string } ? D : never
