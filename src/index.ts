@@ -1,8 +1,8 @@
 // The package's public API, for plugin authors: `import { definePlugin, PluginTester } from 'switchyard'`.
-export { definePlugin, SEVERITIES } from './engine/types.js'
+export { defineMessages, definePlugin, SEVERITIES } from './engine/types.js'
 export type {
-  Finding, FindingInput, Item, Language, Need, PluginCache, PluginContext, PluginDefinition, PluginEvent,
-  PluginInstance, PluginMetrics, PluralForm, Severity, Span,
+  Finding, FindingExtra, FindingInput, Item, Language, MessageSpec, Messages, Need, OptionsOf, PluginCache, PluginContext,
+  PluginDefinition, PluginEvent, PluginInstance, PluginMetrics, PluralForm, Report, Severity, Span,
 } from './engine/types.js'
 export { PluginTester, runPluginCase, testContext, testItem } from './engine/plugin-tester.js'
 export type { ExpectedFinding, InvalidPluginTestCase, PluginTestCase } from './engine/plugin-tester.js'

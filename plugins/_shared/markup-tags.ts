@@ -68,7 +68,8 @@ export function findTags(text: string): MarkupTag[] {
   return out
 }
 
-export interface TagProblem { tag: MarkupTag; message: string }
+/** A nesting problem: `tag` has no opening tag, is closed by `before` (another element's closing tag), or is never closed. */
+export interface TagProblem { kind: 'unopened' | 'crossed' | 'unclosed'; tag: MarkupTag; before?: MarkupTag }
 
 /** Nesting problems: closing tags without an opening one, tags closed out of order, unclosed tags. */
 export function tagNestingProblems(tags: readonly MarkupTag[]): TagProblem[] {
@@ -86,15 +87,15 @@ export function tagNestingProblems(tags: readonly MarkupTag[]): TagProblem[] {
     // Open tags by name: a closing tag whose name is not open is known at once, and the pops
     // down to its opening tag are paid for by the pushes (linear).
     if (!open.get(tag.name)) {
-      problems.push({ tag, message: `Closing tag ${tag.text} has no opening tag` })
+      problems.push({ kind: 'unopened', tag })
       continue
     }
     for (let t = stack.pop()!; ; t = stack.pop()!) {
       open.set(t.name, open.get(t.name)! - 1)
       if (t.name === tag.name) break
-      problems.push({ tag: t, message: `Tag ${t.text} is not closed before ${tag.text}` })
+      problems.push({ kind: 'crossed', tag: t, before: tag })
     }
   }
-  for (const unclosed of stack) problems.push({ tag: unclosed, message: `Tag ${unclosed.text} is not closed` })
+  for (const unclosed of stack) problems.push({ kind: 'unclosed', tag: unclosed })
   return problems.sort((a, b) => a.tag.start - b.tag.start)
 }

@@ -3,11 +3,25 @@
 // CJK convention of appending the key, `ファイル(&F)`, counts like any other. Not accelerators:
 // `&&` (a literal ampersand), entities (`&amp;`), `&` before a space ("Tom & Jerry"),
 // abbreviations between capitals ("R&D", "AT&T"), and markers inside URLs, tags and placeholders.
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 
-interface Options {
-  markers: string[]
-}
+const { messages, report } = defineMessages({
+  'missing-accelerator': {
+    severity: 'error',
+    meaning: 'The source has an accelerator marker and the translation has none.',
+    text: (d: { accelerator: string }) => `The source has the accelerator "${d.accelerator}" but the translation has none`,
+  },
+  'extra-accelerator': {
+    severity: 'error',
+    meaning: 'The translation has more accelerator markers than the source.',
+    text: (d: { found: string[]; expected: number }) => `The translation has ${d.found.length} accelerators (${d.found.join(', ')}) where the source has ${d.expected}`,
+  },
+  'accelerator-count': {
+    severity: 'error',
+    meaning: 'The translation has fewer accelerator markers than the source, but at least one.',
+    text: (d: { found: number; expected: number }) => `The translation has ${d.found} accelerator${d.found === 1 ? '' : 's'} where the source has ${d.expected}`,
+  },
+})
 
 interface Accelerator { index: number; text: string }
 
@@ -90,7 +104,7 @@ function acceleratorsOf(text: string, marker: string): Accelerator[] {
   return out
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'accelerators',
   description: 'The translation has as many menu accelerator markers (&File) as the source.',
   options: {
@@ -106,7 +120,8 @@ export default definePlugin<Options>({
         description: 'The characters that mark an accelerator key: "&" (Windows, Qt), "_" (GTK), "~" (LibreOffice).',
       },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     return {
@@ -121,18 +136,12 @@ export default definePlugin<Options>({
           if (target.length === source.length) continue
           if (target.length === 0) {
             const first = source[0]!
-            findings.push({
-              message: `The source has the accelerator "${first.text}" but the translation has none`,
-              span: { start: first.index, end: first.index + first.text.length, in: 'source' },
-            })
+            findings.push(report('missing-accelerator', { accelerator: first.text }, { span: { start: first.index, end: first.index + first.text.length, in: 'source' } }))
           } else if (target.length > source.length) {
             const extra = target[source.length]!
-            findings.push({
-              message: `The translation has ${target.length} accelerators (${target.map((a) => a.text).join(', ')}) where the source has ${source.length}`,
-              span: { start: extra.index, end: extra.index + extra.text.length },
-            })
+            findings.push(report('extra-accelerator', { found: target.map((a) => a.text), expected: source.length }, { span: { start: extra.index, end: extra.index + extra.text.length } }))
           } else {
-            findings.push({ message: `The translation has ${target.length} accelerator${target.length === 1 ? '' : 's'} where the source has ${source.length}` })
+            findings.push(report('accelerator-count', { found: target.length, expected: source.length }))
           }
         }
         return findings

@@ -16,10 +16,10 @@ new PluginTester().run(aiProofread, {
     { name: 'a correct string with errorAt critical', source: 'Save', translation: 'Enregistrer', options: { ...options, errorAt: 'critical' } },
   ],
   invalid: [
-    { source: 'Delete 12 files', translation: 'Supprimer des fichiers', options, findings: [{ severity: 'error', message: /^accuracy \(major\): the number 12/, suggestion: 'include 12' }] },
-    { source: 'Save the file', translation: 'TODO', options, findings: [{ severity: 'error', message: 'accuracy (major)', span: { start: 0, end: 4, in: 'translation' } }] },
-    { source: 'Save the file', translation: 'Enregistrer  le fichier', options, findings: [{ severity: 'warning', message: 'fluency (minor): double space', span: { start: 11, end: 13, in: 'translation' } }] },
-    { source: 'Save the file', translation: 'Enregistrer  le fichier', options: { ...options, errorAt: 'critical' }, findings: [{ severity: 'info' }] },
-    { source: 'Open 2 XXX', translation: 'Ouvrir XXX', options: { ...options, errorAt: 'minor' }, findings: [{ severity: 'error', message: 'number 2' }, { severity: 'error', message: 'marker XXX', span: { start: 7, end: 10, in: 'translation' } }] },
+    { source: 'Delete 12 files', translation: 'Supprimer des fichiers', options, findings: [{ code: 'accuracy', severity: 'error', message: /^accuracy \(major\): the number 12/, suggestion: 'include 12' }] },
+    { source: 'Save the file', translation: 'TODO', options, findings: [{ code: 'accuracy', severity: 'error', span: { start: 0, end: 4, in: 'translation' } }] },
+    { source: 'Save the file', translation: 'Enregistrer  le fichier', options, findings: [{ code: 'fluency', severity: 'warning', span: { start: 11, end: 13, in: 'translation' } }] },
+    { source: 'Save the file', translation: 'Enregistrer  le fichier', options: { ...options, errorAt: 'critical' }, findings: [{ code: 'fluency', in: 'translation', severity: 'info' }] },
+    { source: 'Open 2 XXX', translation: 'Ouvrir XXX', options: { ...options, errorAt: 'minor' }, findings: [{ code: 'accuracy', severity: 'error', message: 'number 2' }, { code: 'accuracy', severity: 'error', span: { start: 7, end: 10, in: 'translation' } }] },
   ],
 })

@@ -2,11 +2,11 @@
 // review becomes findings. Strings are looked up in the cache first, the rest are sent many per
 // request; a string the model leaves out is asked again alone, then reported as "no verdict:".
 import { createHash } from 'node:crypto'
-import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
+import { definePlugin, type FindingInput, type Item, type OptionsOf } from '../../src/engine/types.js'
 import { loadGlossary, type GlossaryEntry, type GlossaryTerm } from './glossary.js'
 import { ModelClient } from './model-client.js'
 import { MQM_SEVERITIES, PROMPT_VERSION, estimateTokens, promptItem, promptLanguage, type MqmSeverity, type PromptItem, type PromptLanguage, type Verdict } from './prompt.js'
-import { verdictToFindings } from './to-findings.js'
+import { messages, report, verdictToFindings } from './to-findings.js'
 
 export { BudgetExhaustedError } from './token-budget.js'
 export { ModelRequestError } from './model-client.js'
@@ -14,23 +14,43 @@ export { ModelRequestError } from './model-client.js'
 /** How many more times a string left out of an answer is asked about alone. */
 export const MISSING_RETRIES = 2
 
-export interface AiProofreadOptions {
-  model: string
-  baseUrl?: string
-  apiKey?: string
-  glossary?: string | GlossaryEntry[]
-  instructions: string
-  errorAt: MqmSeverity
-  minScore: number
-  batchSize: number
-  maxInputTokens: number
-  concurrency: number
-  timeoutMs: number
-  maxRetries: number
-  retryBaseMs: number
-  tokensPerHour: number
-  cacheTtlHours: number
-}
+export type AiProofreadOptions = OptionsOf<typeof OPTIONS>
+
+const OPTIONS = {
+  type: 'object',
+  additionalProperties: false,
+  properties: {
+    model: { type: 'string', minLength: 1, default: 'gpt-4o-mini', description: 'Model name as the server knows it.' },
+    baseUrl: { type: 'string', minLength: 1, description: 'Base URL of an OpenAI-compatible API (ending in /v1); default OPENAI_BASE_URL, else OpenAI.' },
+    apiKey: { type: 'string', description: 'API key; default OPENAI_API_KEY. Prefer the environment: pipelines are often committed.' },
+    glossary: {
+      description: 'Terms to follow: inline, or a CSV file (columns term, translation, note, language) relative to the pipeline file.',
+      oneOf: [
+        { type: 'string', minLength: 1 },
+        {
+          type: 'array',
+          items: {
+            type: 'object',
+            additionalProperties: false,
+            required: ['term', 'translation'],
+            properties: { term: { type: 'string', minLength: 1 }, translation: { type: 'string' }, note: { type: 'string' }, language: { type: 'string' } },
+          },
+        },
+      ],
+    },
+    instructions: { type: 'string', default: '', description: "The step's instructions for the reviewer (typically ${settings.instructions})." },
+    errorAt: { type: 'string', enum: [...MQM_SEVERITIES], default: 'major', description: 'Lowest MQM severity that is an error; one level below is a warning, further below info.' },
+    minScore: { type: 'number', minimum: 0, maximum: 100, default: 0, description: 'A score below this is an error as well; 0 ignores the score.' },
+    batchSize: { type: 'integer', minimum: 1, maximum: 500, default: 20, description: 'Strings per request, at most.' },
+    maxInputTokens: { type: 'integer', minimum: 200, default: 16000, description: 'Estimated prompt tokens per request, at most (about chars/3); a batch is split to fit.' },
+    concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 4, description: 'Requests in flight at once, at most.' },
+    timeoutMs: { type: 'integer', minimum: 100, default: 60000, description: 'Time limit of one request.' },
+    maxRetries: { type: 'integer', minimum: 0, maximum: 10, default: 4, description: 'Retries of a request on 429, 5xx, network errors and timeouts.' },
+    retryBaseMs: { type: 'integer', minimum: 1, default: 1000, description: 'First back-off wait when the server names none; doubles each retry (max 30 s).' },
+    tokensPerHour: { type: 'integer', minimum: 0, default: 0, description: 'Prompt+completion tokens per rolling hour; 0 means unlimited.' },
+    cacheTtlHours: { type: 'number', minimum: 0, default: 720, description: 'How long a verdict is kept; 0 keeps it forever.' },
+  },
+} as const
 
 /** One distinct question to the model (identical strings in a batch are asked once). */
 interface Ask {
@@ -59,44 +79,12 @@ function instructionsOf(option: string, item: Item): string {
   return [...new Set([option.trim(), fromSettings.trim()])].filter(Boolean).join('\n\n')
 }
 
-export default definePlugin<AiProofreadOptions>({
+export default definePlugin({
   name: 'ai-proofread',
   description: 'A language model reviews each translation (MQM errors with severity, span and fix).',
-  options: {
-    type: 'object',
-    additionalProperties: false,
-    properties: {
-      model: { type: 'string', minLength: 1, default: 'gpt-4o-mini', description: 'Model name as the server knows it.' },
-      baseUrl: { type: 'string', minLength: 1, description: 'Base URL of an OpenAI-compatible API (ending in /v1); default OPENAI_BASE_URL, else OpenAI.' },
-      apiKey: { type: 'string', description: 'API key; default OPENAI_API_KEY. Prefer the environment: pipelines are often committed.' },
-      glossary: {
-        description: 'Terms to follow: inline, or a CSV file (columns term, translation, note, language) relative to the pipeline file.',
-        oneOf: [
-          { type: 'string', minLength: 1 },
-          {
-            type: 'array',
-            items: {
-              type: 'object',
-              additionalProperties: false,
-              required: ['term', 'translation'],
-              properties: { term: { type: 'string', minLength: 1 }, translation: { type: 'string' }, note: { type: 'string' }, language: { type: 'string' } },
-            },
-          },
-        ],
-      },
-      instructions: { type: 'string', default: '', description: "The step's instructions for the reviewer (typically ${settings.instructions})." },
-      errorAt: { type: 'string', enum: [...MQM_SEVERITIES], default: 'major', description: 'Lowest MQM severity that is an error; one level below is a warning, further below info.' },
-      minScore: { type: 'number', minimum: 0, maximum: 100, default: 0, description: 'A score below this is an error as well; 0 ignores the score.' },
-      batchSize: { type: 'integer', minimum: 1, maximum: 500, default: 20, description: 'Strings per request, at most.' },
-      maxInputTokens: { type: 'integer', minimum: 200, default: 16000, description: 'Estimated prompt tokens per request, at most (about chars/3); a batch is split to fit.' },
-      concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 4, description: 'Requests in flight at once, at most.' },
-      timeoutMs: { type: 'integer', minimum: 100, default: 60000, description: 'Time limit of one request.' },
-      maxRetries: { type: 'integer', minimum: 0, maximum: 10, default: 4, description: 'Retries of a request on 429, 5xx, network errors and timeouts.' },
-      retryBaseMs: { type: 'integer', minimum: 1, default: 1000, description: 'First back-off wait when the server names none; doubles each retry (max 30 s).' },
-      tokensPerHour: { type: 'integer', minimum: 0, default: 0, description: 'Prompt+completion tokens per rolling hour; 0 means unlimited.' },
-      cacheTtlHours: { type: 'number', minimum: 0, default: 720, description: 'How long a verdict is kept; 0 keeps it forever.' },
-    },
-  },
+  options: OPTIONS,
+  messages,
+
   needs: ['translation'],
   // A batch may wait for several requests and their retries; the engine's usual limit is for one string.
   timeoutMs: 600_000,
@@ -226,7 +214,7 @@ export default definePlugin<AiProofreadOptions>({
           const ask = asks[i]
           if (!ask) return []
           const verdict = verdicts.get(ask.cacheKey)
-          if (!verdict) return [{ severity: 'error', message: `no verdict: the model gave none for this string in ${MISSING_RETRIES + 1} attempts` }]
+          if (!verdict) return [report('no-verdict', { attempts: MISSING_RETRIES + 1 })]
           return verdictToFindings(verdict, item.translation ?? '', options)
         })
       },

@@ -5,7 +5,8 @@ import { backoffMs, retryAfterMs } from './backoff.js'
 import { createGlossary, glossaryFromCsv } from './glossary.js'
 import { parseAnswer } from './model-client.js'
 import { BudgetExhaustedError, TokenBudget } from './token-budget.js'
-import { locateSpan, severityFor } from './to-findings.js'
+import { locateSpan, severityFor, verdictToFindings } from './to-findings.js'
+import type { MqmCategory } from './prompt.js'
 
 const headers = (h: Record<string, string>) => new Headers(h)
 
@@ -65,5 +66,23 @@ describe('ai-proofread parts', () => {
     expect(parseAnswer(null)).toBe('empty answer')
     const ok = parseAnswer('{"verdicts":[{"id":"1","score":140,"errors":[]}]}')
     expect(ok instanceof Map && ok.get('1')).toEqual({ score: 100, errors: [] })
+  })
+
+  it('gives each MQM category its code, with the severity errorAt says', () => {
+    const categories: [MqmCategory, string][] = [ // [category, its code]
+      ['accuracy', 'accuracy'], ['fluency', 'fluency'], ['terminology', 'terminology'], ['style', 'style'],
+      ['locale-conventions', 'locale-conventions'], ['design-markup', 'design-markup'],
+    ]
+    const verdict = { score: 40, errors: categories.map(([category]) => ({ category, severity: 'minor' as const, span: '', explanation: 'x', suggestion: '' })) }
+    const findings = verdictToFindings(verdict, 'Bonjour', { errorAt: 'major', minScore: 50 })
+    expect(findings.map((f) => ({ code: f.code, severity: f.severity }))).toEqual([
+      { code: 'accuracy', severity: 'warning' },
+      { code: 'fluency', severity: 'warning' },
+      { code: 'terminology', severity: 'warning' },
+      { code: 'style', severity: 'warning' },
+      { code: 'locale-conventions', severity: 'warning' },
+      { code: 'design-markup', severity: 'warning' },
+      { code: 'below-min-score', severity: 'error' },
+    ])
   })
 })

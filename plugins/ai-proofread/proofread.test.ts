@@ -92,7 +92,7 @@ describe('ai-proofread answers with gaps or garbage', () => {
     const results = await checkBatch([...good(3), item({ source: 'NOVERDICT here', translation: 'ici' }, 4)])
     expect(fake.stats().requests).toBe(3)
     expect(results.slice(0, 3)).toEqual([[], [], []])
-    expect(results[3]).toEqual([{ severity: 'error', message: expect.stringMatching(/^no verdict:/) }])
+    expect(results[3]).toEqual([{ code: 'no-verdict', severity: 'error', message: expect.stringMatching(/^no verdict:/) }])
   })
 
   it('retries a malformed answer (not JSON, wrong schema) and then succeeds', async () => {
@@ -230,7 +230,7 @@ describe('ai-proofread cache', () => {
     await checkBatch([item({ translation: 'Enregistrer ce fichier', settings: { instructions: 'Use tu.' } })])
     expect(fake.stats().requests).toBe(3)
     fake.setFaults({ dropItem: {} })
-    expect((await checkBatch([item({ translation: 'Sauver' })]))[0]![0]!.message).toMatch(/^no verdict:/)
+    expect((await checkBatch([item({ translation: 'Sauver' })]))[0]![0]!).toMatchObject({ code: 'no-verdict', message: expect.stringMatching(/^no verdict:/) })
     fake.setFaults({})
     expect(await checkBatch([item({ translation: 'Sauver' })])).toEqual([[]])
     expect(fake.stats().requests).toBe(3 + 3 + 1)
@@ -248,14 +248,14 @@ describe('ai-proofread findings and prompt', () => {
     const { checkBatch } = await setUp({ errorAt })
     const [findings] = await checkBatch(mixed())
     expect(findings!.map((f) => f.severity)).toEqual(severities)
-    expect(findings![0]).toMatchObject({ message: expect.stringMatching(/^accuracy \(major\): the marker XXX/), span: { start: 0, end: 3 } })
-    expect(findings![1]).toMatchObject({ message: 'fluency (minor): double space', span: { start: 3, end: 5 }, suggestion: ' ' })
+    expect(findings![0]).toMatchObject({ code: 'accuracy', message: expect.stringMatching(/^accuracy \(major\): the marker XXX/), span: { start: 0, end: 3 } })
+    expect(findings![1]).toMatchObject({ code: 'fluency', message: 'fluency (minor): double space', span: { start: 3, end: 5 }, suggestion: ' ' })
   })
 
   it('adds an error when the score is below minScore', async () => {
     const { checkBatch } = await setUp({ minScore: 80 })
     const [findings] = await checkBatch(mixed())
-    expect(findings!.at(-1)).toEqual({ severity: 'error', message: 'score 60 is below the minimum of 80' })
+    expect(findings!.at(-1)).toEqual({ code: 'below-min-score', severity: 'error', message: 'score 60 is below the minimum of 80' })
   })
 
   it('sends what a reviewer sees: languages, key, context, max length, relevant glossary terms, instructions', async () => {

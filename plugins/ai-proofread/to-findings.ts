@@ -1,7 +1,22 @@
 // From the model's MQM verdict to findings: severity by the `errorAt` threshold, the span found by
 // searching the erroneous text in the translation, the fix as the suggestion.
-import type { FindingInput, Severity, Span } from '../../src/engine/types.js'
+import { defineMessages, type FindingInput, type Severity, type Span } from '../../src/engine/types.js'
 import { MQM_SEVERITIES, type MqmCategory, type MqmSeverity, type Verdict } from './prompt.js'
+
+type ModelError = { category: MqmCategory; severity: MqmSeverity; explanation: string }
+const mqm = (d: ModelError) => `${categoryLabel(d.category)} (${d.severity}): ${d.explanation}`
+const BY_ERRORAT = ['error', 'warning', 'info'] as const
+/** One code per MQM category: the model's error of that category, its severity by `errorAt`. */
+export const { messages, report } = defineMessages({
+  accuracy: { severity: BY_ERRORAT, meaning: 'The model found an accuracy error (mistranslation, omission, addition); error, warning or info by `errorAt`.', text: mqm },
+  fluency: { severity: BY_ERRORAT, meaning: 'The model found a fluency error (grammar, spelling, punctuation); error, warning or info by `errorAt`.', text: mqm },
+  terminology: { severity: BY_ERRORAT, meaning: 'The model found a terminology error (a glossary term not followed); error, warning or info by `errorAt`.', text: mqm },
+  style: { severity: BY_ERRORAT, meaning: 'The model found a style error (register, awkward wording); error, warning or info by `errorAt`.', text: mqm },
+  'locale-conventions': { severity: BY_ERRORAT, meaning: 'The model found a locale convention error (dates, numbers, quotes); error, warning or info by `errorAt`.', text: mqm },
+  'design-markup': { severity: BY_ERRORAT, meaning: 'The model found a design or markup error (tags, placeholders, length); error, warning or info by `errorAt`.', text: mqm },
+  'below-min-score': { severity: 'error', meaning: 'The model\'s score of the translation is below `minScore`.', text: (d: { score: number; min: number }) => `score ${d.score} is below the minimum of ${d.min}` },
+  'no-verdict': { severity: 'error', meaning: 'The model gave no verdict for the string, asked in its batch and then alone twice.', text: (d: { attempts: number }) => `no verdict: the model gave none for this string in ${d.attempts} attempts` },
+})
 
 /** At or above the threshold: error; one level below: warning; further below: info. */
 export function severityFor(mqm: MqmSeverity, errorAt: MqmSeverity): Severity {
@@ -38,17 +53,14 @@ export interface FindingOptions { errorAt: MqmSeverity; minScore: number }
 
 export function verdictToFindings(verdict: Verdict, translation: string, options: FindingOptions): FindingInput[] {
   const findings: FindingInput[] = verdict.errors.map((e) => {
-    const finding: FindingInput = {
-      severity: severityFor(e.severity, options.errorAt),
-      message: `${categoryLabel(e.category)} (${e.severity}): ${e.explanation}`,
-    }
+    const finding = report(e.category, e, { severity: severityFor(e.severity, options.errorAt) })
     const span = locateSpan(translation, e.span)
     if (span) finding.span = span
     if (e.suggestion && e.suggestion !== e.span) finding.suggestion = e.suggestion
     return finding
   })
   if (options.minScore > 0 && verdict.score < options.minScore) {
-    findings.push({ severity: 'error', message: `score ${verdict.score} is below the minimum of ${options.minScore}` })
+    findings.push(report('below-min-score', { score: verdict.score, min: options.minScore }))
   }
   return findings
 }

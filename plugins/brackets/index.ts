@@ -3,15 +3,10 @@
 // forms are the same kind: ( = （, [ = ［ = 【 = 〔, { = ｛. CJK quotation and title marks 「」『』《》〈〉
 // must balance but are not counted against the source, since they stand for quotes and italics.
 // Quotes are not brackets. Braces of placeholders and ICU syntax are ignored.
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { maskSpans } from '../_shared/mask-spans.js'
 import { findPlaceholders } from '../_shared/placeholder-patterns.js'
 import { findUrls } from '../_shared/url-patterns.js'
-
-interface Options {
-  compareCounts: boolean
-  countSeverity: 'auto' | 'error' | 'warning'
-}
 
 interface Family { name: string; open: string; close: string; counted: boolean }
 
@@ -33,7 +28,19 @@ for (const family of FAMILIES) {
 const ANY_BRACKET = new RegExp(`[${[...FAMILY_OF.keys()].map((ch) => (/[\\\]\[^-]/.test(ch) ? `\\${ch}` : ch)).join('')}]`, 'u')
 const EMOTICON = /(?<![\p{L}\p{N}])[:;=8xX]['-]?[()[\]DPp](?![\p{L}\p{N}])|\([:;]|\^\^?\)/gu
 
-interface Problem { family: Family; message: string; at: number }
+const { messages, report } = defineMessages({
+  'unopened-bracket': { severity: 'error', meaning: 'A closing bracket of the translation has no opening one.', text: (d: { bracket: string }) => `Closing “${d.bracket}” has no opening bracket` },
+  'crossed-brackets': { severity: 'error', meaning: 'A bracket of the translation is closed by a bracket of another kind.', text: (d: { bracket: string; before: string }) => `“${d.bracket}” is not closed before “${d.before}”` },
+  'unclosed-bracket': { severity: 'error', meaning: 'An opening bracket of the translation is never closed.', text: (d: { bracket: string }) => `“${d.bracket}” is not closed` },
+  'bracket-count': {
+    severity: ['error', 'warning'],
+    meaning: 'The translation has another number of pairs of a kind of bracket than the source: an error, a warning when a plural marker or another bracket kind explains it (`countSeverity`).',
+    text: (d: { family: string; source: number; translation: number }) => `The source has ${d.source} pair${d.source === 1 ? '' : 's'} of ${d.family}, the translation ${d.translation}`,
+  },
+})
+
+type BalanceCode = 'unopened-bracket' | 'crossed-brackets' | 'unclosed-bracket'
+interface Problem { family: Family; code: BalanceCode; bracket: string; before: string; at: number }
 
 function mask(text: string): string {
   const masked = maskSpans(text, [...findPlaceholders(text), ...findUrls(text)])
@@ -55,16 +62,16 @@ function balanceProblems(text: string): Problem[] {
       continue
     }
     if (!open.get(hit.family)) {
-      problems.push({ family: hit.family, message: `Closing “${text[i]}” has no opening bracket`, at: i })
+      problems.push({ family: hit.family, code: 'unopened-bracket', bracket: text[i]!, before: '', at: i })
       continue
     }
     for (let s = stack.pop()!; ; s = stack.pop()!) {
       open.set(s.family, open.get(s.family)! - 1)
       if (s.family === hit.family) break
-      problems.push({ family: s.family, message: `“${s.ch}” is not closed before “${text[i]}”`, at: s.at })
+      problems.push({ family: s.family, code: 'crossed-brackets', bracket: s.ch, before: text[i]!, at: s.at })
     }
   }
-  for (const s of stack) problems.push({ family: s.family, message: `“${s.ch}” is not closed`, at: s.at })
+  for (const s of stack) problems.push({ family: s.family, code: 'unclosed-bracket', bracket: s.ch, before: '', at: s.at })
   return problems.sort((a, b) => a.at - b.at)
 }
 
@@ -78,7 +85,7 @@ function counts(text: string): Map<Family, { open: number; close: number }> {
   return out
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'brackets',
   description: 'Brackets in the translation balance and match the source’s in number (full-width and ASCII alike).',
   options: {
@@ -88,7 +95,8 @@ export default definePlugin<Options>({
       compareCounts: { type: 'boolean', default: true, description: 'Require as many brackets of each kind as the source has.' },
       countSeverity: { enum: ['auto', 'error', 'warning'], default: 'auto', description: 'Severity of a count mismatch. `auto`: a pair of the source lost in the translation is an error, unless it was a plural marker such as file(s), the source does not balance that kind (list markers 1) 2)), or the translation has more pairs of another kind (（…） for 「…」); a pair the translation adds (Japanese explanatory （…）) is a warning. Unbalanced brackets are always errors.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     return {
@@ -105,7 +113,7 @@ export default definePlugin<Options>({
         for (const p of balanceProblems(target)) {
           if (sourceProblems.has(p.family)) continue
           reported.add(p.family)
-          findings.push({ message: p.message, span: { start: p.at, end: p.at + 1, in: 'translation' } })
+          findings.push(report(p.code, { bracket: p.bracket, before: p.before }, { span: { start: p.at, end: p.at + 1, in: 'translation' } }))
         }
         if (options.compareCounts) {
           const cs = counts(source)
@@ -118,7 +126,7 @@ export default definePlugin<Options>({
               const n = (c: { open: number; close: number }) => Math.max(c.open, c.close)
               const severity = options.countSeverity !== 'auto' ? options.countSeverity
                 : lostPairSeverity(family, n(s) - n(t), { source, sourceCounts: cs, targetCounts: ct, sourceUnbalanced: sourceProblems.has(family) })
-              findings.push({ severity, message: `The source has ${n(s)} pair${n(s) === 1 ? '' : 's'} of ${family.name}, the translation ${n(t)}` })
+              findings.push(report('bracket-count', { family: family.name, source: n(s), translation: n(t) }, { severity }))
             }
           }
         }

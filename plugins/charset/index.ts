@@ -4,16 +4,9 @@
 // surrogates. The language's scripts come from CLDR likely subtags; Common and Inherited
 // characters (digits, punctuation, symbols, emoji, combining marks) are always allowed, and Latin
 // is allowed by default for brand names, code and placeholders.
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
 import { scriptName, scriptOfChar, scriptsOfLocale } from '../_shared/language-scripts.js'
-
-interface Options {
-  scripts?: string[]
-  allowLatin: boolean
-  allow?: string
-  mixedScriptWords: boolean
-}
 
 /** Scripts with letters that look alike: a word mixing two of them is almost always a typo or a spoof. */
 const CONFUSABLE = (['Latn', 'Cyrl', 'Grek'] as const).map((code) => [code, new RegExp(`\\p{sc=${code}}`, 'u')] as const)
@@ -27,13 +20,31 @@ function loneGreek(chars: string[], i: number): boolean {
   return GREEK.test(chars[i]!) && !GREEK.test(chars[i - 1] ?? '') && !GREEK.test(chars[i + 1] ?? '')
 }
 
+const { messages, report } = defineMessages({
+  'broken-character': {
+    severity: 'error',
+    meaning: 'The translation has a control character, a lone surrogate or the replacement character U+FFFD that the source does not have.',
+    text: (d: { ch: string }) => `The translation contains ${describeControl(d.ch)}`,
+  },
+  'mixed-script-word': {
+    severity: 'error',
+    meaning: 'A word mixes letters of lookalike scripts (a Latin "p" in a Cyrillic word), with `mixedScriptWords`.',
+    text: (d: { word: string; main: string; strays: string }) => `The word "${d.word}" mixes ${d.main} letters with ${d.strays}`,
+  },
+  'foreign-letters': {
+    severity: 'error',
+    meaning: 'A word of the translation has letters of a script the target language does not use (nor `allow`, nor Latin with `allowLatin`).',
+    text: (d: { scripts: string[]; letters: string; written: string }) => `${d.scripts.join(' and ')} letters "${d.letters}" in a translation written in ${d.written}`,
+  },
+})
+
 function describeControl(ch: string): string {
   if (ch === '\uFFFD') return 'the replacement character U+FFFD (a broken encoding)'
   const code = ch.codePointAt(0)!.toString(16).toUpperCase().padStart(4, '0')
   return /\p{Cs}/u.test(ch) ? `a lone surrogate U+${code}` : `the control character U+${code}`
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'charset',
   description: 'The translation uses only characters of its language\'s scripts (plus Latin, digits, punctuation, symbols), no mixed-script words, control or replacement characters.',
   options: {
@@ -48,7 +59,8 @@ export default definePlugin<Options>({
       allow: { type: 'string', description: 'More characters to allow, as a regular expression character class such as `[µπ€]`.' },
       mixedScriptWords: { type: 'boolean', default: true, description: 'Report words that mix Latin, Cyrillic and Greek letters.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     let extra: RegExp | undefined
@@ -89,7 +101,7 @@ export default definePlugin<Options>({
         for (const m of text.matchAll(CONTROL)) {
           if (m[0] === '\t' || m[0] === '\n' || m[0] === '\r') continue
           if (sourceControls.has(m[0])) continue
-          findings.push({ message: `The translation contains ${describeControl(m[0])}`, span: { start: m.index, end: m.index + m[0].length } })
+          findings.push(report('broken-character', { ch: m[0] }, { span: { start: m.index, end: m.index + m[0].length } }))
         }
 
         const { re: disallowed, names } = allowedFor(locale)
@@ -114,7 +126,7 @@ export default definePlugin<Options>({
             // The script with most letters is the word's; the others are the lookalikes.
             const [main, ...others] = [...byScript].sort((a, b) => b[1].length - a[1].length)
             const strays = others.map(([s, chars]) => `${scriptName(s)} "${chars.join('')}"`).join(', ')
-            findings.push({ message: `The word "${word}" mixes ${scriptName(main![0])} letters with ${strays}`, span })
+            findings.push(report('mixed-script-word', { word, main: scriptName(main![0]), strays }, { span }))
             continue
           }
           if (!disallowed) continue
@@ -122,10 +134,8 @@ export default definePlugin<Options>({
           const bad = chars.filter((ch, i) => disallowed.test(ch) && !extra?.test(ch) && !loneGreek(chars, i))
           if (bad.length) {
             const foreign = [...new Set(bad.map((ch) => scriptOfChar(ch) ?? 'other'))].map((s) => (s === 'other' ? 'foreign' : scriptName(s)))
-            findings.push({
-              message: `${foreign.join(' and ')} letters "${[...new Set(bad)].join('')}" in a translation written in ${names.join(', ')}${options.allowLatin && !names.includes('Latin') ? ' (and Latin)' : ''}`,
-              span,
-            })
+            const written = `${names.join(', ')}${options.allowLatin && !names.includes('Latin') ? ' (and Latin)' : ''}`
+            findings.push(report('foreign-letters', { scripts: foreign, letters: [...new Set(bad)].join(''), written }, { span }))
           }
         }
         return findings

@@ -4,16 +4,11 @@
 // look like a repeat. Grammatical repeats are exceptions per language, and a repeat the source
 // has too (a "bye bye" in the source) is intended. A repeat is an error where it is unambiguous,
 // a warning where the language has a grammatical reading of it (repeat-severity.ts).
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
 import { segmentWords, type WordSegment } from '../_shared/segment-words.js'
 import { hasSpacelessScript } from '../_shared/language-scripts.js'
 import { repeatSeverity } from './repeat-severity.js'
-
-interface Options {
-  exceptions: Record<string, string[]>
-  reduplicating: Record<string, string[]>
-}
 
 /** Repeats that are grammatical or idiomatic, per language ('*': any language). */
 const EXCEPTIONS: Record<string, string[]> = {
@@ -81,6 +76,14 @@ function afterComma(text: string, index: number): boolean {
 }
 
 const SEPARATED_BY_SPACE = /^[\s\u00A0\u202F]+$/u
+
+const { messages, report } = defineMessages({
+  'repeated-word': {
+    severity: ['error', 'warning'],
+    meaning: 'A word is written twice in a row: an error, a warning where the language has a grammatical reading of the repeat (German "die die", English "is is").',
+    text: (d: { word: string }) => `The word "${d.word}" is repeated`,
+  },
+})
 
 interface Repeat { first: WordSegment; second: WordSegment }
 
@@ -175,7 +178,7 @@ export function repeats(text: string, locale: string, prefilter = true): Repeat[
   return out
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'double-words',
   description: 'No word is repeated by mistake ("the the"), with grammatical repeats per language allowed.',
   options: {
@@ -195,7 +198,8 @@ export default definePlugin<Options>({
         description: 'More languages with productive reduplication, each with the function words that still count as mistakes.',
       },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const lower = (words: string[]) => new Set(words.map((w) => w.toLowerCase()))
@@ -241,12 +245,11 @@ export default definePlugin<Options>({
           if (/^[-\u2010\u2011]\p{L}/u.test(translation.slice(second.end, second.end + 2))) continue
           if (AFTER_COMMA[base]?.includes(word) && afterComma(translation, first.index)) continue
           if (onlyFunctionWords && !onlyFunctionWords.has(word)) continue
-          findings.push({
+          findings.push(report('repeated-word', { word: second.text }, {
             severity: repeatSeverity({ word, first: first.text, second: second.text, before: translation.slice(Math.max(0, first.index - 4), first.index), atStart: first.index === textStart, base, sourceRepeats: intended > 0 }),
-            message: `The word "${second.text}" is repeated`,
             span: { start: first.index, end: second.end },
             suggestion: first.text,
-          })
+          }))
         }
         return findings
       },

@@ -4,11 +4,7 @@
 // must match one for one. Quotes may change: a translation may use its own quotation marks
 // (« », „ “, 「 」) instead of `\"`, but a bare `"` or `'` where the source escaped it is an error.
 // A `\u`/`\x` escape may be replaced by the character it stands for.
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
-
-interface Options {
-  kinds: Kind[]
-}
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 
 type Kind = 'n' | 't' | 'r' | '\\' | '"' | "'" | 'u'
 const KINDS: Kind[] = ['n', 't', 'r', '\\', '"', "'", 'u']
@@ -18,6 +14,17 @@ const NAMES: Record<Kind, string> = {
 }
 
 const ESCAPE = /\\(?:u\{[0-9A-Fa-f]{1,6}\}|u[0-9A-Fa-f]{4}|x[0-9A-Fa-f]{2}|[ntr\\"'])/g
+
+type Counted = { kind: Kind; found: number; expected: number }
+const countText = (d: Counted) => `The translation has ${d.found} ${NAMES[d.kind]} where the source has ${d.expected}`
+const { messages, report } = defineMessages({
+  'extra-escape': { severity: 'error', meaning: 'The translation has more `\\n`, `\\t`, `\\r` or `\\\\` escapes than the source.', text: countText },
+  'missing-escape': { severity: 'error', meaning: 'The translation has fewer `\\n`, `\\t`, `\\r` or `\\\\` escapes than the source.', text: countText },
+  'unescaped-quote': { severity: 'error', meaning: 'The source escapes a quote (`\\"`, `\\\'`) and the translation has it bare.', text: (d: { quote: string }) => `The source escapes ${d.quote} as \\${d.quote} but the translation has an unescaped ${d.quote}` },
+  'unmatched-escaped-quote': { severity: 'error', meaning: 'The translation has an odd number of `\\"` more or fewer than the source: one is left unmatched.', text: countText },
+  'missing-character-escape': { severity: 'error', meaning: 'A `\\u`/`\\x` escape of the source is in the translation neither as an escape nor as its character.', text: (d: { escape: string }) => `The escape ${d.escape} of the source is missing in the translation` },
+  'added-control-escape': { severity: 'error', meaning: 'The translation adds a `\\u`/`\\x` escape of a control character.', text: (d: { escape: string }) => `The translation adds the control character escape ${d.escape}` },
+})
 
 interface Escape { text: string; kind: Kind; index: number }
 
@@ -67,7 +74,7 @@ function occurrences(text: string): Map<string, number> {
 
 const count = (list: Escape[], kind: Kind) => list.filter((e) => e.kind === kind)
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'escapes',
   description: 'Backslash escapes of the source (\\n, \\t, \\r, \\\\, \\", \\uXXXX) are kept in the translation, and none added.',
   options: {
@@ -82,7 +89,8 @@ export default definePlugin<Options>({
         description: 'Escapes to check: n, t, r, \\ (backslash), " (quote), \' (apostrophe), u (\\uXXXX and \\xNN).',
       },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const kinds = new Set(options.kinds)
@@ -101,10 +109,10 @@ export default definePlugin<Options>({
           const t = count(target, kind)
           if (t.length > s.length) {
             const extra = t[s.length]!
-            findings.push({ message: `The translation has ${t.length} ${NAMES[kind]} where the source has ${s.length}`, span: { start: extra.index, end: extra.index + 2 } })
+            findings.push(report('extra-escape', { kind, found: t.length, expected: s.length }, { span: { start: extra.index, end: extra.index + 2 } }))
           } else if (t.length < s.length) {
             const missing = s[t.length]!
-            findings.push({ message: `The translation has ${t.length} ${NAMES[kind]} where the source has ${s.length}`, span: { start: missing.index, end: missing.index + 2, in: 'source' } })
+            findings.push(report('missing-escape', { kind, found: t.length, expected: s.length }, { span: { start: missing.index, end: missing.index + 2, in: 'source' } }))
           }
         }
 
@@ -114,13 +122,13 @@ export default definePlugin<Options>({
           const t = count(target, kind)
           const bare = s.length ? bareQuotes(translation, quote) : []
           if (bare.length) {
-            findings.push({ message: `The source escapes ${quote} as \\${quote} but the translation has an unescaped ${quote}`, span: { start: bare[0]!, end: bare[0]! + 1 } })
+            findings.push(report('unescaped-quote', { quote }, { span: { start: bare[0]!, end: bare[0]! + 1 } }))
             continue
           }
           // Fewer or more: fine when the translator used other quotation marks (none left) or
           // quoted a word more (pairs added); an odd difference leaves a quote unmatched.
           if (kind === '"' && t.length !== 0 && Math.abs(s.length - t.length) % 2 === 1) {
-            findings.push({ message: `The translation has ${t.length} ${NAMES[kind]} where the source has ${s.length}` })
+            findings.push(report('unmatched-escaped-quote', { kind, found: t.length, expected: s.length }))
           }
         }
 
@@ -143,7 +151,7 @@ export default definePlugin<Options>({
           for (const [ch, list] of sourceByChar) {
             const kept = (targetByChar.get(ch)?.length ?? 0) + (literal.get(ch) ?? 0)
             if (kept < list.length) {
-              findings.push({ message: `The escape ${list[0]!.text} of the source is missing in the translation`, span: { start: list[0]!.index, end: list[0]!.index + list[0]!.text.length, in: 'source' } })
+              findings.push(report('missing-character-escape', { escape: list[0]!.text }, { span: { start: list[0]!.index, end: list[0]!.index + list[0]!.text.length, in: 'source' } }))
             }
           }
           // Added escapes of visible characters or spaces are a way of typing them; added control
@@ -153,7 +161,7 @@ export default definePlugin<Options>({
             const inSource = sourceByChar.get(ch)?.length ?? 0
             if (list.length > inSource) {
               const e = list[inSource]!
-              findings.push({ message: `The translation adds the control character escape ${e.text}`, span: { start: e.index, end: e.index + e.text.length } })
+              findings.push(report('added-control-escape', { escape: e.text }, { span: { start: e.index, end: e.index + e.text.length } }))
             }
           }
         }

@@ -2,16 +2,10 @@
 // selectordinal has the categories the target language needs. Applies only when the source is
 // ICU with at least one argument; plain text is left alone.
 import { TYPE, type PluralElement, type SelectElement } from '@formatjs/icu-messageformat-parser'
-import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
 import { icuArgumentNames, icuPluralsAndSelects, parseIcu, usesIcuSyntax } from '../_shared/icu-message.js'
 import { localeTag } from '../_shared/language-traits.js'
 import { argumentTypeChanges, icuArgumentTypes } from './argument-types.js'
-
-interface Options {
-  checkPluralCategories: boolean
-  checkSelectKeys: boolean
-  simpleArguments: boolean
-}
 
 // A category is required when an integer in this range falls into it. Categories reached only by
 // fractions (Lithuanian `many`) or by millions (French, Spanish, Italian `many`) are optional:
@@ -19,6 +13,22 @@ interface Options {
 const SAMPLE_LIMIT = 1000
 
 const CLDR_ORDER = ['zero', 'one', 'two', 'few', 'many', 'other']
+
+const { messages, report } = defineMessages({
+  'invalid-icu': { severity: 'error', meaning: 'The translation does not parse as ICU MessageFormat.', text: (d: { error: string; hint: string }) => `The translation is not valid ICU MessageFormat: ${d.error}${d.hint}` },
+  'missing-argument': { severity: 'error', meaning: 'An argument of the source is not in the translation.', text: (d: { name: string; hint: string }) => `Missing ICU argument {${d.name}}${d.hint}` },
+  'extra-argument': { severity: 'error', meaning: 'The translation has an argument the source does not have.', text: (d: { name: string }) => `ICU argument {${d.name}} is not in the source` },
+  'argument-type-changed': {
+    severity: ['error', 'warning'],
+    meaning: 'An argument has another type or style in the translation (`number` for `plural`); a warning when only a date or time style changed.',
+    text: (d: { name: string; source: string[]; translation: string[] }) => {
+      const list = (xs: string[]) => xs.join(' and ') || `{${d.name}} as well`
+      return `ICU argument {${d.name}} is ${list(d.source)} in the source but ${list(d.translation)} in the translation`
+    },
+  },
+  'unknown-select-key': { severity: 'error', meaning: 'A select of the translation has a key the source\'s select does not have (never chosen).', text: (d: { name: string; keys: string[] }) => `Select {${d.name}} has keys the source does not have: ${d.keys.join(', ')}` },
+  'missing-plural-categories': { severity: 'error', meaning: 'A plural or selectordinal lacks categories the target language needs (with `checkPluralCategories`).', text: (d: { kind: string; name: string; locale: string; missing: string[] }) => `${d.kind} {${d.name}} lacks the categories ${d.locale} needs: ${d.missing.join(', ')}` },
+})
 
 interface CategoryNeeds { categories: string[]; samples: Map<string, number[]> }
 
@@ -46,7 +56,7 @@ function spanOf(el: { location?: { start: { offset: number }; end: { offset: num
   return el.location ? { start: el.location.start.offset, end: el.location.end.offset, in: 'translation' as const } : undefined
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'icu',
   description: 'ICU MessageFormat translations parse, keep the source’s arguments and have the plural categories the target language needs.',
   options: {
@@ -57,7 +67,8 @@ export default definePlugin<Options>({
       checkSelectKeys: { type: 'boolean', default: true, description: 'Report select keys the source does not have (renamed or misspelt, such as `femal`): such a branch is never chosen.' },
       simpleArguments: { type: 'boolean', default: false, description: 'Also check sources whose only ICU syntax is simple `{name}` arguments. Off by default: the placeholders check covers those, and ICU apostrophe quoting would flag correct elisions such as French `l’{item}` written with a straight apostrophe.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const needsCache = new Map<string, CategoryNeeds>()
@@ -79,18 +90,17 @@ export default definePlugin<Options>({
         const target = parseIcu(translation)
         const quoteHint = /'[{}]/.test(translation) ? ' (an apostrophe before a brace quotes it in ICU: write ’ or \'\')' : ''
         if (!target.ok) {
-          return [{ message: `The translation is not valid ICU MessageFormat: ${target.message}${quoteHint}`, span: { start: target.offset, end: Math.min(translation.length, target.offset + 1), in: 'translation' } }]
+          return [report('invalid-icu', { error: target.message, hint: quoteHint }, { span: { start: target.offset, end: Math.min(translation.length, target.offset + 1), in: 'translation' } })]
         }
         const findings: FindingInput[] = []
         const targetNames = icuArgumentNames(target.elements)
-        for (const name of sourceNames) if (!targetNames.has(name)) findings.push({ message: `Missing ICU argument {${name}}${quoteHint}` })
-        for (const name of targetNames) if (!sourceNames.has(name)) findings.push({ message: `ICU argument {${name}} is not in the source` })
+        for (const name of sourceNames) if (!targetNames.has(name)) findings.push(report('missing-argument', { name, hint: quoteHint }))
+        for (const name of targetNames) if (!sourceNames.has(name)) findings.push(report('extra-argument', { name }))
 
         const locale = localeTag(item.targetLanguage)
         const singleCategory = needsFor(locale, 'cardinal').categories.length === 1
         for (const c of argumentTypeChanges(icuArgumentTypes(source.elements), icuArgumentTypes(target.elements), singleCategory)) {
-          const list = (xs: string[]) => xs.join(' and ') || `{${c.name}} as well`
-          findings.push({ severity: c.severity, message: `ICU argument {${c.name}} is ${list(c.source)} in the source but ${list(c.translation)} in the translation` })
+          findings.push(report('argument-type-changed', { name: c.name, source: c.source, translation: c.translation }, { severity: c.severity }))
         }
         const sourceSelects = icuPluralsAndSelects(source.elements)
         let sourceKeys: Map<string, Set<string>> | undefined
@@ -103,7 +113,7 @@ export default definePlugin<Options>({
             if (!known.size) continue
             const unknown = Object.keys(el.options).filter((k) => !known.has(k))
             // A key the source does not have is never chosen: a renamed or misspelt key (`femal`).
-            if (unknown.length) findings.push({ message: `Select {${el.value}} has keys the source does not have: ${unknown.join(', ')}`, span: spanOf(el) })
+            if (unknown.length) findings.push(report('unknown-select-key', { name: el.value, keys: unknown }, { span: spanOf(el) }))
           }
         }
         return findings
@@ -136,5 +146,5 @@ function missingCategories(el: PluralElement, locale: string, needsFor: (l: stri
   })
   if (!missing.length) return undefined
   const kind = type === 'ordinal' ? 'selectordinal' : 'plural'
-  return { message: `${kind} {${el.value}} lacks the categories ${locale} needs: ${missing.join(', ')}`, span: spanOf(el) }
+  return report('missing-plural-categories', { kind, name: el.value, locale, missing }, { span: spanOf(el) })
 }

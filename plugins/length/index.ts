@@ -4,22 +4,19 @@
 // conjunct count once. Ratios, as in Okapi CheckMate, are looser for short strings and skipped
 // for very short ones; CJK text is naturally far shorter than Latin text, so a dense target is
 // never "too short" and a dense source never makes the target "too long".
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { segmentChunked } from '../_shared/segment-chunked.js'
 import { isDense, isSpaceless, localeTag } from '../_shared/language-traits.js'
 
-interface Options {
-  maxLength: number
-  maxRatio: number
-  maxRatioShort: number
-  minRatio: number
-  shortSource: number
-  minSource: number
-}
+const { messages, report } = defineMessages({
+  'over-limit': { severity: 'error', meaning: 'The translation, or a plural form, has more characters (graphemes) than the string\'s limit or `maxLength`.', text: (d: { which: string; length: number; limit: number }) => `${d.which} is ${d.length} characters long; the limit is ${d.limit}` },
+  'too-long': { severity: 'warning', meaning: 'The translation is more than `maxRatio` (`maxRatioShort` for a short source) times as long as the source.', text: (d: { ratio: number; target: number; source: number; max: number }) => `The translation is ${d.ratio.toFixed(1)} times as long as the source (${d.target} vs ${d.source} characters; at most ${d.max})` },
+  'too-short': { severity: 'warning', meaning: 'The translation is shorter than `minRatio` of the source (not for dense or spaceless scripts).', text: (d: { ratio: number; target: number; source: number; min: number }) => `The translation is only ${Math.round(d.ratio * 100)}% of the source’s length (${d.target} vs ${d.source} characters; at least ${Math.round(d.min * 100)}%)` },
+})
 
 interface Grapheme { index: number }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'length',
   description: 'The translation respects the length limit and stays within a ratio of the source length.',
   options: {
@@ -33,7 +30,8 @@ export default definePlugin<Options>({
       shortSource: { type: 'integer', minimum: 0, default: 30, description: 'Sources of at most this many characters are short: maxRatioShort applies, minRatio does not.' },
       minSource: { type: 'integer', minimum: 0, default: 5, description: 'Sources of at most this many characters are not ratio-checked at all ("OK", "Undo").' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const segmenters = new Map<string, Intl.Segmenter>()
@@ -75,11 +73,9 @@ export default definePlugin<Options>({
             const g = graphemes(text, locale)
             if (g.length > limit) {
               const which = text === translation ? 'The translation' : `Plural form "${text.slice(0, 20)}…"`
-              findings.push({
-                severity: 'error',
-                message: `${which} is ${g.length} characters long; the limit is ${limit}`,
+              findings.push(report('over-limit', { which, length: g.length, limit }, {
                 span: text === translation ? { start: g[limit]!.index, end: text.length, in: 'translation' } : undefined,
-              })
+              }))
             }
           }
         }
@@ -93,11 +89,11 @@ export default definePlugin<Options>({
         const denseSource = isDense(item.sourceLanguage, item.source)
         const denseTarget = isDense(item.targetLanguage, translation)
         if (ratio > maxRatio && !(denseSource && !denseTarget)) {
-          findings.push({ severity: 'warning', message: `The translation is ${ratio.toFixed(1)} times as long as the source (${targetLength} vs ${sourceLength} characters; at most ${maxRatio})` })
+          findings.push(report('too-long', { ratio, target: targetLength, source: sourceLength, max: maxRatio }))
         }
         const compactTarget = denseTarget || isSpaceless(item.targetLanguage, translation)
         if (!short && options.minRatio > 0 && ratio < options.minRatio && !compactTarget) {
-          findings.push({ severity: 'warning', message: `The translation is only ${Math.round(ratio * 100)}% of the source’s length (${targetLength} vs ${sourceLength} characters; at least ${Math.round(options.minRatio * 100)}%)` })
+          findings.push(report('too-short', { ratio, target: targetLength, source: sourceLength, min: options.minRatio }))
         }
         return findings
       },

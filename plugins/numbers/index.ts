@@ -3,16 +3,17 @@
 // Numbers inside placeholders, URLs, tags and ICU syntax are not text and are ignored. Small
 // numbers (up to `spelledOutUpTo`) may be spelled out or dropped ("1 file" -> "un fichier",
 // Arabic duals), unless the translation puts a different number in their place.
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { toAsciiDigits } from '../_shared/locale-digits.js'
 import { findTags } from '../_shared/markup-tags.js'
 import { maskSpans } from '../_shared/mask-spans.js'
 import { findPlaceholders } from '../_shared/placeholder-patterns.js'
 import { findUrls } from '../_shared/url-patterns.js'
 
-interface Options {
-  spelledOutUpTo: number
-}
+const { messages, report } = defineMessages({
+  'missing-number': { severity: 'error', meaning: 'A number of the source is not in the translation, in any digits or separators.', text: (d: { number: string }) => `Number ${d.number} is missing from the translation` },
+  'extra-number': { severity: 'error', meaning: 'The translation has a number the source does not have.', text: (d: { number: string }) => `Number ${d.number} is not in the source` },
+})
 
 interface NumberToken {
   text: string
@@ -117,7 +118,7 @@ class IndexQueue {
   }
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'numbers',
   description: 'The translation has the same numbers as the source, in any script’s digits and any locale’s separators.',
   options: {
@@ -131,7 +132,8 @@ export default definePlugin<Options>({
         description: 'Numbers up to this value may be spelled out or left out in the translation, as long as no other number takes their place; -1 to require every number.',
       },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const small = (t: NumberToken) => [...t.values].every((v) => /^\d+$/.test(v) && Number(v) <= options.spelledOutUpTo)
@@ -169,11 +171,11 @@ export default definePlugin<Options>({
         const findings: FindingInput[] = []
         for (const s of missing) {
           if (!both && small(s)) continue
-          findings.push({ message: `Number ${s.text} is missing from the translation`, span: { start: s.start, end: s.end, in: 'source' } })
+          findings.push(report('missing-number', { number: s.text }, { span: { start: s.start, end: s.end, in: 'source' } }))
         }
         for (const t of extra) {
           if (!both && small(t)) continue
-          findings.push({ message: `Number ${t.text} is not in the source`, span: { start: t.start, end: t.end, in: 'translation' } })
+          findings.push(report('extra-number', { number: t.text }, { span: { start: t.start, end: t.end, in: 'translation' } }))
         }
         return findings
       },

@@ -1,7 +1,7 @@
 // Placeholders in the translation match those of the source, as a multiset. Non-positional
 // printf arguments (`%s %d`) are also order-sensitive: swapping them breaks the program, so a
 // translation that must reorder has to use positions (`%2$d %1$s`).
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { multisetDiff } from '../_shared/multiset-diff.js'
 import {
   DEFAULT_PLACEHOLDER_FORMATS,
@@ -14,12 +14,12 @@ import {
 import { DETECTABLE_FORMATS, detectPlaceholderFormats } from '../_shared/placeholder-detection.js'
 import { lonePercents } from './lone-percents.js'
 
-interface Options {
-  formats: PlaceholderFormat[]
-  detect: PlaceholderFormat[]
-  custom: string[]
-  checkOrder: boolean
-}
+const { messages, report } = defineMessages({
+  'missing-placeholder': { severity: 'error', meaning: 'A placeholder of the source is not in the translation (one finding per missing occurrence).', text: (d: { placeholder: string }) => `Missing placeholder ${d.placeholder}` },
+  'extra-placeholder': { severity: 'error', meaning: 'The translation has a placeholder the source does not have, or has it more often.', text: (d: { placeholder: string }) => `Placeholder ${d.placeholder} is not in the source` },
+  'printf-order': { severity: 'error', meaning: 'Non-positional printf placeholders (`%s %d`) changed order (with `checkOrder`); positional ones (`%1$s`) may be reordered.', text: (d: { source: string; translation: string }) => `printf placeholders changed order (${d.source} → ${d.translation}); use positional ones such as %1$s to reorder` },
+  'lone-percent': { severity: 'error', meaning: 'The source writes a literal percent sign as `%%`, and the translation has a lone `%`.', text: 'A lone % in a format string: the source writes a literal percent sign as %%' },
+})
 
 /** printf arguments keyed by the argument they consume: explicit `%2$d` or the n-th plain `%d`. */
 function printfKeys(list: Placeholder[]): Map<Placeholder, string> {
@@ -29,7 +29,7 @@ function printfKeys(list: Placeholder[]): Map<Placeholder, string> {
   return keys
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'placeholders',
   description: 'Placeholders in the translation match those in the source.',
   options: {
@@ -62,7 +62,8 @@ export default definePlugin<Options>({
         description: 'Report non-positional printf placeholders (%s, %d) whose order changed.',
       },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const custom = options.custom.map((source) => new RegExp(source, 'gu'))
@@ -79,15 +80,15 @@ export default definePlugin<Options>({
         // `%%` in the source makes it a format string: there, a lone `%` breaks formatting.
         if (item.source.includes('%%')) {
           for (const at of lonePercents(translation, target)) {
-            findings.push({ message: 'A lone % in a format string: the source writes a literal percent sign as %%', span: { start: at, end: at + 1, in: 'translation' } })
+            findings.push(report('lone-percent', { span: { start: at, end: at + 1, in: 'translation' } }))
           }
         }
-        const report = (missing: Placeholder[], extra: Placeholder[]) => {
+        const reportDiff = (missing: Placeholder[], extra: Placeholder[]) => {
           for (const p of missing) {
-            findings.push({ message: `Missing placeholder ${displayPlaceholder(p)}`, span: { start: p.start, end: p.end, in: 'source' } })
+            findings.push(report('missing-placeholder', { placeholder: displayPlaceholder(p) }, { span: { start: p.start, end: p.end, in: 'source' } }))
           }
           for (const p of extra) {
-            findings.push({ message: `Placeholder ${displayPlaceholder(p)} is not in the source`, span: { start: p.start, end: p.end, in: 'translation' } })
+            findings.push(report('extra-placeholder', { placeholder: displayPlaceholder(p) }, { span: { start: p.start, end: p.end, in: 'translation' } }))
           }
         }
 
@@ -100,19 +101,16 @@ export default definePlugin<Options>({
           const sk = printfKeys(sp)
           const tk = printfKeys(tp)
           const d = multisetDiff(sp, tp, (p) => (sk.get(p) ?? tk.get(p))!)
-          report(d.missing, d.extra)
+          reportDiff(d.missing, d.extra)
         } else {
           const d = multisetDiff(sp, tp, (p) => p.key)
-          report(d.missing, d.extra)
+          reportDiff(d.missing, d.extra)
           const order = (list: Placeholder[]) => list.map((p) => p.key).join(' ')
           if (options.checkOrder && !d.missing.length && !d.extra.length && order(sp) !== order(tp)) {
-            findings.push({
-              message: `printf placeholders changed order (${order(sp)} → ${order(tp)}); use positional ones such as %1$s to reorder`,
-              span: { start: tp[0]!.start, end: tp[tp.length - 1]!.end, in: 'translation' },
-            })
+            findings.push(report('printf-order', { source: order(sp), translation: order(tp) }, { span: { start: tp[0]!.start, end: tp[tp.length - 1]!.end, in: 'translation' } }))
           }
         }
-        report(other.missing, other.extra)
+        reportDiff(other.missing, other.extra)
         return findings.sort((a, b) => (a.span?.in === b.span?.in ? a.span!.start - b.span!.start : a.span?.in === 'source' ? -1 : 1))
       },
     }

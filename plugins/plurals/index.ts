@@ -1,13 +1,15 @@
 // Plural strings: every plural category the target language distinguishes for whole numbers
 // (CLDR, through Intl.PluralRules) has a non-empty form; `other` always. Russian needs one/few/many/other, Arabic
 // zero/one/two/few/many/other, Japanese only other. Extra categories are harmless and allowed.
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
 import { isBlank } from '../_shared/blank-text.js'
 
-interface Options {
-  ignore: string[]
-}
+const forms = (list: string[]) => `Plural form${list.length > 1 ? 's' : ''} ${list.map((c) => `"${c}"`).join(', ')}`
+const { messages, report } = defineMessages({
+  'missing-plural-forms': { severity: 'error', meaning: 'The translation lacks plural forms the target language needs (not those in `ignore`).', text: (d: { missing: string[]; needs: string }) => `${forms(d.missing)} missing (${d.needs})` },
+  'empty-plural-forms': { severity: 'error', meaning: 'Plural forms the target language needs are empty or blank.', text: (d: { empty: string[] }) => `${forms(d.empty)} empty` },
+})
 
 const ORDER = ['zero', 'one', 'two', 'few', 'many', 'other']
 const byCldrOrder = (a: string, b: string) => ORDER.indexOf(a) - ORDER.indexOf(b)
@@ -29,7 +31,7 @@ function requiredCategories(locale: string): string[] {
   return [...categories].sort(byCldrOrder)
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'plurals',
   description: 'A plural string has a non-empty form for every plural category of the target language.',
   options: {
@@ -44,10 +46,11 @@ export default definePlugin<Options>({
         description: 'Categories not to require (a project that never shows them, such as "zero" in Latvian).',
       },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
-    const ignore = new Set(options.ignore)
+    const ignore = new Set<string>(options.ignore)
     const cache = new Map<string, string[]>()
     return {
       check(item): FindingInput[] {
@@ -62,10 +65,10 @@ export default definePlugin<Options>({
         const findings: FindingInput[] = []
         const needs = `${locale} needs ${required.join(', ')}`
         if (missing.length) {
-          findings.push({ message: `Plural form${missing.length > 1 ? 's' : ''} ${missing.map((c) => `"${c}"`).join(', ')} missing (${needs})` })
+          findings.push(report('missing-plural-forms', { missing, needs }))
         }
         if (empty.length) {
-          findings.push({ message: `Plural form${empty.length > 1 ? 's' : ''} ${empty.map((c) => `"${c}"`).join(', ')} empty` })
+          findings.push(report('empty-plural-forms', { empty }))
         }
         return findings
       },

@@ -3,7 +3,7 @@
 // punctuation follows the target language: French puts a (narrow) no-break space before
 // `: ; ! ?`, other languages put none before `. , : ; ! ?`. Languages that drop the final mark
 // (Thai, Lao, Khmer, Myanmar; Chinese and Japanese UI text) are not asked for one.
-import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
 import { baseLanguage, regionOf } from '../_shared/language-traits.js'
 import { findTags } from '../_shared/markup-tags.js'
 import { maskSpans } from '../_shared/mask-spans.js'
@@ -11,13 +11,6 @@ import { findPlaceholders } from '../_shared/placeholder-patterns.js'
 import { findUrls } from '../_shared/url-patterns.js'
 
 type EndClass = 'period' | 'question' | 'exclamation' | 'colon' | 'semicolon' | 'comma' | 'ellipsis' | 'none'
-
-interface Options {
-  endPunctuation: boolean
-  spanishOpeningMarks: boolean
-  frenchSpacing: 'required' | 'optional'
-  spaceBeforePunctuation: boolean
-}
 
 // What may follow the final mark: closing quotes and brackets, spaces, and tags.
 const CLOSER = /[\s"'»”’›」』】）)\]］〕〉》]/u
@@ -86,7 +79,19 @@ function frenchSpacing(marks: string): RegExp {
   return re
 }
 
-export default definePlugin<Options>({
+const { messages, report } = defineMessages({
+  'end-punctuation': {
+    severity: ['error', 'warning'],
+    meaning: 'The translation ends with another kind of mark than the source, in the target script\'s marks (with `endPunctuation`); a warning when an exclamation mark is involved (tone).',
+    text: (d: { source: string; translation: string }) => `The source ends with ${d.source}, the translation with ${d.translation}`,
+  },
+  'spanish-question-mark': { severity: 'error', meaning: 'A Spanish question does not open with ¿ (with `spanishOpeningMarks`).', text: 'Spanish questions open with ¿' },
+  'spanish-exclamation-mark': { severity: 'error', meaning: 'A Spanish exclamation does not open with ¡ (with `spanishOpeningMarks`).', text: 'Spanish exclamations open with ¡' },
+  'french-spacing': { severity: 'warning', meaning: 'French (`frenchSpacing: required`) has no no-break space before `: ; ! ?` (only `:` in Canada, none in Switzerland).', text: (d: { mark: string }) => `French puts a no-break space before “${d.mark}”` },
+  'space-before-punctuation': { severity: 'warning', meaning: 'A space stands before `. , : ; ! ?` where the language does not write one and the source does not either (with `spaceBeforePunctuation`).', text: (d: { mark: string }) => `Space before “${d.mark}”` },
+})
+
+export default definePlugin({
   name: 'punctuation',
   description: 'Ending punctuation matches the source in the target script, with the target language’s spacing rules.',
   options: {
@@ -102,7 +107,8 @@ export default definePlugin<Options>({
       },
       spaceBeforePunctuation: { type: 'boolean', default: true, description: 'Outside French, flag a space before . , : ; ! ? that the source does not have.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     return {
@@ -125,16 +131,13 @@ export default definePlugin<Options>({
             (target === 'hy' && ((s === 'question' && /՞/.test(translation)) || (s === 'exclamation' && /՜/.test(translation))))
           if (!lenient) {
             const tone = s === 'exclamation' || t === 'exclamation'
-            findings.push({
-              severity: tone ? 'warning' : 'error',
-              message: `The source ends with ${NAMES[s]}, the translation with ${NAMES[t]}`,
-            })
+            findings.push(report('end-punctuation', { source: NAMES[s]!, translation: NAMES[t]! }, { severity: tone ? 'warning' : 'error' }))
           }
         }
 
         if (options.spanishOpeningMarks && SPANISH.has(target)) {
-          if (tc.includes('question') && !translation.includes('¿')) findings.push({ message: 'Spanish questions open with ¿' })
-          if (tc.includes('exclamation') && !translation.includes('¡')) findings.push({ message: 'Spanish exclamations open with ¡' })
+          if (tc.includes('question') && !translation.includes('¿')) findings.push(report('spanish-question-mark'))
+          if (tc.includes('exclamation') && !translation.includes('¡')) findings.push(report('spanish-exclamation-mark'))
         }
 
         // A text ending in a placeholder ("Error: %s") ends in no punctuation: the placeholder may
@@ -146,7 +149,7 @@ export default definePlugin<Options>({
           if (marks) {
             const re = frenchSpacing(marks)
             for (const m of masked.matchAll(re)) {
-              findings.push({ severity: 'warning', message: `French puts a no-break space before “${m[0]}”`, span: { start: m.index, end: m.index + 1, in: 'translation' } })
+              findings.push(report('french-spacing', { mark: m[0] }, { span: { start: m.index, end: m.index + 1, in: 'translation' } }))
             }
           }
         } else if (options.spaceBeforePunctuation && !NO_SPACE_RULES.has(target)) {
@@ -154,7 +157,7 @@ export default definePlugin<Options>({
           const inSource = new Set([...maskMarkup(item.source).matchAll(re)].map((m) => m[1]))
           for (const m of masked.matchAll(re)) {
             if (inSource.has(m[1])) continue
-            findings.push({ severity: 'warning', message: `Space before “${m[1]}”`, span: { start: m.index, end: m.index + m[0].length - 1, in: 'translation' } })
+            findings.push(report('space-before-punctuation', { mark: m[1]! }, { span: { start: m.index, end: m.index + m[0].length - 1, in: 'translation' } }))
           }
         }
         return findings

@@ -1,10 +1,7 @@
 // Require or forbid a pattern in the source or the translation. Patterns are compiled once, at
 // pipeline load, so a bad pattern is a load error, not a finding on every string.
-import { definePlugin, type FindingInput, type Language } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput, type Language, type OptionsOf } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
-
-interface Rule { require?: string; forbid?: string; flags?: string; message?: string }
-interface Options { source?: Rule; target?: Rule; message?: string; languages?: string[]; maxFindings: number }
 
 const rule = {
   type: 'object',
@@ -15,7 +12,13 @@ const rule = {
     flags: { type: 'string', pattern: '^[imsu]*$', default: 'u', description: 'Regular expression flags.' },
     message: { type: 'string', description: 'The message of a finding; `{match}` stands for the text matched by `forbid`.' },
   },
-}
+} as const
+type Rule = OptionsOf<typeof rule>
+
+const { messages, report } = defineMessages({
+  'required-pattern-missing': { severity: 'error', meaning: 'The source or translation does not match its `require` pattern; the message is the rule\'s `message` when it has one.', text: (d: { which: string; pattern: string; message: string | undefined }) => d.message ?? `The ${d.which} must match /${d.pattern}/` },
+  'forbidden-pattern': { severity: 'error', meaning: 'The source or translation matches its `forbid` pattern (each match, up to `maxFindings`); the message is the rule\'s `message` when it has one.', text: (d: { which: string; pattern: string; match: string; message: string | undefined }) => d.message?.replaceAll('{match}', d.match) ?? `The ${d.which} must not match /${d.pattern}/: found ${JSON.stringify(d.match)}` },
+})
 
 /** Does a language code of the option (`fr`, `pt-BR`) cover the target language? */
 function covers(codes: string[], language: Language): boolean {
@@ -26,7 +29,7 @@ function covers(codes: string[], language: Language): boolean {
   })
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'regex',
   description: 'Require or forbid a pattern in the source or the translation.',
   options: {
@@ -42,7 +45,8 @@ export default definePlugin<Options>({
       },
       maxFindings: { type: 'integer', minimum: 1, default: 10, description: 'Most `forbid` matches reported per text.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const compile = (r: Rule | undefined, which: string) => {
@@ -72,16 +76,13 @@ export default definePlugin<Options>({
           const text = which === 'source' ? item.source : item.translation ?? ''
           if (!c) continue
           if (c.require && !c.require.test(text)) {
-            findings.push({ message: c.message ?? `The ${which} must match /${c.require.source}/` })
+            findings.push(report('required-pattern-missing', { which, pattern: c.require.source, message: c.message }))
           }
           if (c.forbid) {
             let n = 0
             for (const m of text.matchAll(c.forbid)) {
               if (n++ >= options.maxFindings) break
-              findings.push({
-                message: c.message?.replaceAll('{match}', m[0]) ?? `The ${which} must not match /${c.forbid.source}/: found ${JSON.stringify(m[0])}`,
-                span: { start: m.index, end: m.index + m[0].length, in: which },
-              })
+              findings.push(report('forbidden-pattern', { which, pattern: c.forbid.source, match: m[0], message: c.message }, { span: { start: m.index, end: m.index + m[0].length, in: which } }))
             }
           }
         }

@@ -1,17 +1,21 @@
 // HTML/XML tags: the translation's tags are well formed (when the source's are: a fragment of a
 // larger text may open a tag it does not close) and the same as the source's, in any order.
 // Attributes that carry human text may be translated; the others must be kept as they are.
-import { definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { findTags, tagNestingProblems, type MarkupTag } from '../_shared/markup-tags.js'
 import { multisetDiff } from '../_shared/multiset-diff.js'
 
-interface Options {
-  translatableAttributes: string[]
-  localeAttributes: string[]
-  checkNesting: boolean
-}
+const { messages, report } = defineMessages({
+  'unopened-tag': { severity: 'error', meaning: 'A closing tag of the translation has no opening tag (with `checkNesting`, when the source nests well).', text: (d: { tag: string }) => `Closing tag ${d.tag} has no opening tag` },
+  'crossed-tags': { severity: 'error', meaning: 'A tag of the translation is closed after another element\'s closing tag (`<b><i></b></i>`).', text: (d: { tag: string; before: string }) => `Tag ${d.tag} is not closed before ${d.before}` },
+  'unclosed-tag': { severity: 'error', meaning: 'An opening tag of the translation is never closed.', text: (d: { tag: string }) => `Tag ${d.tag} is not closed` },
+  'changed-attributes': { severity: 'error', meaning: 'A tag of the source is in the translation with other values of attributes that are not translatable.', text: (d: { tag: string; changed: string[]; found: string }) => `Attributes of ${d.tag} changed in the translation (${d.changed.join(', ')}): ${d.found}` },
+  'missing-tag': { severity: 'error', meaning: 'A tag of the source is not in the translation.', text: (d: { tag: string }) => `Missing tag ${d.tag}` },
+  'extra-tag': { severity: 'error', meaning: 'The translation has a tag the source does not have.', text: (d: { tag: string }) => `Tag ${d.tag} is not in the source` },
+})
+const NESTING = { unopened: 'unopened-tag', crossed: 'crossed-tags', unclosed: 'unclosed-tag' } as const
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'tags',
   description: 'HTML/XML tags in the translation are well formed and the same as in the source.',
   options: {
@@ -32,7 +36,8 @@ export default definePlugin<Options>({
       },
       checkNesting: { type: 'boolean', default: true, description: 'Report unbalanced or badly nested tags in the translation.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const translatable = new Set(options.translatableAttributes.map((a) => a.toLowerCase()))
@@ -54,7 +59,9 @@ export default definePlugin<Options>({
         if (!source.length && !target.length) return []
         const findings: FindingInput[] = []
         if (options.checkNesting && !tagNestingProblems(source).length) {
-          for (const p of tagNestingProblems(target)) findings.push({ message: p.message, span: { start: p.tag.start, end: p.tag.end, in: 'translation' } })
+          for (const p of tagNestingProblems(target)) {
+            findings.push(report(NESTING[p.kind], { tag: p.tag.text, before: p.before?.text ?? '' }, { span: { start: p.tag.start, end: p.tag.end, in: 'translation' } }))
+          }
         }
         const diff = multisetDiff(source, target, signature)
         // The extra tags by element, to pair each missing tag with the first extra one of the same
@@ -80,13 +87,13 @@ export default definePlugin<Options>({
             const a = values(tag)
             const b = values(other)
             const changed = [...new Set([...a.keys(), ...b.keys()])].filter((k) => a.get(k) !== b.get(k))
-            findings.push({ message: `Attributes of ${tag.text} changed in the translation (${changed.join(', ')}): ${other.text}`, span: { start: other.start, end: other.end, in: 'translation' } })
+            findings.push(report('changed-attributes', { tag: tag.text, changed, found: other.text }, { span: { start: other.start, end: other.end, in: 'translation' } }))
             continue
           }
-          findings.push({ message: `Missing tag ${tag.text}`, span: { start: tag.start, end: tag.end, in: 'source' } })
+          findings.push(report('missing-tag', { tag: tag.text }, { span: { start: tag.start, end: tag.end, in: 'source' } }))
         }
         for (const tag of diff.extra) {
-          if (!taken.has(tag)) findings.push({ message: `Tag ${tag.text} is not in the source`, span: { start: tag.start, end: tag.end, in: 'translation' } })
+          if (!taken.has(tag)) findings.push(report('extra-tag', { tag: tag.text }, { span: { start: tag.start, end: tag.end, in: 'translation' } }))
         }
         return findings
       },

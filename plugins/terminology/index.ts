@@ -5,7 +5,7 @@
 // and uses substring matching in scripts written without spaces.
 import { readFile } from 'node:fs/promises'
 import path from 'node:path'
-import { definePlugin, type FindingInput, type Language } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput, type Language } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
 import { hasSpacelessScript, isSpacelessLocale } from '../_shared/language-scripts.js'
 import { escapeRegExp } from '../_shared/escape-regexp.js'
@@ -16,6 +16,12 @@ import { parseTbx } from './parse-tbx.js'
 
 type Inflection = 'exact' | 'prefix' | 'stem'
 
+const quoted = (list: string[]) => list.map((t) => `"${t}"`).join(' or ')
+const { messages, report } = defineMessages({
+  'term-not-translated': { severity: 'error', meaning: 'A glossary term of the source is not translated as the glossary says.', text: (d: { term: string; targets: string[] }) => `The term "${d.term}" should be translated as ${quoted(d.targets)}` },
+  'forbidden-term': { severity: 'error', meaning: 'The translation uses a term the glossary forbids (with the one to use instead, when it gives one).', text: (d: { found: string; instead: string[] }) => `"${d.found}" is a forbidden term${d.instead.length ? ` (use ${quoted(d.instead)})` : ''}` },
+})
+
 interface InlineTerm {
   source?: string
   target?: string | string[]
@@ -23,13 +29,6 @@ interface InlineTerm {
   language?: string
   sourceLanguage?: string
   caseSensitive?: boolean
-}
-
-interface Options {
-  terms: InlineTerm[]
-  file?: string
-  inflection: Inflection
-  caseSensitive: boolean
 }
 
 /** Languages that glue words into compounds or attach articles and prepositions to them. */
@@ -128,7 +127,7 @@ interface Rule extends GlossaryEntry {
   sourceRe?: RegExp
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'terminology',
   description: 'Glossary terms in the source are translated with their approved terms, and forbidden terms are not used.',
   options: {
@@ -163,7 +162,8 @@ export default definePlugin<Options>({
       },
       caseSensitive: { type: 'boolean', default: false, description: 'Match terms with case.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   async create(options, context) {
     const entries: GlossaryEntry[] = options.terms.map((t) => ({
@@ -228,8 +228,7 @@ export default definePlugin<Options>({
             }
           }
           if (!found) {
-            const list = [...r.targets].map((t) => `"${t}"`).join(' or ')
-            findings.push({ message: `The term "${r.term}" should be translated as ${list}`, span: { ...r.span, in: 'source' } })
+            findings.push(report('term-not-translated', { term: r.term, targets: [...r.targets] }, { span: { ...r.span, in: 'source' } }))
           }
         }
         const reported = new Set<string>()
@@ -245,8 +244,7 @@ export default definePlugin<Options>({
             const key = `${start}:${end}`
             if (reported.has(key)) continue
             reported.add(key)
-            const instead = f.instead.length ? ` (use ${f.instead.map((t) => `"${t}"`).join(' or ')})` : ''
-            findings.push({ message: `"${m[0]}" is a forbidden term${instead}`, span: { start, end } })
+            findings.push(report('forbidden-term', { found: m[0], instead: f.instead }, { span: { start, end } }))
           }
         }
         return findings

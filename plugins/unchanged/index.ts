@@ -2,21 +2,19 @@
 // stay the same (brand and product names, "OK", codes, placeholders-only strings, en -> en-GB), so
 // the check looks only at the translatable words and, by default, leaves single words alone
 // (German "Name", French "Menu", Spanish "Email" are correct translations).
-import { definePlugin, type FindingInput, type Severity } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput, type Severity } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
 import { maskNonTranslatables } from '../_shared/non-translatables.js'
 import { wordsOf } from '../_shared/segment-words.js'
 import { escapeRegExp } from '../_shared/escape-regexp.js'
 
-interface Options {
-  ignoreCase: boolean
-  ignoreWhitespace: boolean
-  allow: string[]
-  minLength: number
-  singleWords: 'skip' | 'warning' | 'error'
-  skipProperNouns: boolean
-}
-
+const { messages, report } = defineMessages({
+  'untranslated': {
+    severity: ['error', 'warning', 'info'],
+    meaning: 'The translatable words of the translation are those of the source: an error, or the `singleWords` severity for a single word.',
+    text: 'The translation is identical to the source',
+  },
+})
 
 /** A word that reads as an acronym or a code rather than as prose. */
 function looksLikeCode(word: string): boolean {
@@ -30,7 +28,7 @@ function looksLikeName(word: string): boolean {
   return looksLikeCode(word) || /^\p{Lu}\p{Ll}/u.test(word)
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'unchanged',
   description: 'The translation is not a copy of the source (names, codes and single words aside).',
   options: {
@@ -56,7 +54,8 @@ export default definePlugin<Options>({
         description: 'Leave strings of at most four capitalised words, acronyms or codes alone ("Google Drive", "HTTP API").',
       },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     const allowWhole = new Set(options.allow.map((a) => a.normalize('NFC').toLowerCase()))
@@ -93,7 +92,7 @@ export default definePlugin<Options>({
         } else if (options.skipProperNouns && words.length <= 4 && words.every((w) => looksLikeName(w.text))) {
           return []
         }
-        return [{ message: 'The translation is identical to the source', severity, span: { start: 0, end: translation.length } }]
+        return [report('untranslated', { severity, span: { start: 0, end: translation.length } })]
       },
     }
   },

@@ -2,15 +2,18 @@
 // punctuation after a URL is not part of it. With `allowLocalizedUrls`, a URL whose only change
 // is its locale (a path segment, subdomain or query value such as /en/ -> /fr/, en.example.com
 // -> fr.example.com, ?lang=en -> ?lang=fr) counts as the same URL.
-import { definePlugin, type FindingInput, type Language } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput, type Language } from '../../src/engine/types.js'
 import { baseLanguage } from '../_shared/language-traits.js'
 import { multisetDiff } from '../_shared/multiset-diff.js'
 import { findUrls, type FoundUrl } from '../_shared/url-patterns.js'
 
-interface Options {
-  allowLocalizedUrls: boolean
-  emails: boolean
-}
+type Address = { kind: FoundUrl['kind']; text: string }
+const what = (u: Address) => (u.kind === 'url' ? 'URL' : 'E-mail address')
+const { messages, report } = defineMessages({
+  'changed-url': { severity: 'error', meaning: 'A URL or e-mail address of the source is changed in the translation (as many in both).', text: (d: { url: Address; to: string }) => `${what(d.url)} ${d.url.text} was changed to ${d.to}` },
+  'missing-url': { severity: 'error', meaning: 'A URL or e-mail address of the source is not in the translation.', text: (d: { url: Address }) => `${what(d.url)} ${d.url.text} is missing from the translation` },
+  'extra-url': { severity: 'error', meaning: 'The translation has a URL or e-mail address the source does not have.', text: (d: { url: Address }) => `${what(d.url)} ${d.url.text} is not in the source` },
+})
 
 const LOCALE_PART = /^([a-z]{2,3})(?:[-_][A-Za-z]{2,4}){0,2}$/i
 
@@ -24,7 +27,7 @@ function delocalize(url: string, languages: readonly Language[]): string {
   return url.replace(/(?<=^[a-z][a-z0-9+.-]*:\/\/)[^/.?#:]+(?=\.)/i, swap).replace(/(?<=[/=])[^/?#&=.]+(?=[/?#&]|$)/g, swap)
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'urls',
   description: 'URLs and e-mail addresses are kept unchanged in the translation.',
   options: {
@@ -34,7 +37,8 @@ export default definePlugin<Options>({
       allowLocalizedUrls: { type: 'boolean', default: false, description: 'Accept a URL whose only change is a locale segment (/en/ -> /fr/, en.example.com -> fr.example.com, ?lang=en -> ?lang=fr).' },
       emails: { type: 'boolean', default: true, description: 'Check e-mail addresses too.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     return {
@@ -49,17 +53,16 @@ export default definePlugin<Options>({
         const findings: FindingInput[] = []
         const extra = [...diff.extra]
         for (const u of diff.missing) {
-          const what = u.kind === 'url' ? 'URL' : 'E-mail address'
           const changed = extra.findIndex((t) => t.kind === u.kind)
           if (changed !== -1 && source.length === target.length) {
             const t = extra.splice(changed, 1)[0]!
-            findings.push({ message: `${what} ${u.text} was changed to ${t.text}`, span: { start: t.start, end: t.end, in: 'translation' } })
+            findings.push(report('changed-url', { url: u, to: t.text }, { span: { start: t.start, end: t.end, in: 'translation' } }))
             continue
           }
-          findings.push({ message: `${what} ${u.text} is missing from the translation`, span: { start: u.start, end: u.end, in: 'source' } })
+          findings.push(report('missing-url', { url: u }, { span: { start: u.start, end: u.end, in: 'source' } }))
         }
         for (const t of extra) {
-          findings.push({ message: `${t.kind === 'url' ? 'URL' : 'E-mail address'} ${t.text} is not in the source`, span: { start: t.start, end: t.end, in: 'translation' } })
+          findings.push(report('extra-url', { url: t }, { span: { start: t.start, end: t.end, in: 'translation' } }))
         }
         return findings
       },

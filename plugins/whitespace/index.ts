@@ -5,15 +5,8 @@
 // Russian); ZWNJ/ZWJ in Persian, Arabic and Indic scripts and in emoji; zero-width spaces as word
 // breaks in Thai, Khmer, Lao, Myanmar and CJK; direction marks in right-to-left text; and the
 // absence of spaces around CJK and Thai text.
-import { definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
+import { defineMessages, definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
 import { isRtl, isSpaceless } from '../_shared/language-traits.js'
-
-interface Options {
-  leadingTrailing: boolean
-  lineBreaks: boolean
-  doubleSpaces: boolean
-  invisibles: boolean
-}
 
 const LINE_BREAK = /\r\n|\r|\n|\u2028|\u2029|\\n/g
 const NO_BREAK_SPACES = new Set(['\u00a0', '\u202f', '\u2007', '\u2009', '\u200a'])
@@ -55,6 +48,14 @@ export function edgeWhitespace(text: string, where: 'Leading' | 'Trailing'): str
 }
 
 /** What `legitimate` asks of the whole text, computed at most once per check (not per character). */
+const { messages, report } = defineMessages({
+  'leading-whitespace': { severity: 'error', meaning: 'The translation starts with other whitespace than the source (only line breaks count in spaceless scripts; with `leadingTrailing`).', text: (d: { found: string; expected: string }) => `Leading whitespace differs from the source: ${d.found} instead of ${d.expected}` },
+  'trailing-whitespace': { severity: 'error', meaning: 'The translation ends with other whitespace than the source (only line breaks count in spaceless scripts; with `leadingTrailing`).', text: (d: { found: string; expected: string }) => `Trailing whitespace differs from the source: ${d.found} instead of ${d.expected}` },
+  'line-breaks': { severity: 'error', meaning: 'The translation has another number of line breaks inside it than the source (with `lineBreaks`).', text: (d: { found: number; expected: number }) => `The translation has ${d.found} line break${d.found === 1 ? '' : 's'}; the source has ${d.expected}` },
+  'doubled-space': { severity: 'error', meaning: 'The translation has more runs of two or more spaces between words than the source (with `doubleSpaces`).', text: 'Doubled space' },
+  'invisible-character': { severity: 'error', meaning: 'The translation has an invisible character (zero-width, directional, soft hyphen...) the source does not and its script does not need (with `invisibles`).', text: (d: { ch: string }) => `The translation contains ${nameOf(d.ch)}, which the source does not` },
+})
+
 interface TextTraits { spaceless(): boolean; rtl(): boolean }
 
 function textTraits(text: string, item: Item): TextTraits {
@@ -111,7 +112,7 @@ function contentBounds(text: string): [number, number] {
   return [first, last]
 }
 
-export default definePlugin<Options>({
+export default definePlugin({
   name: 'whitespace',
   description: 'Leading/trailing whitespace, line breaks, doubled spaces and invisible characters match the source.',
   options: {
@@ -123,7 +124,8 @@ export default definePlugin<Options>({
       doubleSpaces: { type: 'boolean', default: true, description: 'No doubled spaces the source does not have.' },
       invisibles: { type: 'boolean', default: true, description: 'No no-break, zero-width or direction characters the source lacks, unless typography calls for them.' },
     },
-  },
+  } as const,
+  messages,
   needs: ['translation'],
   create(options) {
     return {
@@ -142,7 +144,7 @@ export default definePlugin<Options>({
             const differs = spaceless ? breaksIn(ws) !== breaksIn(wt) : normalize(ws) !== normalize(wt)
             if (differs) {
               const start = where === 'Leading' ? 0 : translation.length - wt.length
-              findings.push({ message: `${where} whitespace differs from the source: ${describe(wt)} instead of ${describe(ws)}`, span: { start, end: start + wt.length, in: 'translation' } })
+              findings.push(report(where === 'Leading' ? 'leading-whitespace' : 'trailing-whitespace', { found: describe(wt), expected: describe(ws) }, { span: { start, end: start + wt.length, in: 'translation' } }))
             }
           }
         }
@@ -150,7 +152,7 @@ export default definePlugin<Options>({
         if (options.lineBreaks) {
           const bs = breaksIn(source.trim())
           const bt = breaksIn(translation.trim())
-          if (bs !== bt) findings.push({ message: `The translation has ${bt} line break${bt === 1 ? '' : 's'}; the source has ${bs}` })
+          if (bs !== bt) findings.push(report('line-breaks', { found: bt, expected: bs }))
         }
 
         if (options.doubleSpaces) {
@@ -168,7 +170,7 @@ export default definePlugin<Options>({
           const rt = runs(translation)
           if (rt.length > rs.length) {
             for (const m of rt.slice(rs.length)) {
-              findings.push({ message: 'Doubled space', span: { start: m.index, end: m.index + m[0].length, in: 'translation' } })
+              findings.push(report('doubled-space', { span: { start: m.index, end: m.index + m[0].length, in: 'translation' } }))
             }
           }
         }
@@ -182,7 +184,7 @@ export default definePlugin<Options>({
             if (reported.has(ch) || inSource.has(ch)) continue
             if (legitimate(translation, m.index, traits)) continue
             reported.add(ch)
-            findings.push({ message: `The translation contains ${nameOf(ch)}, which the source does not`, span: { start: m.index, end: m.index + 1, in: 'translation' } })
+            findings.push(report('invisible-character', { ch }, { span: { start: m.index, end: m.index + 1, in: 'translation' } }))
           }
         }
         return findings

@@ -1,10 +1,11 @@
 // `switchyard try PIPELINE STRINGS.json [--pretty]`: a dry run of one pipeline on local strings.
 // No network except what the plugins themselves do; nothing is reported to the service.
 // Output (stdout): a JSON array, one entry per string, in input order:
-//   { id, output, findings: [{ check, severity, message }] }
+//   { id, output, findings: [{ check, code, severity, message }] }
 // where `id` is the caller's id as given (a string or a number; the position from 1 when absent),
 // `output` is the PORT the string would be routed to (the status PATCH value), "" when
-// parked. --pretty prints a table, counts per output and the plugins' metrics instead.
+// parked; `code` is the finding's stable code (`missing-placeholder`, ...), null when its plugin
+// gives none. --pretty prints a table, counts per output and the plugins' metrics instead.
 import { readFile } from 'node:fs/promises'
 import { buildItem, type ItemSource, type TargetText } from '../engine/build-item.js'
 import { formatLocatedError, loadPipelines, type RunResult } from '../engine/load-pipelines.js'
@@ -18,7 +19,8 @@ import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
 const USAGE = `usage: switchyard try PIPELINE STRINGS.json [--pretty]
 STRINGS.json: a JSON array of { id? (a string or a number, echoed as given), source, translation, sourceLanguage, targetLanguage, key?,
 context?, maxLength?, settings?, fileType?, labelIds? }, or a webhook batch body ({ "events": [...] }), read as the worker reads one.
-Prints, per string, { id, output, findings } where output is the port ("" when parked).
+Prints, per string, { id, output, findings: [{ check, code, severity, message }] } where output is the port
+("" when parked) and code the finding's stable code (null when its plugin gives none).
 `
 
 const MAX_INPUT_BYTES = 64 * 1024 * 1024
@@ -146,7 +148,7 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
     }
 
     if (!pretty) {
-      const json = results.map((r, i) => ({ id: inputs[i]!.id, output: r.port, findings: r.findings.map((f) => ({ check: f.check, severity: f.severity, message: f.message })) }))
+      const json = results.map((r, i) => ({ id: inputs[i]!.id, output: r.port, findings: r.findings.map((f) => ({ check: f.check, code: f.code ?? null, severity: f.severity, message: f.message })) }))
       io.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
       return 0
     }
@@ -159,7 +161,7 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
       const where = r.output ? `${r.port} (${r.output})` : r.retry ? '"" (retry)' : '"" (parked)'
       const text = inputs[i]!.item.source.replace(/\s+/g, ' ')
       lines.push(`${pad(String(inputs[i]!.id), idWidth)}  ${pad(where, 24)}  ${r.findings.length || '-'}  ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`)
-      for (const f of r.findings) lines.push(`${' '.repeat(idWidth + 28)}${f.severity}  ${f.check}: ${f.message}`)
+      for (const f of r.findings) lines.push(`${' '.repeat(idWidth + 28)}${f.severity}  ${f.check}${f.code ? ` [${f.code}]` : ''}: ${f.message}`)
     }
     const counts = new Map<string, number>()
     for (const r of results) {

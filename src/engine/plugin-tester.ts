@@ -1,6 +1,8 @@
 // Table-driven tests for plugins, in the manner of ESLint's RuleTester: a list of `valid` cases
 // (no finding at all) and `invalid` cases (exactly the findings listed). It registers one test per
 // case with the test framework's `describe`/`it`, taken from the globals or set on the class.
+// A plugin that declares its `messages` is held to them: each finding carries a declared code with
+// a declared severity, and its invalid cases name the code and the side of each finding.
 import { buildItem } from './build-item.js'
 import { languageFromCode } from './languages.js'
 import { instantiatePlugin } from './instantiate-plugin.js'
@@ -27,6 +29,13 @@ export interface PluginTestCase {
 }
 
 export interface ExpectedFinding {
+  /** The finding's code (required when the plugin declares `messages`). */
+  code?: string
+  /**
+   * The text the finding's span is in. For a plugin that declares `messages` it is always checked:
+   * left out (and no `span.in`), it means a span in the translation when `span` is given, else no span.
+   */
+  in?: 'source' | 'translation'
   /** Substring the message must contain, or a pattern it must match. */
   message?: string | RegExp
   severity?: Severity
@@ -36,7 +45,7 @@ export interface ExpectedFinding {
 }
 
 export interface InvalidPluginTestCase extends PluginTestCase {
-  /** The findings expected, in order; a number checks only how many. */
+  /** The findings expected, in order; a number checks only how many (not for a plugin that declares `messages`). */
   findings: ExpectedFinding[] | number
 }
 
@@ -83,15 +92,42 @@ export async function runPluginCase(definition: PluginDefinition<never>, c: Plug
   else if (instance.checkBatch) raw = (await instance.checkBatch([item]))[0] ?? []
   else throw new Error(`plugin "${definition.name}" has neither check() nor checkBatch()`)
   await instance.close?.()
-  return raw.map((f) => ({ check: f.check ?? definition.name, severity: f.severity ?? 'error', ...f }) as Finding)
+  const findings = raw.map((f) => ({ check: f.check ?? definition.name, severity: f.severity ?? 'error', ...f }) as Finding)
+  for (const f of findings) {
+    const problem = undeclared(definition, f)
+    if (problem) throw new Error(`plugin "${definition.name}": ${problem}`)
+  }
+  return findings
 }
+
+/** Why a finding breaks the plugin's declared `messages`, if it does. */
+export function undeclared(definition: Pick<PluginDefinition<never>, 'messages'>, f: Finding): string | undefined {
+  const messages = definition.messages
+  if (!messages) return undefined
+  if (f.code === undefined) return `finding without a code: ${JSON.stringify(f.message)}`
+  const spec = Object.hasOwn(messages, f.code) ? messages[f.code] : undefined
+  if (!spec) return `finding code "${f.code}" is not declared in its messages`
+  const allowed: readonly Severity[] = typeof spec.severity === 'string' ? [spec.severity] : spec.severity
+  if (!allowed.includes(f.severity)) return `finding "${f.code}" has severity ${f.severity}; its messages declare ${allowed.join(' or ')}`
+  return undefined
+}
+
+type Side = 'source' | 'translation' | 'no span'
+const actualSide = (f: Finding): Side => (f.span ? (f.span.in ?? 'translation') : 'no span')
+const expectedSide = (e: ExpectedFinding): Side => e.in ?? e.span?.in ?? (e.span ? 'translation' : 'no span')
 
 function describeCase(c: PluginTestCase): string {
   const text = (s: string) => JSON.stringify(s.length > 40 ? `${s.slice(0, 40)}…` : s)
   return c.name ?? `${c.sourceLanguage ?? 'en'}→${c.targetLanguage ?? 'fr'} ${text(c.source)} → ${text(c.translation)}`
 }
 
-function mismatch(expected: ExpectedFinding, actual: Finding): string | undefined {
+function mismatch(expected: ExpectedFinding, actual: Finding, byCode: boolean): string | undefined {
+  if (byCode) {
+    if (expected.code === undefined) return `the case names no code (the plugin declares messages): the finding is ${actual.code}`
+    if (expected.code !== actual.code) return `code ${actual.code}, expected ${expected.code}`
+    if (expectedSide(expected) !== actualSide(actual)) return `${actual.code}: ${actualSide(actual) === 'no span' ? 'no span' : `span in the ${actualSide(actual)}`}, expected ${expectedSide(expected) === 'no span' ? 'no span' : `in the ${expectedSide(expected)}`}`
+  } else if (expected.code !== undefined && expected.code !== actual.code) return `code ${actual.code}, expected ${expected.code}`
+  if (expected.in !== undefined && actualSide(actual) !== expected.in) return `span in the ${actualSide(actual)}, expected in the ${expected.in}`
   if (expected.message !== undefined) {
     const ok = typeof expected.message === 'string' ? actual.message.includes(expected.message) : expected.message.test(actual.message)
     if (!ok) return `message ${JSON.stringify(actual.message)} does not match ${String(expected.message)}`
@@ -130,14 +166,16 @@ export class PluginTester {
       describe('invalid', () => {
         for (const c of cases.invalid) {
           it(describeCase(c), async () => {
+            const byCode = !!definition.messages
+            if (byCode && typeof c.findings === 'number') throw new Error('the case counts findings: list their codes (the plugin declares messages)')
             const findings = await runPluginCase(definition, c)
             const want = typeof c.findings === 'number' ? c.findings : c.findings.length
             if (findings.length !== want) {
-              throw new Error(`expected ${want} finding(s), got ${findings.length}:\n${findings.map((f) => `  ${f.severity}: ${f.message}`).join('\n') || '  (none)'}`)
+              throw new Error(`expected ${want} finding(s), got ${findings.length}:\n${findings.map((f) => `  ${f.severity}${f.code ? ` ${f.code}` : ''}: ${f.message}`).join('\n') || '  (none)'}`)
             }
             if (Array.isArray(c.findings)) {
               c.findings.forEach((expected, i) => {
-                const problem = mismatch(expected, findings[i]!)
+                const problem = mismatch(expected, findings[i]!, byCode)
                 if (problem) throw new Error(`finding ${i + 1}: ${problem}`)
               })
             }

@@ -219,6 +219,7 @@ export class PipelineRunner {
       }
       const severity: Severity = check.severity ?? (f.severity && f.severity in SEV_INDEX ? f.severity : 'error')
       const finding: Finding = { check: f.check ?? check.id, severity, message: f.message }
+      if (typeof f.code === 'string') finding.code = f.code
       if (f.span) finding.span = f.span
       if (f.suggestion !== undefined) finding.suggestion = f.suggestion
       s.findings.push(finding)

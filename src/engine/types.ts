@@ -3,6 +3,7 @@
 // import no globals of ours (CONVENTIONS.md, rule 4).
 import type { Logger } from '../util/logger.js'
 import type { JSONSchemaType, SchemaObject } from 'ajv'
+import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import type { Severity } from '../protocol/findings.js'
 import type { StringFields } from '../protocol/job.js'
 import type { Language } from '../protocol/language.js'
@@ -25,7 +26,10 @@ export interface Finding {
   message: string
   span?: Span
   suggestion?: string
-  /** Stable id of the kind of finding (`placeholder.missing`, ...), when the plugin gives one. */
+  /**
+   * Stable id of the kind of finding (`missing-placeholder`, ...), like ESLint's `messageId`: the
+   * message may be reworded, the code stays. Every built-in plugin gives one (its README's Codes).
+   */
   code?: string
 }
 
@@ -116,18 +120,74 @@ export interface PluginInstance {
 
 export type Need = 'translation'
 
+/**
+ * One kind of finding a plugin gives, declared once under its code: the README's Codes table and
+ * the message come from here, so the two cannot drift.
+ */
+export interface MessageSpec<D = never> {
+  /** The finding's severity; a list when the plugin picks one per finding (`meaning` says when). */
+  severity: Severity | readonly Severity[]
+  /** What the finding means, for the README's Codes table (one sentence). */
+  meaning: string
+  /** The message: fixed, or made from the data the check passes. */
+  text: string | ((data: D) => string)
+}
+
+/** A plugin's kinds of finding, keyed by their kebab-case code (`any`: each kind has its own data type). */
+export type Messages = Readonly<Record<string, MessageSpec<any>>>
+
+type DataOf<S> = S extends { text: (data: infer D) => string } ? D : never
+/** What a finding adds to its code and message. */
+export type FindingExtra = Omit<FindingInput, 'message' | 'code'>
+
+/** Builds the findings of one plugin's `messages`: `report(code, data?, extra?)`. */
+export type Report<M extends Messages> = <C extends keyof M & string>(
+  code: C,
+  ...rest: [DataOf<M[C]>] extends [never] ? [extra?: FindingExtra] : [data: DataOf<M[C]>, extra?: FindingExtra]
+) => FindingInput
+
+/**
+ * Declare a plugin's kinds of finding, and get the function that makes its findings: the code,
+ * its message, and its severity when the kind has only one.
+ */
+export function defineMessages<const M extends Messages>(messages: M): { messages: M; report: Report<M> } {
+  const report = ((code: string, ...rest: unknown[]): FindingInput => {
+    const spec = messages[code]
+    if (!spec) throw new Error(`unknown finding code "${code}"`)
+    const hasData = typeof spec.text === 'function'
+    const data = hasData ? rest[0] : undefined
+    const extra = (hasData ? rest[1] : rest[0]) as FindingExtra | undefined
+    const message = typeof spec.text === 'function' ? spec.text(data) : spec.text
+    const severity = extra?.severity ?? (typeof spec.severity === 'string' ? spec.severity : undefined)
+    const finding: FindingInput = { code, message, ...extra }
+    if (severity) finding.severity = severity
+    return finding
+  }) as Report<M>
+  return { messages, report }
+}
+
 export interface PluginDefinition<O = Record<string, unknown>> {
   name: string
   description: string
   /** JSON Schema of the options, `additionalProperties: false`, defaults inside. */
   options: SchemaObject | JSONSchemaType<O>
+  /** The kinds of finding the plugin gives, by code (see `defineMessages`). */
+  messages?: Messages
   needs?: Need[]
   /** Longest a single check may run, in ms, before it becomes an engine finding. */
   timeoutMs?: number
   create(options: O, context: PluginContext): PluginInstance | Promise<PluginInstance>
 }
 
-/** Declare a plugin. Typed identity: the engine validates the definition at load. */
-export function definePlugin<O = Record<string, unknown>>(definition: PluginDefinition<O>): PluginDefinition<O> {
-  return definition
+/** The options a schema describes, as `create` receives them: defaults applied, so defaulted properties are present. */
+export type OptionsOf<S extends JSONSchema> = FromSchema<S>
+
+/**
+ * Declare a plugin. The options' type is derived from the options schema (declare it `as const`);
+ * the engine validates the definition at load.
+ */
+export function definePlugin<const S extends JSONSchema>(
+  definition: Omit<PluginDefinition<NoInfer<OptionsOf<S>>>, 'options'> & { options: S },
+): PluginDefinition<OptionsOf<S>> {
+  return definition as never
 }

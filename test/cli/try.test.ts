@@ -14,8 +14,8 @@ describe('switchyard try', () => {
     const io = captureIo(env)
     expect(await runTry([PIPELINE, path.join(FIXTURES, 'strings', 'try.json')], io)).toBe(0)
     expect(JSON.parse(io.out())).toEqual([
-      { id: 11, output: 'translated', findings: [{ check: 'no-double-space', severity: 'error', message: 'Double space.' }] },
-      { id: 12, output: '', findings: [{ check: 'shout', severity: 'warning', message: 'The translation shouts.' }] },
+      { id: 11, output: 'translated', findings: [{ check: 'no-double-space', code: 'forbidden-pattern', severity: 'error', message: 'Double space.' }] },
+      { id: 12, output: '', findings: [{ check: 'shout', code: null, severity: 'warning', message: 'The translation shouts.' }] },
       { id: 13, output: 'approved', findings: [] },
       // Its own settings: minLetters 10, so OUVRIR is not shouting.
       { id: 4, output: 'approved', findings: [] },
@@ -26,7 +26,7 @@ describe('switchyard try', () => {
   it('takes a webhook batch body: strings without translations get the source-only checks', async () => {
     const io = captureIo(env)
     expect(await runTry([PIPELINE, path.join(FIXTURES, 'strings', 'batch.json')], io)).toBe(0)
-    expect(JSON.parse(io.out())).toEqual([{ id: 2814, output: 'translated', findings: [{ check: 'batcher', severity: 'error', message: 'bad word' }] }])
+    expect(JSON.parse(io.out())).toEqual([{ id: 2814, output: 'translated', findings: [{ check: 'batcher', code: null, severity: 'error', message: 'bad word' }] }])
     expect(io.err()).toMatch(/no translation; checks that need one are skipped/)
   })
 
@@ -36,7 +36,7 @@ describe('switchyard try', () => {
     const out = io.out()
     expect(out).toMatch(/^Try gate \(try-gate\): 4 strings/)
     expect(out).toMatch(/11\s+translated \(failed\)\s+1\s+Save file/)
-    expect(out).toMatch(/error\s+no-double-space: Double space\./)
+    expect(out).toMatch(/error\s+no-double-space \[forbidden-pattern\]: Double space\./)
     expect(out).toMatch(/Passed -> approved\s+2/)
     expect(out).toMatch(/parked \(""\)\s+1/)
     expect(out).toMatch(/batcher\.calls\s+2/) // one run per distinct settings
@@ -74,5 +74,36 @@ describe('switchyard try', () => {
     const input = captureIo(env)
     expect(await runTry([PIPELINE, PIPELINE], input)).toBe(2)
     expect(input.err()).toMatch(/try-gate\.yaml: /)
+  })
+
+  it('prints the code of each finding of the built-in checks, in JSON and --pretty', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-try-'))
+    try {
+      const pipeline = path.join(dir, 'codes.yaml')
+      writeFileSync(pipeline, [
+        'key: codes', 'name: Codes', 'input: [translated]',
+        'outputs:', '  passed: { port: approved }', '  failed: { port: translated }',
+        'checks:', '  - uses: placeholders', '  - uses: numbers',
+        'route:', '  - if: errors > 0', '    to: failed', '  - to: passed', '',
+      ].join('\n'))
+      const strings = path.join(dir, 'strings.json')
+      writeFileSync(strings, JSON.stringify([
+        { id: 1, source: 'Delete %s?', translation: 'Supprimer ?' },
+        { id: 2, source: 'Page 3 of {total}', translation: 'Seite 4 von {total}', targetLanguage: 'de' },
+      ]))
+      const io = captureIo(env)
+      expect(await runTry([pipeline, strings], io)).toBe(0)
+      const out = JSON.parse(io.out()) as Array<{ id: number; findings: Array<{ check: string; code: string }> }>
+      expect(out.map((r) => [r.id, r.findings.map((f) => `${f.check}/${f.code}`)])).toEqual([
+        [1, ['placeholders/missing-placeholder']],
+        [2, ['numbers/missing-number', 'numbers/extra-number']],
+      ])
+      const pretty = captureIo(env)
+      expect(await runTry([pipeline, strings, '--pretty'], pretty)).toBe(0)
+      expect(pretty.out()).toMatch(/error\s+placeholders \[missing-placeholder\]: Missing placeholder %s/)
+      expect(pretty.out()).toMatch(/error\s+numbers \[extra-number\]: Number 4 is not in the source/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })

@@ -1,14 +1,14 @@
 // PluginTester itself: an invalid case passes only when each finding matches what it lists,
 // including the side of a span when the case names one.
 import { describe, expect, it } from 'vitest'
-import { PluginTester, type InvalidPluginTestCase } from '../../src/engine/plugin-tester.js'
-import { definePlugin, type PluginDefinition } from '../../src/engine/types.js'
+import { PluginTester, runPluginCase, type InvalidPluginTestCase } from '../../src/engine/plugin-tester.js'
+import { defineMessages, definePlugin, type FindingInput, type PluginDefinition } from '../../src/engine/types.js'
 
 // A check that reports the first "X" of the source (span in the source) and of the translation.
-const findX = definePlugin<Record<string, never>>({
+const findX = definePlugin({
   name: 'find-x',
   description: 'Reports X.',
-  options: { type: 'object', additionalProperties: false, properties: {} },
+  options: { type: 'object', additionalProperties: false, properties: {} } as const,
   needs: ['translation'],
   create() {
     return {
@@ -24,15 +24,42 @@ const findX = definePlugin<Record<string, never>>({
   },
 }) as unknown as PluginDefinition<never>
 
+// The same check with declared codes; `rogue` makes it give a finding its messages do not allow.
+const { messages, report } = defineMessages({
+  'x-in-source': { severity: 'error', meaning: 'X in the source.', text: 'X in the source' },
+  'x-in-translation': { severity: 'warning', meaning: 'X in the translation.', text: (d: { at: number }) => `X at ${d.at} in the translation` },
+})
+const findXCoded = definePlugin({
+  name: 'find-x-coded',
+  description: 'Reports X, with codes.',
+  options: { type: 'object', additionalProperties: false, properties: { rogue: { enum: ['none', 'code', 'severity'], default: 'none' } } } as const,
+  messages,
+  needs: ['translation'],
+  create(options) {
+    return {
+      check(item) {
+        const out: FindingInput[] = []
+        const s = item.source.indexOf('X')
+        if (s >= 0) out.push(report('x-in-source', { span: { start: s, end: s + 1, in: 'source' } }))
+        const t = (item.translation ?? '').indexOf('X')
+        if (t >= 0) out.push(report('x-in-translation', { at: t }))
+        if (options.rogue === 'code') out.push({ code: 'made-up', message: 'made up' })
+        if (options.rogue === 'severity') out.push(report('x-in-source', { severity: 'info' }))
+        return out
+      },
+    }
+  },
+}) as unknown as PluginDefinition<never>
+
 /** Run one invalid case through PluginTester and return its error, if any. */
-async function outcome(c: InvalidPluginTestCase): Promise<string | undefined> {
+async function outcome(c: InvalidPluginTestCase, definition: PluginDefinition<never> = findX): Promise<string | undefined> {
   const tests: Array<() => Promise<void>> = []
   const tester = new PluginTester()
   const saved = { describe: PluginTester.describe, it: PluginTester.it }
   PluginTester.describe = (_name, fn) => fn()
   PluginTester.it = (_name, fn) => void tests.push(fn)
   try {
-    tester.run(findX, { valid: [], invalid: [c] })
+    tester.run(definition, { valid: [], invalid: [c] })
   } finally {
     PluginTester.describe = saved.describe
     PluginTester.it = saved.it
@@ -66,5 +93,33 @@ describe('PluginTester: messages and counts', () => {
 
   it('fails on a wrong count, listing what was found', async () => {
     expect(await outcome({ source: 'X', translation: 'X', findings: 1 })).toMatch(/^expected 1 finding\(s\), got 2:\n  error: X in the source\n  error: X in the translation$/)
+  })
+})
+
+describe('PluginTester: a plugin that declares its messages', () => {
+  const coded = (c: InvalidPluginTestCase) => outcome(c, findXCoded)
+
+  it('report() gives the code, the message and the declared severity', async () => {
+    expect(await runPluginCase(findXCoded, { source: 'aX', translation: 'bX' })).toEqual([
+      { check: 'find-x-coded', code: 'x-in-source', severity: 'error', message: 'X in the source', span: { start: 1, end: 2, in: 'source' } },
+      { check: 'find-x-coded', code: 'x-in-translation', severity: 'warning', message: 'X at 1 in the translation' },
+    ])
+  })
+
+  it('passes when each finding names its code and side', async () => {
+    expect(await coded({ source: 'X', translation: 'X', findings: [{ code: 'x-in-source', in: 'source' }, { code: 'x-in-translation' }] })).toBeUndefined()
+  })
+
+  it('fails on a wrong code, a missing code, a wrong side and a count', async () => {
+    expect(await coded({ source: 'X', translation: 'a', findings: [{ code: 'x-in-translation', in: 'source' }] })).toBe('finding 1: code x-in-source, expected x-in-translation')
+    expect(await coded({ source: 'X', translation: 'a', findings: [{ in: 'source' }] })).toBe('finding 1: the case names no code (the plugin declares messages): the finding is x-in-source')
+    expect(await coded({ source: 'X', translation: 'a', findings: [{ code: 'x-in-source' }] })).toBe('finding 1: x-in-source: span in the source, expected no span')
+    expect(await coded({ source: 'a', translation: 'X', findings: [{ code: 'x-in-translation', in: 'translation' }] })).toBe('finding 1: x-in-translation: no span, expected in the translation')
+    expect(await coded({ source: 'X', translation: 'a', findings: 1 })).toBe('the case counts findings: list their codes (the plugin declares messages)')
+  })
+
+  it('refuses a finding whose code or severity its messages do not declare', async () => {
+    await expect(runPluginCase(findXCoded, { source: 'a', translation: 'b', options: { rogue: 'code' } })).rejects.toThrow('plugin "find-x-coded": finding code "made-up" is not declared in its messages')
+    await expect(runPluginCase(findXCoded, { source: 'a', translation: 'b', options: { rogue: 'severity' } })).rejects.toThrow('finding "x-in-source" has severity info; its messages declare error')
   })
 })

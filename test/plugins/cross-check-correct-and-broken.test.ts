@@ -1,6 +1,6 @@
-// Cross-check of the catalog's first half: correct translations in many scripts raise no finding
-// in ANY of these checks (a false alarm anywhere fails the string), and typical broken ones are
-// caught by the check meant for them, with its message, and by no other.
+// Cross-check of the checks on correct and broken translations: correct translations in many
+// scripts raise no finding in ANY of these checks (a false alarm anywhere fails the string), and
+// typical broken ones are caught by the check meant for them, with the codes listed, and by no other.
 import { describe, expect, it } from 'vitest'
 import { runPluginCase } from '../../src/engine/plugin-tester.js'
 import placeholders from '../../plugins/placeholders/index.js'
@@ -108,22 +108,23 @@ for (const [lang, source, translation] of good) {
 })
 // Each defect, and exactly what catches it: the check meant for it and no other (a defect caught
 // only by the wrong check, or by none, fails).
+/** Each defect and the findings it raises, as `check/code`, in order. */
 const bad: Array<[lang: string, source: string, translation: string, caughtBy: string[]]> = [
-  ['fr', 'Delete %s?', 'Supprimer ?', ['placeholders/error: Missing placeholder %s']],
-  ['de', 'Hello {name}!', 'Hallo {Name}!', ['placeholders/error: Missing placeholder {name}', 'placeholders/error: Placeholder {Name} is not in the source']],
-  ['ja', 'Click <b>here</b>.', '<b>ここ</b をクリック。', ['tags/error: Tag <b> is not closed', 'tags/error: Missing tag </b>']],
-  ['ar', 'You have 3 new notifications.', 'لديك ٤ إشعارات جديدة.', ['numbers/error: Number 3 is missing from the translation', 'numbers/error: Number ٤ is not in the source']],
-  ['es', 'Do you want to save?', 'Desea guardar?', ['punctuation/error: Spanish questions open with ¿']],
-  ['ru', 'Line 1\nLine 2', 'Строка 1 Строка 2', ['whitespace/error: The translation has 0 line breaks; the source has 1']],
-  ['zh-CN', 'Settings (advanced)', '设置（高级', ['brackets/error: “（” is not closed']],
-  ['he', 'Visit https://example.com', 'בקרו ב-https://example.org', ['urls/error: URL https://example.com was changed to https://example.org']],
-  ['el', 'Are you sure?', 'Είστε σίγουροι.', ['punctuation/error: The source ends with a question mark, the translation with a full stop']],
-  ['hi', 'Upload 15 files', 'फ़ाइलें अपलोड करें', ['numbers/error: Number 15 is missing from the translation']],
-  ['th', 'Hello world', 'สวัสดี  ชาวโลก', ['whitespace/error: Doubled space']],
-  ['ru', '{n, plural, one {# file} other {# files}}', '{n, plural, one {# файл} other {# файлов}}', ['icu/error: plural {n} lacks the categories ru needs: few, many']],
-  ['de', 'Save', '  Speichern', ['whitespace/error: Leading whitespace differs from the source: 2 spaces instead of none']],
-  ['fr', 'Open the file', 'Ouvrir\u200b le fichier', ['whitespace/error: The translation contains U+200B ZERO WIDTH SPACE, which the source does not']],
-  ['ko', 'Hello %1$s, you have %2$d messages', '%1$s님, 메시지가 %1$d개 있습니다', ['placeholders/error: Missing placeholder %2$d', 'placeholders/error: Placeholder %1$d is not in the source']],
+  ['fr', 'Delete %s?', 'Supprimer ?', ['placeholders/missing-placeholder']],
+  ['de', 'Hello {name}!', 'Hallo {Name}!', ['placeholders/missing-placeholder', 'placeholders/extra-placeholder']],
+  ['ja', 'Click <b>here</b>.', '<b>ここ</b をクリック。', ['tags/unclosed-tag', 'tags/missing-tag']],
+  ['ar', 'You have 3 new notifications.', 'لديك ٤ إشعارات جديدة.', ['numbers/missing-number', 'numbers/extra-number']],
+  ['es', 'Do you want to save?', 'Desea guardar?', ['punctuation/spanish-question-mark']],
+  ['ru', 'Line 1\nLine 2', 'Строка 1 Строка 2', ['whitespace/line-breaks']],
+  ['zh-CN', 'Settings (advanced)', '设置（高级', ['brackets/unclosed-bracket']],
+  ['he', 'Visit https://example.com', 'בקרו ב-https://example.org', ['urls/changed-url']],
+  ['el', 'Are you sure?', 'Είστε σίγουροι.', ['punctuation/end-punctuation']],
+  ['hi', 'Upload 15 files', 'फ़ाइलें अपलोड करें', ['numbers/missing-number']],
+  ['th', 'Hello world', 'สวัสดี  ชาวโลก', ['whitespace/doubled-space']],
+  ['ru', '{n, plural, one {# file} other {# files}}', '{n, plural, one {# файл} other {# файлов}}', ['icu/missing-plural-categories']],
+  ['de', 'Save', '  Speichern', ['whitespace/leading-whitespace']],
+  ['fr', 'Open the file', 'Ouvrir\u200b le fichier', ['whitespace/invisible-character']],
+  ['ko', 'Hello %1$s, you have %2$d messages', '%1$s님, 메시지가 %1$d개 있습니다', ['placeholders/missing-placeholder', 'placeholders/extra-placeholder']],
 ]
 describe('broken translations are caught, by the check meant for them', () => {
 for (const [lang, source, translation, caughtBy] of bad) {
@@ -131,7 +132,7 @@ for (const [lang, source, translation, caughtBy] of bad) {
     const all: string[] = []
     for (const p of plugins) {
       const f = await runPluginCase(p as never, { source, translation, targetLanguage: lang })
-      for (const x of f) all.push(`${p.name}/${x.severity}: ${x.message}`)
+      for (const x of f) all.push(`${p.name}/${x.code}`)
     }
     expect(all).toEqual(caughtBy)
   })
