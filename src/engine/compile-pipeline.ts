@@ -12,7 +12,7 @@ import { interpolateSettings, settingReferences } from './interpolate.js'
 import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
 import { LruMap } from './lru-map.js'
 import type { PluginRegistry } from './plugin-registry.js'
-import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type Progress, type RunResult } from './run-pipeline.js'
+import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError, type Progress, type RunMore, type RunResult } from './run-pipeline.js'
 import type { Item, PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics, Severity } from './types.js'
 import type { Logger } from '../util/logger.js'
 
@@ -41,7 +41,7 @@ export interface Pipeline {
   needsTranslation: boolean
   /** Issues raised on strings sent back (the `issues` option): the outputs that send a string back. */
   issues?: { outputs: string[] }
-  run(items: Item[], options?: { signal?: AbortSignal; progress?: Progress }): Promise<RunResult[]>
+  run(items: Item[], options?: { signal?: AbortSignal; progress?: Progress } & RunMore): Promise<RunResult[]>
   /** The outcome of a string whose check `checkIndex` was stopped after `budgetMs` (on-error applies). */
   timedOut(id: number, checkIndex: number, budgetMs: number): RunResult
 }
@@ -369,7 +369,7 @@ export async function compilePipeline(
     async run(items, options) {
       tracker.enter()
       try {
-        return await runner.run(items, options?.signal, options?.progress)
+        return await runner.run(items, options?.signal, options?.progress, options)
       } finally {
         tracker.leave()
       }

@@ -7,9 +7,9 @@ import type { MessagePort } from 'node:worker_threads'
 import { workerData } from 'piscina'
 import { createLogger, type Logger } from '../util/logger.js'
 import { loadPipelines, type PipelineSet } from './load-pipelines.js'
-import type { RunResult } from './run-pipeline.js'
+import type { Checkpoint, RunResult } from './run-pipeline.js'
 import type { Item, PluginCache } from './types.js'
-import { HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, type ThreadData, type ThreadItem, type ThreadResult } from './pipeline-pool.js'
+import { CHECKPOINT_EVERY_MS, HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, type ThreadData, type ThreadItem, type ThreadResult } from './pipeline-pool.js'
 
 const data = workerData as ThreadData
 const log: Logger = createLogger({ level: data.logLevel }).child({ part: 'engine', thread: true })
@@ -69,6 +69,8 @@ export interface RunTask {
   items: ThreadItem[]
   stamp: SharedArrayBuffer
   port: MessagePort
+  /** Go on from where a stopped run stood (the culprit taken out), if the pipelines are the same. */
+  resume?: Checkpoint & { generation: number }
 }
 
 export default async function run(task: RunTask): Promise<ThreadResult> {
@@ -98,11 +100,22 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
     const first = task.items[0]
     const runLog = first ? log.child({ organization: first.organizationId, project: first.projectId, step: first.stepId }) : log
     const items: Item[] = task.items.map((i) => ({ ...i, log: runLog, signal }))
+    const generation = loaded?.generation ?? task.generation
+    // A run that has taken a while sends where it stands after a check (at most every
+    // CHECKPOINT_EVERY_MS): if a later check runs away, the others go on from there.
+    let sent = Date.now()
     const results: RunResult[] = await pipeline.run(items, {
       progress: (item, check) => {
         Atomics.store(stamp, STAMP.item, item)
         Atomics.store(stamp, STAMP.check, check)
         beat()
+      },
+      ...(task.resume && task.resume.generation === generation ? { resume: task.resume } : {}),
+      checkpoint: (next, save) => {
+        const now = Date.now()
+        if (now - sent < CHECKPOINT_EVERY_MS || items.length === 0) return
+        sent = now
+        task.port.postMessage({ checkpoint: { ...save(), generation } })
       },
     })
     const metrics = [...counted]
