@@ -123,6 +123,7 @@ function bullmqOptions(config: Config, log: Logger) {
     lockMs: config.queueLockMs,
     dedupeTtlMs: config.dedupeTtlMs,
     maxBytes: config.backlogMaxMb * 2 ** 20,
+    organizationShare: config.backlogOrganizationShare / 100,
     log: log.child({ part: 'bullmq' }),
   }
 }
