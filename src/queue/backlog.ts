@@ -1,6 +1,8 @@
 // The backlog: strings acknowledged and journaled that are not in memory. Acceptance is bounded by
 // disk (BACKLOG_MAX_MB, and a share of it per organization), not by the queue: the work queue is a
-// bounded window of QUEUE_LIMIT strings, refilled from the journal as it drains.
+// bounded window of QUEUE_LIMIT strings, refilled from the journal as it drains, up to nine
+// tenths: the last tenth is kept for batches of organizations with nothing on disk, which go
+// straight in (a small batch of a second organization does not wait for the first's backlog).
 //
 // In memory there are only references: per organization, the parts of journal entries still to be
 // read (entry id, part, strings, how many were taken), oldest first. Refilling takes organizations
@@ -63,6 +65,16 @@ export interface BacklogView {
 }
 
 const MB = 1024 * 1024
+
+/**
+ * The part of the window refilling leaves free, for the batches of organizations with nothing on
+ * disk: they go straight in while another organization's backlog keeps the rest full, so a small
+ * batch does not wait for the window to drain a refill's worth first (issue 16: the second
+ * organization's batches DONE within 10 s).
+ */
+export function reserveOf(limit: number): number {
+  return Math.floor(limit / 10)
+}
 
 export class Backlog {
   /** Per organization (id), in the order they are served (round robin: served ones go to the end). */
@@ -165,14 +177,14 @@ export class Backlog {
   private async fill(): Promise<void> {
     const { queue, journal } = this.options
     while (this.ready) {
-      const room = queue.limit - queue.depth
+      const room = queue.limit - reserveOf(queue.limit) - queue.depth
       const next = this.next()
       if (!next) return
       const [organization, line] = next
       const ref = line.refs[0]!
       const left = ref.strings - ref.taken
       // Read in chunks, not a slice at a time as single strings finish.
-      if (room < Math.min(left, Math.ceil(queue.limit / 4))) return
+      if (room < Math.min(left, Math.ceil((queue.limit - reserveOf(queue.limit)) / 4))) return
       const take = Math.min(room, left)
       ref.taken += take
       line.waiting -= take
