@@ -48,6 +48,8 @@ export interface ThreadData {
   env: Record<string, string | undefined>
   logLevel: string
   generation: number
+  /** The host's generation now (one Int32, updated before every task): what a new thread loads as it starts. */
+  current: SharedArrayBuffer
 }
 export interface CacheRequest { id: number; op: 'get' | 'set'; ns: string; key: string; value?: unknown; ttlMs?: number }
 
@@ -88,12 +90,16 @@ export class PipelinePool {
   private watchdog: NodeJS.Timeout | undefined
   private readonly wrapped = new WeakMap<Pipeline, Pipeline>()
   private timeouts = 0
+  /** The host's pipeline generation, shared with the threads: a replacement thread loads that one. */
+  private readonly generationCell: Int32Array
 
   constructor(private readonly options: PipelinePoolOptions, file: string) {
     this.threads = options.threads
     this.budgetMs = options.budgetMs ?? DEFAULT_CHECK_TIME_BUDGET_MS
     const { source, pluginsDir } = options.host.origin
-    const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation }
+    this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+    Atomics.store(this.generationCell, 0, options.host.generation)
+    const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
     this.pool = new Piscina({
       filename: file,
       minThreads: options.threads,
@@ -185,6 +191,7 @@ export class PipelinePool {
 
   private async runOnThread(key: string, items: ThreadItem[], signal?: AbortSignal, resume?: ThreadCheckpoint): Promise<Outcome> {
     signal?.throwIfAborted()
+    Atomics.store(this.generationCell, 0, this.options.host.generation)
     const sab = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)
     const stamp = new Int32Array(sab)
     Atomics.store(stamp, STAMP.item, -1)

@@ -35,11 +35,17 @@ const cacheFor = (ns: string): PluginCache => ({
 })
 
 let loaded: { generation: number; set: PipelineSet } | undefined
-let loading: Promise<PipelineSet> | undefined
+let loading: { generation: number; done: Promise<PipelineSet> } | undefined
 
 async function pipelinesOf(generation: number): Promise<PipelineSet> {
   if (loaded && loaded.generation >= generation) return loaded.set
-  loading ??= (async () => {
+  // A load of an older generation under way: wait for it, then load this one.
+  if (loading && loading.generation < generation) {
+    await loading.done.catch(() => undefined)
+    return pipelinesOf(generation)
+  }
+  if (loading) return loading.done
+  const done = (async () => {
     try {
       const result = await loadPipelines(data.source, {
         pluginsDir: data.pluginsDir,
@@ -57,11 +63,14 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
       loading = undefined
     }
   })()
-  return loading
+  loading = { generation, done }
+  return done
 }
 
-// Loaded as the thread starts, so that the first run does not wait for it.
-void pipelinesOf(data.generation).catch((e: unknown) => log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread'))
+// Loaded as the thread starts, so that the first run does not wait for it: the generation the
+// host has now (a thread that replaces a stopped one, after a reload, loads the current pipelines
+// at once rather than the ones of the pool's start and then again).
+void pipelinesOf(Math.max(data.generation, Atomics.load(new Int32Array(data.current), 0))).catch((e: unknown) => log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread'))
 
 export interface RunTask {
   generation: number

@@ -70,6 +70,15 @@ export default {
     } }
   },
 }`,
+  'loads.mjs': `import { appendFileSync } from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
+export default {
+  name: 'loads', description: 'Notes in LOADS_LOG each time a thread makes it (a pipeline load).', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    if (!isMainThread) appendFileSync(process.env.LOADS_LOG, 'load\\n')
+    return { check: () => [] }
+  },
+}`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
   create(_o, context) {
@@ -226,6 +235,25 @@ describe('pipeline pool', () => {
     const r = await pooled.get('t')!.run(items([{ source: `SLEEP:${BUDGET * 3}`, translation: 'x' }, { source: 'quick', translation: 'y' }]))
     expect(pool.stopped).toBe(0)
     expect(r.map((x) => x.output)).toEqual(['passed', 'passed'])
+  }, 30_000)
+
+  it('after a reload, the thread that replaces a stopped one loads the current pipelines, once', async () => {
+    const log = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-loads-')), 'loads.log')
+    writeFileSync(log, '')
+    process.env.LOADS_LOG = log
+    const { dir, host, pooled } = await start({ 't.yaml': gate('  - uses: loads\n  - uses: spin') }, { threads: 1 })
+    const loads = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length
+    await pooled.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
+    // The second generation makes a shouting translation an error.
+    writeFileSync(path.join(dir, 't.yaml'), gate('  - uses: loads\n  - uses: spin\n  - uses: shout\n    severity: error'))
+    expect((await host.reload()).ok).toBe(true)
+    await pooled.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
+    expect(loads()).toBe(2)
+    const r = await pooled.get('t')!.run(items([{ source: 'SPIN', translation: 'x' }, { source: 'a', translation: 'LOUD' }]))
+    expect(r[0]!.findings.at(-1)!.message).toMatch(/check timed out/)
+    // The replacement ran the second string with the second generation, having loaded it once.
+    expect(r[1]!.output).toBe('failed')
+    expect(loads()).toBe(3)
   }, 30_000)
 
   it('a reload of the host reaches the threads', async () => {
