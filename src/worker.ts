@@ -264,7 +264,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     onRoom: () => backlog?.kick(),
   })
   const backlog = local
-    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100 })
+    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
     : undefined
   // Held strings wait on disk (the backlog); with BullMQ, they fail back to its own retries.
   const stash = async (jobs: Job[]) => {

@@ -31,6 +31,12 @@ export interface BacklogOptions {
   maxBytes: number
   /** The fraction of it one organization may fill. */
   organizationShare: number
+  /**
+   * Strings out of the window but still in memory: reported, their findings not yet logged. They
+   * count against the window, so memory stays bounded when the findings log is slower than the
+   * reports (it held 100,000 decisions in the million-pair burst before this).
+   */
+  downstream?(): number
 }
 
 /** One organization's strings waiting on disk, oldest first. */
@@ -84,6 +90,7 @@ export class Backlog {
   private refilling?: Promise<void>
   private again = false
   private kicked = false
+  private later?: NodeJS.Timeout
 
   constructor(private readonly options: BacklogOptions) {}
 
@@ -108,7 +115,11 @@ export class Backlog {
    */
   direct(organization: string, domain: string, strings: number): boolean {
     const { queue, isHeld } = this.options
-    return this.ready && !this.lines.has(organization) && !isHeld(domain) && queue.depth + strings <= queue.limit
+    return this.ready && !this.lines.has(organization) && !isHeld(domain) && queue.depth + strings <= queue.limit && this.downstream() < queue.limit
+  }
+
+  private downstream(): number {
+    return this.options.downstream?.() ?? 0
   }
 
   /** A batch journaled and left on disk: it is read back when the window has room and its turn comes. */
@@ -177,9 +188,18 @@ export class Backlog {
   private async fill(): Promise<void> {
     const { queue, journal } = this.options
     while (this.ready) {
-      const room = queue.limit - reserveOf(queue.limit) - queue.depth
+      const behind = this.downstream()
+      const room = queue.limit - reserveOf(queue.limit) - queue.depth - behind
       const next = this.next()
       if (!next) return
+      // Waiting for the findings log rather than for the window: look again shortly.
+      if (behind > 0 && room < Math.ceil((queue.limit - reserveOf(queue.limit)) / 4)) {
+        this.later ??= setTimeout(() => {
+          this.later = undefined
+          this.kick()
+        }, 50)
+        this.later.unref()
+      }
       const [organization, line] = next
       const ref = line.refs[0]!
       const left = ref.strings - ref.taken
@@ -265,6 +285,7 @@ export class Backlog {
 
   /** Stop reading the backlog back (shutdown): what waits on disk stays there for the next start. */
   close(): void {
+    clearTimeout(this.later)
     this.closed = true
     this.ready = false
   }
