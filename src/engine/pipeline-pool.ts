@@ -219,6 +219,8 @@ export class PipelinePool {
     } finally {
       this.watched.delete(w)
       signal?.removeEventListener('abort', onAbort)
+      // Without its listener, a closed port that lingers holds nothing of this run.
+      port1.removeAllListeners('message')
       port1.close()
     }
   }
