@@ -32,12 +32,13 @@ const job = (organization: string, i: number): Job => ({
 })
 const batch = (organization: string, from: number, n: number) => Array.from({ length: n }, (_, i) => job(organization, from + i))
 
-/** Take jobs one at a time (concurrency 1), each done at once; the organizations in the order taken. */
-function take(j: BullmqJournal): { order: string[]; until(n: number): Promise<void> } {
+/** Take jobs one at a time (concurrency 1), each done after `ms`; the organizations in the order taken. */
+function take(j: BullmqJournal, ms = 0): { order: string[]; until(n: number): Promise<void> } {
   const order: string[] = []
   j.start((job) => {
     order.push(job.organizationId)
-    void j.done(job)
+    if (ms) setTimeout(() => void j.done(job), ms)
+    else void j.done(job)
   })
   return {
     order,
@@ -67,17 +68,19 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
   it('a newcomer with a large backlog takes turns with the organization already waiting, oldest first within each', async () => {
     const j = journal(url)
     await j.append('a', batch('A', 0, 4 * FAIR_TURN))
-    const t = take(j)
+    // 5 ms a string: A's 400 take 2 s, so B arrives well before A's last.
+    const t = take(j, 5)
     await t.until(FAIR_TURN + 10)
-    await new Promise((r) => setTimeout(r, 200))
+    await new Promise((r) => setTimeout(r, 150))
     // B arrives while A is in its second turn: B's strings start at the clock (not before A's
-    // current turn), and then the two take turns (B's first before A's last; first in, first out
-    // would take every A first).
+    // current turn: B's first comes after A's 200th), and then the two take turns: B's first
+    // before A's last (first in, first out would take every A first).
     await j.append('b', batch('B', 0, 4 * FAIR_TURN))
     await t.until(8 * FAIR_TURN)
     const firstB = t.order.indexOf('B')
     expect(firstB).toBeGreaterThanOrEqual(2 * FAIR_TURN - 5)
-    expect(firstB).toBeLessThan(t.order.lastIndexOf('A') - FAIR_TURN)
+    expect(firstB).toBeLessThan(t.order.lastIndexOf('A'))
+    expect(t.order.lastIndexOf('A')).toBeGreaterThan(4 * FAIR_TURN)
   }, 90_000)
 
   it('one organization filling its share is refused with a reason; another is still taken; the count resets when the queue is empty', async () => {
