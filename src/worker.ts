@@ -110,6 +110,7 @@ function bullmqOptions(config: Config, log: Logger) {
     lockMs: config.queueLockMs,
     dedupeTtlMs: config.dedupeTtlMs,
     maxBytes: config.backlogMaxMb * 2 ** 20,
+    organizationShare: config.backlogOrganizationShare / 100,
     log: log.child({ part: 'bullmq' }),
   }
 }
@@ -250,7 +251,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     onRoom: () => backlog?.kick(),
   })
   const backlog = local
-    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100 })
+    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
     : undefined
   // Held strings wait on disk (the backlog); with BullMQ, they fail back to its own retries.
   const stash = async (jobs: Job[]) => {

@@ -12,6 +12,7 @@ import type { Batch } from './load-generator.js'
 import { runLoad } from './load-generator.js'
 import { memoryOf, type Child } from './processes.js'
 import { perSecond, ratio, round } from './stats.js'
+import type { SeedOptions } from '../emulator/sample-project.js'
 import type { BatchSource } from './webhook-bodies.js'
 
 export interface BurstResult {
@@ -39,16 +40,27 @@ export interface BurstResult {
   notDone: number
   peakRssMb: number
   vmHwmMb: number
+  /** The main thread's V8 heap (allocated, used) and external memory at their peaks, MB (from /metrics, once a second). */
+  mainHeapMb: { total: number; used: number; external: number }
   /** Most strings waiting on disk, and most journal bytes, seen on /healthz. */
   peakWaiting: number
   peakJournalMb: number
-  second: { batches: number; pairsEach: number; maxSecondsToDone: number; medianSecondsToDone: number }
+  /**
+   * A second organization's small batches, sent every 2 s from when the API is back while the
+   * first's backlog is deep: how long after sending each was DONE (null: not DONE within 5 min),
+   * and how many of the first organization's strings waited on disk when the first was sent.
+   */
+  second: { batches: number; pairsEach: number; maxSecondsToDone: number; medianSecondsToDone: number; waitingAtFirstSend: number; secondsToDone: Array<number | null> }
 }
 
 export interface BurstHost {
   control<T>(route: string, body?: unknown): Promise<T>
+  /** The emulator's API address for a worker serving several organizations. */
+  apiUrlTemplate: string
+  /** Connect the worker to an organization (OAuth, as a browser would). */
+  connect(workerUrl: string, domain: string): Promise<void>
   seed(strings: number, moduleKey: string): Promise<void>
-  source(strings: number, moduleKey: string, batchSize?: number): BatchSource
+  source(strings: number, moduleKey: string, batchSize?: number, seed?: SeedOptions): BatchSource
   startWorker(env: Record<string, string>, connect: boolean): Promise<{ child: Child; url: string }>
   stopChild(child: Child): Promise<void>
   startBaseline(): Promise<{ child: Child; url: string }>
@@ -89,11 +101,19 @@ async function deliver(agent: http.Agent, url: URL, batch: Batch, tally: { reque
   return false
 }
 
-/** The same batch as another organization: its id in the events and the header, signed again. */
-function asOrganization(batch: Batch, fromId: string, toId: string, appSecret: string): Batch {
-  const body = Buffer.from(batch.body.toString('utf8').split(`"organizationId":${JSON.stringify(fromId)}`).join(`"organizationId":${JSON.stringify(toId)}`))
-  const headers = { ...batch.headers, 'X-Service-Id': toId, 'X-Service-Signature': signBody(body, appSecret) }
-  return { ...batch, body, headers }
+/** The second organization at the emulator (same app secret as the first). */
+const SECOND = { id: '300000', domain: 'globex' }
+
+/**
+ * Add the second organization with `strings` strings (once per emulator: the control API seeds
+ * only the first again, so a bench runs the burst once); its seed options, to build its batches.
+ */
+async function secondOrganization(host: BurstHost, strings: number): Promise<SeedOptions> {
+  type Org = { id: string; domain: string; projectId: number; stepId: number }
+  const seed: SeedOptions = { seed: 10, strings: Math.max(1, strings), languages: ['de', 'fr'], moduleKey: 'qa-gate' }
+  let org = (await host.control<Org[]>('/organizations')).find((o) => o.domain === SECOND.domain)
+  org ??= await host.control<Org>('/organizations', { ...SECOND, appSecret: host.appSecret, ...seed })
+  return { ...seed, projectId: org.projectId, stepId: org.stepId, organizationId: SECOND.id, domain: SECOND.domain }
 }
 
 async function baselineRate(host: BurstHost, source: BatchSource, senders: number): Promise<number> {
@@ -109,27 +129,48 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   // Whole batches of two languages, so the last of the first organization's holds none of the second's.
   const mainStrings = (Math.ceil(s.pairs / s.batchSize) * s.batchSize) / 2
   const secondStrings = Math.ceil((s.secondBatches * s.secondPairs) / 2)
-  const total = mainStrings * 2 + s.secondBatches * s.secondPairs
-  await host.seed(mainStrings + secondStrings, 'qa-gate')
-  const source = host.source(mainStrings + secondStrings, 'qa-gate', s.batchSize)
+  const total = mainStrings * 2 + secondStrings * 2
+  await host.seed(mainStrings, 'qa-gate')
+  const source = host.source(mainStrings, 'qa-gate', s.batchSize)
+  // The second organization: its own id, domain, project and step at the emulator (same app secret).
+  const secondSeed = await secondOrganization(host, secondStrings)
+  const secondSource = host.source(secondStrings, 'qa-gate', s.secondPairs, secondSeed)
   const baselineEventsPerSecond = await baselineRate(host, source, s.senders)
   const mainBatches = Math.ceil((mainStrings * 2) / s.batchSize)
-  const worker = await host.startWorker({}, true)
+  // API_URL with {organization_domain}: each organization is reported under its own domain.
+  const worker = await host.startWorker({ API_URL: host.apiUrlTemplate }, true)
+  if (s.secondBatches > 0) await host.connect(worker.url, SECOND.domain)
   const url = new URL(`${worker.url}/webhooks`)
   const agent = new http.Agent({ keepAlive: true, maxSockets: s.senders + 2 })
   const tally = { requests: 0, statuses: {} as Record<string, number> }
   let failed = 0
   let peakRss = 0
   let peakWaiting = 0
+  let waitingNow = 0
   let peakJournal = 0
+  let ticks = 0
+  const peakHeap = { total: 0, used: 0, external: 0 }
   const sampler = setInterval(() => {
     const m = memoryOf(worker.child.pid)
     if (m) peakRss = Math.max(peakRss, m.rssMb)
-    type Health = { backlog?: { waiting: number; organizations: Array<{ bytes: number }> } }
+    type Health = { backlog?: { waiting: number } }
     void fetch(`${worker.url}/healthz`).then((r) => r.json() as Promise<Health>).then((h) => {
-      peakWaiting = Math.max(peakWaiting, h.backlog?.waiting ?? 0)
-      peakJournal = Math.max(peakJournal, (h.backlog?.organizations ?? []).reduce((n, o) => n + o.bytes, 0))
+      waitingNow = h.backlog?.waiting ?? 0
+      peakWaiting = Math.max(peakWaiting, waitingNow)
     }, () => undefined)
+    // Journal bytes per organization are on /metrics (not /healthz); read once a second.
+    if (ticks++ % 4 === 0) {
+      void fetch(`${worker.url}/metrics`).then((r) => r.text()).then((text) => {
+        let bytes = 0
+        for (const m of text.matchAll(/^switchyard_backlog_bytes\{[^}]*\} (\S+)$/gm)) bytes += Number(m[1])
+        peakJournal = Math.max(peakJournal, bytes)
+        // Where the main thread's memory is (the threads' heaps are not in these).
+        const mb = (name: string) => Number(new RegExp(`^switchyard_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0) / 2 ** 20
+        peakHeap.total = Math.max(peakHeap.total, mb('nodejs_heap_size_total_bytes'))
+        peakHeap.used = Math.max(peakHeap.used, mb('nodejs_heap_size_used_bytes'))
+        peakHeap.external = Math.max(peakHeap.external, mb('nodejs_external_memory_bytes'))
+      }, () => undefined)
+    }
   }, 250)
 
   host.log(`burst: API down for ${s.outageSeconds} s; ${s.pairs} pairs in batches of ${s.batchSize} from ${s.senders} senders (3 retries, 1 s apart, Retry-After ignored)`)
@@ -146,27 +187,31 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
       if (!(await deliver(agent, url, b, tally))) failed += b.events
     }
   })
-  // The second organization: small batches, one every 2 s, from when the backlog is deep.
-  const secondId = `${source.sample.organization.id}-second`
-  const secondTimes: number[] = []
+  // The second organization: small batches, one every 2 s, from 2 s after the API is back (before
+  // that nothing can be DONE), while the first organization's backlog is deep.
+  const secondTimes: Array<number | null> = Array.from({ length: s.secondBatches }, () => null)
+  let waitingAtFirstSend = 0
   const second = (async () => {
     if (s.secondBatches <= 0) return
-    await sleep(Math.min(10_000, (s.outageSeconds * 1000) / 2))
-    const firstIndex = mainStrings * 2
+    while (!outageOver) await sleep(100)
+    await sleep(2000)
+    waitingAtFirstSend = waitingNow
     const checks: Array<Promise<void>> = []
-    for (let k = 0; k < s.secondBatches; k++) {
-      const from = firstIndex + k * s.secondPairs
-      const b = asOrganization(smallBatch(source, s.batchSize, from, s.secondPairs), source.sample.organization.id, secondId, host.appSecret)
+    for (let k = 0; k < s.secondBatches && k < secondSource.count; k++) {
+      const b = secondSource.batch(k)
       const sent = performance.now()
       if (!(await deliver(agent, url, b, tally))) failed += b.events
-      const ids = [...new Set(Array.from({ length: s.secondPairs }, (_, j) => source.sample.strings[Math.floor((from + j) / 2)]!.id))]
+      const ids = [...new Set(Array.from({ length: b.events }, (_, j) => secondSource.sample.strings[Math.floor((k * s.secondPairs + j) / secondSource.sample.languages.length)]!.id))]
       checks.push((async () => {
-        for (;;) {
-          const r = await host.control<{ total: number }>(`/statuses?status=DONE&stringIds=${ids.join(',')}`).catch(() => ({ total: 0 }))
-          if (r.total >= s.secondPairs) break
+        const deadline = performance.now() + 5 * 60_000
+        while (performance.now() < deadline) {
+          const r = await host.control<{ total: number }>(`/statuses?status=DONE&organization=${SECOND.domain}&stringIds=${ids.join(',')}&limit=1`).catch(() => ({ total: 0 }))
+          if (r.total >= b.events) {
+            secondTimes[k] = (performance.now() - sent) / 1000
+            return
+          }
           await sleep(100)
         }
-        secondTimes.push((performance.now() - sent) / 1000)
       })())
       await sleep(2000)
     }
@@ -200,7 +245,8 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   await host.stopChild(worker.child)
   const endToEndPerSecond = perSecond(done, ended - started)
   const drainPerSecond = perSecond(done - doneAtDrain, ended - drainFrom)
-  const sorted = [...secondTimes].sort((a, b) => a - b)
+  // A batch never DONE counts as infinitely late.
+  const sorted = secondTimes.map((t) => t ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b)
   return {
     pairs: mainStrings * 2, batchSize: s.batchSize, senders: s.senders, outageSeconds: s.outageSeconds,
     baselineEventsPerSecond,
@@ -213,18 +259,12 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
     non2xx: Object.entries(tally.statuses).filter(([k]) => !k.startsWith('2')).reduce((n, [, c]) => n + c, 0),
     failed, done, notDone: total - done,
     peakRssMb: round(peakRss, 1), vmHwmMb: round(hwm, 1),
+    mainHeapMb: { total: round(peakHeap.total, 1), used: round(peakHeap.used, 1), external: round(peakHeap.external, 1) },
     peakWaiting, peakJournalMb: round(peakJournal / 2 ** 20, 1),
-    second: { batches: s.secondBatches, pairsEach: s.secondPairs, maxSecondsToDone: round(sorted.at(-1) ?? Number.NaN, 2), medianSecondsToDone: round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN, 2) },
+    second: {
+      batches: s.secondBatches, pairsEach: s.secondPairs,
+      maxSecondsToDone: round(sorted.at(-1) ?? Number.NaN, 2), medianSecondsToDone: round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN, 2),
+      waitingAtFirstSend, secondsToDone: secondTimes.map((t) => (t === null ? null : round(t, 2))),
+    },
   }
-}
-
-/** A batch of `n` pairs starting at pair `from` (the source's batches are fixed-size). */
-function smallBatch(source: BatchSource, size: number, from: number, n: number): Batch {
-  // The source cuts batches of `size`; take the one that holds `from` and cut it down.
-  const index = Math.floor(from / size)
-  const b = source.batch(index)
-  const events = JSON.parse(b.body.toString('utf8')) as { events: unknown[] }
-  const offset = from - index * size
-  const body = Buffer.from(JSON.stringify({ events: events.events.slice(offset, offset + n) }))
-  return { body, events: Math.min(n, events.events.length - offset), headers: b.headers }
 }

@@ -73,7 +73,7 @@ export async function compilePipeline(
     async run(items, options) {
       tracker.enter()
       try {
-        return await runner.run(items, options?.signal, options?.progress)
+        return await runner.run(items, options?.signal, options?.progress, options)
       } finally {
         tracker.leave()
       }

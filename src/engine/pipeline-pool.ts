@@ -21,7 +21,7 @@ import { PACKAGE_ROOT } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
 import type { Pipeline, PipelineSet } from './pipeline.js'
 import type { PipelineHost } from './pipeline-host.js'
-import type { RunResult } from './run-pipeline.js'
+import type { Checkpoint, RunResult } from './run-pipeline.js'
 import type { Item, PluginCache, PluginMetrics } from './types.js'
 
 /** How often an idle thread's event loop beats. */
@@ -33,6 +33,11 @@ export const LOADING = -2
 /** Longest a thread may take to load its pipelines (its import and compile work is synchronous). */
 export const LOAD_LIMIT_MS = 60_000
 export const DEFAULT_CHECK_TIME_BUDGET_MS = 2000
+/**
+ * A run that has lasted this long sends where it stands after each check (at most this often):
+ * small next to the budget, and never for an ordinary run (500 strings of qa-gate take 10-20 ms).
+ */
+export const CHECKPOINT_EVERY_MS = 100
 
 /** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
 export type ThreadItem = Omit<Item, 'log' | 'signal'>
@@ -43,6 +48,8 @@ export interface ThreadData {
   env: Record<string, string | undefined>
   logLevel: string
   generation: number
+  /** The host's generation now (one Int32, updated before every task): what a new thread loads as it starts. */
+  current: SharedArrayBuffer
 }
 export interface CacheRequest { id: number; op: 'get' | 'set'; ns: string; key: string; value?: unknown; ttlMs?: number }
 
@@ -67,7 +74,11 @@ export function pipelineThreadFile(): string | undefined {
   return existsSync(file) ? file : undefined
 }
 
-type Outcome = { ok: true; value: ThreadResult } | { ok: false; item: number; check: number }
+/** A checkpoint as a thread sends it: for the pipelines of that generation. */
+export type ThreadCheckpoint = Checkpoint & { generation: number }
+
+/** A stopped run: the string and check it was in, and where the run stood before that check. */
+type Outcome = { ok: true; value: ThreadResult } | { ok: false; item: number; check: number; saved?: ThreadCheckpoint }
 
 interface Watched { stamp: Int32Array; beat: number; since: number; stop(): void; stopped: boolean; loadStuck?: boolean }
 
@@ -79,12 +90,16 @@ export class PipelinePool {
   private watchdog: NodeJS.Timeout | undefined
   private readonly wrapped = new WeakMap<Pipeline, Pipeline>()
   private timeouts = 0
+  /** The host's pipeline generation, shared with the threads: a replacement thread loads that one. */
+  private readonly generationCell: Int32Array
 
   constructor(private readonly options: PipelinePoolOptions, file: string) {
     this.threads = options.threads
     this.budgetMs = options.budgetMs ?? DEFAULT_CHECK_TIME_BUDGET_MS
     const { source, pluginsDir } = options.host.origin
-    const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation }
+    this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+    Atomics.store(this.generationCell, 0, options.host.generation)
+    const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
     this.pool = new Piscina({
       filename: file,
       minThreads: options.threads,
@@ -143,18 +158,23 @@ export class PipelinePool {
   async run(pipeline: Pipeline, items: Item[], signal?: AbortSignal): Promise<RunResult[]> {
     const out: RunResult[] = new Array(items.length)
     const plain = items.map(({ log: _log, signal: _signal, ...rest }) => rest)
-    const group = async (indices: number[]): Promise<void> => {
-      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => plain[i]!), signal)
+    // The strings of `indices`, from the start or from where a stopped run stood (`resume`, one
+    // state per index). What a stopped run had done before the check that ran away is not done again.
+    const group = async (indices: number[], resume?: ThreadCheckpoint): Promise<void> => {
+      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => plain[i]!), signal, resume)
       if (outcome.ok) {
         outcome.value.results.forEach((r, j) => { out[indices[j]!] = r })
         for (const [name, value] of outcome.value.metrics) this.options.metrics.add(name, value)
         return
       }
+      // The latest state sent before the stop (or the one this run started from).
+      const saved = outcome.saved ?? resume
+      const part = (keep: number[]): ThreadCheckpoint | undefined => saved && { ...saved, states: keep.map((j) => saved.states[j]!) }
       const culprit = outcome.item >= 0 ? outcome.item : indices.length === 1 ? 0 : -1
       if (culprit < 0) {
         // Several strings were in the check at once (a batching check, or the async tail of
         // checks): each runs again alone, so that only the one that runs away is stopped.
-        await Promise.all(indices.map((i) => group([i])))
+        await Promise.all(indices.map((i, j) => group([i], part([j]))))
         return
       }
       const i = indices[culprit]!
@@ -162,15 +182,16 @@ export class PipelinePool {
       this.options.onTimeout?.({ pipeline: pipeline.key, stringId: items[i]!.id, check: outcome.check })
       items[i]!.log.warn({ string: items[i]!.id, pipeline: pipeline.key, check: outcome.check, budgetMs: this.budgetMs }, 'a check ran past the time budget; its thread was replaced')
       out[i] = pipeline.timedOut(items[i]!.id, outcome.check, this.budgetMs)
-      const rest = indices.filter((_, j) => j !== culprit)
-      if (rest.length) await group(rest)
+      const others = indices.map((_, j) => j).filter((j) => j !== culprit)
+      if (others.length) await group(others.map((j) => indices[j]!), part(others))
     }
     await group(items.map((_, i) => i))
     return out
   }
 
-  private async runOnThread(key: string, items: ThreadItem[], signal?: AbortSignal): Promise<Outcome> {
+  private async runOnThread(key: string, items: ThreadItem[], signal?: AbortSignal, resume?: ThreadCheckpoint): Promise<Outcome> {
     signal?.throwIfAborted()
+    Atomics.store(this.generationCell, 0, this.options.host.generation)
     const sab = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)
     const stamp = new Int32Array(sab)
     Atomics.store(stamp, STAMP.item, -1)
@@ -179,25 +200,37 @@ export class PipelinePool {
     const onAbort = () => stop.abort(signal?.reason)
     signal?.addEventListener('abort', onAbort, { once: true })
     const { port1, port2 } = new MessageChannel()
-    this.serveCache(port1)
+    let saved: ThreadCheckpoint | undefined
+    this.serveCache(port1, (c) => { saved = c })
     const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false }
     this.watch(w)
     try {
-      const value = (await this.pool.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2 }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
+      const value = (await this.pool.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2, ...(resume ? { resume } : {}) }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
       return { ok: true, value }
     } catch (error) {
       if (w.loadStuck) throw new Error(`a pipeline thread did not load the pipelines within ${LOAD_LIMIT_MS} ms; it was stopped`)
-      if (w.stopped) return { ok: false, item: Atomics.load(stamp, STAMP.item), check: Atomics.load(stamp, STAMP.check) }
+      if (w.stopped) {
+        const check = Atomics.load(stamp, STAMP.check)
+        // Only a state from before the check that ran away is a place to go on from.
+        const usable = saved && check >= 0 && saved.next <= check ? saved : undefined
+        return { ok: false, item: Atomics.load(stamp, STAMP.item), check, ...(usable ? { saved: usable } : {}) }
+      }
       throw error
     } finally {
       this.watched.delete(w)
       signal?.removeEventListener('abort', onAbort)
+      // Without its listener, a closed port that lingers holds nothing of this run.
+      port1.removeAllListeners('message')
       port1.close()
     }
   }
 
-  private serveCache(port: MessagePort): void {
-    port.on('message', (m: CacheRequest) => {
+  private serveCache(port: MessagePort, onCheckpoint: (c: ThreadCheckpoint) => void): void {
+    port.on('message', (m: CacheRequest | { checkpoint: ThreadCheckpoint }) => {
+      if ('checkpoint' in m) {
+        onCheckpoint(m.checkpoint)
+        return
+      }
       const cache = this.options.cacheFor(m.ns)
       const answer = m.op === 'get' ? cache.get(m.key) : cache.set(m.key, m.value, m.ttlMs)
       answer.then(

@@ -4,7 +4,7 @@
 // pipelines on threads). How a file becomes a Pipeline is compile-pipeline.ts.
 import type { Port } from '../protocol/string-status.js'
 import type { EditorMode } from './pipeline-schema.js'
-import type { Progress, RunResult } from './run-pipeline.js'
+import type { Progress, RunMore, RunResult } from './run-pipeline.js'
 import type { Item, PluginEvent } from './types.js'
 
 export type { EditorMode } from './pipeline-schema.js'
@@ -28,7 +28,7 @@ export interface Pipeline {
   needsTranslation: boolean
   /** Issues raised on strings sent back (the `issues` option): the outputs that send a string back. */
   issues?: { outputs: string[] }
-  run(items: Item[], options?: { signal?: AbortSignal; progress?: Progress }): Promise<RunResult[]>
+  run(items: Item[], options?: { signal?: AbortSignal; progress?: Progress } & RunMore): Promise<RunResult[]>
   /** The outcome of a string whose check `checkIndex` was stopped after `budgetMs` (on-error applies). */
   timedOut(id: number, checkIndex: number, budgetMs: number): RunResult
 }

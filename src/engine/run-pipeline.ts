@@ -64,6 +64,31 @@ interface State extends EvalState {
  */
 export type Progress = (item: number, check: number) => void
 
+/** One string's state between checks, as it can cross threads. */
+export interface SavedState {
+  sev: number[]
+  byCheck: number[]
+  findings: Finding[]
+  failed: boolean
+}
+
+/**
+ * Where a run stands after its first `next` checks: each string's state, in the run's order. The
+ * pipeline pool keeps the latest one a thread sends; when it stops a runaway check it runs the
+ * other strings on from there instead of from the first check.
+ */
+export interface Checkpoint {
+  next: number
+  states: SavedState[]
+}
+
+export interface RunMore {
+  /** Start after `next` checks, from these states (one per item, in order). */
+  resume?: Checkpoint
+  /** Called after each check with how many are done and a way to copy the states (only if asked). */
+  checkpoint?(next: number, save: () => Checkpoint): void
+}
+
 const SEV_INDEX: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
 
 /** Await promises for at most `ms`; those still pending then are reported as timed out. */
@@ -107,36 +132,47 @@ export class PipelineRunner {
     return p
   }
 
-  async run(items: Item[], signal?: AbortSignal, progress?: Progress): Promise<RunResult[]> {
+  async run(items: Item[], signal?: AbortSignal, progress?: Progress, more?: RunMore): Promise<RunResult[]> {
     const n = this.checks.length + 1 // + the engine's own findings
-    const states: State[] = items.map((item, at) => ({ item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at }))
+    const resume = more?.resume && more.resume.states.length === items.length && more.resume.next <= this.checks.length ? more.resume : undefined
+    const states: State[] = items.map((item, at) => {
+      const saved = resume?.states[at]
+      if (saved && saved.byCheck.length === n * 3) return { item, sev: Int32Array.from(saved.sev), byCheck: Int32Array.from(saved.byCheck), findings: saved.findings, failed: saved.failed, at }
+      return { item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at }
+    })
     const settings = items[0]?.settings ?? {}
-    for (const check of this.checks) {
-      signal?.throwIfAborted()
-      const active: State[] = []
-      for (const s of states) {
-        if (s.failed) continue
-        if (check.needsTranslation && s.item.translation === undefined) continue
-        if (check.condition && !check.condition(s)) continue
-        const tooLong = this.tooLong(check, s.item)
-        if (tooLong) this.apply(s, check, [tooLong])
-        else active.push(s)
-      }
-      if (active.length === 0) continue
-      progress?.(-1, check.index)
-      let instance: PluginInstance
-      try {
-        instance = await this.instanceFor(check, settings)
-      } catch (e) {
-        for (const s of active) this.fail(s, check, `could not start with these settings: ${(e as Error).message}`)
-        continue
-      }
-      if (instance.checkBatch) await this.runBatch(check, instance, active, progress)
-      else if (instance.check) await this.runEach(check, instance, active, progress)
-      else for (const s of active) this.fail(s, check, 'has neither check() nor checkBatch()')
+    const save = (next: number) => (): Checkpoint => ({ next, states: states.map((s) => ({ sev: Array.from(s.sev), byCheck: Array.from(s.byCheck), findings: s.findings.slice(), failed: s.failed })) })
+    for (let c = resume?.next ?? 0; c < this.checks.length; c++) {
+      await this.runCheck(this.checks[c]!, states, settings, signal, progress)
+      more?.checkpoint?.(c + 1, save(c + 1))
     }
     progress?.(-1, -1)
     return states.map((s) => this.route(s))
+  }
+
+  private async runCheck(check: CompiledCheck, states: State[], settings: Record<string, unknown>, signal?: AbortSignal, progress?: Progress): Promise<void> {
+    signal?.throwIfAborted()
+    const active: State[] = []
+    for (const s of states) {
+      if (s.failed) continue
+      if (check.needsTranslation && s.item.translation === undefined) continue
+      if (check.condition && !check.condition(s)) continue
+      const tooLong = this.tooLong(check, s.item)
+      if (tooLong) this.apply(s, check, [tooLong])
+      else active.push(s)
+    }
+    if (active.length === 0) return
+    progress?.(-1, check.index)
+    let instance: PluginInstance
+    try {
+      instance = await this.instanceFor(check, settings)
+    } catch (e) {
+      for (const s of active) this.fail(s, check, `could not start with these settings: ${(e as Error).message}`)
+      return
+    }
+    if (instance.checkBatch) await this.runBatch(check, instance, active, progress)
+    else if (instance.check) await this.runEach(check, instance, active, progress)
+    else for (const s of active) this.fail(s, check, 'has neither check() nor checkBatch()')
   }
 
   /**

@@ -20,6 +20,8 @@ export interface FindingsStageDeps {
 
 export interface FindingsStage {
   reported(decisions: Decision[]): void
+  /** Decisions reported whose findings are not logged yet (they are still in memory). */
+  pending(): number
   /** Wait for log writes under way and for the issue requests queued. */
   flush(): Promise<void>
 }
@@ -63,6 +65,9 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
         inFlight.add(p)
         void p.finally(() => inFlight.delete(p))
       }
+    },
+    pending() {
+      return inFlight.size
     },
     async flush() {
       while (inFlight.size) await Promise.allSettled([...inFlight])

@@ -1,6 +1,8 @@
 // The backlog: strings acknowledged and journaled that are not in memory. Acceptance is bounded by
 // disk (BACKLOG_MAX_MB, and a share of it per organization), not by the queue: the work queue is a
-// bounded window of QUEUE_LIMIT strings, refilled from the journal as it drains.
+// bounded window of QUEUE_LIMIT strings, refilled from the journal as it drains, up to nine
+// tenths: the last tenth is kept for batches of organizations with nothing on disk, which go
+// straight in (a small batch of a second organization does not wait for the first's backlog).
 //
 // In memory there are only references: per organization, the parts of journal entries still to be
 // read (entry id, part, strings, how many were taken), oldest first. Refilling takes organizations
@@ -29,6 +31,12 @@ export interface BacklogOptions {
   maxBytes: number
   /** The fraction of it one organization may fill. */
   organizationShare: number
+  /**
+   * Strings out of the window but still in memory: reported, their findings not yet logged. They
+   * count against the window, so memory stays bounded when the findings log is slower than the
+   * reports (it held 100,000 decisions in the million-pair burst before this).
+   */
+  downstream?(): number
 }
 
 /** One organization's strings waiting on disk, oldest first. */
@@ -64,6 +72,16 @@ export interface BacklogView {
 
 const MB = 1024 * 1024
 
+/**
+ * The part of the window refilling leaves free, for the batches of organizations with nothing on
+ * disk: they go straight in while another organization's backlog keeps the rest full, so a small
+ * batch does not wait for the window to drain a refill's worth first (issue 16: the second
+ * organization's batches DONE within 10 s).
+ */
+export function reserveOf(limit: number): number {
+  return Math.floor(limit / 10)
+}
+
 export class Backlog {
   /** Per organization (id), in the order they are served (round robin: served ones go to the end). */
   private readonly lines = new Map<string, Line>()
@@ -72,6 +90,7 @@ export class Backlog {
   private refilling?: Promise<void>
   private again = false
   private kicked = false
+  private later?: NodeJS.Timeout
 
   constructor(private readonly options: BacklogOptions) {}
 
@@ -96,7 +115,11 @@ export class Backlog {
    */
   direct(organization: string, domain: string, strings: number): boolean {
     const { queue, isHeld } = this.options
-    return this.ready && !this.lines.has(organization) && !isHeld(domain) && queue.depth + strings <= queue.limit
+    return this.ready && !this.lines.has(organization) && !isHeld(domain) && queue.depth + strings <= queue.limit && this.downstream() < queue.limit
+  }
+
+  private downstream(): number {
+    return this.options.downstream?.() ?? 0
   }
 
   /** A batch journaled and left on disk: it is read back when the window has room and its turn comes. */
@@ -165,14 +188,23 @@ export class Backlog {
   private async fill(): Promise<void> {
     const { queue, journal } = this.options
     while (this.ready) {
-      const room = queue.limit - queue.depth
+      const behind = this.downstream()
+      const room = queue.limit - reserveOf(queue.limit) - queue.depth - behind
       const next = this.next()
       if (!next) return
+      // Waiting for the findings log rather than for the window: look again shortly.
+      if (behind > 0 && room < Math.ceil((queue.limit - reserveOf(queue.limit)) / 4)) {
+        this.later ??= setTimeout(() => {
+          this.later = undefined
+          this.kick()
+        }, 50)
+        this.later.unref()
+      }
       const [organization, line] = next
       const ref = line.refs[0]!
       const left = ref.strings - ref.taken
       // Read in chunks, not a slice at a time as single strings finish.
-      if (room < Math.min(left, Math.ceil(queue.limit / 4))) return
+      if (room < Math.min(left, Math.ceil((queue.limit - reserveOf(queue.limit)) / 4))) return
       const take = Math.min(room, left)
       ref.taken += take
       line.waiting -= take
@@ -253,6 +285,7 @@ export class Backlog {
 
   /** Stop reading the backlog back (shutdown): what waits on disk stays there for the next start. */
   close(): void {
+    clearTimeout(this.later)
     this.closed = true
     this.ready = false
   }

@@ -35,7 +35,7 @@ export interface IntakeOptions {
   queue: WorkQueue
   /** The local journal and its backlog; or a shared journal (BullMQ) that is its own backlog. */
   local?: { journal: Journal; backlog: Backlog }
-  shared?: IntakeJournal & { refuse(bytes: number): string | undefined }
+  shared?: IntakeJournal & { refuse(bytes: number, organization?: string): string | undefined }
 }
 
 export class Intake {
@@ -59,7 +59,7 @@ export class Intake {
     const bytes = encoded ? encoded.text.length : batch.count * 1024
     const { shared, local } = this.options
     if (shared) {
-      const reason = shared.refuse(bytes)
+      const reason = shared.refuse(bytes, organizationOf(batch))
       if (reason) return { status: 'busy', retryAfterSeconds: 60, reason }
       // Shared queue: its job ids (the de-duplication key) absorb repeats across instances.
       const jobs = batch.jobs()

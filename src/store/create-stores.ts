@@ -75,7 +75,8 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
     case 'sqlite': {
       const file = storeUrl.slice('sqlite://'.length)
       if (file && file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
-      const { default: KeyvSqlite } = await import('@keyv/sqlite')
+      const { default: BaseSqlite } = await import('@keyv/sqlite')
+      const KeyvSqlite = keysetPaged(BaseSqlite)
       // WAL lets readers go on while the journal is written; it is a property of the file, so
       // setting it once holds for every connection.
       const first = new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 10_000 })
@@ -233,6 +234,43 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
       return closed
     },
   }
+}
+
+/** Rows a SQLite iteration reads per query: a few journal entries (each up to a group of batches). */
+export const SQLITE_PAGE_ROWS = 16
+
+type SqliteClass = typeof import('@keyv/sqlite').default
+
+/**
+ * The SQLite adapter with iteration by keyset paging. The adapter's own iterator pages with
+ * `LIMIT 10 OFFSET n` over `key LIKE 'namespace:%'`: every page scans the table from its start
+ * (quadratic in the rows: a restart over a backlog of a million strings, or a findings log of
+ * millions of rows, spent minutes there) and recurses one generator deeper per page. Here each
+ * page is one seek on the primary-key index, `key > (last key seen)` within the namespace's key
+ * range, in key order (journal entries are named by time, so oldest first). Rows deleted or added
+ * behind the cursor meanwhile are neither seen twice nor skipped.
+ */
+export function keysetPaged(Base: SqliteClass): SqliteClass {
+  return class KeysetSqlite extends Base {
+    override async *iterator(namespace?: string): AsyncGenerator<[string, unknown], void, unknown> {
+      const self = this as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<{ key: string; value: unknown }>> }
+      // Keys of the namespace lie in [ "ns:", "ns;" ) (';' follows ':'); without one, every key.
+      const from = namespace ? `${namespace}:` : ''
+      const until = namespace ? `${namespace};` : undefined
+      const select = `SELECT key, value FROM ${self.opts.table} WHERE key > ?${until === undefined ? '' : ' AND key < ?'} ORDER BY key LIMIT ${SQLITE_PAGE_ROWS}`
+      // The first page: every key >= from, i.e. > the greatest string below it ("" has none below).
+      let after: string | undefined = from
+      let first = true
+      for (;;) {
+        const args: unknown[] = [after, ...(until === undefined ? [] : [until])]
+        const rows = first && from ? await self.query(select.replace('key > ?', 'key >= ?'), ...args) : await self.query(select, ...args)
+        first = false
+        for (const row of rows) yield [row.key, row.value]
+        if (rows.length < SQLITE_PAGE_ROWS) return
+        after = rows[rows.length - 1]!.key
+      }
+    }
+  } as unknown as SqliteClass
 }
 
 /** `promise`, or `fallback` if it has not settled within `ms`. */

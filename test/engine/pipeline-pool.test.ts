@@ -3,7 +3,7 @@
 // its string given "check timed out" and the pipeline's on-error, and the other strings of the run
 // still get their outcomes; an awaited call is not stopped; reloads reach the threads; plugin
 // metrics and cache go through the main thread. Runs the built thread module (npm run build).
-import { copyFileSync, mkdtempSync, readdirSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -56,6 +56,28 @@ while (Date.now() < until) {}
 export default {
   name: 'slow-load', description: 'Slow to import.', options: { type: 'object', additionalProperties: false, properties: {} },
   create() { return { check: () => [] } },
+}`,
+  'slow.mjs': `import { appendFileSync } from 'node:fs'
+export default {
+  name: 'slow', description: 'Busy for SLOW:ms on the thread, then notes the string in SLOW_LOG.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    return { check(item) {
+      const m = /SLOW:(\\d+)/.exec(item.source)
+      const until = Date.now() + (m ? Number(m[1]) : 0)
+      while (Date.now() < until) {}
+      appendFileSync(process.env.SLOW_LOG, item.id + '\\n')
+      return m ? [{ severity: 'warning', message: 'slow' }] : []
+    } }
+  },
+}`,
+  'loads.mjs': `import { appendFileSync } from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
+export default {
+  name: 'loads', description: 'Notes in LOADS_LOG each time a thread makes it (a pipeline load).', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    if (!isMainThread) appendFileSync(process.env.LOADS_LOG, 'load\\n')
+    return { check: () => [] }
+  },
 }`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
@@ -173,6 +195,28 @@ describe('pipeline pool', () => {
     expect(again).toEqual([{ id: 1, output: 'passed', port: 'approved', findings: [] }])
   }, 30_000)
 
+  it('a check that runs away late in a slow run: only its string times out, the others go on from the check before', async () => {
+    const log = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-slow-')), 'slow.log')
+    writeFileSync(log, '')
+    process.env.SLOW_LOG = log
+    const { pooled, inline, timeouts } = await start({ 't.yaml': gate('  - uses: slow\n  - uses: shout\n  - uses: spin') }, { threads: 1 })
+    const batch = items([
+      { source: 'one SLOW:150', translation: 'un' },
+      { source: 'SPIN two', translation: 'deux' },
+      { source: 'three SLOW:150', translation: 'TROIS' },
+      { source: 'four', translation: 'quatre' },
+    ])
+    const r = await pooled.get('t')!.run(batch)
+    expect(timeouts).toEqual([2])
+    expect(r[1]!.findings.at(-1)!.message).toMatch(/plugin "spin" .* check timed out/)
+    // The slow check ran once for each string: the run went on from its checkpoint, not from the start.
+    const seen = readFileSync(log, 'utf8').trim().split('\n').map(Number).sort()
+    expect(seen).toEqual([1, 2, 3, 4])
+    // And the others' outcomes are those of a run without the runaway string.
+    const alone = await inline.get('t')!.run(items([batch[0]!, batch[2]!, batch[3]!].map((i) => ({ source: i.source, translation: i.translation! }))))
+    expect([r[0], r[2], r[3]].map((x) => [x!.output, x!.findings])).toEqual(alone.map((x) => [x.output, x.findings]))
+  }, 30_000)
+
   it('a batching check that runs away: the strings run again one by one and only its string times out', async () => {
     const { pooled, timeouts } = await start({ 't.yaml': gate('  - uses: batch-spin\n  - uses: shout') })
     const r = await pooled.get('t')!.run(items([
@@ -191,6 +235,25 @@ describe('pipeline pool', () => {
     const r = await pooled.get('t')!.run(items([{ source: `SLEEP:${BUDGET * 3}`, translation: 'x' }, { source: 'quick', translation: 'y' }]))
     expect(pool.stopped).toBe(0)
     expect(r.map((x) => x.output)).toEqual(['passed', 'passed'])
+  }, 30_000)
+
+  it('after a reload, the thread that replaces a stopped one loads the current pipelines, once', async () => {
+    const log = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-loads-')), 'loads.log')
+    writeFileSync(log, '')
+    process.env.LOADS_LOG = log
+    const { dir, host, pooled } = await start({ 't.yaml': gate('  - uses: loads\n  - uses: spin') }, { threads: 1 })
+    const loads = () => readFileSync(log, 'utf8').split('\n').filter(Boolean).length
+    await pooled.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
+    // The second generation makes a shouting translation an error.
+    writeFileSync(path.join(dir, 't.yaml'), gate('  - uses: loads\n  - uses: spin\n  - uses: shout\n    severity: error'))
+    expect((await host.reload()).ok).toBe(true)
+    await pooled.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
+    expect(loads()).toBe(2)
+    const r = await pooled.get('t')!.run(items([{ source: 'SPIN', translation: 'x' }, { source: 'a', translation: 'LOUD' }]))
+    expect(r[0]!.findings.at(-1)!.message).toMatch(/check timed out/)
+    // The replacement ran the second string with the second generation, having loaded it once.
+    expect(r[1]!.output).toBe('failed')
+    expect(loads()).toBe(3)
   }, 30_000)
 
   it('a reload of the host reaches the threads', async () => {

@@ -87,3 +87,69 @@ describe('backlog', () => {
     }
   }, 180_000)
 })
+
+describe('the window', () => {
+  it("refilling leaves a tenth free: another organization's small batch goes straight in while one's backlog keeps the rest full", async () => {
+    const { default: Keyv } = await import('keyv')
+    const { Journal } = await import('../../src/queue/journal.js')
+    const { Backlog, reserveOf } = await import('../../src/queue/backlog.js')
+    const { WorkQueue } = await import('../../src/queue/work-queue.js')
+    const { Dedupe } = await import('../../src/queue/dedupe.js')
+    const { silentLogger } = await import('../../src/util/logger.js')
+    type Job = import('../../src/protocol/job.js').Job
+    const journal = new Journal(new Keyv())
+    // Nothing runs: the window only fills.
+    const queue = new WorkQueue({ concurrency: 1, limit: 100, process: () => new Promise(() => undefined), onError: () => undefined })
+    queue.pause()
+    const backlog = new Backlog({ journal, queue, dedupe: new Dedupe(60_000), log: silentLogger(), isHeld: () => false, report: () => undefined, maxBytes: 2 ** 30, organizationShare: 0.5 })
+    await backlog.replay()
+    const jobs = (n: number, organizationId: string): Job[] => Array.from({ length: n }, (_, i) => ({
+      key: `${organizationId}|${i}`, organizationId, domain: organizationId.toLowerCase(), moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
+      string: { key: 'k', context: '', maxLength: 0, text: 't', isPlural: false, fileType: 'json', filePath: '/a', labelIds: [] },
+      sourceLanguage: { id: 'en' }, targetLanguage: { id: 'de' }, batchId: '', attempts: 0,
+    }))
+    // A: 1,000 strings left on disk; the window fills to its limit less the reserve.
+    const a = jobs(1000, 'A')
+    backlog.spill('A', 'a', await journal.append(journal.newBatchId(), a), a.length)
+    await backlog.refill()
+    expect(reserveOf(100)).toBe(10)
+    expect(queue.depth).toBe(90)
+    expect(backlog.direct('A', 'a', 5)).toBe(false)
+    // B has nothing on disk: a small batch fits in the reserve, a larger one waits on disk.
+    expect(backlog.direct('B', 'b', 5)).toBe(true)
+    expect(backlog.direct('B', 'b', 11)).toBe(false)
+    backlog.close()
+  })
+
+  it('strings reported but with their findings not yet logged count against the window', async () => {
+    const { default: Keyv } = await import('keyv')
+    const { Journal } = await import('../../src/queue/journal.js')
+    const { Backlog } = await import('../../src/queue/backlog.js')
+    const { WorkQueue } = await import('../../src/queue/work-queue.js')
+    const { Dedupe } = await import('../../src/queue/dedupe.js')
+    const { silentLogger } = await import('../../src/util/logger.js')
+    type Job = import('../../src/protocol/job.js').Job
+    const journal = new Journal(new Keyv())
+    const queue = new WorkQueue({ concurrency: 1, limit: 100, process: () => new Promise(() => undefined), onError: () => undefined })
+    queue.pause()
+    let behind = 60
+    const backlog = new Backlog({ journal, queue, dedupe: new Dedupe(60_000), log: silentLogger(), isHeld: () => false, report: () => undefined, maxBytes: 2 ** 30, organizationShare: 0.5, downstream: () => behind })
+    await backlog.replay()
+    const a: Job[] = Array.from({ length: 1000 }, (_, i) => ({
+      key: `A|${i}`, organizationId: 'A', domain: 'a', moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
+      string: { key: 'k', context: '', maxLength: 0, text: 't', isPlural: false, fileType: 'json', filePath: '/a', labelIds: [] },
+      sourceLanguage: { id: 'en' }, targetLanguage: { id: 'de' }, batchId: '', attempts: 0,
+    }))
+    backlog.spill('A', 'a', await journal.append(journal.newBatchId(), a), a.length)
+    await backlog.refill()
+    // 100 less the reserve (10) less the 60 still in the findings stage.
+    expect(queue.depth).toBe(30)
+    expect(backlog.direct('B', 'b', 5)).toBe(true)
+    behind = 100
+    expect(backlog.direct('B', 'b', 5)).toBe(false)
+    // The findings log catches up: the backlog looks again by itself.
+    behind = 0
+    await expect.poll(() => queue.depth, { timeout: 2000, interval: 20 }).toBe(90)
+    backlog.close()
+  })
+})
