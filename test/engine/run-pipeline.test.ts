@@ -198,6 +198,13 @@ on-error: ${onError}
     expect(r.map((x) => x.port)).toEqual(['translated', 'translated', 'approved', 'approved'])
   })
 
+  it('a check stopped by the time budget: time-budget-exceeded, under its plugin, or the pipeline\'s when no check ran', async () => {
+    const { pipeline } = await load(base('failed'))
+    const why = 'failed: check timed out: still running after 2000 ms (CHECK_TIME_BUDGET_MS); the thread running it was stopped'
+    expect(pipeline.timedOut(7, 1, 2000)).toEqual({ id: 7, output: 'failed', port: 'translated', findings: [{ check: 'engine', code: 'time-budget-exceeded', severity: 'error', message: `plugin "shout" (check "shout") ${why}` }] })
+    expect(pipeline.timedOut(8, -1, 2000).findings).toEqual([{ check: 'engine', code: 'time-budget-exceeded', severity: 'error', message: `pipeline ${why}` }])
+  })
+
   it('a hanging plugin times out (plugin timeoutMs, overridable per check)', async () => {
     const { pipeline } = await load(base('park'))
     const r = await pipeline.run(items([{ source: 'hang' }, { source: 'fine' }]))
