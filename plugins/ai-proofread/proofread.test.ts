@@ -2,7 +2,7 @@
 import { mkdtemp, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os'
 import { join } from 'node:path'
-import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, beforeEach, describe, expect, it, vi } from 'vitest'
 import { instantiatePlugin } from '../../src/engine/instantiate-plugin.js'
 import { testContext, testItem, type PluginTestCase } from '../../src/engine/plugin-tester.js'
 import type { Item, PluginCache, PluginContext, PluginDefinition } from '../../src/engine/types.js'
@@ -198,9 +198,15 @@ describe('ai-proofread retries and bounds', () => {
     fake.setFaults({ latencyMs: 5000 })
     const controller = new AbortController()
     const items = good(2).map((i) => ({ ...i, signal: controller.signal }))
-    setTimeout(() => controller.abort(new Error('shutting down')), 100)
+    const outcome = expect(checkBatch(items)).rejects.toThrow(/shutting down/)
+    // Abort once the fake has the request: aborted earlier under load, the request could reach
+    // the fake only after the next test's reset() and be counted there.
+    await vi.waitFor(() => expect(fake.stats().inFlight).toBe(1), { timeout: 10_000, interval: 5 })
+    controller.abort(new Error('shutting down'))
     // The fake answers only after 5 s; the abort's own reason proves the request was cut short.
-    await expect(checkBatch(items)).rejects.toThrow(/shutting down/)
+    await outcome
+    await vi.waitFor(() => expect(fake.stats().inFlight).toBe(0), { timeout: 10_000, interval: 5 })
+    expect(fake.stats().requests).toBe(1)
   })
 })
 

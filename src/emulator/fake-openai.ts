@@ -143,14 +143,17 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
   }
 
   const completions = async (ctx: Koa.Context) => {
-    stats.requests++
-    stats.inFlight++
-    stats.maxInFlight = Math.max(stats.maxInFlight, stats.inFlight)
+    // A request that ends after a `reset()` is counted in the stats it started in, not in those of
+    // the next test (an aborted request's latency can outlast its test).
+    const mine = stats
+    mine.requests++
+    mine.inFlight++
+    mine.maxInFlight = Math.max(mine.maxInFlight, mine.inFlight)
     try {
       await answer(ctx)
     } finally {
-      stats.inFlight--
-      stats.byStatus[ctx.status] = (stats.byStatus[ctx.status] ?? 0) + 1
+      mine.inFlight--
+      mine.byStatus[ctx.status] = (mine.byStatus[ctx.status] ?? 0) + 1
     }
   }
 
@@ -194,7 +197,13 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
 
     const latency = faults.latencyMs
     const wait = typeof latency === 'number' ? latency : latency ? latency[0] + random() * (latency[1] - latency[0]) : 0
-    if (wait > 0) await new Promise((resolve) => setTimeout(resolve, wait))
+    // Cut short when the client goes away (its request aborted): nothing outlasts its test.
+    if (wait > 0) {
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(resolve, wait)
+        ctx.res.once('close', () => { clearTimeout(timer); resolve() })
+      })
+    }
 
     let verdicts = items.map(fakeVerdict)
     const drop = faults.dropItem

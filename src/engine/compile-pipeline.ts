@@ -8,6 +8,7 @@ import path from 'node:path'
 import { Ajv, type ValidateFunction } from 'ajv'
 import { closeAll, compileChecks, compileEventHandlers, error, warn, type Compiling, type EngineDeps, type EventHandler, type SettingsDefaults } from './compile-checks.js'
 import { compileCondition, ConditionError, type Condition, type ConditionScope, type ValueType } from './conditions.js'
+import { ENGINE_CHECK } from './engine-findings.js'
 import { formatAjvErrors } from './instantiate-plugin.js'
 import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
 import type { Pipeline } from './pipeline.js'
@@ -128,7 +129,7 @@ function valueType(type: unknown): ValueType {
 function scopeFor(checks: CompiledCheck[], upTo: number, settings: Map<string, ValueType>): ConditionScope {
   const ids = new Map<string, number>()
   for (const check of checks) if (check.index < upTo) ids.set(check.id, check.index)
-  ids.set('engine', checks.length)
+  ids.set(ENGINE_CHECK, checks.length)
   return { checks: ids, settings }
 }
 

@@ -1,7 +1,9 @@
 // Running a compiled pipeline over a batch of strings: checks in order, each over the strings its
 // `if` selects; batching plugins once per run; a plugin that throws, rejects or hangs becomes an
-// `engine` finding, and `on-error` decides where that string goes. Routing: first match wins.
+// `engine` finding (src/engine/engine-findings.ts has their codes), and `on-error` decides where
+// that string goes. Routing: first match wins.
 import type { Condition, EvalState } from './conditions.js'
+import { ENGINE_CHECK, engineFinding, type FailureCode } from './engine-findings.js'
 import { interpolateSettings } from './interpolate.js'
 import { resolvePluginOptions } from './instantiate-plugin.js'
 import type { Finding, FindingInput, Item, PluginContext, PluginDefinition, PluginInstance, Severity } from './types.js'
@@ -91,22 +93,27 @@ export interface RunMore {
 
 const SEV_INDEX: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
 
+/** Why a check failed: the finding's code and the end of its message. */
+interface Failure { code: FailureCode; error: string }
+
 /** Await promises for at most `ms`; those still pending then are reported as timed out. */
-async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): Promise<Array<{ value: T } | { error: string }>> {
-  const results: Array<{ value: T } | { error: string } | undefined> = Array.from({ length: promises.length }, () => undefined)
+async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): Promise<Array<{ value: T } | Failure>> {
+  const results: Array<{ value: T } | Failure | undefined> = Array.from({ length: promises.length }, () => undefined)
   let timer: NodeJS.Timeout | undefined
   const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })
   const all = Promise.all(promises.map((p, i) => p.then(
     (value) => { results[i] = { value } },
-    (e: unknown) => { results[i] = { error: e instanceof Error ? e.message : String(e) } },
+    (e: unknown) => { results[i] = { code: 'plugin-threw', error: errorText(e) } },
   )))
   try {
     await Promise.race([all, deadline])
   } finally {
     clearTimeout(timer)
   }
-  return results.map((r) => r ?? { error: `timed out after ${ms} ms` })
+  return results.map((r) => r ?? { code: 'plugin-timed-out', error: `timed out after ${ms} ms` })
 }
+
+const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return !!v && typeof (v as { then?: unknown }).then === 'function'
@@ -167,28 +174,23 @@ export class PipelineRunner {
     try {
       instance = await this.instanceFor(check, settings)
     } catch (e) {
-      for (const s of active) this.fail(s, check, `could not start with these settings: ${(e as Error).message}`)
+      for (const s of active) this.fail(s, check, 'plugin-not-started', `could not start with these settings: ${errorText(e)}`)
       return
     }
     if (instance.checkBatch) await this.runBatch(check, instance, active, progress)
     else if (instance.check) await this.runEach(check, instance, active, progress)
-    else for (const s of active) this.fail(s, check, 'has neither check() nor checkBatch()')
+    else for (const s of active) this.fail(s, check, 'plugin-bad-result', 'has neither check() nor checkBatch()')
   }
 
   /**
    * The outcome of a string whose check was stopped (the pool's time budget): an engine finding
-   * "check timed out", routed by `on-error` exactly like a check that threw.
+   * "check timed out" (`time-budget-exceeded`), routed by `on-error` exactly like a check that threw.
    */
   timedOut(id: number, checkIndex: number, budgetMs: number): RunResult {
-    const check = this.checks[checkIndex]
     const n = this.checks.length + 1
     const s: State = { item: { id } as Item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at: -1 }
     const why = `check timed out: still running after ${budgetMs} ms (CHECK_TIME_BUDGET_MS); the thread running it was stopped`
-    if (check) this.fail(s, check, why, false)
-    else {
-      s.failed = true
-      s.findings.push({ check: 'engine', severity: 'error', message: `pipeline ${why}` })
-    }
+    this.fail(s, this.checks[checkIndex], 'time-budget-exceeded', why, false)
     return this.route(s)
   }
 
@@ -202,12 +204,12 @@ export class PipelineRunner {
     }
     const r = (await settleWithin([p], check.timeoutMs))[0]!
     if ('error' in r) {
-      for (const s of active) this.fail(s, check, r.error)
+      for (const s of active) this.fail(s, check, r.code, r.error)
       return
     }
     const batch = r.value
     if (!Array.isArray(batch) || batch.length !== active.length) {
-      for (const s of active) this.fail(s, check, `checkBatch() returned ${Array.isArray(batch) ? `${batch.length} results for ${active.length} strings` : 'no array'}`)
+      for (const s of active) this.fail(s, check, 'plugin-bad-result', `checkBatch() returned ${Array.isArray(batch) ? `${batch.length} results for ${active.length} strings` : 'no array'}`)
       return
     }
     active.forEach((s, i) => this.apply(s, check, batch[i]))
@@ -222,7 +224,7 @@ export class PipelineRunner {
       try {
         r = instance.check!(s.item)
       } catch (e) {
-        this.fail(s, check, e instanceof Error ? e.message : String(e))
+        this.fail(s, check, 'plugin-threw', errorText(e))
         continue
       }
       if (isThenable(r)) {
@@ -238,19 +240,19 @@ export class PipelineRunner {
     const results = await settleWithin(pending, check.timeoutMs)
     results.forEach((r, i) => {
       const s = pendingStates![i]!
-      if ('error' in r) this.fail(s, check, r.error)
+      if ('error' in r) this.fail(s, check, r.code, r.error)
       else this.apply(s, check, r.value)
     })
   }
 
   private apply(s: State, check: CompiledCheck, raw: unknown): void {
     if (!Array.isArray(raw)) {
-      this.fail(s, check, `returned ${raw === undefined ? 'nothing' : typeof raw} instead of an array of findings`)
+      this.fail(s, check, 'plugin-bad-result', `returned ${raw === undefined ? 'nothing' : typeof raw} instead of an array of findings`)
       return
     }
     for (const f of raw as FindingInput[]) {
       if (!f || typeof f.message !== 'string') {
-        this.fail(s, check, 'returned a finding without a message')
+        this.fail(s, check, 'plugin-bad-result', 'returned a finding without a message')
         return
       }
       const severity: Severity = check.severity ?? (f.severity && f.severity in SEV_INDEX ? f.severity : 'error')
@@ -276,17 +278,19 @@ export class PipelineRunner {
     for (const p of item.plurals ?? []) texts.push([`plural form "${p.plural}"`, p.text])
     for (const [what, text] of texts) {
       if (text === undefined || text.length <= limit) continue
-      return { severity: 'error', message: `Too long to check: the ${what} has ${text.length} characters; check "${check.id}" reads at most ${limit} (maxTextLength)` }
+      return engineFinding('text-too-long', { what, length: text.length, check: check.id, limit })
     }
     return undefined
   }
 
-  private fail(s: State, check: CompiledCheck, error: string, log = true): void {
+  /** The string's check failed (no check: the engine's own work between checks): an engine finding; its later checks are skipped. */
+  private fail(s: State, check: CompiledCheck | undefined, code: FailureCode, error: string, log = true): void {
     s.failed = true
-    s.findings.push({ check: 'engine', severity: 'error', message: `plugin "${check.plugin}" (check "${check.id}") failed: ${error}` })
+    const { message } = engineFinding(code, { plugin: check?.plugin, check: check?.id, why: error })
+    s.findings.push({ check: ENGINE_CHECK, code, severity: 'error', message })
     s.sev[0]!++
     s.byCheck[this.checks.length * 3]!++
-    if (log) check.context.log.warn({ stringId: s.item.id, err: error }, 'plugin failed')
+    if (log && check) check.context.log.warn({ stringId: s.item.id, code, err: error }, 'plugin failed')
   }
 
   private route(s: State): RunResult {

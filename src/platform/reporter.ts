@@ -16,7 +16,12 @@ import type { Logger } from '../util/logger.js'
 import { ApiError, type ApiClient } from './api-client.js'
 import { isOrganizationUnavailable } from './token-provider.js'
 
-/** Why an organization's strings are held. */
+/**
+ * Why an organization's strings are held: kept on disk, never dropped, until it can update
+ * statuses again (queue/held-organizations.ts). `disconnected`: no usable token (never connected,
+ * or the refresh was refused); `forbidden`: the service answered 403, or 401 after a refresh.
+ * Unlike a parked string (retries ran out; a person decides), a held one goes back to work by itself.
+ */
 export type HoldCause = 'disconnected' | 'forbidden'
 
 export interface ReporterHooks {

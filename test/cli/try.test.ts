@@ -76,6 +76,36 @@ describe('switchyard try', () => {
     expect(input.err()).toMatch(/try-gate\.yaml: /)
   })
 
+  it('prints the code of the engine\'s own findings: a text too long to check, a plugin that failed', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-try-'))
+    try {
+      const pipeline = path.join(dir, 'engine.yaml')
+      writeFileSync(pipeline, [
+        'key: engine', 'name: Engine', 'input: [translated]', 'maxTextLength: 30',
+        'outputs:', '  passed: { port: approved }', '  failed: { port: translated }',
+        'checks:', '  - uses: numbers', '  - uses: flaky',
+        'route:', '  - if: errors > 0', '    to: failed', '  - to: passed', '',
+      ].join('\n'))
+      const strings = path.join(dir, 'strings.json')
+      writeFileSync(strings, JSON.stringify([
+        { id: 1, source: 'Save', translation: 'Enregistrer '.repeat(3) },
+        { id: 2, source: 'boom', translation: 'boum' },
+      ]))
+      const io = captureIo(env)
+      expect(await runTry([pipeline, strings], io)).toBe(0)
+      const out = JSON.parse(io.out()) as Array<{ id: number; output: string; findings: Array<{ check: string; code: string }> }>
+      expect(out.map((r) => [r.id, r.output, r.findings.map((f) => `${f.check}/${f.code}`)])).toEqual([
+        [1, 'translated', ['numbers/text-too-long', 'flaky/text-too-long']],
+        [2, '', ['engine/plugin-threw']],
+      ])
+      const pretty = captureIo(env)
+      expect(await runTry([pipeline, strings, '--pretty'], pretty)).toBe(0)
+      expect(pretty.out()).toMatch(/error\s+engine \[plugin-threw\]: plugin "flaky" \(check "flaky"\) failed: kaboom/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('prints the code of each finding of the built-in checks, in JSON and --pretty', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-try-'))
     try {

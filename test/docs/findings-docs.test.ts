@@ -1,10 +1,12 @@
 // The examples of docs/findings.md and the `issues` example of docs/pipelines.md are real: the
 // issue text is what issueText() writes, the JSON has the fields the route answers, and the
-// pipeline snippet loads with the outputs it claims.
+// pipeline snippet loads with the outputs it claims. docs/pipelines.md lists the engine's own
+// finding codes as src/engine/engine-findings.ts declares them.
 import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
+import { ENGINE_CODES_MARKERS, ENGINE_MESSAGES, engineCodesTable } from '../../src/engine/engine-findings.js'
 import { loadPipelines } from '../../src/engine/load-pipelines.js'
 import { toFindingRecords } from '../../src/findings/finding-records.js'
 import { issueFindings, issueText } from '../../src/findings/issue-text.js'
@@ -45,5 +47,18 @@ describe('docs/pipelines.md: the issues example', () => {
     expect(r.warnings).toEqual([])
     expect(r.set.get('t')!.issues).toEqual({ outputs: ['failed'] })
     await r.set.close(0)
+  })
+})
+
+describe('docs/pipelines.md: the engine\'s finding codes', () => {
+  it('lists every code the engine declares, as generated (npm run docs:plugins writes it)', () => {
+    const text = doc('pipelines.md')
+    const start = text.indexOf(ENGINE_CODES_MARKERS.start)
+    const end = text.indexOf(ENGINE_CODES_MARKERS.end)
+    expect(start).toBeGreaterThan(-1)
+    expect(end).toBeGreaterThan(start)
+    const table = text.slice(start + ENGINE_CODES_MARKERS.start.length, end).trim()
+    expect(table).toBe(engineCodesTable())
+    for (const code of Object.keys(ENGINE_MESSAGES)) expect(table).toContain(`| \`${code}\` |`)
   })
 })

@@ -204,7 +204,7 @@ export async function loadPipelines(dir = path.join(PACKAGE_ROOT, 'pipelines'), 
   const host = new PipelineHost({ dir }, { pluginsDir, log: silentLogger(), cacheFor: () => ({ get: async () => undefined, set: async () => {} }), env: {}, metrics: { add() {} } })
   const loaded = await host.load()
   if (!loaded.ok) throw new Error(`pipelines failed to load: ${JSON.stringify(loaded.errors)}`)
-  return host as unknown as PipelineSource
+  return host
 }
 
 /** POST a signed body on a fresh connection (no keep-alive pool), as a new delivery would arrive. */

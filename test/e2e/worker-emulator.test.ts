@@ -8,7 +8,7 @@ import { startEmulator, type Emulator } from '../../src/emulator/index.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { createStores } from '../../src/store/create-stores.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { startWorker, type PipelineSource, type Worker } from '../../src/worker.js'
+import { startWorker, type Worker } from '../../src/worker.js'
 
 let emu: Emulator
 let worker: Worker
@@ -24,7 +24,7 @@ beforeAll(async () => {
   const loaded = await host.load()
   expect(loaded.errors).toEqual([])
   worker = await startWorker({
-    config, log, stores: await createStores('memory://'), pipelines: host as unknown as PipelineSource,
+    config, log, stores: await createStores('memory://'), pipelines: host,
     tokens: new StaticTokenProvider(new Map([[info.organization.domain, token.access_token]])),
   })
   emu.configure({ webhookUrl: `${worker.url}/webhooks` })

@@ -185,7 +185,7 @@ describe('pipeline pool', () => {
     expect(pool.stopped).toBe(1)
     expect(timeouts).toEqual([3])
     expect(r.map((x) => x.id)).toEqual([1, 2, 3, 4, 5])
-    expect(r[2]).toEqual({ id: 3, ...expected, findings: [{ check: 'engine', severity: 'error', message: expect.stringMatching(/^plugin "spin" \(check "spin"\) failed: check timed out: still running after 600 ms/) }] })
+    expect(r[2]).toEqual({ id: 3, ...expected, findings: [{ check: 'engine', code: 'time-budget-exceeded', severity: 'error', message: expect.stringMatching(/^plugin "spin" \(check "spin"\) failed: check timed out: still running after 600 ms/) }] })
     expect(r[0]).toMatchObject({ output: 'passed', findings: [] })
     expect(r[1]).toMatchObject({ output: 'failed', findings: [{ check: 'spin', message: 'bad word' }] })
     expect(r[3]).toMatchObject({ output: 'passed', findings: [{ check: 'shout' }] })
@@ -226,7 +226,7 @@ describe('pipeline pool', () => {
     ]))
     expect(timeouts).toEqual([2])
     expect(r.map((x) => [x.id, x.output])).toEqual([[1, 'passed'], [2, null], [3, 'passed']])
-    expect(r[1]!.findings[0]!.message).toMatch(/plugin "batch-spin" .* check timed out/)
+    expect(r[1]!.findings[0]).toMatchObject({ check: 'engine', code: 'time-budget-exceeded', message: expect.stringMatching(/plugin "batch-spin" .* check timed out/) })
     expect(r[0]!.findings).toEqual([{ check: 'shout', severity: 'warning', message: 'The translation shouts.' }])
   }, 30_000)
 

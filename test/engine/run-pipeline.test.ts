@@ -1,3 +1,6 @@
+import { mkdtempSync, rmSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { PRESETS } from '../../plugins/presets.js'
 import type { PipelineSet } from '../../src/engine/load-pipelines.js'
@@ -158,7 +161,7 @@ on-error: failed
 `))
     const [r] = await pipeline.run(items([{ source: 'x' }], { ratio: 'not a number' }))
     expect(r).toMatchObject({ output: 'failed', port: 'translated' })
-    expect(r!.findings[0]).toMatchObject({ check: 'engine', message: expect.stringContaining('ratio: must be number') })
+    expect(r!.findings[0]).toMatchObject({ check: 'engine', code: 'plugin-not-started', message: expect.stringContaining('ratio: must be number') })
   })
 })
 
@@ -178,8 +181,8 @@ on-error: ${onError}
     const { pipeline } = await load(base('park'))
     const r = await pipeline.run(items(strings))
     expect(r.map((x) => [x.output, x.port, x.retry])).toEqual([[null, '', undefined], [null, '', undefined], ['passed', 'approved', undefined], ['passed', 'approved', undefined]])
-    expect(r[0]!.findings).toEqual([{ check: 'engine', severity: 'error', message: 'plugin "flaky" (check "flaky") failed: kaboom' }])
-    expect(r[1]!.findings[0]!.message).toContain('rejected')
+    expect(r[0]!.findings).toEqual([{ check: 'engine', code: 'plugin-threw', severity: 'error', message: 'plugin "flaky" (check "flaky") failed: kaboom' }])
+    expect(r[1]!.findings).toEqual([{ check: 'engine', code: 'plugin-threw', severity: 'error', message: 'plugin "flaky" (check "flaky") failed: rejected' }])
   })
 
   it('retry: the string is parked and marked for retry', async () => {
@@ -195,15 +198,66 @@ on-error: ${onError}
     expect(r.map((x) => x.port)).toEqual(['translated', 'translated', 'approved', 'approved'])
   })
 
+  it('a check stopped by the time budget: time-budget-exceeded, under its plugin, or the pipeline\'s when no check ran', async () => {
+    const { pipeline } = await load(base('failed'))
+    const why = 'failed: check timed out: still running after 2000 ms (CHECK_TIME_BUDGET_MS); the thread running it was stopped'
+    expect(pipeline.timedOut(7, 1, 2000)).toEqual({ id: 7, output: 'failed', port: 'translated', findings: [{ check: 'engine', code: 'time-budget-exceeded', severity: 'error', message: `plugin "shout" (check "shout") ${why}` }] })
+    expect(pipeline.timedOut(8, -1, 2000).findings).toEqual([{ check: 'engine', code: 'time-budget-exceeded', severity: 'error', message: `pipeline ${why}` }])
+  })
+
   it('a hanging plugin times out (plugin timeoutMs, overridable per check)', async () => {
     const { pipeline } = await load(base('park'))
     const r = await pipeline.run(items([{ source: 'hang' }, { source: 'fine' }]))
-    expect(r[0]!.findings[0]!.message).toBe('plugin "flaky" (check "flaky") failed: timed out after 100 ms')
+    expect(r[0]!.findings).toEqual([{ check: 'engine', code: 'plugin-timed-out', severity: 'error', message: 'plugin "flaky" (check "flaky") failed: timed out after 100 ms' }])
     expect(r[1]!.output).toBe('passed')
 
     const { pipeline: p2 } = await load(pipelineYaml('checks:\n  - uses: flaky\n    timeout: 5\nroute:\n  - to: passed\n'))
     const [slow] = await p2.run(items([{ source: 'slow' }]))
-    expect(slow!.findings[0]!.message).toContain('timed out after 5 ms')
+    expect(slow!.findings[0]).toMatchObject({ code: 'plugin-timed-out', message: expect.stringContaining('timed out after 5 ms') })
+  })
+})
+
+describe('a plugin that does not keep to the API', () => {
+  const plugin = (name: string, instance: string, properties = '{}') => `export default {
+  name: '${name}', description: 'Breaks the plugin API, for engine tests.',
+  options: { type: 'object', additionalProperties: false, properties: ${properties} },
+  create(o) { return ${instance} },
+}
+`
+  it('returns no list, a finding without a message, a batch of the wrong length, or has no check: plugin-bad-result', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-odd-plugins-'))
+    try {
+      writeFileSync(path.join(dir, 'odd.mjs'), plugin('odd', `{ check(item) { return item.source === 'nothing' ? undefined : item.source === 'no message' ? [{ code: 'x' }] : [] } }`))
+      writeFileSync(path.join(dir, 'short-batch.mjs'), plugin('short-batch', '{ async checkBatch(items) { return items.slice(1).map(() => []) } }'))
+      // Checked at load with the defaults; with the step's settings it has nothing to run.
+      writeFileSync(path.join(dir, 'idle.mjs'), plugin('idle', 'o.idle ? {} : { check() { return [] } }', "{ idle: { type: 'boolean', default: false } }"))
+      const deps = testDeps({ pluginsDir: dir })
+      const one = async (uses: string, sources: string[]) => {
+        const { pipeline } = await load(pipelineYaml(`checks:\n  - uses: ${uses}\nroute:\n  - to: passed\n`), deps)
+        return pipeline.run(items(sources.map((source) => ({ source }))))
+      }
+      const odd = await one('odd', ['nothing', 'no message', 'fine'])
+      expect(odd.map((r) => [r.output, r.findings.map((f) => `${f.check}/${f.code}: ${f.message}`)])).toEqual([
+        [null, ['engine/plugin-bad-result: plugin "odd" (check "odd") failed: returned nothing instead of an array of findings']],
+        [null, ['engine/plugin-bad-result: plugin "odd" (check "odd") failed: returned a finding without a message']],
+        ['passed', []],
+      ])
+      const batch = await one('short-batch', ['a', 'b'])
+      expect(batch.map((r) => r.findings)).toEqual([0, 1].map(() => [{ check: 'engine', code: 'plugin-bad-result', severity: 'error', message: 'plugin "short-batch" (check "short-batch") failed: checkBatch() returned 1 results for 2 strings' }]))
+      const { pipeline: idling } = await load(pipelineYaml(`settings:
+  properties:
+    idle: { type: boolean, default: false }
+checks:
+  - uses: idle
+    with: { idle: '\${settings.idle}' }
+route:
+  - to: passed
+`), deps)
+      const [idle] = await idling.run(items([{ source: 'a' }], { idle: true }))
+      expect(idle!.findings).toEqual([{ check: 'engine', code: 'plugin-bad-result', severity: 'error', message: 'plugin "idle" (check "idle") failed: has neither check() nor checkBatch()' }])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
   })
 })
 
@@ -227,7 +281,7 @@ ${route}`))
     const long = `Enregistrer  ${'le fichier '.repeat(3)}`
     const r = await pipeline.run(items([{ source: 'Save the file', translation: long }, { source: 'Save', translation: 'Enregistrer' }]))
     expect(r[0]).toMatchObject({ output: 'failed' })
-    expect(r[0]!.findings).toEqual([{ check: 'no-double-space', severity: 'error', message: `Too long to check: the translation has ${long.length} characters; check "no-double-space" reads at most 20 (maxTextLength)` }])
+    expect(r[0]!.findings).toEqual([{ check: 'no-double-space', code: 'text-too-long', severity: 'error', message: `Too long to check: the translation has ${long.length} characters; check "no-double-space" reads at most 20 (maxTextLength)` }])
     expect(r[1]).toMatchObject({ output: 'passed', findings: [] })
   })
 
@@ -240,7 +294,7 @@ ${route}`))
     const [item] = items([{ source: 'a', translation: 'b' }])
     item!.plurals = [{ plural: 'one', text: 'y' }, { plural: 'other', text: 'y'.repeat(50_001) }]
     const [r] = await pipeline.run([item!])
-    expect(r!.findings).toEqual([expect.objectContaining({ check: 'regex', severity: 'warning', message: expect.stringContaining('plural form "other" has 50001 characters') })])
+    expect(r!.findings).toEqual([expect.objectContaining({ check: 'regex', code: 'text-too-long', severity: 'warning', message: expect.stringContaining('plural form "other" has 50001 characters') })])
   })
 })
 

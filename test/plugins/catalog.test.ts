@@ -7,6 +7,7 @@ import { existsSync, readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
+import { ENGINE_MESSAGES } from '../../src/engine/engine-findings.js'
 import { GENERATED, generatedPart } from '../../src/engine/plugin-readme.js'
 import { loadPlugin, pluginFolders } from './plugin-folders.js'
 import { MODEL_BASED } from './readme-examples.test.js'
@@ -31,6 +32,8 @@ for (const name of folders) {
       const codes = Object.keys(definition.messages ?? {})
       expect(codes.length).toBeGreaterThan(0)
       for (const code of codes) expect(code).toMatch(/^[a-z][a-z0-9]*(-[a-z0-9]+)*$/)
+      // A code names one kind of finding: none is also one of the engine's own (a check that failed...).
+      expect(codes.filter((code) => code in ENGINE_MESSAGES), 'codes the engine uses').toEqual([])
       const tests = readdirSync(file(name)).filter((f) => f.endsWith('.test.ts')).map((f) => readFileSync(file(name, f), 'utf8')).join('\n')
       expect(codes.filter((code) => !tests.includes(`code: '${code}'`)), 'codes no test asserts').toEqual([])
     })
