@@ -1,9 +1,10 @@
 // The baseline for ingest: a plain node:http server that does the least a correct receiver must
 // do (read the body, check the HMAC in constant time, parse the JSON) and answers 200. Run as its
 // own process by `switchyard bench`; prints `{"url": ...}` on stdout once listening.
-import { createHmac, timingSafeEqual } from 'node:crypto'
+import { timingSafeEqual } from 'node:crypto'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
+import { signatureBytes } from '../protocol/webhook-signature.js'
 
 export function startBaselineServer(secret: string, signatureHeader = 'x-service-signature'): Promise<http.Server> {
   const server = http.createServer((req, res) => {
@@ -12,7 +13,7 @@ export function startBaselineServer(secret: string, signatureHeader = 'x-service
     req.on('end', () => {
       const body = Buffer.concat(chunks)
       const given = Buffer.from(String(req.headers[signatureHeader] ?? '').replace(/^sha256=/, ''), 'hex')
-      const expected = createHmac('sha256', secret).update(body).digest()
+      const expected = signatureBytes(body, secret)
       if (given.length !== expected.length || !timingSafeEqual(given, expected)) {
         res.writeHead(401).end()
         return
