@@ -115,6 +115,13 @@ describe('WorkQueue', () => {
     expect(queue.hasRoom(0)).toBe(false)
   })
 
+  it('needs no onRoom listener', () => {
+    const queue = new WorkQueue({ concurrency: 1, limit: 5, process: async () => {}, onError: () => {} })
+    queue.admit(2)
+    queue.finish(2)
+    expect(queue.depth).toBe(0)
+  })
+
   it('drains the waiting jobs, which then never run', async () => {
     const { queue, runs, release } = setup()
     queue.push([job('hold', 'A')])
