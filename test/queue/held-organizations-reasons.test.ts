@@ -62,7 +62,9 @@ describe('HeldOrganizations: reasons and warnings', () => {
   it('lets a refusal replace a missing token as the reason, never the other way round', () => {
     const { held } = setup()
     held.hold('acme', 1, 'no token', 'disconnected')
-    held.hold('acme', 1, '403: Forbidden', 'forbidden')
+    held.hold('acme', 1, 'still no token', 'disconnected')
+    expect(held.list()[0]).toMatchObject({ cause: 'disconnected', reason: 'no token', strings: 2 })
+    held.hold('acme', 0, '403: Forbidden', 'forbidden')
     expect(held.list()[0]).toMatchObject({ cause: 'forbidden', reason: '403: Forbidden', strings: 2 })
     held.hold('acme', 1, 'no token again', 'disconnected')
     expect(held.list()[0]).toMatchObject({ cause: 'forbidden', reason: '403: Forbidden', strings: 3 })
