@@ -25,6 +25,7 @@ export default {
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   tempDirName: '.stryker-tmp',
-  ignorePatterns: ['dist', 'data', 'reports', 'bench/results.json', 'bench/profiles', '.tmp'],
+  // '.stryker-tmp*': the sandboxes of another run beside this one (a second temp dir name).
+  ignorePatterns: ['dist', 'data', 'reports', 'bench/results.json', 'bench/profiles', '.tmp', '.stryker-tmp*'],
   cleanTempDir: 'always',
 }
