@@ -31,11 +31,15 @@ function setup(options: {
   current?: (job: Job) => boolean
   maxAttempts?: number
   results?: (items: Item[]) => Result[] | Promise<never>
+  level?: string
+  bare?: boolean
 } = {}) {
   const events: string[] = []
   const items: Item[][] = []
+  const runOptions: Array<{ signal?: AbortSignal } | undefined> = []
+  const signal = new AbortController().signal
   const lines: Array<Record<string, unknown>> = []
-  const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
+  const log = createLogger({ level: options.level ?? 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
   const pipeline: RunnablePipeline | undefined =
     options.pipeline === null
       ? undefined
@@ -43,8 +47,9 @@ function setup(options: {
           key: 'qa-gate',
           needsTranslation: true,
           resolveSettings: (stored) => (stored === undefined ? { ok: true, settings: { strict: false } } : (stored as { bad?: boolean }).bad ? { ok: false, errors: ['bad is not allowed'] } : { ok: true, settings: stored as Record<string, unknown> }),
-          async run(batch) {
+          async run(batch, runOptions_) {
             items.push(batch)
+            runOptions.push(runOptions_)
             return options.results ? options.results(batch) : batch.map((i) => ({ id: i.id, port: 'ok', output: 'ok', findings: [] }))
           },
           ...options.pipeline,
@@ -64,12 +69,12 @@ function setup(options: {
   const ids = (jobs: Job[]) => jobs.map((j) => j.stringId).join(',')
   const process = createJobProcessor({
     pipelines: () => ({ get: (key) => (key === 'qa' ? pipeline : undefined) }),
-    settings: { get: async (ref) => (events.push(`settings ${ref.organizationId} ${ref.projectId} ${ref.stepId} ${ref.moduleKey}`), options.settings) },
+    settings: options.bare ? undefined : { get: async (ref) => (events.push(`settings ${ref.organizationId} ${ref.projectId} ${ref.stepId} ${ref.moduleKey}`), options.settings) },
     api: api as never,
     reporter: { add: (d: { job: Job; port: string; review?: { pipeline: string } }) => void events.push(`report ${d.job.stringId} "${d.port}"${d.review ? ` by ${d.review.pipeline}` : ''}`) } as never,
     log,
     maxAttempts: options.maxAttempts ?? 3,
-    signal: new AbortController().signal,
+    signal,
     isCurrent: options.current ?? (() => true),
     superseded: (j) => void events.push(`superseded ${j.stringId}`),
     retryLater: (jobs, delay) => void events.push(`retry ${ids(jobs)} in ${delay}`),
@@ -77,10 +82,10 @@ function setup(options: {
     hold: (jobs, reason, cause) => void events.push(`hold ${ids(jobs)} ${cause}: ${reason}`),
     drop: (jobs, reason) => void events.push(`drop ${ids(jobs)}: ${reason}`),
     absorbed: (j, status) => void events.push(`absorbed ${j.stringId} ${status}`),
-    reentered: (n) => void events.push(`reentered ${n}`),
+    reentered: options.bare ? undefined : (n) => void events.push(`reentered ${n}`),
     countRun: (key) => void events.push(`run ${key}`),
   })
-  return { process, events, items, lines }
+  return { process, events, items, lines, runOptions, signal }
 }
 
 describe('one pipeline run over a group', () => {
@@ -226,5 +231,63 @@ describe('one pipeline run over a group', () => {
       'retry 2,4 in 2000',
     ])
     expect(lines.find((l) => l.level === 40)).toMatchObject({ string: 3, delivery: 'b3' })
+  })
+
+  it('hands the worker\'s abort signal to the run and to each item', async () => {
+    const { process, items, runOptions, signal } = setup()
+    await process([job(1)])
+    expect(runOptions[0]!.signal).toBe(signal)
+    expect(items[0]![0]!.signal).toBe(signal)
+  })
+
+  it('takes the "other" plural form wherever it stands, and "" when there are no forms', async () => {
+    const { process, items } = setup({
+      translations: () => new Map<number, TranslationRecord>([
+        [1, { stringId: 1, plurals: [{ plural: 'other', text: 'Äpfel' }, { plural: 'one', text: 'ein Apfel' }] }],
+        [2, { stringId: 2, plurals: [] }],
+      ]),
+    })
+    await process([job(1), job(2)])
+    expect(items[0]!.map((i) => i.translation)).toEqual(['Äpfel', ''])
+  })
+
+  it('runs with the defaults when the worker keeps no step settings, and needs no re-entry counter', async () => {
+    const { process, items, events } = setup({ bare: true, statuses: { 1: 'NEED_PROCESS' } })
+    await process([job(1, { recheck: true })])
+    expect(items[0]![0]!.settings).toEqual({ strict: false })
+    expect(events.some((e) => e.startsWith('settings'))).toBe(false)
+    expect(events).toContain('report 1 "ok" by qa-gate')
+  })
+
+  it('parks every string and retries none when all ran out of attempts', async () => {
+    const { process, events } = setup({ translations: () => Promise.reject(new Error('down')), maxAttempts: 2 })
+    await process([job(1, { attempts: 1 }), job(2, { attempts: 5 })])
+    expect(events.filter((e) => e.startsWith('park') || e.startsWith('retry'))).toEqual(['park 1: translations could not be fetched: down', 'park 2: translations could not be fetched: down'])
+  })
+
+  it('logs, at debug level, each run: its pipeline, strings, deliveries and outputs', async () => {
+    const { process, lines } = setup({ level: 'debug', results: (batch) => batch.map((i) => ({ id: i.id, port: i.id === 3 ? '' : 'ok', output: null, findings: [] })) })
+    await process([job(1), job(2, { batchId: 'b1' }), job(3)])
+    const run = lines.find((l) => l.msg === 'pipeline run')
+    expect(run).toMatchObject({ pipeline: 'qa-gate', strings: 3, deliveries: ['b1', 'b3'], ports: { ok: 2, '(parked)': 1 } })
+    const quiet = setup()
+    await quiet.process([job(1)])
+    expect(quiet.lines.some((l) => l.msg === 'pipeline run')).toBe(false)
+  })
+
+  it('says what it does with invalid settings, failed runs and strings retried too often', async () => {
+    const invalid = setup({ settings: { bad: true } })
+    await invalid.process([job(1)])
+    expect(invalid.lines.find((l) => l.level === 40)!.msg).toBe('stored step settings are invalid for the pipeline; using its defaults')
+    const failed = setup({ translations: () => Promise.reject(new Error('down')) })
+    await failed.process([job(1)])
+    expect(failed.lines.find((l) => l.level === 40)).toMatchObject({ msg: 'translations could not be fetched; the strings will be tried again' })
+    expect(JSON.stringify(failed.lines.find((l) => l.level === 40))).toContain('down')
+    const crashed = setup({ results: () => Promise.reject(new Error('plugin crashed')) })
+    await crashed.process([job(1)])
+    expect(JSON.stringify(crashed.lines.find((l) => l.level === 50))).toContain('plugin crashed')
+    const retried = setup({ maxAttempts: 1, results: (batch) => batch.map((i) => ({ id: i.id, port: 'ok', output: null, findings: [], retry: true })) })
+    await retried.process([job(1)])
+    expect(retried.lines.find((l) => l.level === 40)!.msg).toBe('pipeline asked for a retry too many times; parking the string as TODO')
   })
 })
