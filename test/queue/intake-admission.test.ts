@@ -147,4 +147,18 @@ describe('Intake', () => {
     await intake.replay()
     expect(dedupe.admit('never-seen', 1)).toBe('new')
   })
+
+  it('replays from a journal that keeps no liveness, taking everything as new', async () => {
+    const dedupe = new Dedupe(60_000, () => 1_000_000)
+    const journal = { append: async () => ({ entryId: 'e', part: 0 }) }
+    const backlog = { replay: async () => ({ strings: 0, batches: 0, parked: 0 }) }
+    const intake = new Intake({ dedupe, queue: new WorkQueue({ concurrency: 1, limit: 10, process: async () => {}, onError: () => {} }), local: { journal: journal as never, backlog: backlog as never } })
+    expect(await intake.replay()).toEqual({ strings: 0, batches: 0, parked: 0 })
+    expect(dedupe.admit('never-seen', 1)).toBe('new')
+  })
+
+  it("sizes a batch made of jobs by their count, and an empty one as nobody's", () => {
+    expect(incoming([])).toMatchObject({ count: 0, organizationId: '', domain: '' })
+    expect(incoming([job(1, 1, '7', 'beta')])).toMatchObject({ count: 1, organizationId: '7', domain: 'beta' })
+  })
 })
