@@ -48,6 +48,23 @@ describe('toJobs', () => {
     expect(a[0]!.sourceLanguage).not.toBe(a[0]!.targetLanguage)
   })
 
+  it('keeps sharing a language record while other new languages come and go', () => {
+    const origin = { organizationId: '1', domain: 'acme', batchId: 'b' }
+    const first = toJobs(decode([recalculationEvent({ stringId: 1, languageId: 'zz-one' }), recalculationEvent({ stringId: 2, languageId: 'zz-two' })]).jobs, origin)
+    const again = toJobs(decode([recalculationEvent({ stringId: 3, languageId: 'zz-one' })]).jobs, origin)
+    expect(again[0]!.targetLanguage).toBe(first[0]!.targetLanguage)
+  })
+
+  it('forgets the language records it shares once it has kept a few thousand', () => {
+    const origin = { organizationId: '1', domain: 'acme', batchId: 'b' }
+    const [before] = toJobs(decode([recalculationEvent({ stringId: 1, languageId: 'yy-first' })]).jobs, origin)
+    const many = Array.from({ length: 2001 }, (_, i) => recalculationEvent({ stringId: i + 2, languageId: `yy-${i}` }))
+    toJobs(decode(many).jobs, origin)
+    const [after] = toJobs(decode([recalculationEvent({ stringId: 1, languageId: 'yy-first' })]).jobs, origin)
+    expect(after!.targetLanguage).toEqual(before!.targetLanguage)
+    expect(after!.targetLanguage).not.toBe(before!.targetLanguage)
+  })
+
   it('marks a job whose event cannot be used, with the reason', () => {
     const bad = recalculationEvent({ stringId: 7 })
     ;(bad.stringStatus.translation as { revision: unknown }).revision = 'not a number'
