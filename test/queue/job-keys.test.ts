@@ -8,7 +8,8 @@ const base = { organizationId: '1001', domain: 'acme', moduleKey: 'qa', projectI
 describe('job keys', () => {
   it('name a string by organization, project, step, language and string id', () => {
     expect(stringKeyOf(base)).toBe('1001|7|11|pt-BR|42')
-    expect(stringKeyOf({ ...base, revision: 4 })).toBe(stringKeyOf(base))
+    const newer = { ...base, revision: 4 }
+    expect(stringKeyOf(newer)).toBe(stringKeyOf(base))
   })
 
   it('name a job by its string and revision', () => {
@@ -18,7 +19,8 @@ describe('job keys', () => {
 
   it('group jobs by domain, project, step, language and module, whatever the string', () => {
     expect(groupKeyOf(base)).toBe('acme|7|11|pt-BR|qa')
-    expect(groupKeyOf({ ...base, stringId: 43 })).toBe(groupKeyOf(base))
+    const other = { ...base, stringId: 43 }
+    expect(groupKeyOf(other)).toBe(groupKeyOf(base))
     for (const change of [{ domain: 'beta' }, { projectId: 8 }, { stepId: 12 }, { languageId: 'de' }, { moduleKey: 'other' }]) {
       expect(groupKeyOf({ ...base, ...change })).not.toBe(groupKeyOf(base))
     }

@@ -76,7 +76,7 @@ describe('outcomes', () => {
 
   it('drops and parks what the reporter gives up on, with their ports', async () => {
     const { outcomes, events } = setup()
-    await outcomes.reporterHooks.dropped([{ job: job(1), port: 'ok' }])
+    await outcomes.reporterHooks.dropped([{ job: job(1), port: 'ok' }], '404: step gone')
     await outcomes.reporterHooks.parked([{ job: job(2), port: 'fix' }], 'retries ran out')
     expect(events).toEqual([
       'done 1', 'forget 1|7|11|de|1 r1', 'room 1', 'jobs {"outcome":"dropped","port":"ok"} 1',
