@@ -1,5 +1,7 @@
 // Mutation testing of the core (npm run mutate; flags pass through, e.g.
 // `npm run mutate -- --mutate src/queue/dedupe.ts`). See docs/testing.md for scores and times.
+// Scores there are of each file against its own tests: `--mutate <file> --testFiles <its tests>
+// --ignoreStatic` (with --testFiles, Stryker 9.6 reports every static mutant as surviving).
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
