@@ -96,4 +96,25 @@ describe('createLocalLock', () => {
     // Reusable once everyone is done.
     expect(await lock('k', async () => 'again')).toBe('again')
   })
+
+  it('makes a caller that arrives while the second one runs wait for it, after the first is done', async () => {
+    const lock = createLocalLock()
+    const order: string[] = []
+    let releaseSecond: () => void = () => {}
+    const first = lock('k', async () => void order.push('first'))
+    const second = lock('k', async () => {
+      order.push('second start')
+      await new Promise<void>((resolve) => (releaseSecond = resolve))
+      order.push('second end')
+    })
+    await first
+    await tick()
+    expect(order).toEqual(['first', 'second start'])
+    const third = lock('k', async () => void order.push('third'))
+    await tick()
+    expect(order).toEqual(['first', 'second start'])
+    releaseSecond()
+    await Promise.all([second, third])
+    expect(order).toEqual(['first', 'second start', 'second end', 'third'])
+  })
 })
