@@ -1,5 +1,7 @@
 // Mutation testing of the core (npm run mutate; flags pass through, e.g.
 // `npm run mutate -- --mutate src/queue/dedupe.ts`). See docs/testing.md for scores and times.
+// Scores there are of each file against its own tests: `--mutate <file> --testFiles <its tests>
+// --ignoreStatic` (with --testFiles, Stryker 9.6 reports every static mutant as surviving).
 /** @type {import('@stryker-mutator/api/core').PartialStrykerOptions} */
 export default {
   testRunner: 'vitest',
@@ -25,6 +27,7 @@ export default {
   reporters: ['clear-text', 'progress', 'json'],
   jsonReporter: { fileName: 'reports/mutation/mutation.json' },
   tempDirName: '.stryker-tmp',
-  ignorePatterns: ['dist', 'data', 'reports', 'bench/results.json', 'bench/profiles', '.tmp'],
+  // '.stryker-tmp*': the sandboxes of another run beside this one (a second temp dir name).
+  ignorePatterns: ['dist', 'data', 'reports', 'bench/results.json', 'bench/profiles', '.tmp', '.stryker-tmp*'],
   cleanTempDir: 'always',
 }

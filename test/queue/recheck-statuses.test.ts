@@ -38,6 +38,18 @@ describe('recheckStatuses', () => {
     expect(out.run).toHaveLength(1201)
   })
 
+  it('asks no empty question when the ids fill whole calls', async () => {
+    const sizes: number[] = []
+    const api = {
+      async getStatuses(_d: string, _p: number, _s: number, _l: string, q: { stringIds?: number[] }) {
+        sizes.push(q.stringIds!.length)
+        return []
+      },
+    }
+    await recheckStatuses(api, Array.from({ length: 1000 }, (_, i) => job(i + 1)))
+    expect(sizes).toEqual([500, 500])
+  })
+
   it('asks nothing when no job needs it, and lets API errors through to the caller', async () => {
     let called = false
     expect(await recheckStatuses({ getStatuses: async () => ((called = true), []) }, [job(1, false)])).toEqual({ run: [job(1, false)], absorbed: [] })

@@ -1,0 +1,209 @@
+// The API client's rules for one request, against a scripted fetch: what is retried (network
+// errors, 408, 429, 5XX) and how long it waits (Retry-After, else capped back-off), what is thrown
+// at once (other 4XX; anything but "not applied" for a request that must not be sent twice), one
+// refresh after 401, a fresh token after each wait, the observer's view, and the per-organization
+// limit on requests in flight.
+import { describe, expect, it } from 'vitest'
+import { ApiClient, ApiError, retryAfterMs } from '../../src/platform/api-client.js'
+import { createLogger } from '../../src/util/logger.js'
+
+type Answer = { status: number; body?: string; retryAfter?: string } | Error
+
+function setup(answers: Answer[], options: { maxAttempts?: number; maxInFlight?: number; maxDelayMs?: number; baseDelayMs?: number; tokens?: string[] } = {}) {
+  const calls: Array<{ url: string; method: string; headers: Record<string, string>; body?: string }> = []
+  const events: string[] = []
+  const tokens = [...(options.tokens ?? ['t1', 't2', 't3', 't4', 't5'])]
+  let current = tokens.shift()!
+  let inFlight = 0
+  let maxSeen = 0
+  const fetchImpl = (async (url: string, init: RequestInit) => {
+    calls.push({ url, method: String(init.method), headers: init.headers as Record<string, string>, body: init.body as string | undefined })
+    inFlight++
+    maxSeen = Math.max(maxSeen, inFlight)
+    await new Promise((resolve) => setTimeout(resolve, 2))
+    inFlight--
+    const answer = answers.shift() ?? { status: 200, body: '{}' }
+    if (answer instanceof Error) throw answer
+    return new Response(answer.body ?? '', { status: answer.status, headers: answer.retryAfter === undefined ? {} : { 'retry-after': answer.retryAfter } })
+  }) as unknown as typeof fetch
+  const client = new ApiClient({
+    config: { apiUrl: 'https://{organization_domain}.api.test/', apiMaxInFlight: options.maxInFlight ?? 4, apiMaxAttempts: options.maxAttempts ?? 3, apiTimeoutMs: 5000 },
+    tokens: {
+      getAccessToken: async () => (events.push(`token ${current}`), current),
+      refreshAfterUnauthorized: async (_domain, rejected) => {
+        events.push(`refresh after ${rejected}`)
+        current = tokens.shift()!
+        return current
+      },
+    },
+    log: createLogger({ level: 'silent' }),
+    observer: {
+      request: (i) => void events.push(`request ${i.method} ${i.route} ${i.status} ${i.domain}`),
+      retry: (i) => void events.push(`retry ${i.reason} ${i.delayMs}`),
+    },
+    fetch: fetchImpl,
+    maxDelayMs: options.maxDelayMs ?? 50,
+    baseDelayMs: options.baseDelayMs ?? 1,
+  })
+  return { client, calls, events, maxInFlight: () => maxSeen }
+}
+
+describe('ApiClient.request', () => {
+  it('sends the token, JSON headers and body to the organization\'s API, and reads the JSON answer', async () => {
+    const { client, calls } = setup([{ status: 200, body: '{"ok":true}' }])
+    expect(await client.request('acme', 'PATCH', '/api/v2/x', 'x.patch', [{ a: 1 }])).toEqual({ ok: true })
+    expect(calls).toEqual([{ url: 'https://acme.api.test/api/v2/x', method: 'PATCH', headers: { authorization: 'Bearer t1', accept: 'application/json', 'content-type': 'application/json' }, body: '[{"a":1}]' }])
+    const get = setup([{ status: 200, body: '' }])
+    expect(await get.client.request('acme', 'GET', '/y', 'y.get')).toBeUndefined()
+    expect(get.calls[0]!.headers).toEqual({ authorization: 'Bearer t1', accept: 'application/json' })
+    expect(get.calls[0]!.body).toBeUndefined()
+  })
+
+  it('retries 5XX, 408 and network errors up to the attempts, then throws the last answer', async () => {
+    const { client, calls, events } = setup([{ status: 503, body: 'busy' }, { status: 408 }, new TypeError('socket hang up')])
+    const error = (await client.request('acme', 'GET', '/y', 'y.get').catch((e: unknown) => e)) as ApiError
+    expect(calls).toHaveLength(3)
+    expect(error).toBeInstanceOf(ApiError)
+    expect(error).toMatchObject({ status: 0, method: 'GET', path: '/y', attempts: 3 })
+    expect(error.message).toBe('GET /y answered 0: network error: socket hang up')
+    expect(events.filter((e) => e.startsWith('retry')).map((e) => e.split(' ')[1])).toEqual(['503', '408'])
+    expect(events.filter((e) => e.startsWith('request'))).toEqual(['request GET y.get 503 acme', 'request GET y.get 408 acme', 'request GET y.get 0 acme'])
+  })
+
+  it('gets through after a passing failure', async () => {
+    const { client, calls } = setup([{ status: 502 }, { status: 200, body: '{"n":1}' }])
+    expect(await client.request('acme', 'GET', '/y', 'y.get')).toEqual({ n: 1 })
+    expect(calls).toHaveLength(2)
+  })
+
+  it('throws other 4XX at once, with the body in the message', async () => {
+    for (const status of [400, 403, 404, 409, 422]) {
+      const { client, calls } = setup([{ status, body: 'no such step' }])
+      const error = (await client.request('acme', 'PATCH', '/s', 's.patch', []).catch((e: unknown) => e)) as ApiError
+      expect([status, calls.length]).toEqual([status, 1])
+      expect(error).toMatchObject({ status, body: 'no such step', attempts: 1 })
+      expect(error.message).toBe(`PATCH /s answered ${status}: no such step`)
+      expect(error.permanent).toBe(true)
+    }
+  })
+
+  it('keeps a long body out of the message past 300 characters', () => {
+    const error = new ApiError(500, 'x'.repeat(1000), 'GET', '/y', 1)
+    expect(error.message).toBe(`GET /y answered 500: ${'x'.repeat(300)}`)
+    expect(new ApiError(500, '', 'GET', '/y', 1).message).toBe('GET /y answered 500')
+    expect(error.name).toBe('ApiError')
+    expect(error.permanent).toBe(false)
+    expect(new ApiError(408, '', 'GET', '/y', 1).permanent).toBe(false)
+    expect(new ApiError(429, '', 'GET', '/y', 1).permanent).toBe(false)
+    expect(new ApiError(499, '', 'GET', '/y', 1).permanent).toBe(true)
+    expect(new ApiError(399, '', 'GET', '/y', 1).permanent).toBe(false)
+  })
+
+  it('refreshes once after 401 and sends again with the new token, without using up an attempt', async () => {
+    const { client, calls, events } = setup([{ status: 401 }, { status: 200, body: '{}' }], { maxAttempts: 1 })
+    await client.request('acme', 'GET', '/y', 'y.get')
+    expect(calls.map((c) => c.headers.authorization)).toEqual(['Bearer t1', 'Bearer t2'])
+    expect(events).toContain('refresh after t1')
+    const twice = setup([{ status: 401 }, { status: 401 }], { maxAttempts: 3 })
+    const error = (await twice.client.request('acme', 'GET', '/y', 'y.get').catch((e: unknown) => e)) as ApiError
+    expect(error.status).toBe(401)
+    expect(twice.calls).toHaveLength(2)
+    expect(twice.events.filter((e) => e.startsWith('refresh'))).toHaveLength(1)
+  })
+
+  it('waits what Retry-After says (capped), and takes the current token after the wait', async () => {
+    const { client, events, calls } = setup([{ status: 429, retryAfter: '0.02' }, { status: 503, retryAfter: '600' }, { status: 200, body: '{}' }], { maxDelayMs: 30 })
+    await client.request('acme', 'GET', '/y', 'y.get')
+    expect(events.filter((e) => e.startsWith('retry'))).toEqual(['retry 429 20', 'retry 503 30'])
+    expect(events.filter((e) => e.startsWith('token'))).toHaveLength(3)
+    expect(calls).toHaveLength(3)
+  })
+
+  it('backs off within half to all of a doubling delay, capped', async () => {
+    const { client, events } = setup([{ status: 500 }, { status: 500 }, { status: 500 }, { status: 500 }], { maxAttempts: 5, baseDelayMs: 4, maxDelayMs: 10 })
+    await client.request('acme', 'GET', '/y', 'y.get')
+    const delays = events.filter((e) => e.startsWith('retry')).map((e) => Number(e.split(' ')[2]))
+    expect(delays).toHaveLength(4)
+    const caps = [4, 8, 10, 10]
+    delays.forEach((d, i) => {
+      expect(d).toBeGreaterThanOrEqual(caps[i]! / 2)
+      expect(d).toBeLessThanOrEqual(caps[i]!)
+    })
+  })
+
+  it('sends a request that must not be sent twice again only after 429 or 401', async () => {
+    for (const answer of [{ status: 500 }, { status: 408 }, new TypeError('reset')] as Answer[]) {
+      const { client, calls } = setup([answer, { status: 200, body: '{}' }])
+      await expect(client.request('acme', 'POST', '/c', 'c.post', {}, { idempotent: false })).rejects.toBeInstanceOf(ApiError)
+      expect(calls).toHaveLength(1)
+    }
+    const limited = setup([{ status: 429, retryAfter: '0' }, { status: 200, body: '{"id":1}' }])
+    expect(await limited.client.request('acme', 'POST', '/c', 'c.post', {}, { idempotent: false })).toEqual({ id: 1 })
+    expect(limited.calls).toHaveLength(2)
+  })
+
+  it('takes its own number of attempts when given', async () => {
+    const { client, calls } = setup([{ status: 500 }, { status: 500 }, { status: 500 }], { maxAttempts: 3 })
+    await expect(client.request('acme', 'GET', '/y', 'y.get', undefined, { maxAttempts: 1 })).rejects.toMatchObject({ status: 500, attempts: 1 })
+    expect(calls).toHaveLength(1)
+  })
+
+  it('keeps at most apiMaxInFlight requests of one organization in flight, and counts them', async () => {
+    const { client, maxInFlight } = setup([], { maxInFlight: 2 })
+    const all = Array.from({ length: 6 }, (_, i) => client.request('acme', 'GET', `/y${i}`, 'y.get'))
+    await new Promise((resolve) => setTimeout(resolve, 1))
+    expect(client.inFlight('acme')).toBe(2)
+    expect(client.inFlight('other')).toBe(0)
+    await Promise.all(all)
+    expect(maxInFlight()).toBe(2)
+  })
+})
+
+describe('the API calls', () => {
+  it('asks for statuses with the filters given, and defaults of 500 from 0', async () => {
+    const { client, calls } = setup([{ status: 200, body: JSON.stringify({ data: [{ data: { stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' } }] }) }, { status: 200, body: '{}' }])
+    expect(await client.getStatuses('acme', 7, 2, 'pt-BR', { status: 'NEED_PROCESS', stringIds: [1, 2], limit: 50, offset: 100 })).toEqual([{ stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' }])
+    const first = new URL(calls[0]!.url)
+    expect(first.pathname).toBe('/api/v2/projects/7/workflow-steps/2/languages/pt-BR/status')
+    expect(Object.fromEntries(first.searchParams)).toEqual({ status: 'NEED_PROCESS', stringIds: '1,2', limit: '50', offset: '100' })
+    expect(await client.getStatuses('acme', 7, 2, 'de', { stringIds: [] })).toEqual([])
+    expect(Object.fromEntries(new URL(calls[1]!.url).searchParams)).toEqual({ limit: '500', offset: '0' })
+  })
+
+  it('keeps only translation records with a string id', async () => {
+    const { client } = setup([{ status: 200, body: JSON.stringify({ data: [{ data: { stringId: 1, text: 'a' } }, { data: { text: 'no id' } }, {}, null] }) }])
+    expect([...(await client.getTranslations('acme', 7, 'de', [1, 2])).keys()]).toEqual([1])
+    const none = setup([{ status: 200, body: '{}' }])
+    expect((await none.client.getTranslations('acme', 7, 'de', [1])).size).toBe(0)
+    expect((await none.client.getTranslations('acme', 7, 'de', [])).size).toBe(0)
+    expect(none.calls).toHaveLength(1)
+  })
+
+  it('reads comments and open issues, and refuses a created comment without an id', async () => {
+    const { client, calls } = setup([
+      { status: 201, body: JSON.stringify({ data: { id: 5, text: 'x' } }) },
+      { status: 201, body: '{"data":{}}' },
+      { status: 200, body: JSON.stringify({ data: [{ data: { id: 1 } }, { data: { text: 'no id' } }, {}] }) },
+      { status: 200, body: '{}' },
+    ])
+    expect(await client.createComment('acme', 7, { stringId: 1, targetLanguageId: 'de', text: 'x', type: 'issue' })).toMatchObject({ id: 5 })
+    await expect(client.createComment('acme', 7, { stringId: 1, targetLanguageId: 'de', text: 'x', type: 'issue' })).rejects.toThrow('POST comments answered without a comment id')
+    expect((await client.listOpenIssues('acme', 7, 1, 'de')).map((c) => c.id)).toEqual([1])
+    expect(await client.listOpenIssues('acme', 7, 1, 'de')).toEqual([])
+    expect(calls[0]!.url).toBe('https://acme.api.test/api/v2/projects/7/comments')
+    expect(Object.fromEntries(new URL(calls[2]!.url).searchParams)).toEqual({ stringId: '1', type: 'issue', targetLanguageId: 'de', issueStatus: 'unresolved', limit: '500', offset: '0' })
+  })
+})
+
+describe('retryAfterMs', () => {
+  it('reads seconds or an HTTP date, never below zero', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z')
+    expect(retryAfterMs('3', now)).toBe(3000)
+    expect(retryAfterMs('-5', now)).toBe(0)
+    expect(retryAfterMs('Thu, 01 Jan 2026 00:00:10 GMT', now)).toBe(10_000)
+    expect(retryAfterMs('Wed, 31 Dec 2025 23:59:00 GMT', now)).toBe(0)
+    expect(retryAfterMs('soon', now)).toBeUndefined()
+    expect(retryAfterMs(null, now)).toBeUndefined()
+    expect(retryAfterMs('', now)).toBeUndefined()
+  })
+})

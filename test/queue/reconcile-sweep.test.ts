@@ -1,0 +1,101 @@
+// Reconciliation on its own: every (organization, project, step, language) seen is swept once,
+// page by page, for strings the service waits for (NEED_PROCESS); those this worker holds no job
+// for are counted, logged and put in the metrics; a step whose statuses can't be read is logged and
+// the sweep goes on.
+import { describe, expect, it } from 'vitest'
+import { stringKeyOf } from '../../src/queue/job.js'
+import { Reconciler } from '../../src/queue/reconcile.js'
+import { createLogger } from '../../src/util/logger.js'
+
+type Query = { status?: string; stringIds?: number[]; limit?: number; offset?: number }
+const step = (languageId = 'de', domain = 'acme', stepId = 11) => ({ organizationId: '1', domain, projectId: 7, stepId, languageId })
+
+function setup(waiting: (domain: string, stepId: number, languageId: string) => number[], active: Set<string> = new Set()) {
+  const calls: Array<{ domain: string; projectId: number; stepId: number; languageId: string; query: Query }> = []
+  const api = {
+    async getStatuses(domain: string, projectId: number, stepId: number, languageId: string, query: Query = {}) {
+      calls.push({ domain, projectId, stepId, languageId, query })
+      const ids = waiting(domain, stepId, languageId)
+      const from = query.offset ?? 0
+      return ids.slice(from, from + (query.limit ?? 500)).map((stringId) => ({ stringId, languageId, stepId, status: 'NEED_PROCESS', output: '' }))
+    },
+  }
+  let orphanCount = 0
+  const metrics = { reconcileOrphans: { inc: (n = 1) => void (orphanCount += n) } }
+  const lines: Array<Record<string, unknown>> = []
+  const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
+  const reconciler = new Reconciler({ api, dedupe: { isActive: (key: string) => active.has(key) }, metrics: metrics as never, log })
+  return { reconciler, calls, lines, orphans: () => orphanCount }
+}
+
+describe('Reconciler', () => {
+  it('counts the waiting strings it holds no job for, and reports them', async () => {
+    const active = new Set([stringKeyOf({ ...step(), stringId: 2 })])
+    const { reconciler, calls, lines, orphans } = setup(() => [1, 2, 3], active)
+    reconciler.seen(step())
+    expect(await reconciler.run()).toEqual({ orphans: 2, checked: 3 })
+    expect(calls).toEqual([{ domain: 'acme', projectId: 7, stepId: 11, languageId: 'de', query: { status: 'NEED_PROCESS', limit: 500, offset: 0 } }])
+    expect(orphans()).toBe(2)
+    const warning = lines.find((l) => l.level === 40)
+    expect(warning).toMatchObject({ orphans: 2, checked: 3 })
+    expect(warning!.msg).toMatch(/Resend/)
+  })
+
+  it('says nothing and counts nothing when every waiting string has its job', async () => {
+    const active = new Set([1, 2].map((stringId) => stringKeyOf({ ...step(), stringId })))
+    const { reconciler, lines, orphans } = setup(() => [1, 2], active)
+    reconciler.seen(step())
+    expect(await reconciler.run()).toEqual({ orphans: 0, checked: 2 })
+    expect(orphans()).toBe(0)
+    expect(lines).toEqual([])
+  })
+
+  it('reads every page of 500, stopping at the first short one', async () => {
+    const ids = Array.from({ length: 1200 }, (_, i) => i + 1)
+    const { reconciler, calls } = setup(() => ids)
+    reconciler.seen(step())
+    expect(await reconciler.run()).toEqual({ orphans: 1200, checked: 1200 })
+    expect(calls.map((c) => c.query.offset)).toEqual([0, 500, 1000])
+  })
+
+  it('asks once more after a full last page, and stops at the empty one', async () => {
+    const { reconciler, calls } = setup(() => Array.from({ length: 500 }, (_, i) => i + 1))
+    reconciler.seen(step())
+    await reconciler.run()
+    expect(calls.map((c) => c.query.offset)).toEqual([0, 500])
+  })
+
+  it('sweeps each step and language once, however often it was seen', async () => {
+    const { reconciler, calls } = setup(() => [])
+    reconciler.seen(step('de'))
+    reconciler.seen(step('de'))
+    reconciler.seen(step('fr'))
+    reconciler.seen(step('de', 'beta'))
+    reconciler.seen(step('de', 'acme', 12))
+    reconciler.seen({ ...step('de'), projectId: 8 })
+    await reconciler.run()
+    expect(calls.map((c) => `${c.domain}|${c.projectId}|${c.stepId}|${c.languageId}`)).toEqual(['acme|7|11|de', 'acme|7|11|fr', 'beta|7|11|de', 'acme|7|12|de', 'acme|8|11|de'])
+  })
+
+  it('matches strings by organization, project, step and language', async () => {
+    // A job of the same string id in another language is not this one.
+    const active = new Set([stringKeyOf({ ...step('fr'), stringId: 1 })])
+    const { reconciler } = setup((_d, _s, languageId) => (languageId === 'de' ? [1] : []), active)
+    reconciler.seen(step('de'))
+    reconciler.seen(step('fr'))
+    expect(await reconciler.run()).toEqual({ orphans: 1, checked: 1 })
+  })
+
+  it('logs a step it cannot read and sweeps the others', async () => {
+    const { reconciler, lines } = setup((domain) => {
+      if (domain === 'broken') throw new Error('503 Service Unavailable')
+      return [1]
+    })
+    reconciler.seen(step('de', 'broken'))
+    reconciler.seen(step('de', 'acme'))
+    expect(await reconciler.run()).toEqual({ orphans: 1, checked: 1 })
+    const failure = lines.find((l) => /could not read statuses/.test(String(l.msg)))
+    expect(failure).toMatchObject({ domain: 'broken', step: 11, language: 'de' })
+    expect(JSON.stringify(failure)).toContain('503 Service Unavailable')
+  })
+})

@@ -1,0 +1,162 @@
+// The work queue on its own: the window it counts (admitted, finished, room), groups of at most
+// `groupMax` jobs per run, and its turns: organizations in turn, then each one's groups in turn,
+// oldest first; errors go to onError with the jobs; drain gives the waiting jobs back.
+import { describe, expect, it } from 'vitest'
+import type { Job } from '../../src/queue/job.js'
+import { WorkQueue } from '../../src/queue/work-queue.js'
+
+const job = (name: string, organizationId: string, group = 'x', domain = `${organizationId || 'none'}.example`): Job =>
+  ({ key: name, organizationId, domain, moduleKey: group, projectId: 7, stepId: 11, languageId: 'de', stringId: 1, revision: 1, batchId: 'b', attempts: 0 }) as unknown as Job
+
+function gate() {
+  let open: () => void = () => {}
+  const promise = new Promise<void>((resolve) => (open = resolve))
+  return { promise, open }
+}
+
+function setup(options: { limit?: number; groupMax?: number; concurrency?: number } = {}) {
+  const runs: string[][] = []
+  const first = gate()
+  let blocked = true
+  const errors: Array<{ error: unknown; jobs: string[] }> = []
+  let rooms = 0
+  const queue = new WorkQueue({
+    concurrency: options.concurrency ?? 1,
+    limit: options.limit ?? 100,
+    groupMax: options.groupMax,
+    async process(jobs) {
+      runs.push(jobs.map((j) => j.key))
+      if (blocked) {
+        blocked = false
+        await first.promise
+      }
+      if (jobs.some((j) => j.key.startsWith('fail'))) throw new Error('pipeline broke')
+    },
+    onError: (error, jobs) => errors.push({ error, jobs: jobs.map((j) => j.key) }),
+    onRoom: () => void rooms++,
+  })
+  return { queue, runs, errors, release: first.open, rooms: () => rooms }
+}
+
+describe('WorkQueue', () => {
+  it('serves organizations in turn, then their groups in turn, oldest first, at most groupMax a run', async () => {
+    const { queue, runs, release } = setup({ groupMax: 2 })
+    queue.push([job('a1', 'A')]) // starts at once and holds the only slot
+    queue.push([job('a2', 'A'), job('a3', 'A'), job('a4', 'A'), job('ay1', 'A', 'y'), job('b1', 'B')])
+    expect(queue.waiting).toBe(5)
+    release()
+    await queue.onIdle()
+    expect(runs).toEqual([['a1'], ['a2', 'a3'], ['b1'], ['ay1'], ['a4']])
+    expect(queue.waiting).toBe(0)
+  })
+
+  it("keeps one organization's many groups from holding another's lone group back", async () => {
+    const { queue, runs, release } = setup()
+    queue.push([job('hold', 'A', 'g0')])
+    queue.push(Array.from({ length: 5 }, (_, i) => job(`a${i}`, 'A', `g${i + 1}`)))
+    queue.push([job('b', 'B')])
+    release()
+    await queue.onIdle()
+    expect(runs.flat().indexOf('b')).toBe(2) // right after A's first waiting group
+  })
+
+  it('runs a whole group at once up to 500 by default', async () => {
+    const { queue, runs, release } = setup()
+    queue.push([job('hold', 'A', 'other')])
+    queue.push(Array.from({ length: 501 }, (_, i) => job(`j${i}`, 'A')))
+    release()
+    await queue.onIdle()
+    expect(runs.map((r) => r.length)).toEqual([1, 500, 1])
+  })
+
+  it('tells organizations apart by id, and by domain when there is none', async () => {
+    const { queue, runs, release } = setup()
+    queue.push([job('hold', 'A')])
+    // Two groups of the same organization '' (told apart by domain), then one of 'C'.
+    queue.push([job('d1', '', 'x', 'one.example'), job('d2', '', 'y', 'one.example'), job('e1', '', 'x', 'two.example'), job('c1', 'C')])
+    release()
+    await queue.onIdle()
+    expect(runs).toEqual([['hold'], ['d1'], ['e1'], ['c1'], ['d2']])
+  })
+
+  it('hands a failed run to onError with its jobs, and goes on', async () => {
+    const { queue, runs, errors, release } = setup()
+    release()
+    queue.push([job('fail1', 'A')])
+    queue.push([job('ok', 'B')])
+    await queue.onIdle()
+    expect(runs).toEqual([['fail1'], ['ok']])
+    expect(errors).toHaveLength(1)
+    expect((errors[0]!.error as Error).message).toBe('pipeline broke')
+    expect(errors[0]!.jobs).toEqual(['fail1'])
+  })
+
+  it('counts the window: admitted until finished, room up to the limit, never below zero', () => {
+    const { queue, rooms } = setup({ limit: 10 })
+    expect(queue.limit).toBe(10)
+    expect(queue.hasRoom(10)).toBe(true)
+    expect(queue.hasRoom(11)).toBe(true) // an empty window takes any batch
+    expect(queue.hasRoom(0)).toBe(true)
+    queue.admit(4)
+    expect(queue.depth).toBe(4)
+    expect(queue.hasRoom(6)).toBe(true)
+    expect(queue.hasRoom(7)).toBe(false)
+    queue.finish()
+    expect(queue.depth).toBe(3)
+    expect(rooms()).toBe(1)
+    queue.finish(2)
+    expect(rooms()).toBe(2)
+    queue.finish(0)
+    expect(rooms()).toBe(2) // nothing left the window
+    queue.finish(5)
+    expect(queue.depth).toBe(0)
+    queue.admit(12)
+    expect(queue.hasRoom(1)).toBe(false)
+    expect(queue.hasRoom(0)).toBe(false)
+  })
+
+  it('needs no onRoom listener', () => {
+    const queue = new WorkQueue({ concurrency: 1, limit: 5, process: async () => {}, onError: () => {} })
+    queue.admit(2)
+    queue.finish(2)
+    expect(queue.depth).toBe(0)
+  })
+
+  it('drains the waiting jobs, which then never run', async () => {
+    const { queue, runs, release } = setup()
+    queue.push([job('hold', 'A')])
+    queue.push([job('w1', 'A'), job('w2', 'B', 'y')])
+    expect(queue.running).toBe(1)
+    expect(queue.drain().map((j) => j.key).sort()).toEqual(['w1', 'w2'])
+    expect(queue.waiting).toBe(0)
+    release()
+    await queue.onIdle()
+    expect(runs).toEqual([['hold']])
+    // The queue still works after a drain.
+    queue.push([job('later', 'A')])
+    await queue.onIdle()
+    expect(runs).toEqual([['hold'], ['later']])
+  })
+
+  it('runs other tasks in the same slots as pipeline runs', async () => {
+    const { queue, release } = setup()
+    const order: string[] = []
+    queue.push([job('hold', 'A')])
+    const task = queue.runTask(async () => void order.push('task'))
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(order).toEqual([]) // the only slot is taken
+    release()
+    await task
+    expect(order).toEqual(['task'])
+  })
+
+  it('starts nothing while paused', async () => {
+    const { queue, runs, release } = setup()
+    release()
+    queue.pause()
+    queue.push([job('j', 'A')])
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    expect(runs).toEqual([])
+    expect(queue.waiting).toBe(1)
+  })
+})
