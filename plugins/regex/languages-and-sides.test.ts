@@ -6,7 +6,7 @@ import { PluginTester, runPluginCase } from '../../src/engine/plugin-tester.js'
 import regex from './index.js'
 
 const requireX = (languages: string[]) => ({ target: { require: 'x' }, languages })
-const missing = [{ message: 'The translation must match /x/' }]
+const missing = [{ code: 'required-pattern-missing', message: 'The translation must match /x/' }]
 
 new PluginTester().run(regex, {
   valid: [
@@ -21,8 +21,8 @@ new PluginTester().run(regex, {
     { name: 'a base language covers its regions', source: 'a', translation: 'b', targetLanguage: 'pt-BR', options: requireX(['pt']), findings: missing },
     { name: 'a base language covers a numeric region', source: 'a', translation: 'b', targetLanguage: 'es-419', options: requireX(['es']), findings: missing },
     { name: 'the exact region', source: 'a', translation: 'b', targetLanguage: 'zh-CN', options: requireX(['zh-CN']), findings: missing },
-    { name: 'the source rule fails on the source, whatever the translation', source: 'x', translation: 'Q1', targetLanguage: 'de', options: { source: { require: '^Q' } }, findings: [{ message: 'The source must match /^Q/' }] },
-    { name: 'without the flag, case counts', source: 'a', translation: 'A', targetLanguage: 'de', options: { target: { require: '^a' } }, findings: [{ message: 'The translation must match /^a/' }] },
+    { name: 'the source rule fails on the source, whatever the translation', source: 'x', translation: 'Q1', targetLanguage: 'de', options: { source: { require: '^Q' } }, findings: [{ code: 'required-pattern-missing', message: 'The source must match /^Q/' }] },
+    { name: 'without the flag, case counts', source: 'a', translation: 'A', targetLanguage: 'de', options: { target: { require: '^a' } }, findings: [{ code: 'required-pattern-missing', message: 'The translation must match /^a/' }] },
   ],
 })
 

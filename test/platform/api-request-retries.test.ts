@@ -4,7 +4,8 @@
 // refresh after 401, a fresh token after each wait, the observer's view, and the per-organization
 // limit on requests in flight.
 import { describe, expect, it } from 'vitest'
-import { ApiClient, ApiError, retryAfterMs } from '../../src/platform/api-client.js'
+import { ApiClient, ApiError } from '../../src/platform/api-client.js'
+import { parseRetryAfter as retryAfterMs } from '../../src/util/retry-after.js'
 import { createLogger } from '../../src/util/logger.js'
 
 type Answer = { status: number; body?: string; retryAfter?: string } | Error

@@ -4,7 +4,7 @@
 // organization waits for a token before it is let go; a tick never lets the same strings go twice.
 import { describe, expect, it } from 'vitest'
 import { HeldOrganizations } from '../../src/queue/held-organizations.js'
-import type { Job } from '../../src/queue/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { createLogger } from '../../src/util/logger.js'
 
 const job = (stringId: number, domain = 'acme'): Job =>

@@ -4,7 +4,7 @@
 import { describe, expect, it } from 'vitest'
 import { Dedupe } from '../../src/queue/dedupe.js'
 import { ALIVE_EVERY_MS, incoming, Intake } from '../../src/queue/intake.js'
-import { stringKeyOf, type Job } from '../../src/queue/job.js'
+import { stringKeyOf, type Job } from '../../src/protocol/job.js'
 import { WorkQueue } from '../../src/queue/work-queue.js'
 
 const job = (stringId: number, revision = 1, organizationId = '1', domain = 'acme'): Job =>
@@ -72,7 +72,7 @@ describe('Intake', () => {
     await expect(intake.accept('b1', incoming([job(1), job(2)]))).rejects.toThrow('disk write failed')
     expect(queue.depth).toBe(0)
     expect(dedupe.isActive(stringKeyOf(job(1)))).toBe(false)
-    expect(dedupe.admit(stringKeyOf(job(1)), 1)).toBe('new')
+    expect(dedupe.arrive(stringKeyOf(job(1)), 1)).toBe('new')
     await queue.onIdle()
     expect(processed).toEqual([])
   })
@@ -133,19 +133,19 @@ describe('Intake', () => {
     const { intake, dedupe, events } = setup({ lastAlive: 1_000_000 - 75_000 })
     expect(await intake.replay()).toEqual({ strings: 3, batches: 1, parked: 0 })
     expect(events).toEqual(['alive'])
-    expect(dedupe.admit('never-seen', 1)).toBe('finished')
+    expect(dedupe.arrive('never-seen', 1)).toBe('finished')
   })
 
   it('takes strings as new again once that memory would have run out', async () => {
     const { intake, dedupe } = setup({ lastAlive: 1_000_000 - 95_000 })
     await intake.replay()
-    expect(dedupe.admit('never-seen', 1)).toBe('new')
+    expect(dedupe.arrive('never-seen', 1)).toBe('new')
   })
 
   it('takes everything as new on a first start', async () => {
     const { intake, dedupe } = setup()
     await intake.replay()
-    expect(dedupe.admit('never-seen', 1)).toBe('new')
+    expect(dedupe.arrive('never-seen', 1)).toBe('new')
   })
 
   it('replays from a journal that keeps no liveness, taking everything as new', async () => {
@@ -154,7 +154,7 @@ describe('Intake', () => {
     const backlog = { replay: async () => ({ strings: 0, batches: 0, parked: 0 }) }
     const intake = new Intake({ dedupe, queue: new WorkQueue({ concurrency: 1, limit: 10, process: async () => {}, onError: () => {} }), local: { journal: journal as never, backlog: backlog as never } })
     expect(await intake.replay()).toEqual({ strings: 0, batches: 0, parked: 0 })
-    expect(dedupe.admit('never-seen', 1)).toBe('new')
+    expect(dedupe.arrive('never-seen', 1)).toBe('new')
   })
 
   it("sizes a batch made of jobs by their count, and an empty one as nobody's", () => {

@@ -1,7 +1,7 @@
 // The three keys of a job: the string (whatever its revision), the job (string and revision: the
 // de-duplication identity), and the group that shares one pipeline run and one status PATCH.
 import { describe, expect, it } from 'vitest'
-import { groupKeyOf, jobKeyOf, stringKeyOf } from '../../src/queue/job.js'
+import { groupKeyOf, jobKeyOf, stringKeyOf } from '../../src/protocol/job.js'
 
 const base = { organizationId: '1001', domain: 'acme', moduleKey: 'qa', projectId: 7, stepId: 11, languageId: 'pt-BR', stringId: 42, revision: 3 }
 

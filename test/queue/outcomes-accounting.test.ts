@@ -3,8 +3,8 @@
 // service as "" (and kept here only if even that is refused); held strings go to disk and free
 // their room in the window even when the disk write fails.
 import { describe, expect, it } from 'vitest'
-import type { Decision } from '../../src/platform/reporter.js'
-import type { Job } from '../../src/queue/job.js'
+import type { Decision } from '../../src/protocol/decision.js'
+import type { Job } from '../../src/protocol/job.js'
 import { createOutcomes } from '../../src/queue/outcomes.js'
 import { createLogger } from '../../src/util/logger.js'
 
@@ -35,7 +35,7 @@ function setup(options: { stash?: (jobs: Job[]) => Promise<void> } = {}) {
       options.stash ??
       (async (jobs) => {
         stashed.push(jobs)
-        events.push(`stash ${jobs.map((j) => `${j.stringId}:${j.port ?? '-'}`).join(',')}`)
+        events.push(`stash ${jobs.map((j) => `${j.stringId}:${j.decidedPort ?? '-'}`).join(',')}`)
       }),
   })
   return { outcomes, events, lines, stashed }
@@ -88,7 +88,7 @@ describe('outcomes', () => {
     const { outcomes, events, stashed } = setup()
     await outcomes.reporterHooks.held([{ job: job(1), port: 'ok' }, { job: job(2), port: '' }], '403: Forbidden', 'forbidden')
     expect(events).toEqual(['hold acme 2 403: Forbidden forbidden', 'jobs {"outcome":"held","port":""} 2', 'stash 1:ok,2:', 'room 2'])
-    expect(stashed[0]!.map((j) => j.port)).toEqual(['ok', ''])
+    expect(stashed[0]!.map((j) => j.decidedPort)).toEqual(['ok', ''])
   })
 
   it('frees the room of held strings even when the disk write fails', async () => {

@@ -7,8 +7,11 @@ import { describe, expect, it } from 'vitest'
 import type { Item } from '../../src/engine/types.js'
 import { ApiError, type TranslationRecord } from '../../src/platform/api-client.js'
 import { NotConnectedError } from '../../src/platform/token-errors.js'
-import type { Job } from '../../src/queue/job.js'
-import { createJobProcessor, type RunnablePipeline } from '../../src/queue/process-jobs.js'
+import type { Job } from '../../src/protocol/job.js'
+import { createJobProcessor } from '../../src/queue/process-jobs.js'
+import type { Pipeline } from '../../src/engine/pipeline.js'
+/** The part of a Pipeline the job processor uses. */
+type RunnablePipeline = Pick<Pipeline, 'key' | 'needsTranslation' | 'resolveSettings' | 'run'> & Partial<Pipeline>
 import { createLogger } from '../../src/util/logger.js'
 
 const lang = (id: string) => ({ id, name: id, locale: id, pluralCategoryNames: ['one', 'other'] }) as never
@@ -68,7 +71,7 @@ function setup(options: {
   }
   const ids = (jobs: Job[]) => jobs.map((j) => j.stringId).join(',')
   const process = createJobProcessor({
-    pipelines: () => ({ get: (key) => (key === 'qa' ? pipeline : undefined) }),
+    pipelines: () => ({ get: (key) => (key === 'qa' ? (pipeline as Pipeline | undefined) : undefined) }),
     settings: options.bare ? undefined : { get: async (ref) => (events.push(`settings ${ref.organizationId} ${ref.projectId} ${ref.stepId} ${ref.moduleKey}`), options.settings) },
     api: api as never,
     reporter: { add: (d: { job: Job; port: string; review?: { pipeline: string } }) => void events.push(`report ${d.job.stringId} "${d.port}"${d.review ? ` by ${d.review.pipeline}` : ''}`) } as never,

@@ -3,7 +3,7 @@
 // for are counted, logged and put in the metrics; a step whose statuses can't be read is logged and
 // the sweep goes on.
 import { describe, expect, it } from 'vitest'
-import { stringKeyOf } from '../../src/queue/job.js'
+import { stringKeyOf } from '../../src/protocol/job.js'
 import { Reconciler } from '../../src/queue/reconcile.js'
 import { createLogger } from '../../src/util/logger.js'
 

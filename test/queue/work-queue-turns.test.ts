@@ -2,7 +2,7 @@
 // `groupMax` jobs per run, and its turns: organizations in turn, then each one's groups in turn,
 // oldest first; errors go to onError with the jobs; drain gives the waiting jobs back.
 import { describe, expect, it } from 'vitest'
-import type { Job } from '../../src/queue/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { WorkQueue } from '../../src/queue/work-queue.js'
 
 const job = (name: string, organizationId: string, group = 'x', domain = `${organizationId || 'none'}.example`): Job =>
@@ -97,7 +97,7 @@ describe('WorkQueue', () => {
     expect(queue.hasRoom(10)).toBe(true)
     expect(queue.hasRoom(11)).toBe(true) // an empty window takes any batch
     expect(queue.hasRoom(0)).toBe(true)
-    queue.admit(4)
+    queue.reserve(4)
     expect(queue.depth).toBe(4)
     expect(queue.hasRoom(6)).toBe(true)
     expect(queue.hasRoom(7)).toBe(false)
@@ -110,14 +110,14 @@ describe('WorkQueue', () => {
     expect(rooms()).toBe(2) // nothing left the window
     queue.finish(5)
     expect(queue.depth).toBe(0)
-    queue.admit(12)
+    queue.reserve(12)
     expect(queue.hasRoom(1)).toBe(false)
     expect(queue.hasRoom(0)).toBe(false)
   })
 
   it('needs no onRoom listener', () => {
     const queue = new WorkQueue({ concurrency: 1, limit: 5, process: async () => {}, onError: () => {} })
-    queue.admit(2)
+    queue.reserve(2)
     queue.finish(2)
     expect(queue.depth).toBe(0)
   })

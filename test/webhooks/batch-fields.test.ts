@@ -3,8 +3,9 @@
 // events and their counts, which organization a batch is from, and the answers to bodies that are
 // not a batch.
 import { describe, expect, it } from 'vitest'
-import { decodeBatch, type DecodedJobs } from '../../src/webhooks/decode-batch.js'
-import { signBody } from '../../src/webhooks/verify-signature.js'
+import { decodeBatch } from '../../src/webhooks/decode-batch.js'
+import type { EncodedJobList as DecodedJobs } from '../../src/queue/job-codec.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 
 const SECRETS = ['s3cret']

@@ -3,11 +3,11 @@
 // between jobs, and an event that names its string but can't be used becomes a job marked invalid.
 // And the depth limit of events that are not string events (limit-depth.ts).
 import { describe, expect, it } from 'vitest'
-import { jobKeyOf } from '../../src/queue/job.js'
+import { jobKeyOf } from '../../src/protocol/job.js'
 import { decodeBatch } from '../../src/webhooks/decode-batch.js'
 import { CUT_MARKER, cutToDepth, deeperThan, limitDepth } from '../../src/webhooks/limit-depth.js'
-import { toJobs } from '../../src/webhooks/unbatch.js'
-import { signBody } from '../../src/webhooks/verify-signature.js'
+import { decodeJobs as toJobs } from '../../src/queue/job-codec.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 
 function decode(events: unknown[], organization = '200000') {

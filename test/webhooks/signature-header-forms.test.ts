@@ -1,7 +1,8 @@
 // Which secret a signature was made with, and the forms of the signature header: surrounding
 // whitespace is ignored, `sha256=` is a prefix only, never something removed from the middle.
 import { describe, expect, it } from 'vitest'
-import { matchSignature, signBody } from '../../src/webhooks/verify-signature.js'
+import { matchSignature } from '../../src/webhooks/verify-signature.js'
+import { signBody } from '../../src/protocol/webhook-signature.js'
 
 const body = Buffer.from('{"events":[]}')
 
