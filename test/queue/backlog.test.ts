@@ -2,6 +2,13 @@
 // starves the small batches of another), and a restart with a backlog (it is indexed, not loaded:
 // start-up is quick, the window stays bounded, and everything is reported).
 import { afterEach, describe, expect, it } from 'vitest'
+import Keyv from 'keyv'
+import type { Job } from '../../src/protocol/job.js'
+import { Backlog, reserveOf } from '../../src/queue/backlog.js'
+import { Dedupe } from '../../src/queue/dedupe.js'
+import { Journal } from '../../src/queue/journal.js'
+import { WorkQueue } from '../../src/queue/work-queue.js'
+import { silentLogger } from '../../src/util/logger.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { createStores } from '../../src/store/create-stores.js'
 import { recalculationEvent, signedRequest } from '../support/events.js'
@@ -19,6 +26,23 @@ const B = { domain: 'b.example', orgId: 'B' }
 const batch = (from: number, n: number, organizationId: string, stepId = 11) =>
   JSON.stringify({ events: Array.from({ length: n }, (_, i) => recalculationEvent({ stringId: from + i, organizationId, stepId })) })
 const reportedOf = (service: ReturnType<typeof fakeServiceFetch>, domain: string) => service.patches.filter((p) => p.url.includes(domain)).reduce((n, p) => n + p.ops.length, 0)
+
+/** A backlog over an in-memory journal and a window of 100 that only fills (nothing runs). */
+async function pausedBacklog(downstream?: () => number) {
+  const journal = new Journal(new Keyv())
+  const queue = new WorkQueue({ concurrency: 1, limit: 100, process: () => new Promise(() => undefined), onError: () => undefined })
+  queue.pause()
+  const backlog = new Backlog({ journal, queue, dedupe: new Dedupe(60_000), log: silentLogger(), isHeld: () => false, report: () => undefined, maxBytes: 2 ** 30, organizationShare: 0.5, ...(downstream ? { downstream } : {}) })
+  await backlog.replay()
+  return { journal, queue, backlog }
+}
+
+/** `n` jobs of one organization, as the backlog writes them to disk. */
+const diskJobs = (n: number, organizationId: string): Job[] => Array.from({ length: n }, (_, i) => ({
+  key: `${organizationId}|${i}`, organizationId, domain: organizationId.toLowerCase(), moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
+  string: { key: 'k', context: '', maxLength: 0, text: 't', isPlural: false, fileType: 'json', filePath: '/a', labelIds: [] },
+  sourceLanguage: { id: 'en' }, targetLanguage: { id: 'de' }, batchId: '', attempts: 0,
+}))
 
 describe('backlog', () => {
   it("serves organizations in turn: B's small batch is DONE long before A's backlog of thousands drains", async () => {
@@ -90,26 +114,9 @@ describe('backlog', () => {
 
 describe('the window', () => {
   it("refilling leaves a tenth free: another organization's small batch goes straight in while one's backlog keeps the rest full", async () => {
-    const { default: Keyv } = await import('keyv')
-    const { Journal } = await import('../../src/queue/journal.js')
-    const { Backlog, reserveOf } = await import('../../src/queue/backlog.js')
-    const { WorkQueue } = await import('../../src/queue/work-queue.js')
-    const { Dedupe } = await import('../../src/queue/dedupe.js')
-    const { silentLogger } = await import('../../src/util/logger.js')
-    type Job = import('../../src/protocol/job.js').Job
-    const journal = new Journal(new Keyv())
-    // Nothing runs: the window only fills.
-    const queue = new WorkQueue({ concurrency: 1, limit: 100, process: () => new Promise(() => undefined), onError: () => undefined })
-    queue.pause()
-    const backlog = new Backlog({ journal, queue, dedupe: new Dedupe(60_000), log: silentLogger(), isHeld: () => false, report: () => undefined, maxBytes: 2 ** 30, organizationShare: 0.5 })
-    await backlog.replay()
-    const jobs = (n: number, organizationId: string): Job[] => Array.from({ length: n }, (_, i) => ({
-      key: `${organizationId}|${i}`, organizationId, domain: organizationId.toLowerCase(), moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
-      string: { key: 'k', context: '', maxLength: 0, text: 't', isPlural: false, fileType: 'json', filePath: '/a', labelIds: [] },
-      sourceLanguage: { id: 'en' }, targetLanguage: { id: 'de' }, batchId: '', attempts: 0,
-    }))
+    const { journal, queue, backlog } = await pausedBacklog()
     // A: 1,000 strings left on disk; the window fills to its limit less the reserve.
-    const a = jobs(1000, 'A')
+    const a = diskJobs(1000, 'A')
     backlog.spill('A', 'a', await journal.append(journal.newBatchId(), a), a.length)
     await backlog.refill()
     expect(reserveOf(100)).toBe(10)
@@ -122,24 +129,9 @@ describe('the window', () => {
   })
 
   it('strings reported but with their findings not yet logged count against the window', async () => {
-    const { default: Keyv } = await import('keyv')
-    const { Journal } = await import('../../src/queue/journal.js')
-    const { Backlog } = await import('../../src/queue/backlog.js')
-    const { WorkQueue } = await import('../../src/queue/work-queue.js')
-    const { Dedupe } = await import('../../src/queue/dedupe.js')
-    const { silentLogger } = await import('../../src/util/logger.js')
-    type Job = import('../../src/protocol/job.js').Job
-    const journal = new Journal(new Keyv())
-    const queue = new WorkQueue({ concurrency: 1, limit: 100, process: () => new Promise(() => undefined), onError: () => undefined })
-    queue.pause()
     let behind = 60
-    const backlog = new Backlog({ journal, queue, dedupe: new Dedupe(60_000), log: silentLogger(), isHeld: () => false, report: () => undefined, maxBytes: 2 ** 30, organizationShare: 0.5, downstream: () => behind })
-    await backlog.replay()
-    const a: Job[] = Array.from({ length: 1000 }, (_, i) => ({
-      key: `A|${i}`, organizationId: 'A', domain: 'a', moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
-      string: { key: 'k', context: '', maxLength: 0, text: 't', isPlural: false, fileType: 'json', filePath: '/a', labelIds: [] },
-      sourceLanguage: { id: 'en' }, targetLanguage: { id: 'de' }, batchId: '', attempts: 0,
-    }))
+    const { journal, queue, backlog } = await pausedBacklog(() => behind)
+    const a = diskJobs(1000, 'A')
     backlog.spill('A', 'a', await journal.append(journal.newBatchId(), a), a.length)
     await backlog.refill()
     // 100 less the reserve (10) less the 60 still in the findings stage.
