@@ -103,6 +103,10 @@ export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' 
   const t: BenchResults['targets'] = []
   const fmt = (n: number, d = 3) => (Number.isFinite(n) ? String(Number(n.toFixed(d))) : 'n/a')
   if (r.ingest) t.push({ what: 'ingest vs baseline', target: '>= 0.8', measured: fmt(r.ingest.ratio), met: r.ingest.ratio >= 0.8 })
+  if (r.ingest) {
+    const refused = Object.entries(r.ingest.worker.statuses).filter(([s]) => !s.startsWith('2')).reduce((a, [, c]) => a + c, 0)
+    t.push({ what: 'ingest: worker non-2XX', target: '0', measured: String(refused), met: refused === 0 })
+  }
   if (r.endToEnd) {
     t.push({ what: 'end to end strings/s', target: '>= 10000', measured: fmt(r.endToEnd.stringsPerSecond, 0), met: r.endToEnd.stringsPerSecond >= 10_000 })
     t.push({ what: 'status PATCH per string', target: '<= 0.01', measured: fmt(r.endToEnd.patchesPerString, 4), met: r.endToEnd.patchesPerString <= 0.01 })

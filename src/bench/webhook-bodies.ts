@@ -65,6 +65,25 @@ export function batchSource(seed: SeedOptions, options: { appSecret: string; bat
   }
 }
 
+/**
+ * The batch as pass `pass` sends it: pass 0 is the batch itself; pass N names organization
+ * `<id>-N` in its header and in every event, signed again (the worker refuses a delivery whose
+ * events name another organization than its header). The body is kept cut at its organization
+ * ids, so a pass costs a copy and an HMAC, not a rebuild of the events.
+ */
+export function underOtherOrganizations(batch: Batch, organizationId: string, appSecret: string): (pass: number) => Batch {
+  const parts = batch.body.toString('utf8').split(`"organizationId":"${organizationId}"`).map((part) => Buffer.from(part))
+  return (pass) => {
+    if (pass === 0) return batch
+    const id = `${organizationId}-${pass}`
+    const field = Buffer.from(`"organizationId":"${id}"`)
+    const body = Buffer.concat(parts.flatMap((part, k) => (k === 0 ? [part] : [field, part])))
+    const signature = Object.keys(batch.headers).find((h) => h.endsWith('-Signature'))!
+    const idHeader = signature.replace(/Signature$/, 'Id')
+    return { ...batch, body, headers: { ...batch.headers, [idHeader]: id, [signature]: signBody(body, appSecret) } }
+  }
+}
+
 /** A new revision of every string (same texts): a rerun the worker must process again, not absorb as a repeat. */
 export function bumpRevisions(sample: SampleProject): void {
   for (const str of sample.strings) str.revision++

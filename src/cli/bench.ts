@@ -16,7 +16,7 @@ import { checkTargets, formatTable, resultRows, type AdversarialResult, type Adv
 import { adversarialTexts, RUNAWAY_MARKER, RUNAWAY_PLUGIN } from '../bench/adversarial-texts.js'
 import { perSecond, ratio, round, summarizeLatencies } from '../bench/stats.js'
 import { renderFloodChart, type FloodSample } from '../bench/svg-chart.js'
-import { batchSource, bumpRevisions, type BatchSource } from '../bench/webhook-bodies.js'
+import { batchSource, bumpRevisions, underOtherOrganizations, type BatchSource } from '../bench/webhook-bodies.js'
 import type { Batch } from '../bench/load-generator.js'
 import type { SeedOptions } from '../emulator/sample-project.js'
 import { connectThroughBrowser } from './demo.js'
@@ -270,13 +270,11 @@ class Bench {
     const worker = await this.startWorker({ QUEUE_LIMIT: String(10_000_000) }, false)
     const source = this.source((s.ingestPool * s.batchSize) / LANGUAGES.length, 'qa-gate')
     const pool = Array.from({ length: source.count }, (_, i) => source.batch(i))
-    // Each pass over the pool names another organization (X-Service-Id, outside the signed
-    // body): every string is new to the worker's de-duplication, as in a real stream.
-    const nth = (i: number): Batch => {
-      const b = pool[i % pool.length]!
-      const pass = Math.floor(i / pool.length)
-      return pass === 0 ? b : { ...b, headers: { ...b.headers, 'X-Service-Id': `${this.emulator.organization.id}-${pass}` } }
-    }
+    // Each pass over the pool names another organization (in the header and in every event, then
+    // signed again: the worker refuses a delivery whose events name another organization than its
+    // header): every string is new to the worker's de-duplication, as in a real stream.
+    const passes = pool.map((b) => underOtherOrganizations(b, this.emulator.organization.id, this.appSecret))
+    const nth = (i: number): Batch => passes[i % pool.length]!(Math.floor(i / pool.length))
     const measure = async (url: string) => {
       await runLoad({ url, concurrency: s.concurrency, count: 200, batch: (i) => nth(i + 1_000_000 * pool.length) }) // warm-up, separate passes
       const r = await runLoad({ url, concurrency: s.concurrency, count: Number.MAX_SAFE_INTEGER, batch: nth, durationMs: s.ingestSeconds * 1000 })

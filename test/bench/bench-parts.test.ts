@@ -2,7 +2,7 @@ import { describe, expect, it } from 'vitest'
 import { checkTargets, formatTable, resultRows, type BenchResults } from '../../src/bench/report.js'
 import { perSecond, percentile, ratio, summarizeLatencies } from '../../src/bench/stats.js'
 import { niceMax, renderFloodChart } from '../../src/bench/svg-chart.js'
-import { batchSource } from '../../src/bench/webhook-bodies.js'
+import { batchSource, underOtherOrganizations } from '../../src/bench/webhook-bodies.js'
 import { verifySignature } from '../../src/webhooks/verify-signature.js'
 import { validateBatch, validateRecalculationEvent } from '../../src/webhooks/batch-schema.js'
 import { decodeEntry } from '../../src/queue/journal.js'
@@ -60,6 +60,14 @@ describe('results', () => {
       ['model requests, cached rerun', true],
     ])
   })
+  it('fails ingest on any refused batch, whatever the ratio', () => {
+    const side = (statuses: Record<string, number>) => ({ batchesPerSecond: 500, eventsPerSecond: 50_000, latencyMs: summarizeLatencies([1, 2]), statuses })
+    const ingest = (statuses: Record<string, number>) => ({ batchSize: 100, concurrency: 16, durationMs: 8000, worker: side(statuses), baseline: side({ 200: 10 }), ratio: 1 })
+    const row = (statuses: Record<string, number>) => checkTargets({ ...results, ingest: ingest(statuses) }).find((x) => x.what === 'ingest: worker non-2XX')
+    expect(row({ 200: 4000 })).toMatchObject({ measured: '0', met: true })
+    expect(row({ 200: 100, 401: 5952 })).toMatchObject({ measured: '5952', met: false })
+  })
+
   it('prints an aligned table', () => {
     const table = formatTable(resultRows(results)).split('\n')
     expect(table[0]).toMatch(/^measure\s+value$/)
@@ -79,6 +87,20 @@ describe('webhook bodies', () => {
     expect(validateBatch(body)).toBe(true)
     for (const e of body.events) expect(validateRecalculationEvent(e)).toBe(true)
     expect(Object.keys(body.events[0]!.stringStatus).sort()).toEqual(['affectedLanguage', 'organizationId', 'originEvent', 'output', 'sourceLanguage', 'status', 'translation', 'user', 'workflowStep'])
+  })
+
+  it('sends a later pass as another organization that the worker accepts', () => {
+    const source = batchSource({ seed: 3, strings: 10, languages: ['de', 'fr'] }, { appSecret: 's3cret', batchSize: 20 })
+    const orgId = source.sample.organization.id
+    const pass = underOtherOrganizations(source.batch(0), orgId, 's3cret')
+    expect(pass(0).headers['X-Service-Id']).toBe(orgId)
+    const second = pass(2)
+    expect(second.headers['X-Service-Id']).toBe(`${orgId}-2`)
+    const decoded = decodeBatch(second.body, second.headers['X-Service-Signature']!, ['s3cret'], second.headers['X-Service-Id'])
+    expect(decoded).toMatchObject({ ok: true, organizationId: `${orgId}-2`, count: 20 })
+    // The original pass still decodes as the original organization; a pass's body under the
+    // original header is refused (what the worker did to the bench before passes were re-signed).
+    expect(decodeBatch(second.body, second.headers['X-Service-Signature']!, ['s3cret'], orgId)).toMatchObject({ ok: false, code: 'organization_mismatch' })
   })
 })
 
