@@ -202,6 +202,11 @@ describe('POST /webhooks through the ingest threads', () => {
     expect(answer.accepted + answer.duplicates).toBe(300)
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops)).toHaveLength(300)
+    // A small one stays on the main thread; /metrics tells the operator which way each went.
+    expect((await post(signedRequest(batch(1, 301), SECRET))).status).toBe(200)
+    const metrics = await (await fetch(`${w.url}/metrics`)).text()
+    expect(metrics).toMatch(/switchyard_webhook_decodes_total\{where="thread"\} 2\n/)
+    expect(metrics).toMatch(/switchyard_webhook_decodes_total\{where="inline"\} 1\n/)
   })
 
   it('refuses large bad bodies with the same statuses and reasons as small ones', async () => {
