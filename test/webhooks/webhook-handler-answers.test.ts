@@ -55,6 +55,9 @@ async function setup(o: Options = {}) {
     otherEvents: async (events, origin) => void others.push({ events, origin }),
   })
   const app = new Koa()
+  // A sender that hangs up mid-body makes its request fail after the answer is decided; Koa would
+  // print that to stderr (the handler's answers are all caught below).
+  app.silent = true
   app.use(async (ctx, next) => {
     try {
       await next()
@@ -149,6 +152,21 @@ describe('POST /webhooks answers', () => {
     expect(await res.json()).toMatchObject({ code: 'too_large', message: 'body is over the limit of 50 bytes' })
     const exact = await setup({ bodyLimit: Buffer.byteLength(big) })
     expect((await exact.post(big)).status).toBe(200)
+  })
+
+  it('counts a delivery cut off in the middle of its body (the sender hung up) as bad_body, and takes nothing from it', async () => {
+    const t = await setup()
+    const whole = body(events(1))
+    const server = servers.at(-1)!
+    const arrived = new Promise((resolve) => server.once('request', () => setImmediate(resolve)))
+    const req = http.request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(whole)), 'X-Service-Signature': signBody(whole, SECRET), 'X-Module-Key': 'k' } })
+    req.on('error', () => undefined)
+    req.write(whole.slice(0, 20))
+    await arrived
+    req.destroy()
+    while (t.counted.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(t.counted).toEqual(['batches {"result":"bad_body"} 1'])
+    expect(t.accepted).toEqual([])
   })
 
   it('says which secret to check when a signature does not match', async () => {
