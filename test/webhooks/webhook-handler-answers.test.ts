@@ -225,6 +225,10 @@ describe('POST /webhooks answers', () => {
     expect(orphan!.msg).toMatch(/^strings arrived for module key "test-step"/)
     expect(orphan!.delivery).toBeUndefined()
     expect(invalid).toMatchObject({ index: 1, organization: '8'.repeat(64), delivery: 'batch-1' })
+    // The same with no line before decoding: the first line is made from the decoded organization.
+    const quiet = await setup()
+    await quiet.post(body([recalculationEvent({ stringId: 1, organizationId: organization }), noText]), { 'X-Service-Id': organization })
+    expect(quiet.lines.find((l) => l.level === 40)).toMatchObject({ index: 1, organization: '8'.repeat(64), delivery: 'batch-1' })
   })
 
   it('answers 500 when decoding fails, for the service to deliver again', async () => {
