@@ -8,6 +8,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
   const m = {
     registry,
     batches: new Counter({ name: 'switchyard_webhook_batches_total', help: 'Webhook requests by result', labelNames: ['result'], registers: [registry] }),
+    decodes: new Counter({ name: 'switchyard_webhook_decodes_total', help: 'Webhook bodies checked and parsed, by where: thread (a thread of the ingest pool) or inline (the main thread: INGEST_THREADS=0, the thread module missing, or a body under 16 KB)', labelNames: ['where'], registers: [registry] }),
     events: new Counter({ name: 'switchyard_webhook_events_total', help: 'Events received by event name', labelNames: ['event'], registers: [registry] }),
     jobs: new Counter({ name: 'switchyard_jobs_total', help: 'Strings by outcome (reported, duplicate, stale, superseded, rejected, dropped, parked, held, retried, absorbed) and output port', labelNames: ['outcome', 'port'], registers: [registry] }),
     queueDepth: new Gauge({ name: 'switchyard_queue_depth', help: 'Strings accepted and not yet finished', registers: [registry] }),

@@ -1,7 +1,8 @@
 // Where webhook bodies are decoded: in a small pool of threads (piscina), so that checking the
 // signature and parsing hundreds of kilobytes of JSON per batch does not hold up the event loop
 // that answers webhooks, runs the pipelines and reports; or inline (INGEST_THREADS=0, or a body
-// too small to be worth the hop). Same bytes, same answer, either way (decode-batch.ts).
+// too small to be worth the hop). Same bytes, same answer, either way (decode-batch.ts); `count`
+// tells which way each body went (switchyard_webhook_decodes_total{where}).
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -24,7 +25,11 @@ export interface DecodePoolOptions {
   inlineBelow?: number
   /** Called once if the pool can't be used and decoding falls back to inline. */
   warn?(message: string): void
+  /** Called for each body, with where it is decoded: in a thread of the pool, or inline. */
+  count?(where: DecodedWhere): void
 }
+
+export type DecodedWhere = 'thread' | 'inline'
 
 
 /** The built thread module; under vitest (TypeScript sources) the build's copy in dist/. */
@@ -36,7 +41,11 @@ function threadFile(): string | undefined {
 
 export function createDecodePool(options: DecodePoolOptions): DecodePool {
   const secrets = [...options.secrets]
-  const inline = (raw: Buffer, signature: string, organization = '') => Promise.resolve(decodeBatch(raw, signature, secrets, organization))
+  const count = options.count ?? (() => undefined)
+  const inline = (raw: Buffer, signature: string, organization = '') => {
+    count('inline')
+    return Promise.resolve(decodeBatch(raw, signature, secrets, organization))
+  }
   const file = options.threads > 0 ? threadFile() : undefined
   if (options.threads > 0 && !file) options.warn?.('the ingest thread module is missing (run the build); webhooks are decoded on the main thread')
   if (!file || secrets.length === 0) return { decode: inline, threads: 0, close: async () => undefined }
@@ -63,6 +72,7 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
       // by raw-body does; small ones may share Node's pool, which must not be detached).
       const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength
       const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength)
+      count('thread')
       return pool.run({ raw: bytes, signature, organization }, own ? { transferList: [raw.buffer as ArrayBuffer] } : {}) as Promise<DecodeResult>
     },
     close: () => pool.destroy(),

@@ -1,8 +1,12 @@
 // The ingest threads (issue 9): a body decoded in a thread of the pool gets exactly the answer it
-// gets inline, for good batches and for every kind of bad one; the bytes are moved, not copied,
-// and only when the Buffer owns its memory.
+// gets inline, for good batches and for every kind of bad one; bodies from 16 KB go to a thread,
+// smaller ones stay inline, and the pool says which way each went (switchyard_webhook_decodes_total);
+// the bytes are moved, not copied, and only when the Buffer owns all of its memory.
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { createDecodePool, type DecodePool } from '../../src/webhooks/decode-pool.js'
+import { PACKAGE_ROOT } from '../../src/config/load-config.js'
+import { createDecodePool, type DecodedWhere, type DecodePool, type DecodePoolOptions } from '../../src/webhooks/decode-pool.js'
 import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 
@@ -12,11 +16,24 @@ afterEach(async () => {
   while (open.length) await open.pop()!.close()
 })
 
+// The threads run the build's copy of decode-thread.ts (dist/): the vitest global set-up builds
+// it; Stryker's sandbox has it only when dist/ is copied in (docs/testing.md), and without it
+// every body is decoded inline and the tests of the thread side are skipped.
+const built = existsSync(path.join(PACKAGE_ROOT, 'dist', 'src', 'webhooks', 'decode-thread.js'))
+
+/** A pool that records where each body went, and what it warned. */
+function pool(options: Partial<DecodePoolOptions> = {}) {
+  const went: DecodedWhere[] = []
+  const warnings: string[] = []
+  const decoder = createDecodePool({ threads: 2, secrets: [SECRET], count: (where) => void went.push(where), warn: (m) => void warnings.push(m), ...options })
+  open.push(decoder)
+  return { decoder, went, warnings }
+}
+
 function decoders() {
-  const threaded = createDecodePool({ threads: 2, secrets: [SECRET], inlineBelow: 0 })
-  const inline = createDecodePool({ threads: 0, secrets: [SECRET] })
-  open.push(threaded, inline)
-  return { threaded, inline }
+  const threaded = pool({ inlineBelow: 0 })
+  const inline = pool({ threads: 0 })
+  return { threaded: threaded.decoder, inline: inline.decoder, went: { threaded: threaded.went, inline: inline.went } }
 }
 
 /** A body of its own memory (as raw-body returns a large one). */
@@ -43,11 +60,12 @@ const cases: Array<[string, string, string?]> = [
 
 describe('batch decoder', () => {
   it.each(cases)('answers %s the same in a thread as inline', async (_name, body, signature) => {
-    const { threaded, inline } = decoders()
+    const { threaded, inline, went } = decoders()
     const sig = signature ?? signBody(body, SECRET)
     const a = await threaded.decode(own(body), sig)
     const b = await inline.decode(own(body), sig)
     expect(a).toEqual(b)
+    expect(went).toEqual({ threaded: [built ? 'thread' : 'inline'], inline: ['inline'] })
   })
 
   it('decodes a good batch into jobs, module keys and event counts', async () => {
@@ -55,6 +73,8 @@ describe('batch decoder', () => {
     const body = cases[0]![1]
     const result = await threaded.decode(own(body), signBody(body, SECRET))
     if (!result.ok) throw new Error(result.message)
+    // No X-…-Id header given: the organization is the one the events name.
+    expect(result.organizationId).toBe('200000')
     expect(result.count).toBe(150)
     expect(result.moduleKeys).toEqual(['test-step'])
     expect(result.eventCounts).toEqual(new Map([['string.status_on_step.recalculation_triggered', 150], ['project.translated', 1]]))
@@ -64,29 +84,102 @@ describe('batch decoder', () => {
     expect(decoded.jobs[3]![10]).toBe('Save 3 files — ok')
   })
 
-  // Stryker's sandbox has no dist/, so there is no thread module and bodies are decoded inline
-  // (which is what lets it mutate the decoding); nothing is moved there.
-  it.skipIf(process.env.STRYKER_MUTATOR_WORKER !== undefined)('moves a Buffer that owns its memory, and copies one that shares Node’s pool', async () => {
-    const { threaded } = decoders()
+  it('decodes inline with no secret (everything is refused)', async () => {
+    const { decoder: none, went, warnings } = pool({ secrets: [], inlineBelow: 0 })
+    expect(none.threads).toBe(0)
+    expect(await none.decode(own('{}'), 'x')).toMatchObject({ ok: false, status: 401, code: 'unknown_organization' })
+    expect(went).toEqual(['inline'])
+    // Threads were asked for: without the build's thread module (Stryker's sandbox without dist/)
+    // the operator is told so, once, when the pool is made.
+    expect(warnings).toEqual(built ? [] : ['the ingest thread module is missing (run the build); webhooks are decoded on the main thread'])
+  })
+
+  it('decodes everything inline with no threads (INGEST_THREADS=0), large bodies too, and warns of nothing', async () => {
+    const { decoder, went, warnings } = pool({ threads: 0 })
+    expect(decoder.threads).toBe(0)
+    const body = padded(JSON.stringify({ events: events(2) }), 64 * 1024)
+    const result = await decoder.decode(own(body), signBody(body, SECRET))
+    expect(result).toMatchObject({ ok: true, organizationId: '200000', count: 2 })
+    expect(went).toEqual(['inline'])
+    expect(warnings).toEqual([])
+  })
+})
+
+/** `json` with trailing spaces (still the same JSON) up to `length` bytes. */
+const padded = (json: string, length: number) => {
+  expect(Buffer.byteLength(json)).toBeLessThanOrEqual(length)
+  return json + ' '.repeat(length - Buffer.byteLength(json))
+}
+
+describe.skipIf(!built)('batch decoder: which bodies go to a thread', () => {
+  it('sends bodies of 16 KB and more to a thread and decodes smaller ones inline, with the same answers', async () => {
+    const { decoder, went, warnings } = pool()
+    expect(decoder.threads).toBe(2)
+    const json = JSON.stringify({ events: events(3) })
+    for (const length of [Buffer.byteLength(json), 16 * 1024 - 1, 16 * 1024, 20_000]) {
+      const body = padded(json, length)
+      const result = await decoder.decode(own(body), signBody(body, SECRET))
+      expect(result).toMatchObject({ ok: true, organizationId: '200000', count: 3 })
+    }
+    expect(went).toEqual(['inline', 'inline', 'thread', 'thread'])
+    expect(warnings).toEqual([])
+  })
+
+  it('takes another size to go to a thread (inlineBelow): that size and more do', async () => {
+    const { decoder, went } = pool({ inlineBelow: 2000 })
+    const json = JSON.stringify({ events: events(1) })
+    for (const length of [1999, 2000]) {
+      const body = padded(json, length)
+      expect(await decoder.decode(own(body), signBody(body, SECRET))).toMatchObject({ ok: true, count: 1 })
+    }
+    expect(went).toEqual(['inline', 'thread'])
+  })
+
+  it('passes the organization header on to the thread', async () => {
+    const { decoder, went } = pool({ inlineBelow: 0 })
+    const body = JSON.stringify({ events: events(2) })
+    expect(await decoder.decode(own(body), signBody(body, SECRET), '200000')).toMatchObject({ ok: true, organizationId: '200000' })
+    expect(await decoder.decode(own(body), signBody(body, SECRET), '31337')).toMatchObject({ ok: false, status: 401, code: 'organization_mismatch' })
+    expect(await decoder.decode(own(body), signBody(body, SECRET))).toMatchObject({ ok: true, organizationId: '200000' })
+    expect(went).toEqual(['thread', 'thread', 'thread'])
+  })
+
+  it('moves a Buffer that owns its memory, and copies one that shares Node’s pool', async () => {
+    const { decoder } = pool({ inlineBelow: 0 })
     const body = JSON.stringify({ events: events(2) })
     const moved = own(body)
-    await threaded.decode(moved, signBody(body, SECRET))
+    expect(await decoder.decode(moved, signBody(body, SECRET))).toMatchObject({ ok: true, count: 2 })
     expect(moved.buffer.byteLength).toBe(0)
 
     const pooled = Buffer.from(body)
     const neighbour = Buffer.from('still here')
     expect(pooled.buffer).toBe(neighbour.buffer)
-    const result = await threaded.decode(pooled, signBody(body, SECRET))
+    const result = await decoder.decode(pooled, signBody(body, SECRET))
     expect(result.ok).toBe(true)
     expect(pooled.toString()).toBe(body)
     expect(neighbour.toString()).toBe('still here')
   })
 
-  it('decodes inline with no secret (everything is refused) or no threads', async () => {
-    const none = createDecodePool({ threads: 2, secrets: [] })
-    open.push(none)
-    expect(none.threads).toBe(0)
-    expect(await none.decode(own('{}'), 'x')).toMatchObject({ ok: false, status: 401, code: 'unknown_organization' })
+  it('copies a Buffer that is only part of its memory, leaving the rest where it was', async () => {
+    const { decoder, went } = pool({ inlineBelow: 0 })
+    const body = JSON.stringify({ events: events(2) })
+    const sig = signBody(body, SECRET)
+    // The body after 8 bytes of something else, and the body followed by something else.
+    const after = Buffer.allocUnsafeSlow(8 + Buffer.byteLength(body))
+    after.write('before: ')
+    after.write(body, 8)
+    const tail = after.subarray(8)
+    expect(await decoder.decode(tail, sig)).toMatchObject({ ok: true, count: 2 })
+    expect(after.buffer.byteLength).toBe(8 + Buffer.byteLength(body))
+    expect(after.toString()).toBe('before: ' + body)
+
+    const before = Buffer.allocUnsafeSlow(Buffer.byteLength(body) + 7)
+    before.write(body)
+    before.write(' :after', Buffer.byteLength(body))
+    const head = before.subarray(0, Buffer.byteLength(body))
+    expect(await decoder.decode(head, sig)).toMatchObject({ ok: true, count: 2 })
+    expect(before.toString()).toBe(body + ' :after')
+    expect(went).toEqual(['thread', 'thread'])
   })
 })
 

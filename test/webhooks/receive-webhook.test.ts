@@ -1,8 +1,12 @@
+import { existsSync } from 'node:fs'
+import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
+import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 
+const threadModuleBuilt = existsSync(path.join(PACKAGE_ROOT, 'dist', 'src', 'webhooks', 'decode-thread.js'))
 const running: Array<{ stop(): Promise<void> }> = []
 afterEach(async () => {
   while (running.length) await running.pop()!.stop()
@@ -202,6 +206,12 @@ describe('POST /webhooks through the ingest threads', () => {
     expect(answer.accepted + answer.duplicates).toBe(300)
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops)).toHaveLength(300)
+    // A small one stays on the main thread; /metrics tells the operator which way each went.
+    expect((await post(signedRequest(batch(1, 301), SECRET))).status).toBe(200)
+    const metrics = await (await fetch(`${w.url}/metrics`)).text()
+    const decoded = (where: string) => Number(new RegExp(`^switchyard_webhook_decodes_total\\{where="${where}"\\} (\\d+)$`, 'm').exec(metrics)?.[1] ?? 0)
+    // Without the build's thread module (Stryker's sandbox without dist/), all three are inline.
+    expect([decoded('thread'), decoded('inline')]).toEqual(threadModuleBuilt ? [2, 1] : [0, 3])
   })
 
   it('refuses large bad bodies with the same statuses and reasons as small ones', async () => {

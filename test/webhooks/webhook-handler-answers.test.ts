@@ -55,6 +55,9 @@ async function setup(o: Options = {}) {
     otherEvents: async (events, origin) => void others.push({ events, origin }),
   })
   const app = new Koa()
+  // A sender that hangs up mid-body makes its request fail after the answer is decided; Koa would
+  // print that to stderr (the handler's answers are all caught below).
+  app.silent = true
   app.use(async (ctx, next) => {
     try {
       await next()
@@ -92,6 +95,7 @@ describe('POST /webhooks answers', () => {
     const jobs = call!.jobs.jobs()
     expect(jobs.map((j) => [j.stringId, j.domain, j.batchId])).toEqual([[1, 'acme.bound', 'batch-1'], [2, 'acme.bound', 'batch-1']])
     expect(call!.jobs.jobs()).toBe(jobs) // made once
+    expect(t.others).toEqual([]) // no other events: nothing to hand on
     expect(t.counted).toEqual(['events {"event":"string.status_on_step.recalculation_triggered"} 2', 'batches {"result":"accepted"} 1'])
     expect(t.lines).toEqual([])
   })
@@ -151,6 +155,21 @@ describe('POST /webhooks answers', () => {
     expect((await exact.post(big)).status).toBe(200)
   })
 
+  it('counts a delivery cut off in the middle of its body (the sender hung up) as bad_body, and takes nothing from it', async () => {
+    const t = await setup()
+    const whole = body(events(1))
+    const server = servers.at(-1)!
+    const arrived = new Promise((resolve) => server.once('request', () => setImmediate(resolve)))
+    const req = http.request(t.url, { method: 'POST', headers: { 'content-type': 'application/json', 'content-length': String(Buffer.byteLength(whole)), 'X-Service-Signature': signBody(whole, SECRET), 'X-Module-Key': 'k' } })
+    req.on('error', () => undefined)
+    req.write(whole.slice(0, 20))
+    await arrived
+    req.destroy()
+    while (t.counted.length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+    expect(t.counted).toEqual(['batches {"result":"bad_body"} 1'])
+    expect(t.accepted).toEqual([])
+  })
+
   it('says which secret to check when a signature does not match', async () => {
     const t = await setup()
     const res = await t.post(body(events(1)), { 'X-Service-Signature': 'sha256=' + '0'.repeat(64), 'X-Module-Key': 'my-module' })
@@ -163,11 +182,53 @@ describe('POST /webhooks answers', () => {
   it('says to add a secret for an organization that has none, and names the id header of a mismatch', async () => {
     const unknown = await setup({ secrets: ['1001=other'] })
     expect((await unknown.post(body(events(1)))).body).toMatchObject({ code: 'unknown_organization' })
-    expect(unknown.lines.find((l) => l.level === 40)!.msg).toBe('a webhook arrived from an organization with no app secret here: add ORG_ID=SECRET for it to APP_SECRET')
+    expect(unknown.lines.find((l) => l.level === 40)).toMatchObject({ bytes: Buffer.byteLength(body(events(1))), msg: 'a webhook arrived from an organization with no app secret here: add ORG_ID=SECRET for it to APP_SECRET' })
     const mismatch = await setup({ secrets: [`200000=${SECRET}`] })
     const res = await mismatch.post(body([recalculationEvent({ stringId: 1, organizationId: '300' })]))
     expect(res.body).toMatchObject({ code: 'organization_mismatch' })
+    expect(mismatch.lines.find((l) => l.level === 40)!.bytes).toBe(Buffer.byteLength(body([recalculationEvent({ stringId: 1, organizationId: '300' })])))
     expect(mismatch.lines.find((l) => l.level === 40)!.msg).toMatch(/^a signed webhook names another organization than its X-Service-Id header: refused \(the delivery claims organization "200000"/)
+  })
+
+  it('warns of nothing for a body that is not JSON or not a batch: the answer says it all', async () => {
+    const t = await setup()
+    expect((await t.post('{"events": [')).body).toMatchObject({ code: 'malformed_json' })
+    expect((await t.post(JSON.stringify({ items: [] }))).body).toMatchObject({ code: 'invalid_batch' })
+    expect(t.lines).toEqual([])
+  })
+
+  it('cuts long module keys short in its answers and lines', async () => {
+    const key = 'k'.repeat(150)
+    const cut = 'k'.repeat(100)
+    const unknown = await setup({ knownModule: false })
+    expect((await unknown.post(body(events(1)), { 'X-Module-Key': key })).body).toMatchObject({ code: 'unknown_module', message: `no module with key "${cut}"` })
+    expect(unknown.lines.find((l) => l.level === 40)).toMatchObject({ moduleKey: cut, msg: `webhook for module key "${cut}" that no pipeline declares` })
+    const badSignature = await setup()
+    await badSignature.post(body(events(1)), { 'X-Module-Key': key, 'X-Service-Signature': 'sha256=' + '0'.repeat(64) })
+    expect(badSignature.lines.find((l) => l.level === 40)!.moduleKey).toBe(cut)
+    const orphan = await setup({ hasPipeline: false })
+    expect((await orphan.post(body([recalculationEvent({ stringId: 1, moduleKey: key })]))).status).toBe(200)
+    expect(orphan.lines.find((l) => l.level === 40)).toMatchObject({ moduleKey: cut })
+    expect(orphan.lines.find((l) => l.level === 40)!.msg).toMatch(new RegExp(`^strings arrived for module key "${cut}" that no pipeline declares`))
+  })
+
+  it('names the decoded organization (cut short) and the delivery in lines after decoding, also when it logged before', async () => {
+    const organization = '8'.repeat(80)
+    const t = await setup({ hasPipeline: false })
+    const noText = recalculationEvent({ stringId: 9, organizationId: organization }) as { stringStatus: { translation: Record<string, unknown> } }
+    delete noText.stringStatus.translation.text
+    const res = await t.post(body([recalculationEvent({ stringId: 1, organizationId: organization }), noText]), { 'X-Service-Id': organization, 'X-Service-Domain': 'd'.repeat(250) })
+    expect(res).toMatchObject({ status: 200, body: { accepted: 2, invalid: 1 } }) // the invalid one parked
+    // The domain header goes to the domain lookup cut to 200 characters.
+    expect(t.accepted[0]!.jobs.domain).toBe('d'.repeat(200) + '.bound')
+    const [orphan, invalid] = t.lines.filter((l) => l.level === 40)
+    expect(orphan!.msg).toMatch(/^strings arrived for module key "test-step"/)
+    expect(orphan!.delivery).toBeUndefined()
+    expect(invalid).toMatchObject({ index: 1, organization: '8'.repeat(64), delivery: 'batch-1' })
+    // The same with no line before decoding: the first line is made from the decoded organization.
+    const quiet = await setup()
+    await quiet.post(body([recalculationEvent({ stringId: 1, organizationId: organization }), noText]), { 'X-Service-Id': organization })
+    expect(quiet.lines.find((l) => l.level === 40)).toMatchObject({ index: 1, organization: '8'.repeat(64), delivery: 'batch-1' })
   })
 
   it('answers 500 when decoding fails, for the service to deliver again', async () => {
