@@ -112,6 +112,12 @@ export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' 
     t.push({ what: 'status PATCH per string', target: '<= 0.01', measured: fmt(r.endToEnd.patchesPerString, 4), met: r.endToEnd.patchesPerString <= 0.01 })
     t.push({ what: 'translation fetches per string', target: '<= 0.01', measured: fmt(r.endToEnd.translationFetchesPerString, 4), met: r.endToEnd.translationFetchesPerString <= 0.01 })
   }
+  if (r.endToEnd && r.ingest) {
+    // Issue 16 states the end-to-end goal as a ratio to the same run's baseline (0.23-0.24 when it
+    // was written): machines differ by 40% in absolute rates, the ratio carries over.
+    const e2eVsBaseline = r.endToEnd.stringsPerSecond / r.ingest.baseline.eventsPerSecond
+    t.push({ what: 'end to end / ingest baseline events/s', target: '>= 0.30 (goal)', measured: fmt(e2eVsBaseline), met: e2eVsBaseline >= 0.3 })
+  }
   if (r.ai) {
     t.push({ what: 'model requests per string', target: '<= 0.05', measured: fmt(r.ai.first.modelRequestsPerString, 4), met: r.ai.first.modelRequestsPerString <= 0.05 })
     t.push({ what: 'model requests, cached rerun', target: '0', measured: String(r.ai.cached.modelRequests), met: r.ai.cached.modelRequests === 0 })

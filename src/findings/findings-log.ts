@@ -69,7 +69,8 @@ interface KeyDoc { key: string; ids: number[] }
 const sameRef = (a: EntryRef, b: EntryRef) => a.domain === b.domain && a.projectId === b.projectId && a.languageId === b.languageId && a.stringId === b.stringId
 const keyDocKey = (key: string) => `k:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`
 
-interface Pending { entry: Omit<FindingsEntry, 'issues'>; resolve(saved: FindingsEntry): void; reject(error: unknown): void }
+/** Records handed in together (one string, or a run's strings): one promise for all of them. */
+interface Pending { entries: Array<Omit<FindingsEntry, 'issues'>>; resolve(saved: FindingsEntry[]): void; reject(error: unknown): void }
 
 const MAX_BATCH = 500
 
@@ -78,6 +79,8 @@ export class FindingsLog {
   private chain: Promise<unknown> = Promise.resolve()
   private writes = 0
   private pending: Pending[] = []
+  /** Records in `pending`. */
+  private pendingRecords = 0
   private timer?: NodeJS.Timeout
   private readonly indexed = new Set<string>()
   private readonly perString: number
@@ -119,9 +122,16 @@ export class FindingsLog {
    * with the entry as written, once it is (with the others that arrived meanwhile).
    */
   record(entry: Omit<FindingsEntry, 'issues'>): Promise<FindingsEntry> {
-    return new Promise<FindingsEntry>((resolve, reject) => {
-      this.pending.push({ entry, resolve, reject })
-      if (this.pending.length >= MAX_BATCH) this.writePending()
+    return this.recordMany([entry]).then((saved) => saved[0]!)
+  }
+
+  /** `record` for several strings at once (a run's): one promise, resolved with each entry as written. */
+  recordMany(entries: Array<Omit<FindingsEntry, 'issues'>>): Promise<FindingsEntry[]> {
+    if (!entries.length) return Promise.resolve([])
+    return new Promise<FindingsEntry[]>((resolve, reject) => {
+      this.pending.push({ entries, resolve, reject })
+      this.pendingRecords += entries.length
+      if (this.pendingRecords >= MAX_BATCH) this.writePending()
       else this.timer ??= setTimeout(() => this.writePending(), this.options.lingerMs ?? 100)
     })
   }
@@ -129,11 +139,18 @@ export class FindingsLog {
   private writePending(): void {
     clearTimeout(this.timer)
     this.timer = undefined
-    const batch = this.pending.splice(0)
-    if (!batch.length) return
-    void this.serial(() => this.writeBatch(batch.map((p) => p.entry))).then(
-      (saved) => { batch.forEach((p, i) => p.resolve(saved[i]!)) },
-      (error) => { for (const p of batch) p.reject(error) },
+    const groups = this.pending.splice(0)
+    this.pendingRecords = 0
+    if (!groups.length) return
+    void this.serial(() => this.writeBatch(groups.flatMap((g) => g.entries))).then(
+      (saved) => {
+        let at = 0
+        for (const g of groups) {
+          g.resolve(saved.slice(at, at + g.entries.length))
+          at += g.entries.length
+        }
+      },
+      (error) => { for (const g of groups) g.reject(error) },
     )
   }
 

@@ -3,7 +3,7 @@
 // awaited by the status path, and nothing here can fail it: errors are logged and counted.
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
-import type { FindingsLog } from './findings-log.js'
+import type { FindingsEntry, FindingsLog } from './findings-log.js'
 import { findingsHash } from './finding-records.js'
 import { issueFindings } from './issue-text.js'
 import type { IssueSender } from './issue-sender.js'
@@ -28,15 +28,19 @@ export interface FindingsStage {
 
 export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
   const inFlight = new Set<Promise<void>>()
+  /** Decisions handed to the log and not written yet. */
+  let waiting = 0
 
-  const one = async (d: Decision) => {
+  const recordOf = (d: Decision) => {
     const review = d.review!
     const j = d.job
-    const ref = { domain: j.domain, projectId: j.projectId, languageId: j.languageId, stringId: j.stringId }
     const sentBack = review.issues === 'raise'
-    const listed = issueFindings(review.findings)
-    const saved = await deps.findings.record({
-      ...ref,
+    const listed = sentBack ? issueFindings(review.findings) : []
+    return {
+      domain: j.domain,
+      projectId: j.projectId,
+      languageId: j.languageId,
+      stringId: j.stringId,
       at: new Date().toISOString(),
       organizationId: j.organizationId,
       stepId: j.stepId,
@@ -47,27 +51,48 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
       sentBack,
       findings: review.findings,
       ...(sentBack && listed.length ? { hash: findingsHash(listed) } : {}),
-    })
+    }
+  }
+
+  const afterSaved = (d: Decision, saved: FindingsEntry) => {
+    const review = d.review!
+    const j = d.job
+    const ref = { domain: j.domain, projectId: j.projectId, languageId: j.languageId, stringId: j.stringId }
     if (review.issues === 'raise') deps.issues?.sentBack({ ...ref, pipelineName: review.pipelineName, findings: review.findings })
     // Only a string with an open issue this worker raised costs a task (and a request).
     else if (review.issues === 'resolve' && saved.issues?.some((i) => i.status === 'unresolved')) deps.issues?.passed(ref)
   }
 
+  const failed = (d: Decision, error: unknown) => {
+    deps.failed?.()
+    deps.log.warn({ err: error, string: d.job.stringId, language: d.job.languageId }, 'findings could not be logged; the status was reported')
+  }
+
   return {
     reported(decisions) {
-      for (const d of decisions) {
-        if (!d.review) continue
-        for (const f of d.review.findings) deps.countFinding?.(f.check, f.severity)
-        const p = one(d).catch((error) => {
-          deps.failed?.()
-          deps.log.warn({ err: error, string: d.job.stringId, language: d.job.languageId }, 'findings could not be logged; the status was reported')
-        })
-        inFlight.add(p)
-        void p.finally(() => inFlight.delete(p))
-      }
+      // One write request for the run's strings: a promise per run, not per string.
+      const reviewed = decisions.filter((d) => d.review)
+      if (!reviewed.length) return
+      for (const d of reviewed) for (const f of d.review!.findings) deps.countFinding?.(f.check, f.severity)
+      waiting += reviewed.length
+      const p = deps.findings.recordMany(reviewed.map(recordOf)).then(
+        (saved) => {
+          reviewed.forEach((d, i) => {
+            try {
+              afterSaved(d, saved[i]!)
+            } catch (error) {
+              failed(d, error)
+            }
+          })
+        },
+        (error) => { for (const d of reviewed) failed(d, error) },
+      )
+      const settled = p.finally(() => { waiting -= reviewed.length })
+      inFlight.add(settled)
+      void settled.finally(() => inFlight.delete(settled))
     },
     pending() {
-      return inFlight.size
+      return waiting
     },
     async flush() {
       while (inFlight.size) await Promise.allSettled([...inFlight])

@@ -66,6 +66,8 @@ describe('results', () => {
     const row = (statuses: Record<string, number>) => checkTargets({ ...results, ingest: ingest(statuses) }).find((x) => x.what === 'ingest: worker non-2XX')
     expect(row({ 200: 4000 })).toMatchObject({ measured: '0', met: true })
     expect(row({ 200: 100, 401: 5952 })).toMatchObject({ measured: '5952', met: false })
+    // With end to end in the same run, its rate as a ratio to the baseline's events/s (issue 16's goal).
+    expect(checkTargets({ ...results, ingest: ingest({ 200: 1 }) }).find((x) => x.what === 'end to end / ingest baseline events/s')).toMatchObject({ measured: '0.02', met: false })
   })
 
   it('prints an aligned table', () => {

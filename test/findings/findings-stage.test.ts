@@ -1,0 +1,112 @@
+// The findings stage: a run's reported decisions go to the findings log in one request, count
+// against the window until written, raise or resolve issues once written, and a failed write is
+// counted and logged without touching anything else.
+import { afterEach, describe, expect, it } from 'vitest'
+import { languageFromCode } from '../../src/engine/languages.js'
+import { FindingsLog } from '../../src/findings/findings-log.js'
+import { createFindingsStage } from '../../src/findings/findings-stage.js'
+import { jobKeyOf, type Job } from '../../src/protocol/job.js'
+import type { Decision } from '../../src/protocol/decision.js'
+import { createStores, type Stores } from '../../src/store/create-stores.js'
+
+const en = languageFromCode('en')
+const de = languageFromCode('de')
+
+function decision(stringId: number, issues?: 'raise' | 'resolve'): Decision {
+  const job: Job = {
+    key: '', organizationId: '200000', domain: 'acme', moduleKey: 'qa', projectId: 7, stepId: 11, languageId: 'de', stringId, revision: 2,
+    string: { key: `k.${stringId}`, context: '', maxLength: 0, text: `Text ${stringId}`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [] },
+    sourceLanguage: en, targetLanguage: de, batchId: 'b1', attempts: 0,
+  }
+  job.key = jobKeyOf(job)
+  const findings = issues === 'raise' ? [{ check: 'tags', severity: 'error' as const, message: 'Tag <b> is missing.', code: 'tag.missing', quote: '<b>', in: 'source' as const }] : []
+  return { job, port: issues === 'raise' ? 'translated' : 'approved', review: { pipeline: 'qa', pipelineName: 'QA', output: issues === 'raise' ? 'failed' : 'passed', findings, ...(issues ? { issues } : {}) } }
+}
+
+let stores: Stores | undefined
+afterEach(async () => {
+  await stores?.close()
+  stores = undefined
+})
+
+function quietLog() {
+  const lines: Array<{ fields: Record<string, unknown>; msg: string }> = []
+  const log = { warn: (fields: Record<string, unknown>, msg: string) => { lines.push({ fields, msg }) } }
+  return { lines, log: log as never }
+}
+
+describe('findings stage', () => {
+  it('writes a run in one request to the log, counts it as pending until written, and raises issues after', async () => {
+    stores = await createStores('memory://')
+    const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 20 })
+    const calls: number[] = []
+    const recordMany = findings.recordMany.bind(findings)
+    findings.recordMany = (entries) => { calls.push(entries.length); return recordMany(entries) }
+    const raised: number[] = []
+    const counted: string[] = []
+    const { log } = quietLog()
+    const stage = createFindingsStage({
+      findings, log,
+      issues: { sentBack: (ref: { stringId: number }) => { raised.push(ref.stringId) }, passed: () => undefined, flush: async () => undefined } as never,
+      countFinding: (check, severity) => { counted.push(`${check}/${severity}`) },
+    })
+    stage.reported([decision(1, 'raise'), decision(2), decision(3, 'resolve'), { job: decision(4).job, port: '' }])
+    // Three reviewed strings (the fourth has no review): one request, three pending.
+    expect(calls).toEqual([3])
+    expect(stage.pending()).toBe(3)
+    expect(raised).toEqual([])
+    await stage.flush()
+    expect(stage.pending()).toBe(0)
+    expect(raised).toEqual([1])
+    expect(counted).toEqual(['tags/error'])
+    const saved = await findings.search({ stringId: 1 })
+    expect(saved).toMatchObject([{ outcome: 'translated', output: 'failed', sentBack: true, key: 'k.1' }])
+    expect(saved[0]!.hash).toMatch(/^[0-9a-f]+$/)
+    expect((await findings.search({ stringId: 2 }))[0]).not.toHaveProperty('hash')
+  })
+
+  it('counts and logs a failed write per string, and never rejects', async () => {
+    stores = await createStores('memory://')
+    const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 0 })
+    findings.recordMany = () => Promise.reject(new Error('disk full'))
+    let failures = 0
+    const { lines, log } = quietLog()
+    const stage = createFindingsStage({ findings, log, failed: () => { failures++ } })
+    stage.reported([decision(1), decision(2)])
+    await stage.flush()
+    expect(failures).toBe(2)
+    expect(lines.map((l) => [l.fields.string, l.msg])).toEqual([[1, 'findings could not be logged; the status was reported'], [2, 'findings could not be logged; the status was reported']])
+    expect(stage.pending()).toBe(0)
+  })
+
+  it('an issue request that throws is counted like a failed write, and the others still go', async () => {
+    stores = await createStores('memory://')
+    const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 0 })
+    const raised: number[] = []
+    let failures = 0
+    const { lines, log } = quietLog()
+    const stage = createFindingsStage({
+      findings, log, failed: () => { failures++ },
+      issues: { sentBack: (ref: { stringId: number }) => { if (ref.stringId === 1) throw new Error('boom'); raised.push(ref.stringId) }, passed: () => undefined, flush: async () => undefined } as never,
+    })
+    stage.reported([decision(1, 'raise'), decision(2, 'raise')])
+    await stage.flush()
+    expect(failures).toBe(1)
+    expect(raised).toEqual([2])
+    expect(lines.map((l) => l.fields.string)).toEqual([1])
+  })
+})
+
+describe('findings log, several records at once', () => {
+  it('resolves each caller with its own entries, across one coalesced write', async () => {
+    stores = await createStores('memory://')
+    const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 10 })
+    const a = findings.recordMany([decision(1).job, decision(2).job].map((j) => ({ domain: j.domain, projectId: j.projectId, languageId: j.languageId, stringId: j.stringId, at: 'x', organizationId: j.organizationId, stepId: j.stepId, key: j.string.key, pipeline: 'qa', outcome: 'approved', output: 'passed', sentBack: false, findings: [] })))
+    const b = findings.record({ domain: 'acme', projectId: 7, languageId: 'fr', stringId: 3, at: 'y', organizationId: '200000', stepId: 11, key: 'k.3', pipeline: 'qa', outcome: 'translated', output: 'failed', sentBack: true, findings: [] })
+    expect(await findings.recordMany([])).toEqual([])
+    const [first, second] = await Promise.all([a, b])
+    expect(first.map((e) => e.stringId)).toEqual([1, 2])
+    expect(second).toMatchObject({ stringId: 3, languageId: 'fr', outcome: 'translated' })
+    expect((await findings.search({ stringId: 3 })).map((e) => e.at)).toEqual(['y'])
+  })
+})
