@@ -280,6 +280,46 @@ describe('refilling the window', () => {
     backlog.close()
   })
 
+  it('the rest of a part shorter than a chunk goes in as soon as it fits', async () => {
+    const { spill, window, queue, backlog } = await setUp()
+    await spill(100, 'A')
+    expect(ids(await window())).toEqual(range('A', 0, 90))
+    queue.reserve(70)
+    await backlog.refill()
+    expect(ids(queue.drain())).toEqual(range('A', 90, 10))
+    backlog.close()
+  })
+
+  it('after a failed read of the last slice of a part, that slice still comes before the next part', async () => {
+    const journal = new Journal(new Keyv())
+    const readPart = journal.readPart.bind(journal)
+    let failures = 0
+    journal.readPart = async (entryId, part) => {
+      if (failures-- > 0) throw new Error('disk on fire')
+      return readPart(entryId, part)
+    }
+    const { spill, window, backlog } = await setUp({ journal })
+    await spill(100, 'A')
+    await spill(5, 'A', 500)
+    expect(ids(await window())).toEqual(range('A', 0, 90))
+    failures = 1
+    await backlog.refill()
+    expect(backlog.waiting('a')).toBe(15)
+    expect(ids(await window())).toEqual([...range('A', 90, 10), ...range('A', 500, 5)])
+    backlog.close()
+  })
+
+  it('strings waiting for their findings to be logged leave less room, and the window fills by itself once they are', async () => {
+    let behind = 60
+    const { spill, queue, backlog } = await setUp({ downstream: () => behind })
+    await spill(1000, 'A')
+    await backlog.refill()
+    expect(queue.depth).toBe(30)
+    behind = 0
+    await expect.poll(() => queue.depth, { timeout: 2000, interval: 20 }).toBe(90)
+    backlog.close()
+  })
+
   it('reads nothing back once closed', async () => {
     const { spill, queue, backlog } = await setUp()
     backlog.close()
