@@ -5,9 +5,12 @@
 
 export type LockFn = <T>(key: string, fn: () => Promise<T>) => Promise<T>
 
-/** A keyed mutex for one process: callers of one key run one after another, other keys don't wait. */
-export function createLocalLock(): LockFn {
-  const tails = new Map<string, Promise<unknown>>()
+/**
+ * A keyed mutex for one process: callers of one key run one after another, other keys don't wait.
+ * `tails` holds the last caller of each key that is held or waited for; pass your own map to see
+ * which keys those are (the default is a fresh map only this lock sees).
+ */
+export function createLocalLock(tails: Map<string, Promise<unknown>> = new Map()): LockFn {
   return async <T>(key: string, fn: () => Promise<T>): Promise<T> => {
     const previous = tails.get(key) ?? Promise.resolve()
     const run = previous.then(fn, fn)

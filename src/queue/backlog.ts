@@ -212,8 +212,19 @@ export class Backlog {
       // Served: to the end of the ring.
       this.lines.delete(organization)
       if (line.refs.length) this.lines.set(organization, line)
-      const jobs = (await journal.readPart(ref.entryId, ref.part)).slice(ref.taken - take, ref.taken)
-      await this.intoWindow(jobs, ref.recheck)
+      let part: Job[]
+      try {
+        part = await journal.readPart(ref.entryId, ref.part)
+      } catch (error) {
+        // Not read: the strings go back to the head of the line for the retry (without this, the
+        // retry found nothing to read and they waited on disk until the next restart).
+        ref.taken -= take
+        const current = this.lines.get(organization)
+        if (current?.refs.includes(ref)) current.waiting += take
+        else this.add(organization, line.domain, ref, true)
+        throw error
+      }
+      await this.intoWindow(part.slice(ref.taken - take, ref.taken), ref.recheck)
     }
   }
 

@@ -117,4 +117,24 @@ describe('createLocalLock', () => {
     await Promise.all([second, third])
     expect(order).toEqual(['first', 'second start', 'second end', 'third'])
   })
+  it('forgets a key once nobody holds or waits for it, so a long-running worker does not keep every organization it ever saw', async () => {
+    const held = new Map<string, Promise<unknown>>()
+    const lock = createLocalLock(held)
+    let release: () => void = () => {}
+    const first = lock('acme', async () => {
+      await new Promise<void>((resolve) => (release = resolve))
+      return 'first'
+    })
+    const second = lock('acme', async () => 'second')
+    await tick()
+    expect([...held.keys()]).toEqual(['acme'])
+    release()
+    expect(await first).toBe('first')
+    expect(await second).toBe('second')
+    expect(held.size).toBe(0)
+
+    await Promise.all(Array.from({ length: 50 }, (_, i) => lock(`org-${i}`, async () => i)))
+    await expect(lock('beta', async () => { throw new Error('refresh failed') })).rejects.toThrow('refresh failed')
+    expect(held.size).toBe(0)
+  })
 })
