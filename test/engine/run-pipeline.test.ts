@@ -456,3 +456,49 @@ route:
     expect(counts.get('batcher.calls')).toBeUndefined()
   })
 })
+
+describe('the engine\'s own bookkeeping', () => {
+  it('a check whose options take no setting is created once, at load, whatever the runs\' settings', async () => {
+    const { pipeline, counts } = await load(pipelineYaml('checks:\n  - uses: echo-options\n    with: { ratio: 2 }\nroute:\n  - to: passed\n'))
+    await pipeline.run(items([{ source: 'x' }], { a: 1 }))
+    await pipeline.run(items([{ source: 'y' }], { a: 2 }))
+    expect(counts.get('echo.created')).toBe(1)
+  })
+
+  it('a run of no strings gives no results', async () => {
+    const { pipeline } = await load(pipelineYaml('checks:\n  - uses: shout\nroute:\n  - to: passed\n'))
+    expect(await pipeline.run([])).toEqual([])
+  })
+
+  it('a check that reads the translation does not see a string without one, even one it would flag', async () => {
+    const { pipeline } = await load(pipelineYaml(`checks:\n  - uses: regex\n    with: { target: { require: '\\S' } }\n${'route:\n  - if: errors > 0\n    to: failed\n  - to: passed\n'}`))
+    const [it1] = items([{ source: 'x' }])
+    delete it1!.translation
+    expect(await pipeline.run([it1!])).toEqual([{ id: 1, output: 'passed', port: 'approved', findings: [] }])
+  })
+
+  it('a failed check counts as an error of the engine in the string\'s saved state', async () => {
+    const { pipeline } = await load(pipelineYaml('checks:\n  - uses: flaky\n  - uses: shout\nroute:\n  - to: passed\n'))
+    const saved: Checkpoint[] = []
+    await pipeline.run(items([{ source: 'boom' }]), { checkpoint: (_next, save) => void saved.push(save()) })
+    expect(saved[0]!.states[0]).toMatchObject({ sev: [1, 0, 0], byCheck: [0, 0, 0, 0, 0, 0, 1, 0, 0], failed: true })
+  })
+
+  it('the source is measured too; a text of exactly the limit is read; no translation is not too long', async () => {
+    const { pipeline } = await load(pipelineYaml(`maxTextLength: 5
+checks:
+  - uses: regex
+    with: { source: { forbid: 'x' } }
+route:
+  - if: errors > 0
+    to: failed
+  - to: passed
+`))
+    const [long, exact] = await pipeline.run(items([{ source: 'abcdef', translation: 'a' }, { source: 'abcde', translation: 'abcde' }]))
+    expect(long!.findings).toEqual([{ check: 'regex', code: 'text-too-long', severity: 'error', message: 'Too long to check: the source has 6 characters; check "regex" reads at most 5 (maxTextLength)' }])
+    expect(exact).toMatchObject({ output: 'passed', findings: [] })
+    const [it1] = items([{ source: 'abc' }])
+    delete it1!.translation
+    expect(await pipeline.run([it1!])).toEqual([{ id: 1, output: 'passed', port: 'approved', findings: [] }])
+  })
+})
