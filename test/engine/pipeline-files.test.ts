@@ -40,7 +40,7 @@ describe('reading pipeline files', () => {
     const { errors } = await problems({ 'p.yaml': pipelineYaml(PASS).replace('passed: { port: approved }', 'passed: { port: approved, colour: red }') })
     expect(errors).toEqual(['p.yaml:5:29 unknown key "colour" in outputs.passed; known keys: port, title'])
     expect((await problems({ 'p.yaml': 'key: t\nname: T\n' })).errors).toEqual(expect.arrayContaining(['p.yaml:1:1 (top level): missing required key "input"']))
-    expect((await problems({ 'p.yaml': pipelineYaml(PASS).replace('input: [translated]', 'input: [translatd]') })).errors).toEqual([expect.stringMatching(/^p\.yaml:4:9 input\.0: "translatd" is not allowed; must be one of /)])
+    expect((await problems({ 'p.yaml': pipelineYaml(PASS).replace('input: [translated]', 'input: [translatd]') })).errors).toEqual([expect.stringMatching(/^p\.yaml:3:9 input\.0: "translatd" is not allowed; must be one of "untranslated", "translated", /)])
   })
 
   it('a file whose only schema errors are broken constraints is still compiled, so its other errors show too', async () => {
