@@ -181,6 +181,15 @@ describe('the logo', () => {
     if (r.ok) await r.set.close(0)
   })
 
+  it('the default logo is named after the file without its .yml or .yaml ending, any case', async () => {
+    const { dir, paths } = writePipelines({ 'a.yml.YAML': pipelineYaml(`checks: []\n${PASS}`) })
+    writeFileSync(path.join(dir, 'a.yml.png'), png)
+    writeFileSync(path.join(dir, 'a.png'), png)
+    const r = await loadPipelines(paths, testDeps())
+    expect(r.ok && r.set.get('t')!.logo).toEqual({ path: path.join(dir, 'a.yml.png'), contentType: 'image/png' })
+    if (r.ok) await r.set.close(0)
+  })
+
   it('a named logo: its type from the extension, any case; refused outside the folder or not an image', async () => {
     const { dir, paths } = writePipelines({ 'p.yaml': pipelineYaml(`logo: Logo.JPEG\nchecks: []\n${PASS}`) })
     writeFileSync(path.join(dir, 'Logo.JPEG'), png)
@@ -189,6 +198,26 @@ describe('the logo', () => {
     if (r.ok) await r.set.close(0)
     expect(await errorsOf(pipelineYaml(`logo: notes.txt\nchecks: []\n${PASS}`))).toEqual(['7:7 logo must be an image (.png, .svg, .jpg, .jpeg, .gif, .webp)'])
     expect(await errorsOf(pipelineYaml(`logo: ../up.png\nchecks: []\n${PASS}`))).toEqual(['7:7 logo must be a file beside the pipeline, not outside its folder'])
+  })
+})
+
+describe('issues', () => {
+  it('by default, the outputs of the routes that count errors, not those of other routes or of parking', async () => {
+    const yaml = pipelineYaml(`checks: []
+route:
+  - if: errors > 5
+    to: ""
+  - if: warnings > 0
+    to: loud
+  - if: errors.engine > 0 or errors > 0
+    to: failed
+  - to: passed
+issues: {}
+`).replace('outputs:\n', 'outputs:\n  loud: { port: translated }\n')
+    const { set, pipeline, warnings } = await loaded(yaml)
+    expect(pipeline.issues).toEqual({ outputs: ['failed'] })
+    expect(warnings).toEqual([])
+    await set.close(0)
   })
 })
 
