@@ -107,6 +107,10 @@ describe('runPluginCase', () => {
     await expect(runPluginCase(coded, { source: json([{ message: 'no code' }]), translation: '' })).rejects.toThrow('plugin "scripted": finding without a code: "no code"')
     await expect(runPluginCase(coded, { source: json([{ message: 'ok', code: 'known' }]), translation: '' })).resolves.toHaveLength(1)
     await expect(runPluginCase(coded, { source: json([{ message: 'x', code: 'toString' }]), translation: '' })).rejects.toThrow('finding code "toString" is not declared in its messages')
+    // A code may allow several severities.
+    const either = { ...definition, messages: { soft: { severity: ['warning', 'info'], meaning: 'm', text: 't' } } } as unknown as PluginDefinition<never>
+    await expect(runPluginCase(either, { source: json([{ message: 'ok', code: 'soft', severity: 'info' }]), translation: '' })).resolves.toHaveLength(1)
+    await expect(runPluginCase(either, { source: json([{ message: 'x', code: 'soft' }]), translation: '' })).rejects.toThrow('plugin "scripted": finding "soft" has severity error; its messages declare warning or info')
   })
 })
 
