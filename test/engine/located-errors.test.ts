@@ -55,6 +55,8 @@ describe('SourceFile', () => {
     expect(at(src, quoted)).toBe('4:12     if: "a == 1"')
     expect(at(src, src.offsetInScalar(['checks', 0, 'uses'], 3))).toBe('3:14   - uses: regex')
     expect(at(src, src.offsetInScalar(['checks', 0, 'with'], 3))).toBe('6:7       target: { forbid: x }')
+    const single = source("a: 'x == 1'\n")
+    expect(at(single, single.offsetInScalar(['a'], 2))).toBe("1:7 a: 'x == 1'")
     const folded = source('a: >\n  one\n  two\nb: "x\n  y"\n')
     expect(at(folded, folded.offsetInScalar(['a'], 4))).toBe('1:4 a: >')
     expect(at(folded, folded.offsetInScalar(['b'], 3))).toBe('4:4 b: "x')
