@@ -500,5 +500,10 @@ route:
     const [it1] = items([{ source: 'abc' }])
     delete it1!.translation
     expect(await pipeline.run([it1!])).toEqual([{ id: 1, output: 'passed', port: 'approved', findings: [] }])
+    // A check that does not read the translation runs on a string without one.
+    const { pipeline: sourceOnly } = await load(pipelineYaml('maxTextLength: 5\nchecks:\n  - uses: echo-options\nroute:\n  - to: passed\n'))
+    const [bare] = items([{ source: 'abc' }])
+    delete bare!.translation
+    expect((await sourceOnly.run([bare!]))[0]!.findings).toEqual([{ check: 'echo-options', severity: 'info', message: '{}' }])
   })
 })
