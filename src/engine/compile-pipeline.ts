@@ -109,7 +109,7 @@ function compileSettings(c: Compiling, declared: PipelineFile['settings']): Sett
   const resolve: Pipeline['resolveSettings'] = (stored) => {
     const copy = structuredClone(stored && typeof stored === 'object' && !Array.isArray(stored) ? stored : {}) as Record<string, unknown>
     if (!validate || validate(copy)) return { ok: true, settings: copy }
-    return { ok: false, errors: formatAjvErrors(validate.errors, 'settings.').map((e) => e.replace('settings.(options)', 'settings')) }
+    return { ok: false, errors: formatAjvErrors(validate.errors, 'settings.').map((e) => e.replace(/^settings\.:/, 'settings:')) }
   }
   const types = new Map(Object.entries(properties).map(([k, v]) => [k, valueType(v.type)]))
   return { schema, resolve, types, defaults }

@@ -127,7 +127,7 @@ function mismatch(expected: ExpectedFinding, actual: Finding, byCode: boolean): 
     if (expected.code !== actual.code) return `code ${actual.code}, expected ${expected.code}`
     if (expectedSide(expected) !== actualSide(actual)) return `${actual.code}: ${actualSide(actual) === 'no span' ? 'no span' : `span in the ${actualSide(actual)}`}, expected ${expectedSide(expected) === 'no span' ? 'no span' : `in the ${expectedSide(expected)}`}`
   } else if (expected.code !== undefined && expected.code !== actual.code) return `code ${actual.code}, expected ${expected.code}`
-  if (expected.in !== undefined && actualSide(actual) !== expected.in) return `span in the ${actualSide(actual)}, expected in the ${expected.in}`
+  if (expected.in !== undefined && actualSide(actual) !== expected.in) return `${actualSide(actual) === 'no span' ? 'no span' : `span in the ${actualSide(actual)}`}, expected in the ${expected.in}`
   if (expected.message !== undefined) {
     const ok = typeof expected.message === 'string' ? actual.message.includes(expected.message) : expected.message.test(actual.message)
     if (!ok) return `message ${JSON.stringify(actual.message)} does not match ${String(expected.message)}`

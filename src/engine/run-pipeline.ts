@@ -255,7 +255,7 @@ export class PipelineRunner {
         this.fail(s, check, 'plugin-bad-result', 'returned a finding without a message')
         return
       }
-      const severity: Severity = check.severity ?? (f.severity && f.severity in SEV_INDEX ? f.severity : 'error')
+      const severity: Severity = check.severity ?? (f.severity && Object.hasOwn(SEV_INDEX, f.severity) ? f.severity : 'error')
       const finding: Finding = { check: f.check ?? check.id, severity, message: f.message }
       if (typeof f.code === 'string') finding.code = f.code
       if (f.span) finding.span = f.span
@@ -290,7 +290,8 @@ export class PipelineRunner {
     s.findings.push({ check: ENGINE_CHECK, code, severity: 'error', message })
     s.sev[0]!++
     s.byCheck[this.checks.length * 3]!++
-    if (log && check) check.context.log.warn({ stringId: s.item.id, code, err: error }, 'plugin failed')
+    // `findingCode`, not `code`: the logger redacts every `code` field (OAuth codes).
+    if (log && check) check.context.log.warn({ stringId: s.item.id, findingCode: code, err: error }, 'plugin failed')
   }
 
   private route(s: State): RunResult {

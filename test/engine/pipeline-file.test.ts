@@ -1,12 +1,16 @@
 // The pipeline file's type comes from its schema (json-schema-to-ts), and the compiler reads that
 // typed value: a file is compiled only when it has the schema's shape, so that its compile errors
 // come with its schema errors when they can, and never from probing a value of the wrong type.
+import { mkdtempSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { describe, expect, expectTypeOf, it } from 'vitest'
+import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { loadPipelines } from '../../src/engine/load-pipelines.js'
 import type { Pipeline, PipelineSource } from '../../src/engine/pipeline.js'
 import type { PipelineHost } from '../../src/engine/pipeline-host.js'
 import type { PipelinePool } from '../../src/engine/pipeline-pool.js'
-import type { CheckEntry, EditorMode, PipelineFile } from '../../src/engine/pipeline-schema.js'
+import { writePipelineSchema, type CheckEntry, type EditorMode, type PipelineFile } from '../../src/engine/pipeline-schema.js'
 import type { renderManifest } from '../../src/server/manifest.js'
 import type { ProcessDeps } from '../../src/queue/process-jobs.js'
 import type { Port } from '../../src/protocol/string-status.js'
@@ -59,5 +63,13 @@ describe('a file is compiled once it has the shape of the schema', () => {
   it('each step setting is declared by a schema object', async () => {
     const errors = await errorsOf(pipelineYaml('checks: []\nroute:\n  - to: passed\n', 'settings:\n  properties:\n    strict: 5\n'))
     expect(errors).toEqual([expect.stringMatching(/settings\.properties\.strict: must be object/)])
+  })
+})
+
+describe('writePipelineSchema', () => {
+  it('writes pipelines/pipeline.schema.json as published, byte for byte', async () => {
+    const file = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-schema-')), 'schema.json')
+    await writePipelineSchema(file)
+    expect(readFileSync(file, 'utf8')).toBe(readFileSync(path.join(PACKAGE_ROOT, 'pipelines', 'pipeline.schema.json'), 'utf8'))
   })
 })

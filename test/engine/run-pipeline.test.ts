@@ -4,6 +4,7 @@ import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { PRESETS } from '../../plugins/presets.js'
 import type { PipelineSet } from '../../src/engine/load-pipelines.js'
+import type { Checkpoint } from '../../src/engine/run-pipeline.js'
 import { items, loadOne, pipelineYaml, testDeps } from './helpers.js'
 
 const open: PipelineSet[] = []
@@ -356,5 +357,153 @@ route:
     expect(r).toHaveLength(5000)
     expect(r.filter((x) => x.output === 'failed')).toHaveLength(500)
     expect(r.filter((x) => x.output === 'failed').every((x) => x.findings.some((f) => f.check === 'a'))).toBe(true)
+  })
+})
+
+// What the pipeline pool relies on (src/engine/pipeline-pool.ts, pipeline-thread.ts): a report of
+// which string and check run now, for its watchdog; a checkpoint after each check; and a run that
+// resumes from one after a stopped check instead of starting over.
+describe('progress, checkpoints and resuming', () => {
+  const yaml = pipelineYaml(`checks:
+  - uses: shout
+  - uses: batcher
+    if: not (key == "alone")
+  - uses: flaky
+route:
+  - if: errors > 0
+    to: failed
+  - if: warnings > 0
+    to: loud
+  - to: passed
+`).replace('outputs:\n', 'outputs:\n  loud: { port: translated }\n')
+  const strings = [{ source: 'bad slow', translation: 'LOUD' }, { source: 'fine', translation: 'quiet' }]
+
+  it('reports the string and check running: each string of check(), -1 for a batch or several async tails', async () => {
+    const { pipeline } = await load(yaml)
+    const seen: string[] = []
+    const r = await pipeline.run(items(strings), { progress: (item, check) => void seen.push(`${item}:${check}`) })
+    expect(seen).toEqual([
+      '-1:0', '0:0', '1:0', // shout: starting, then each string
+      '-1:1', '-1:1', // batcher: starting, then the batch of two
+      '-1:2', '0:2', '1:2', '0:2', // flaky: each string, then the async tail of the one slow string
+      '-1:-1', // done
+    ])
+    expect(r.map((x) => x.output)).toEqual(['failed', 'passed'])
+  })
+
+  it('a batch of one string, and async tails of several strings', async () => {
+    const { pipeline } = await load(yaml)
+    const seen: string[] = []
+    await pipeline.run(items([{ source: 'slow', translation: 'a' }, { source: 'slow', translation: 'b', key: 'alone' }]), { progress: (item, check) => void seen.push(`${item}:${check}`) })
+    expect(seen).toEqual(['-1:0', '0:0', '1:0', '-1:1', '0:1', '-1:2', '0:2', '1:2', '-1:2', '-1:-1'])
+  })
+
+  it('a checkpoint after each check holds every string\'s findings and counts so far, as a copy', async () => {
+    const { pipeline } = await load(yaml)
+    const saved: Checkpoint[] = []
+    await pipeline.run(items(strings), { checkpoint: (next, save) => void saved.push(save()) })
+    expect(saved.map((s) => s.next)).toEqual([1, 2, 3])
+    const shouted = { check: 'shout', severity: 'warning', message: 'The translation shouts.' }
+    // Still as it was after the first check, though later checks added to the strings' findings.
+    expect(saved[0]).toEqual({ next: 1, states: [
+      { sev: [0, 1, 0], byCheck: [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], findings: [shouted], failed: false },
+      { sev: [0, 0, 0], byCheck: Array(12).fill(0), findings: [], failed: false },
+    ] })
+    expect(saved[1]!.states[0]).toEqual({ sev: [1, 1, 0], byCheck: [0, 1, 0, 1, 0, 0, 0, 0, 0, 0, 0, 0], findings: [shouted, { check: 'batcher', severity: 'error', message: 'bad word' }], failed: false })
+  })
+
+  it('resumes after the checks a checkpoint covers, with the strings\' findings and counts from it', async () => {
+    const { pipeline, counts } = await load(yaml)
+    let afterBatch: Checkpoint | undefined
+    const full = await pipeline.run(items(strings), { checkpoint: (next, save) => { if (next === 2) afterBatch = save() } })
+    expect(counts.get('batcher.calls')).toBe(1)
+    const resumed = await pipeline.run(items(strings), { resume: afterBatch! })
+    expect(counts.get('batcher.calls')).toBe(1) // not run again
+    expect(resumed).toEqual(full)
+    expect(resumed.map((x) => x.output)).toEqual(['failed', 'passed'])
+
+    // From a failed string's state: its checks stay skipped and on-error (park) applies.
+    const failedState = { sev: [1, 0, 0], byCheck: [0, 0, 0, 0, 0, 0, 0, 0, 0, 1, 0, 0], findings: [{ check: 'engine', code: 'plugin-threw', severity: 'error' as const, message: 'x' }], failed: true }
+    const [parked] = await pipeline.run(items([{ source: 'fine', translation: 'LOUD' }]), { resume: { next: 0, states: [failedState] } })
+    expect(parked).toEqual({ id: 1, output: null, port: '', findings: failedState.findings })
+
+    // Counts come from the checkpoint too: a warning counted there routes to "loud".
+    const warned = { sev: [0, 1, 0], byCheck: [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0], findings: [], failed: false }
+    const [loud] = await pipeline.run(items([{ source: 'fine', translation: 'quiet' }]), { resume: { next: 3, states: [warned] } })
+    expect(loud).toMatchObject({ output: 'loud', findings: [] })
+  })
+
+  it('a checkpoint that does not fit the run is ignored: every check runs from the start', async () => {
+    const { pipeline, counts } = await load(yaml)
+    const state = { sev: [0, 0, 0], byCheck: Array(12).fill(0), findings: [], failed: false }
+    const run = async (resume: Checkpoint) => (await pipeline.run(items([{ source: 'fine', translation: 'LOUD' }]), { resume }))[0]!.output
+    expect(await run({ next: 3, states: [state, state] })).toBe('loud') // two states for one string
+    expect(await run({ next: 4, states: [state] })).toBe('loud') // past the last check
+    expect(counts.get('batcher.calls')).toBe(2)
+    expect(await run({ next: 3, states: [state] })).toBe('passed') // fits: nothing left to run
+    expect(counts.get('batcher.calls')).toBe(2)
+    // A string whose saved counts are of another pipeline (another number of checks) starts afresh.
+    const warned = { sev: [0, 1, 0], findings: [{ check: 'shout', severity: 'warning' as const, message: 'm' }], failed: false }
+    expect(await run({ next: 3, states: [{ ...warned, byCheck: [0, 1, 0, 0, 0, 0, 0, 0, 0] }] })).toBe('passed')
+    expect(await run({ next: 3, states: [{ ...warned, byCheck: [0, 1, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0] }] })).toBe('loud')
+  })
+
+  it('an aborted run stops before its next check', async () => {
+    const { pipeline, counts } = await load(yaml)
+    const ac = new AbortController()
+    ac.abort(new Error('shutting down'))
+    await expect(pipeline.run(items(strings), { signal: ac.signal })).rejects.toThrow('shutting down')
+    expect(counts.get('batcher.calls')).toBeUndefined()
+  })
+})
+
+describe('the engine\'s own bookkeeping', () => {
+  it('a check whose options take no setting is created once, at load, whatever the runs\' settings', async () => {
+    const { pipeline, counts } = await load(pipelineYaml('checks:\n  - uses: echo-options\n    with: { ratio: 2 }\nroute:\n  - to: passed\n'))
+    await pipeline.run(items([{ source: 'x' }], { a: 1 }))
+    await pipeline.run(items([{ source: 'y' }], { a: 2 }))
+    expect(counts.get('echo.created')).toBe(1)
+  })
+
+  it('a run of no strings gives no results', async () => {
+    const { pipeline } = await load(pipelineYaml('checks:\n  - uses: shout\nroute:\n  - to: passed\n'))
+    expect(await pipeline.run([])).toEqual([])
+  })
+
+  it('a check that reads the translation does not see a string without one, even one it would flag', async () => {
+    const { pipeline } = await load(pipelineYaml(`checks:\n  - uses: regex\n    with: { target: { require: '\\S' } }\n${'route:\n  - if: errors > 0\n    to: failed\n  - to: passed\n'}`))
+    const [it1] = items([{ source: 'x' }])
+    delete it1!.translation
+    expect(await pipeline.run([it1!])).toEqual([{ id: 1, output: 'passed', port: 'approved', findings: [] }])
+  })
+
+  it('a failed check counts as an error of the engine in the string\'s saved state', async () => {
+    const { pipeline } = await load(pipelineYaml('checks:\n  - uses: flaky\n  - uses: shout\nroute:\n  - to: passed\n'))
+    const saved: Checkpoint[] = []
+    await pipeline.run(items([{ source: 'boom' }]), { checkpoint: (_next, save) => void saved.push(save()) })
+    expect(saved[0]!.states[0]).toMatchObject({ sev: [1, 0, 0], byCheck: [0, 0, 0, 0, 0, 0, 1, 0, 0], failed: true })
+  })
+
+  it('the source is measured too; a text of exactly the limit is read; no translation is not too long', async () => {
+    const { pipeline } = await load(pipelineYaml(`maxTextLength: 5
+checks:
+  - uses: regex
+    with: { source: { forbid: 'x' } }
+route:
+  - if: errors > 0
+    to: failed
+  - to: passed
+`))
+    const [long, exact] = await pipeline.run(items([{ source: 'abcdef', translation: 'a' }, { source: 'abcde', translation: 'abcde' }]))
+    expect(long!.findings).toEqual([{ check: 'regex', code: 'text-too-long', severity: 'error', message: 'Too long to check: the source has 6 characters; check "regex" reads at most 5 (maxTextLength)' }])
+    expect(exact).toMatchObject({ output: 'passed', findings: [] })
+    const [it1] = items([{ source: 'abc' }])
+    delete it1!.translation
+    expect(await pipeline.run([it1!])).toEqual([{ id: 1, output: 'passed', port: 'approved', findings: [] }])
+    // A check that does not read the translation runs on a string without one.
+    const { pipeline: sourceOnly } = await load(pipelineYaml('maxTextLength: 5\nchecks:\n  - uses: echo-options\nroute:\n  - to: passed\n'))
+    const [bare] = items([{ source: 'abc' }])
+    delete bare!.translation
+    expect((await sourceOnly.run([bare!]))[0]!.findings).toEqual([{ check: 'echo-options', severity: 'info', message: '{}' }])
   })
 })
