@@ -16,6 +16,24 @@ const inline = {
     { forbidden: ['nuage'], language: 'fr' },
   ],
 }
+const more = {
+  terms: [
+    { source: 'sample', target: 'образец', language: 'ru' },
+    { source: 'game', target: 'игра', language: 'ru' },
+    { source: 'sign in', target: 'se connecter', language: 'fr' },
+    { source: '文件', target: 'fichier', language: 'fr', sourceLanguage: 'zh-CN' },
+    { source: 'file', target: 'arquivo', language: 'pt_BR' },
+    { source: 'folder', target: 'pasta', language: 'pt' },
+    { source: 'document', target: 'Dokument', language: 'de-DE' },
+    { source: 'cloud storage', target: 'Cloud-Speicher', language: 'de' },
+    { forbidden: ['Cloud'], language: 'de' },
+    { source: 'directory', target: 'Ordner', forbidden: ['Verzeichnis'], language: 'de' },
+    { source: 'trash', target: 'Papierkorb', language: 'de' },
+    { source: 'trash', target: 'Mülleimer', language: 'de' },
+    { source: 'cloud', forbidden: ['nuage'], language: 'fr' },
+    { forbidden: ['nuage'], language: 'fr' },
+  ],
+}
 const csv = { file: 'test/fixtures/glossaries/glossary.csv' }
 const wide = { file: 'test/fixtures/glossaries/glossary-wide.csv' }
 const tbx = { file: 'test/fixtures/glossaries/glossary.tbx' }
@@ -38,6 +56,19 @@ new PluginTester().run(terminology, {
     { name: 'TBX, Hindi', source: 'Open settings', translation: 'सेटिंग्स खोलें', targetLanguage: 'hi', options: tbx },
     { name: 'TBX, Thai', source: 'Open settings', translation: 'เปิดการตั้งค่า', targetLanguage: 'th', options: tbx },
     { name: 'TBX entities and CDATA', source: 'Ask the R&D team', translation: 'Fragen Sie das F&E-Team', targetLanguage: 'de', options: tbx },
+    { name: 'stem of seven letters drops two (образец, образца)', source: 'Sample name', translation: 'Название образца', targetLanguage: 'ru', options: more },
+    { name: 'stem of four letters drops one (игра, игры)', source: 'Game settings', translation: 'Настройки игры', targetLanguage: 'ru', options: more },
+    { name: 'Latin term inside Japanese text', source: 'Powered by Switchyard', translation: 'これはSwitchyardです', targetLanguage: 'ja', options: inline },
+    { name: 'multi-word term', source: 'Sign in to continue', translation: 'Se connecter pour continuer', options: more },
+    { name: 'the brand in lower case is a common word', source: 'the switchyard of the station', translation: 'le triage de la gare', options: inline },
+    { name: 'a rule for pt-BR is not one for pt-PT', source: 'Open the file', translation: 'Abrir o ficheiro', targetLanguage: 'pt-PT', options: more },
+    { name: 'a rule for pt covers pt-BR', source: 'Open the folder', translation: 'Abrir a pasta', targetLanguage: 'pt-BR', options: more },
+    { name: 'a forbidden word inside the approved term', source: 'Open cloud storage', translation: 'Cloud-Speicher öffnen', targetLanguage: 'de', options: more },
+    { name: 'a forbidden word inside a compound', source: 'Open iCloud Drive', translation: 'iCloud Drive öffnen', targetLanguage: 'de', options: more },
+    { name: 'homonyms share their targets', source: 'Empty the trash', translation: 'Papierkorb leeren', targetLanguage: 'de', options: more },
+    { name: 'a rule with a source term and no target requires nothing', source: 'Cloud storage', translation: 'Stockage en ligne', options: more },
+    { name: 'an empty translation is the empty check\'s concern', source: 'Open the file', translation: '', targetLanguage: 'de', options: inline },
+    { name: 'forbidden term inflected, exact inflection', source: 'Open the directory', translation: 'Ordner und Verzeichnisse öffnen', targetLanguage: 'de', options: { ...more, inflection: 'exact' } },
   ],
   invalid: [
     { source: 'Open the file', translation: 'Dokument öffnen', targetLanguage: 'de', options: inline, findings: [{ code: 'term-not-translated', span: { start: 9, end: 13, in: 'source' } }] },
@@ -53,6 +84,18 @@ new PluginTester().run(terminology, {
     { name: 'TBX deprecated term', source: 'Open settings', translation: 'Optionen öffnen', targetLanguage: 'de', options: tbx, findings: [{ code: 'term-not-translated', span: { start: 5, end: 13, in: 'source' } }, { code: 'forbidden-term', span: { start: 0, end: 8, in: 'translation' } }] },
     { name: 'TBX Thai missing', source: 'Open settings', translation: 'เปิดตัวเลือก', targetLanguage: 'th', options: tbx, findings: [{ code: 'term-not-translated', span: { start: 5, end: 13, in: 'source' } }] },
     { name: 'exact inflection', source: 'Delete files', translation: 'Dateien löschen', targetLanguage: 'de', options: { ...inline, inflection: 'exact' }, findings: [{ code: 'term-not-translated', span: { start: 7, end: 12, in: 'source' } }] },
+    { name: 'term message with alternatives', source: 'Delete account', translation: 'Διαγραφή προφίλ', targetLanguage: 'el', options: inline, findings: [{ code: 'term-not-translated', span: { start: 7, end: 14, in: 'source' }, message: 'The term "account" should be translated as "λογαριασμός" or "λογαριασμού"' }] },
+    { name: 'forbidden term message with the one to use', source: 'Open the file', translation: 'Datei öffnen (File)', targetLanguage: 'de', options: inline, findings: [{ code: 'forbidden-term', span: { start: 14, end: 18, in: 'translation' }, message: '"File" is a forbidden term (use "Datei")' }] },
+    { name: 'forbidden term without one to use, twice', source: 'Storage', translation: 'Nuage, toujours le nuage', options: more, findings: [{ code: 'forbidden-term', span: { start: 0, end: 5, in: 'translation' }, message: /^"Nuage" is a forbidden term$/ }, { code: 'forbidden-term', span: { start: 19, end: 24, in: 'translation' } }] },
+    { name: 'prefix inflection keeps the whole word', source: 'Move to folder', translation: 'Переместить в папку', targetLanguage: 'ru', options: { ...inline, inflection: 'prefix' }, findings: [{ code: 'term-not-translated', span: { start: 8, end: 14, in: 'source' } }] },
+    { name: 'a subfolder is not the folder', source: 'Move to folder', translation: 'Переместить в подпапку', targetLanguage: 'ru', options: inline, findings: [{ code: 'term-not-translated', span: { start: 8, end: 14, in: 'source' } }] },
+    { name: 'source term in another case', source: 'Open the File', translation: 'Dokument öffnen', targetLanguage: 'de', options: inline, findings: [{ code: 'term-not-translated', span: { start: 9, end: 13, in: 'source' } }] },
+    { name: 'source term in English plural', source: 'Delete files', translation: 'Dokumente löschen', targetLanguage: 'de', options: inline, findings: [{ code: 'term-not-translated', span: { start: 7, end: 12, in: 'source' } }] },
+    { name: 'Chinese source term inside a sentence', source: '打开文件', translation: 'Ouvrir le document', sourceLanguage: 'zh-CN', options: more, findings: [{ code: 'term-not-translated', span: { start: 2, end: 4, in: 'source' } }] },
+    { name: 'a rule for pt_BR', source: 'Open the file', translation: 'Abrir o ficheiro', targetLanguage: 'pt-BR', options: more, findings: [{ code: 'term-not-translated', span: { start: 9, end: 13, in: 'source' }, message: '"arquivo"' }] },
+    { name: 'a rule for de-DE covers de', source: 'Open the document', translation: 'Datei öffnen', targetLanguage: 'de', options: more, findings: [{ code: 'term-not-translated', span: { start: 9, end: 17, in: 'source' } }] },
+    { name: 'a forbidden word beside the approved term', source: 'Open cloud storage', translation: 'Cloud-Speicher oder Cloud oder Cloud-Speicher', targetLanguage: 'de', options: more, findings: [{ code: 'forbidden-term', span: { start: 20, end: 25, in: 'translation' } }] },
+    { name: 'forbidden term inflected', source: 'Open the directory', translation: 'Ordner und Verzeichnisse öffnen', targetLanguage: 'de', options: more, findings: [{ code: 'forbidden-term', span: { start: 11, end: 24, in: 'translation' }, message: '"Verzeichnisse" is a forbidden term (use "Ordner")' }] },
   ],
 })
 
