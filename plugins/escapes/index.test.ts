@@ -30,6 +30,8 @@ new PluginTester().run(escapes, {
     { name: 'an empty translation is the empty check\'s concern', source: 'First\\nSecond', translation: '' },
     { name: 'only the kinds asked for: line breaks not checked', source: 'First\\nSecond', translation: 'Première Deuxième', options: { kinds: ['"'] } },
     { name: 'only the kinds asked for: quotes and character escapes not checked', source: 'Click \\"Save\\"\\u2026', translation: 'Klicken Sie auf "Speichern"', targetLanguage: 'de', options: { kinds: ['n'] } },
+    { name: 'the last code point, U+10FFFF, typed', source: 'End \\u{10FFFF}', translation: 'Fin \u{10FFFF}' },
+    { name: '\\u escape of the source written as \\xNN', source: 'Copyright \\u00A9 2024', translation: 'Copyright \\xA9 2024' },
   ],
   invalid: [
     { source: 'First line\\nSecond line', translation: 'Première ligne Deuxième ligne', findings: [{ code: 'missing-escape', span: { start: 10, end: 12, in: 'source' } }] },
