@@ -3,7 +3,7 @@ import { PluginTester, runPluginCase } from '../../src/engine/plugin-tester.js'
 import terminology from './index.js'
 import { parseTbx } from './parse-tbx.js'
 import { parseGlossaryCsv } from './parse-glossary-csv.js'
-import { parseXml } from './parse-xml.js'
+import { decodeXmlEntities, findAll, parseXml, textOf } from './parse-xml.js'
 
 const inline = {
   terms: [
@@ -115,5 +115,56 @@ describe('terminology glossaries', () => {
   })
   it('fails at load on a missing file', async () => {
     await expect(runPluginCase(terminology, { source: 'a', translation: 'b', options: { file: 'nope.csv' } })).rejects.toThrow(/cannot read the glossary/)
+  })
+})
+
+describe('terminology glossary parsers', () => {
+  it('reads every column of a long CSV: CRLF, blank rows, pipes, semicolons, spaces', () => {
+    const text = ' Source Term ;Translation;Target Language;Source Language; Forbidden ;Case Sensitive;term\r\n'
+      + ' file ; Datei | Akte ;de; en ;Ordner|  ;yes;x\r\n'
+      + '\r\n'
+      + ';;de;;Verzeichnis;no;\r\n'
+      + 'Switchyard;Switchyard;;;;1;\n'
+      + ';;;;;;\n'
+      + 'cloud;Wolke;de;;;'
+    expect(parseGlossaryCsv(text)).toEqual([
+      { source: 'file', targets: ['Datei', 'Akte'], forbidden: ['Ordner'], language: 'de', sourceLanguage: 'en', caseSensitive: true },
+      { source: undefined, targets: [], forbidden: ['Verzeichnis'], language: 'de', sourceLanguage: undefined, caseSensitive: false },
+      { source: 'Switchyard', targets: ['Switchyard'], forbidden: [], language: undefined, sourceLanguage: undefined, caseSensitive: true },
+      { source: 'cloud', targets: ['Wolke'], forbidden: [], language: 'de', sourceLanguage: undefined, caseSensitive: false },
+    ])
+  })
+  it('finds columns in any order, the first one of a name winning', () => {
+    expect(parseGlossaryCsv('target,source\nDatei,file')).toEqual([{ source: 'file', targets: ['Datei'], forbidden: [], language: undefined, sourceLanguage: undefined }])
+    expect(parseGlossaryCsv('language,source,target,language\nde,file,Datei,fr')).toEqual([{ source: 'file', targets: ['Datei'], forbidden: [], language: 'de', sourceLanguage: undefined }])
+    expect(parseGlossaryCsv('forbidden,source,target\nVerzeichnis,folder,Ordner')).toEqual([{ source: 'folder', targets: ['Ordner'], forbidden: ['Verzeichnis'], language: undefined, sourceLanguage: undefined }])
+    expect(parseGlossaryCsv('source language,source,target\nen,file,Datei')).toEqual([{ source: 'file', targets: ['Datei'], forbidden: [], language: undefined, sourceLanguage: 'en' }])
+    expect(() => parseGlossaryCsv('target,language\nDatei,de')).toThrow('glossary CSV: a "target" column needs a "source" column')
+    expect(parseGlossaryCsv('')).toEqual([])
+  })
+  it('takes the delimiter from the header line only', () => {
+    expect(parseGlossaryCsv('source;target\nfile;Datei,Akte,Dokument,Mappe')).toEqual([{ source: 'file', targets: ['Datei,Akte,Dokument,Mappe'], forbidden: [], language: undefined, sourceLanguage: undefined }])
+  })
+  it('reads a wide CSV: a column per language, the first one the source', () => {
+    expect(parseGlossaryCsv('Term, de ,fr\n file ,Datei|Akte,\n,Ordner,dossier\nfolder,,dossier\n')).toEqual([
+      { source: 'file', sourceLanguage: undefined, language: 'de', targets: ['Datei', 'Akte'], forbidden: [] },
+      { source: 'folder', sourceLanguage: undefined, language: 'fr', targets: ['dossier'], forbidden: [] },
+    ])
+    expect(parseGlossaryCsv('en,de\nfile,Datei')).toEqual([{ source: 'file', sourceLanguage: 'en', language: 'de', targets: ['Datei'], forbidden: [] }])
+  })
+  it('decodes XML entities and character references, leaving unknown ones', () => {
+    expect(decodeXmlEntities('&#x4E2D;&#20013;&#65;&amp;&lt;&gt;&quot;&apos;&nbsp;')).toBe('中中A&<>"\'&nbsp;')
+  })
+  it('parses XML with namespaces, CDATA, comments, attributes and text', () => {
+    const doc = parseXml('<?xml version="1.0"?><!-- c --><tbx:a x=\'1 &amp; 2\'><b/>  one <![CDATA[<two>]]>\n <c>three</c></tbx:a>')
+    const a = doc.children[0] as { name: string; attrs: Record<string, string> }
+    expect(doc.name).toBe('#document')
+    expect(a.name).toBe('a')
+    expect(a.attrs).toEqual({ x: '1 & 2' })
+    expect(findAll(doc, 'b')).toHaveLength(1)
+    expect(textOf(doc)).toBe('one <two> three')
+    expect(() => parseXml('<a>1 < 2</a>')).toThrow('XML: stray "<" at offset 5')
+    expect(() => parseXml('<a><b></a>')).toThrow('XML: </a> does not close <b> (offset 6)')
+    expect(() => parseXml('<a><b>')).toThrow('XML: <b> is not closed')
   })
 })
