@@ -148,3 +148,19 @@ describe('ai-proofread parts, edges', () => {
     expect(estimateTokens('abcdefg')).toBe(3)
   })
 })
+
+describe('ai-proofread token budget, edges', () => {
+  it('allows the whole budget, settles a request once, and forgets spending an hour old to the millisecond', () => {
+    let now = 0
+    const budget = new TokenBudget(1000, () => now)
+    const first = budget.reserve(1000)
+    first(400)
+    first(400)
+    budget.reserve(600)
+    let refused: unknown
+    try { budget.reserve(1) } catch (error) { refused = error }
+    expect(refused).toMatchObject({ name: 'BudgetExhaustedError', limit: 1000, used: 1000, wanted: 1 })
+    now = 3_600_000
+    expect(() => budget.reserve(400)).not.toThrow()
+  })
+})

@@ -338,3 +338,34 @@ describe('ai-proofread statuses', () => {
     expect(lines.map((l) => ({ msg: l.msg, reason: l.reason, waitMs: l.waitMs }))).toEqual([{ msg: 'ai-proofread: retrying model request', reason: 'HTTP 429', waitMs: 20 }])
   })
 })
+
+describe('ai-proofread set-up', () => {
+  const capture = () => {
+    const lines: Record<string, unknown>[] = []
+    return { lines, log: pino({ level: 'warn' }, { write: (line: string) => { lines.push(JSON.parse(line)) } }) }
+  }
+
+  it('sends the instructions once when the string\'s settings repeat the option\'s', async () => {
+    const { checkBatch } = await setUp({ instructions: '  Use Sie. ' })
+    await checkBatch([testItem({ source: 'Save', translation: 'Speichern', targetLanguage: 'de', settings: { instructions: 'Use Sie.\n' } })])
+    const user = (bodies[0]!.messages as { role: string; content: string }[]).find((m) => m.role === 'user')!.content
+    expect(user.startsWith('Instructions for this project:\nUse Sie.\n\nReview these translations')).toBe(true)
+  })
+
+  it('warns at load when there is no API key, and only then', async () => {
+    const without = capture()
+    await setUp({}, { env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: fake.url }, log: without.log })
+    expect(without.lines.map((l) => l.msg)).toEqual(['ai-proofread: no OPENAI_API_KEY; every check will fail until one is set'])
+    const withKey = capture()
+    await setUp({}, { log: withKey.log })
+    expect(withKey.lines).toEqual([])
+  })
+
+  it('keeps verdicts cacheTtlHours, or forever with 0', async () => {
+    const ttls: (number | undefined)[] = []
+    const cache: PluginCache = { async get() { return undefined }, async set(_k, _v, ttl) { ttls.push(ttl) } }
+    await (await setUp({ cacheTtlHours: 2 }, { cache })).checkBatch(good(1))
+    await (await setUp({ cacheTtlHours: 0 }, { cache })).checkBatch(good(1, 5))
+    expect(ttls).toEqual([7_200_000, undefined])
+  })
+})
