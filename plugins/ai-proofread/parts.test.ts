@@ -2,7 +2,7 @@
 import { describe, expect, it } from 'vitest'
 import { languageFromCode } from '../../src/engine/languages.js'
 import { backoffMs, retryAfterMs, sleep } from './backoff.js'
-import { createGlossary, glossaryFromCsv } from './glossary.js'
+import { createGlossary, glossaryFromCsv, loadGlossary } from './glossary.js'
 import { parseAnswer } from './model-client.js'
 import { BudgetExhaustedError, TokenBudget } from './token-budget.js'
 import { locateSpan, severityFor, verdictToFindings } from './to-findings.js'
@@ -162,5 +162,31 @@ describe('ai-proofread token budget, edges', () => {
     expect(refused).toMatchObject({ name: 'BudgetExhaustedError', limit: 1000, used: 1000, wanted: 1 })
     now = 3_600_000
     expect(() => budget.reserve(400)).not.toThrow()
+  })
+})
+
+describe('ai-proofread glossaries, edges', () => {
+  it('reads CSV with CR line ends, a newline inside quotes, blank rows and a header with only one known column', () => {
+    expect(glossaryFromCsv('term,translation,note,language\r"two\nlines",zwei Zeilen,,de\r\r,,,\r  file  ,  Datei  ,  the noun  ,  de  ')).toEqual([
+      { term: 'two\nlines', translation: 'zwei Zeilen', language: 'de' },
+      { term: 'file', translation: 'Datei', note: 'the noun', language: 'de' },
+    ])
+    // "term" alone is not a header: the row is an entry, and the columns are term, translation, note.
+    expect(glossaryFromCsv('term,Begriff\nsave,speichern,a verb')).toEqual([{ term: 'term', translation: 'Begriff' }, { term: 'save', translation: 'speichern', note: 'a verb' }])
+    expect(glossaryFromCsv('Translation,Term\nDatei,file')).toEqual([{ term: 'file', translation: 'Datei' }])
+  })
+
+  it('matches terms with regex characters, notes, and languages named with an underscore', () => {
+    const glossary = createGlossary([{ term: 'C++', translation: 'C++', note: 'the language', language: 'pt_BR' }])
+    expect(glossary.termsFor('Learn C++ now', languageFromCode('pt-BR'))).toEqual([{ term: 'C++', translation: 'C++', note: 'the language' }])
+    expect(glossary.termsFor('Learn C now', languageFromCode('pt-BR'))).toEqual([])
+    expect(glossary.termsFor('Learn C++ now', languageFromCode('pt-PT'))).toEqual([])
+  })
+
+  it('loads inline terms, refuses files other than CSV and says why a file cannot be read', async () => {
+    expect((await loadGlossary([{ term: 'file', translation: 'Datei' }], '/')).size).toBe(1)
+    expect((await loadGlossary(undefined, '/')).size).toBe(0)
+    await expect(loadGlossary('terms.tbx', '/')).rejects.toThrow('glossary "terms.tbx": only CSV files (or inline terms) are read')
+    await expect(loadGlossary('missing.csv', '/nonexistent-dir')).rejects.toThrow('glossary "missing.csv": cannot read /nonexistent-dir/missing.csv: ENOENT')
   })
 })
