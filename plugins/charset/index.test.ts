@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest'
-import { PluginTester, runPluginCase } from '../../src/engine/plugin-tester.js'
+import { instantiatePlugin } from '../../src/engine/instantiate-plugin.js'
+import { PluginTester, runPluginCase, testContext } from '../../src/engine/plugin-tester.js'
+import type { PluginDefinition } from '../../src/engine/types.js'
 import charset from './index.js'
 
 new PluginTester().run(charset, {
@@ -58,7 +60,8 @@ describe('charset options at load', () => {
   it('refuses an allow option that is not a regular expression', async () => {
     await expect(runPluginCase(charset, { source: 'a', translation: 'b', options: { allow: '[a-' } })).rejects.toThrow('charset: option "allow" is not a valid character class')
   })
-  it('refuses an unknown script', async () => {
-    await expect(runPluginCase(charset, { source: 'a', translation: 'b', options: { scripts: ['Klingonish'] } })).rejects.toThrow()
+  it('refuses an unknown script at load, before any string is checked', async () => {
+    const definition = charset as unknown as PluginDefinition<never>
+    await expect(instantiatePlugin(definition, { scripts: ['Klingonish'] }, testContext(definition))).rejects.toThrow(/Klingonish/)
   })
 })
