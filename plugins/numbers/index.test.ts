@@ -36,6 +36,7 @@ new PluginTester().run(numbers, {
     { name: 'ten spelled out', source: '10 files', translation: 'Dix fichiers' },
     { name: 'numbers of the source repeated', source: 'Open 24/7', translation: 'Ouvert 24 h/24, 7 j/7' },
     { name: 'a small number added', source: 'Delete file', translation: 'Supprimer 1 fichier' },
+    { name: 'a plural that does not parse is left whole to the ICU check', source: '{n, plural, one {# of 25}}', translation: '{n, plural, one {# sur 52}}' },
   ],
   invalid: [
     { source: 'You have 25 new messages', translation: 'Vous avez 52 nouveaux messages', findings: [{ code: 'missing-number', in: 'source', message: 'Number 25 is missing' }, { code: 'extra-number', in: 'translation', message: 'Number 52 is not in the source' }] },
