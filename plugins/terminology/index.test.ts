@@ -168,3 +168,26 @@ describe('terminology glossary parsers', () => {
     expect(() => parseXml('<a><b>')).toThrow('XML: <b> is not closed')
   })
 })
+
+describe('terminology TBX', () => {
+  it('reads TBX v2: tig and ntig, a language given twice, deprecated terms, sections without a language or terms', () => {
+    const entries = parseTbx(`<martif><text><body>
+      <termEntry>
+        <langSet xml:lang="en"><tig><term>folder</term></tig></langSet>
+        <langSet xml:lang="de"><ntig><termGrp><term>Ordner</term></termGrp></ntig>
+          <tig><term>Verzeichnis</term><termNote type="administrativeStatus">deprecatedTerm-admn-sts</termNote></tig></langSet>
+        <langSet xml:lang="de"><tig><term>Mappe</term></tig></langSet>
+        <langSet><tig><term>ignored</term></tig></langSet>
+        <langSet xml:lang="fr"><tig><term> </term></tig></langSet>
+      </termEntry>
+      <termEntry><langSet lang="en"><term>file</term></langSet><langSet lang="ja"><term>ファイル</term></langSet></termEntry>
+    </body></text></martif>`)
+    expect(entries).toEqual([
+      { source: 'folder', sourceLanguage: 'en', language: 'de', targets: ['Ordner', 'Mappe'], forbidden: ['Verzeichnis'] },
+      { source: 'Ordner', sourceLanguage: 'de', language: 'en', targets: ['folder'], forbidden: [] },
+      { source: 'Mappe', sourceLanguage: 'de', language: 'en', targets: ['folder'], forbidden: [] },
+      { source: 'file', sourceLanguage: 'en', language: 'ja', targets: ['ファイル'], forbidden: [] },
+      { source: 'ファイル', sourceLanguage: 'ja', language: 'en', targets: ['file'], forbidden: [] },
+    ])
+  })
+})
