@@ -4,7 +4,9 @@
 import { describe, expect, it } from 'vitest'
 import { languageFromCode } from '../../src/engine/languages.js'
 import { escapeRegExp } from './escape-regexp.js'
+import { isSpacelessLocale, scriptName, scriptOfChar, scriptsOfLocale } from './language-scripts.js'
 import { baseLanguage, isDense, isRtl, isSpaceless, regionOf } from './language-traits.js'
+import { segmentWords, wordsOf } from './segment-words.js'
 import { digitValue, toAsciiDigits } from './locale-digits.js'
 import { findUrls } from './url-patterns.js'
 
@@ -92,5 +94,39 @@ describe('escapeRegExp', () => {
     const text = 'a.b*c+d?e^f$g{h}i(j)k|l[m]n\\o'
     expect(new RegExp(`^${escapeRegExp(text)}$`, 'u').test(text)).toBe(true)
     expect(new RegExp(escapeRegExp('1+1'), 'u').test('11')).toBe(false)
+  })
+})
+
+describe('scripts of a locale', () => {
+  it('gives the likely script, the other scripts of languages written in several, none for an unknown one', () => {
+    expect(scriptsOfLocale('ru')).toEqual(['Cyrl'])
+    expect(scriptsOfLocale('ja')).toEqual(['Hani', 'Hira', 'Kana'])
+    expect(scriptsOfLocale('sr')).toEqual(['Cyrl', 'Latn'])
+    expect(scriptsOfLocale('sr-Latn')).toEqual(['Latn'])
+    expect(scriptsOfLocale('zh-Hant')).toEqual(['Hani', 'Bopo'])
+    expect(scriptsOfLocale('xx')).toEqual([])
+    expect(scriptsOfLocale('not a locale!!')).toEqual([])
+  })
+
+  it('calls a locale spaceless only when all its scripts are', () => {
+    expect(['ja', 'th', 'zh-Hant', 'ko', 'en', 'xx'].map(isSpacelessLocale)).toEqual([true, true, true, false, false, false])
+  })
+
+  it('names scripts and finds the script of a character', () => {
+    expect([scriptName('Cyrl'), scriptName('Zzzz')]).toEqual(['Cyrillic', 'Zzzz'])
+    expect(['a', 'я', 'あ', '1', '.'].map(scriptOfChar)).toEqual(['Latn', 'Cyrl', 'Hira', undefined, undefined])
+  })
+})
+
+describe('word segments', () => {
+  it('gives every segment with offsets, and the words alone, for any locale string', () => {
+    expect(segmentWords('Hi, Bob!', 'en')).toEqual([
+      { text: 'Hi', index: 0, end: 2, isWordLike: true },
+      { text: ',', index: 2, end: 3, isWordLike: false },
+      { text: ' ', index: 3, end: 4, isWordLike: false },
+      { text: 'Bob', index: 4, end: 7, isWordLike: true },
+      { text: '!', index: 7, end: 8, isWordLike: false },
+    ])
+    expect(wordsOf('Hi, Bob!', 'bad locale!!').map((w) => w.text)).toEqual(['Hi', 'Bob'])
   })
 })
