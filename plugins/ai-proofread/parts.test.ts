@@ -1,12 +1,12 @@
 // The small parts of ai-proofread on their own: Retry-After, back-off, the budget, CSV glossaries.
 import { describe, expect, it } from 'vitest'
 import { languageFromCode } from '../../src/engine/languages.js'
-import { backoffMs, retryAfterMs } from './backoff.js'
-import { createGlossary, glossaryFromCsv } from './glossary.js'
+import { backoffMs, retryAfterMs, sleep } from './backoff.js'
+import { createGlossary, glossaryFromCsv, loadGlossary } from './glossary.js'
 import { parseAnswer } from './model-client.js'
 import { BudgetExhaustedError, TokenBudget } from './token-budget.js'
 import { locateSpan, severityFor, verdictToFindings } from './to-findings.js'
-import type { MqmCategory } from './prompt.js'
+import { estimateTokens, promptItem, promptLanguage, userMessage, type MqmCategory } from './prompt.js'
 
 const headers = (h: Record<string, string>) => new Headers(h)
 
@@ -84,5 +84,109 @@ describe('ai-proofread parts', () => {
       { code: 'design-markup', severity: 'warning' },
       { code: 'below-min-score', severity: 'error' },
     ])
+  })
+})
+
+describe('ai-proofread parts, edges', () => {
+  it('takes retry-after-ms of 0, and skips a blank or negative one for Retry-After', () => {
+    const now = Date.parse('2026-01-01T00:00:00Z')
+    expect(retryAfterMs(headers({ 'retry-after-ms': '0', 'retry-after': '7' }), now)).toBe(0)
+    expect(retryAfterMs(headers({ 'retry-after-ms': ' ', 'retry-after': '2' }), now)).toBe(2000)
+    expect(retryAfterMs(headers({ 'retry-after-ms': '-5', 'retry-after': '2' }), now)).toBe(2000)
+    expect(retryAfterMs(headers({ 'retry-after-ms': 'soon', 'retry-after': '2' }), now)).toBe(2000)
+    expect(retryAfterMs(undefined, now)).toBeUndefined()
+  })
+
+  it('sleeps, and an abort cuts the sleep short with the signal\'s reason', async () => {
+    await expect(sleep(1)).resolves.toBeUndefined()
+    const before = new AbortController()
+    before.abort(new Error('stopped before'))
+    await expect(sleep(60_000, before.signal)).rejects.toThrow('stopped before')
+    const during = new AbortController()
+    const slept = sleep(60_000, during.signal)
+    during.abort(new Error('stopped during'))
+    await expect(slept).rejects.toThrow('stopped during')
+    const after = new AbortController()
+    await expect(sleep(1, after.signal)).resolves.toBeUndefined()
+    after.abort(new Error('too late'))
+  })
+
+  it('finds a span ignoring case only when the exact text is not there, and leaves out one that would not fit', () => {
+    expect(locateSpan('Fichier ouvert', 'FICHIER')).toEqual({ start: 0, end: 7, in: 'translation' })
+    expect(locateSpan('Fichier et fichier', 'fichier')).toEqual({ start: 11, end: 18, in: 'translation' })
+    // İ lower-cases to i + U+0307: found in the lower-cased text, past the end of the real one.
+    expect(locateSpan('Xİ', 'i\u0307')).toBeUndefined()
+  })
+
+  it('words each category in its message, suggests only a change, and scores against minScore', () => {
+    const error = (category: MqmCategory, span: string, suggestion: string) => ({ category, severity: 'major' as const, span, explanation: 'why', suggestion })
+    const findings = verdictToFindings({ score: 90, errors: [error('locale-conventions', 'fichier', 'document'), error('design-markup', 'Bonjour', 'Bonjour')] }, 'Bonjour le fichier', { errorAt: 'major', minScore: 0 })
+    expect(findings.map((f) => ({ code: f.code, message: f.message, span: f.span, suggestion: f.suggestion }))).toEqual([
+      { code: 'locale-conventions', message: 'locale conventions (major): why', span: { start: 11, end: 18, in: 'translation' }, suggestion: 'document' },
+      { code: 'design-markup', message: 'design/markup (major): why', span: { start: 0, end: 7, in: 'translation' }, suggestion: undefined },
+    ])
+    expect(verdictToFindings({ score: 0, errors: [] }, 'x', { errorAt: 'major', minScore: 0 })).toEqual([])
+    expect(verdictToFindings({ score: 50, errors: [] }, 'x', { errorAt: 'major', minScore: 50 })).toEqual([])
+    expect(verdictToFindings({ score: 49, errors: [] }, 'x', { errorAt: 'major', minScore: 50 }).map((f) => [f.code, f.message])).toEqual([['below-min-score', 'score 49 is below the minimum of 50']])
+  })
+
+  it('names languages by locale, editor code or id, and writes the user message', () => {
+    expect(promptLanguage({ ...languageFromCode('pt-BR'), name: 'Portuguese, Brazilian' })).toEqual({ name: 'Portuguese, Brazilian', code: 'pt-BR' })
+    expect(promptLanguage({ ...languageFromCode('de'), locale: '', name: '' })).toEqual({ name: 'de', code: 'de' })
+    expect(promptLanguage({ ...languageFromCode('de'), locale: '', editorCode: '', id: 'de-x', name: '' })).toEqual({ name: 'de-x', code: 'de-x' })
+    const item = promptItem('1', { key: 'k', context: '', maxLength: 0, source: 'Save', translation: 'Speichern', plurals: [], glossary: [] })
+    expect(item).toEqual({ id: '1', key: 'k', context: '', maxLength: 0, source: 'Save', translation: 'Speichern' })
+    expect(JSON.stringify(item)).not.toMatch(/plurals|glossary/) // empty fields cost tokens
+    const withAll = promptItem('2', { key: 'k', context: '', maxLength: 0, source: 'Save', translation: 'Speichern', plurals: [{ plural: 'one', text: 'x' }], glossary: [{ term: 'Save', translation: 'Speichern' }] })
+    expect(withAll.plurals).toEqual([{ plural: 'one', text: 'x' }])
+    expect(withAll.glossary).toEqual([{ term: 'Save', translation: 'Speichern' }])
+    const en = { name: 'English', code: 'en' }
+    const de = { name: 'German', code: 'de' }
+    const without = userMessage({ sourceLanguage: en, targetLanguage: de, instructions: '', items: [item] })
+    expect(without).toBe('Review these translations from English (en) into German (de). maxLength 0 means no limit.\n\n```json\n' + JSON.stringify({ sourceLanguage: en, targetLanguage: de, items: [item] }) + '\n```')
+    expect(userMessage({ sourceLanguage: en, targetLanguage: de, instructions: 'Use Sie.', items: [item] })).toBe('Instructions for this project:\nUse Sie.\n\n' + without)
+    expect(estimateTokens('abcdefg')).toBe(3)
+  })
+})
+
+describe('ai-proofread token budget, edges', () => {
+  it('allows the whole budget, settles a request once, and forgets spending an hour old to the millisecond', () => {
+    let now = 0
+    const budget = new TokenBudget(1000, () => now)
+    const first = budget.reserve(1000)
+    first(400)
+    first(400)
+    budget.reserve(600)
+    let refused: unknown
+    try { budget.reserve(1) } catch (error) { refused = error }
+    expect(refused).toMatchObject({ name: 'BudgetExhaustedError', limit: 1000, used: 1000, wanted: 1 })
+    now = 3_600_000
+    expect(() => budget.reserve(400)).not.toThrow()
+  })
+})
+
+describe('ai-proofread glossaries, edges', () => {
+  it('reads CSV with CR line ends, a newline inside quotes, blank rows and a header with only one known column', () => {
+    expect(glossaryFromCsv('term,translation,note,language\r"two\nlines",zwei Zeilen,,de\r\r,,,\r  file  ,  Datei  ,  the noun  ,  de  ')).toEqual([
+      { term: 'two\nlines', translation: 'zwei Zeilen', language: 'de' },
+      { term: 'file', translation: 'Datei', note: 'the noun', language: 'de' },
+    ])
+    // "term" alone is not a header: the row is an entry, and the columns are term, translation, note.
+    expect(glossaryFromCsv('term,Begriff\nsave,speichern,a verb')).toEqual([{ term: 'term', translation: 'Begriff' }, { term: 'save', translation: 'speichern', note: 'a verb' }])
+    expect(glossaryFromCsv('Translation,Term\nDatei,file')).toEqual([{ term: 'file', translation: 'Datei' }])
+  })
+
+  it('matches terms with regex characters, notes, and languages named with an underscore', () => {
+    const glossary = createGlossary([{ term: 'C++', translation: 'C++', note: 'the language', language: 'pt_BR' }])
+    expect(glossary.termsFor('Learn C++ now', languageFromCode('pt-BR'))).toEqual([{ term: 'C++', translation: 'C++', note: 'the language' }])
+    expect(glossary.termsFor('Learn C now', languageFromCode('pt-BR'))).toEqual([])
+    expect(glossary.termsFor('Learn C++ now', languageFromCode('pt-PT'))).toEqual([])
+  })
+
+  it('loads inline terms, refuses files other than CSV and says why a file cannot be read', async () => {
+    expect((await loadGlossary([{ term: 'file', translation: 'Datei' }], '/')).size).toBe(1)
+    expect((await loadGlossary(undefined, '/')).size).toBe(0)
+    await expect(loadGlossary('terms.tbx', '/')).rejects.toThrow('glossary "terms.tbx": only CSV files (or inline terms) are read')
+    await expect(loadGlossary('missing.csv', '/nonexistent-dir')).rejects.toThrow('glossary "missing.csv": cannot read /nonexistent-dir/missing.csv: ENOENT')
   })
 })

@@ -9,6 +9,7 @@ import type { Item, PluginCache, PluginContext, PluginDefinition } from '../../s
 import { startFakeOpenAi, type RunningFakeOpenAi } from '../../src/emulator/fake-openai.js'
 import aiProofread, { BudgetExhaustedError, ModelRequestError } from './index.js'
 import { retryAfterMs } from './backoff.js'
+import { pino } from 'pino'
 
 let fake: RunningFakeOpenAi
 const bodies: Record<string, unknown>[] = []
@@ -291,5 +292,80 @@ describe('ai-proofread findings and prompt', () => {
     const { checkBatch } = await setUp()
     expect(await checkBatch([item({ translation: '' })])).toEqual([[]])
     expect(fake.stats().requests).toBe(0)
+  })
+})
+
+describe('ai-proofread statuses', () => {
+  it('retries 408 and 409 like 5xx and 429', async () => {
+    for (const status of [408, 409]) {
+      fake.reset()
+      const { checkBatch, counters } = await setUp()
+      fake.setFaults({ serverError: { times: 1, status } })
+      expect(await checkBatch(good(1))).toEqual([[]])
+      expect(fake.stats().byStatus).toEqual({ [status]: 1, 200: 1 })
+      expect(counters['ai.retries']).toBe(1)
+    }
+  })
+
+  it('does not retry a 400, and says which status failed', async () => {
+    const { checkBatch } = await setUp()
+    fake.setFaults({ serverError: { status: 400 } })
+    const failure = checkBatch(good(1))
+    await expect(failure).rejects.toMatchObject({ name: 'ModelRequestError', status: 400 })
+    await expect(failure).rejects.toThrow(/^ai-proofread: request to gpt-4o-mini failed \(HTTP 400\)$/)
+    expect(fake.stats().requests).toBe(1)
+  })
+
+  it('counts the attempts in the error when retries run out', async () => {
+    const { checkBatch } = await setUp({ maxRetries: 1 })
+    fake.setFaults({ serverError: { status: 502 } })
+    await expect(checkBatch(good(1))).rejects.toThrow(/^ai-proofread: request to gpt-4o-mini failed \(HTTP 502\) after 2 attempts$/)
+  })
+
+  it('does not wait when the server asks for more than two minutes', async () => {
+    const { checkBatch } = await setUp()
+    fake.setFaults({ tooManyRequests: { retryAfter: '3600' } })
+    await expect(checkBatch(good(1))).rejects.toThrow(/^ai-proofread: gpt-4o-mini asks to wait 3600 s \(HTTP 429\); not waiting that long$/)
+    expect(fake.stats().requests).toBe(1)
+  })
+
+  it('logs each retry with its reason and wait', async () => {
+    const lines: Record<string, unknown>[] = []
+    const log = pino({ level: 'warn' }, { write: (line: string) => { lines.push(JSON.parse(line)) } })
+    const { checkBatch } = await setUp({ retryBaseMs: 1 }, { log })
+    fake.setFaults({ tooManyRequests: { times: 1, retryAfter: '0', retryAfterMs: 20 } })
+    await checkBatch(good(1))
+    expect(lines.map((l) => ({ msg: l.msg, reason: l.reason, waitMs: l.waitMs }))).toEqual([{ msg: 'ai-proofread: retrying model request', reason: 'HTTP 429', waitMs: 20 }])
+  })
+})
+
+describe('ai-proofread set-up', () => {
+  const capture = () => {
+    const lines: Record<string, unknown>[] = []
+    return { lines, log: pino({ level: 'warn' }, { write: (line: string) => { lines.push(JSON.parse(line)) } }) }
+  }
+
+  it('sends the instructions once when the string\'s settings repeat the option\'s', async () => {
+    const { checkBatch } = await setUp({ instructions: '  Use Sie. ' })
+    await checkBatch([testItem({ source: 'Save', translation: 'Speichern', targetLanguage: 'de', settings: { instructions: 'Use Sie.\n' } })])
+    const user = (bodies[0]!.messages as { role: string; content: string }[]).find((m) => m.role === 'user')!.content
+    expect(user.startsWith('Instructions for this project:\nUse Sie.\n\nReview these translations')).toBe(true)
+  })
+
+  it('warns at load when there is no API key, and only then', async () => {
+    const without = capture()
+    await setUp({}, { env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: fake.url }, log: without.log })
+    expect(without.lines.map((l) => l.msg)).toEqual(['ai-proofread: no OPENAI_API_KEY; every check will fail until one is set'])
+    const withKey = capture()
+    await setUp({}, { log: withKey.log })
+    expect(withKey.lines).toEqual([])
+  })
+
+  it('keeps verdicts cacheTtlHours, or forever with 0', async () => {
+    const ttls: (number | undefined)[] = []
+    const cache: PluginCache = { async get() { return undefined }, async set(_k, _v, ttl) { ttls.push(ttl) } }
+    await (await setUp({ cacheTtlHours: 2 }, { cache })).checkBatch(good(1))
+    await (await setUp({ cacheTtlHours: 0 }, { cache })).checkBatch(good(1, 5))
+    expect(ttls).toEqual([7_200_000, undefined])
   })
 })

@@ -18,6 +18,7 @@ new PluginTester().run(brackets, {
     { name: 'French keeps the pair', source: 'Delete (permanently)', translation: 'Supprimer (définitivement)' },
     { name: 'Indonesian keeps the pair', source: 'Save (draft)', translation: 'Simpan (draf)', targetLanguage: 'id' },
     { name: 'emoticons', source: 'Thanks :)', translation: 'Danke :)', targetLanguage: 'de' },
+    { name: 'counts not compared when told so', source: 'Settings (advanced)', translation: 'Настройки', targetLanguage: 'ru', options: { compareCounts: false } },
   ],
   invalid: [
     { name: "an added explanatory pair is a warning, not an error", source: "Last updated by {{name}} on {{date}}", translation: "最終更新: {{name}}（{{date}}）", targetLanguage: "ja", findings: [{ code: 'bracket-count', severity: "warning", message: "0 pairs of parentheses" }] },
@@ -42,5 +43,8 @@ new PluginTester().run(brackets, {
     { source: 'Total', translation: 'कुल (सभी)', targetLanguage: 'hi', findings: [{ code: 'bracket-count', message: 'The source has 0 pairs of parentheses, the translation 1' }] },
     { source: 'Open [file]', translation: 'เปิด [ไฟล์]]', targetLanguage: 'th', findings: [{ code: 'unopened-bracket', span: { start: 11, end: 12, in: 'translation' } }] },
     { source: 'Value {x}', translation: 'Wert {x} }', targetLanguage: 'de', findings: [{ code: 'unopened-bracket', span: { start: 9, end: 10, in: 'translation' } }] },
+    { name: 'an emoticon before an unclosed bracket keeps the offsets', source: 'Thanks :) (beta)', translation: 'Danke :) (Beta', targetLanguage: 'de', findings: [{ code: 'unclosed-bracket', span: { start: 9, end: 10, in: 'translation' }, message: '“(” is not closed' }] },
+    { name: 'list markers turned into pairs: opening brackets count too', source: '1) Open 2) Save', translation: '(1) Öffnen (2) Speichern', targetLanguage: 'de', findings: [{ code: 'bracket-count', message: 'The source has 2 pairs of parentheses, the translation 2', severity: 'warning' }] },
+    { name: 'a plural marker excuses lost parentheses, not lost square brackets', source: '[Beta] Delete file(s)', translation: 'Beta Dateien löschen', targetLanguage: 'de', findings: [{ code: 'bracket-count', message: 'The source has 1 pair of parentheses, the translation 0', severity: 'warning' }, { code: 'bracket-count', message: 'The source has 1 pair of square brackets, the translation 0', severity: 'error' }] },
   ],
 })

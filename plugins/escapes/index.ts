@@ -38,11 +38,20 @@ function escapesOf(text: string): Escape[] {
   return out
 }
 
-/** The character a `\uXXXX`, `\u{...}` or `\xNN` escape stands for. */
-function decode(escape: string): string {
-  const hex = escape.slice(2).replace(/[{}]/g, '')
-  return String.fromCodePoint(parseInt(hex, 16))
+/**
+ * The character a `\uXXXX`, `\u{...}` or `\xNN` escape stands for; undefined for one past U+10FFFF
+ * (`\u{110000}` stands for no character: `String.fromCodePoint` throws on it).
+ */
+function decode(escape: string): string | undefined {
+  const code = parseInt(escape.slice(2).replace(/[{}]/g, ''), 16)
+  return code <= 0x10ffff ? String.fromCodePoint(code) : undefined
 }
+
+/**
+ * A text with its `\u`/`\x` escapes written as the characters they stand for and its other escapes
+ * left out: two escapes of a surrogate pair (`\uD83D\uDE00`) become the character they make.
+ */
+const decoded = (text: string) => text.replace(ESCAPE, (e) => (e[1] === 'u' || e[1] === 'x' ? decode(e) ?? '' : ''))
 
 /** Offsets of `quote` characters not preceded by a backslash escape. */
 function bareQuotes(text: string, quote: string): number[] {
@@ -138,7 +147,8 @@ export default definePlugin({
           const byChar = (list: Escape[]) => {
             const map = new Map<string, Escape[]>()
             for (const e of list) {
-              const ch = decode(e.text)
+              // An escape that stands for no character is kept only as itself.
+              const ch = decode(e.text) ?? e.text
               const same = map.get(ch)
               if (same) same.push(e)
               else map.set(ch, [e])
@@ -146,10 +156,12 @@ export default definePlugin({
             return map
           }
           const targetByChar = byChar(t)
-          const literal = occurrences(translation.replace(ESCAPE, ''))
+          // The character an escape stands for, typed or escaped in either form (\u{1F600} or
+          // \uD83D\uDE00), keeps it.
+          const characters = occurrences(decoded(translation))
           const sourceByChar = byChar(s)
           for (const [ch, list] of sourceByChar) {
-            const kept = (targetByChar.get(ch)?.length ?? 0) + (literal.get(ch) ?? 0)
+            const kept = ch.length > 2 ? (targetByChar.get(ch)?.length ?? 0) : (characters.get(ch) ?? 0)
             if (kept < list.length) {
               findings.push(report('missing-character-escape', { escape: list[0]!.text }, { span: { start: list[0]!.index, end: list[0]!.index + list[0]!.text.length, in: 'source' } }))
             }

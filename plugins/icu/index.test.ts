@@ -33,6 +33,9 @@ new PluginTester().run(icu, {
     { name: 'currency kept', source: 'Total: {value, number, ::currency/USD}', translation: 'Gesamt: {value, number, ::currency/USD}', targetLanguage: 'de' },
     { name: 'date style kept', source: 'Due {d, date, short}', translation: 'Échéance {d, date, short}' },
     { name: 'select keys kept in another order', source: '{gender, select, male {He} female {She} other {They}} replied', translation: '{gender, select, female {Она} male {Он} other {Они}} ответили', targetLanguage: 'ru' },
+    { name: 'select keys not checked when told so', source: '{gender, select, male {He} female {She} other {They}}', translation: '{gender, select, male {Αυτός} femal {Αυτή} other {Αυτοί}}', targetLanguage: 'el', options: { checkSelectKeys: false } },
+    { name: '=0 stands for zero in Arabic', source: en, translation: '{count, plural, =0 {لا ملفات} one {ملف واحد} two {ملفان} few {# ملفات} many {# ملفًا} other {# ملف}}', targetLanguage: 'ar' },
+    { name: 'a source that is not ICU is not checked', source: 'Use { to open a block', translation: 'Utilisez { pour ouvrir un bloc' },
   ],
   invalid: [
     { source: en, translation: '{count, plural, one {# fichier} other {# fichiers}', findings: [{ code: 'invalid-icu', in: 'translation', message: 'not valid ICU' }] },
@@ -56,5 +59,10 @@ new PluginTester().run(icu, {
     { name: 'Russian drops the source plural: categories lost', source: '{count, plural, one {# file} other {# files}}', translation: '{count} файлов', targetLanguage: 'ru', findings: [{ code: 'argument-type-changed', message: '{count, plural, …} in the source but {count}', severity: 'error' }] },
     { name: 'date style changed is a warning', source: 'Due {d, date, short}', translation: 'Fällig am {d, date, long}', targetLanguage: 'de', findings: [{ code: 'argument-type-changed', message: '{d, date, short}', severity: 'warning' }] },
     { name: 'date became a number', source: 'Due {d, date, short}', translation: 'Termin {d, number}', targetLanguage: 'pl', findings: [{ code: 'argument-type-changed', severity: 'error' }] },
+    { name: 'invalid ICU: message and span', source: en, translation: '{count, plural, one {# fichier} other {# fichiers}', findings: [{ code: 'invalid-icu', span: { start: 0, end: 1, in: 'translation' }, message: /^The translation is not valid ICU MessageFormat: EXPECT_ARGUMENT_CLOSING_BRACE$/ }] },
+    { name: 'an apostrophe before the brace quotes the plural away', source: en, translation: "Supprimer l'{count, plural, one {# fichier} other {# fichiers}}", findings: [{ code: 'missing-argument', message: "Missing ICU argument {count} (an apostrophe before a brace quotes it in ICU: write ’ or '')" }] },
+    { name: '=1 does not stand for Russian one (1, 21, 31...)', source: en, translation: '{count, plural, =1 {один файл} few {# файла} many {# файлов} other {# файла}}', targetLanguage: 'ru', findings: [{ code: 'missing-plural-categories', span: { start: 0, end: 77, in: 'translation' }, message: /^plural \{count\} lacks the categories ru needs: one$/ }] },
+    { name: 'selectordinal turned into plural', source: '{n, selectordinal, one {#st} two {#nd} few {#rd} other {#th}}', translation: '{n, plural, one {#.} other {#.}}', targetLanguage: 'de', findings: [{ code: 'argument-type-changed', message: 'ICU argument {n} is {n, selectordinal, …} in the source but {n, plural, …} in the translation' }] },
+    { name: 'a skeleton token dropped', source: '{v, number, ::currency/EUR unit-width-narrow} left', translation: '{v, number, ::currency/EUR} restant', findings: [{ code: 'argument-type-changed', message: 'ICU argument {v} is {v, number, ::currency/EUR unit-width-narrow} in the source but {v, number, ::currency/EUR} in the translation' }] },
   ],
 })

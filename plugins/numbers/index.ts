@@ -3,11 +3,13 @@
 // Numbers inside placeholders, URLs, tags and ICU syntax are not text and are ignored. Small
 // numbers (up to `spelledOutUpTo`) may be spelled out or dropped ("1 file" -> "un fichier",
 // Arabic duals), unless the translation puts a different number in their place.
+import { TYPE } from '@formatjs/icu-messageformat-parser'
 import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
+import { parseIcu, walkIcu } from '../_shared/icu-message.js'
 import { toAsciiDigits } from '../_shared/locale-digits.js'
 import { findTags } from '../_shared/markup-tags.js'
-import { maskSpans } from '../_shared/mask-spans.js'
-import { findPlaceholders } from '../_shared/placeholder-patterns.js'
+import { maskSpans, type TextRange } from '../_shared/mask-spans.js'
+import { findPlaceholders, type Placeholder } from '../_shared/placeholder-patterns.js'
 import { findUrls } from '../_shared/url-patterns.js'
 
 const { messages, report } = defineMessages({
@@ -78,10 +80,33 @@ function parseToken(raw: string, start: number): NumberToken[] {
   return out
 }
 
-/** Numbers of a text, ignoring placeholders, URLs, tags and ICU selectors such as `=0`. */
+const ICU_SELECT = /^\{\s*[^\s,{}]+\s*,\s*(?:plural|selectordinal|select)\s*,/
+
+/**
+ * What of a placeholder to mask: all of it, but of an ICU plural or select argument only its
+ * syntax (name, selectors, `#`, nested arguments): the text of its branches, `{n, plural, other
+ * {# of 25 files}}`, is text whose numbers count.
+ */
+function placeholderMask(p: Placeholder): TextRange[] {
+  if (p.format !== 'brace' || !ICU_SELECT.test(p.text)) return [p]
+  const parsed = parseIcu(p.text)
+  if (!parsed.ok) return [p]
+  const out: TextRange[] = []
+  let at = p.start
+  walkIcu(parsed.elements, (el) => {
+    if (el.type !== TYPE.literal || !el.location) return
+    const start = p.start + el.location.start.offset
+    if (start > at) out.push({ start: at, end: start })
+    at = Math.max(at, p.start + el.location.end.offset)
+  })
+  if (at < p.end) out.push({ start: at, end: p.end })
+  return out
+}
+
+/** Numbers of a text, ignoring placeholders, URLs, tags and ICU syntax such as `=0`. */
 export function findNumbers(text: string): NumberToken[] {
   if (!/\p{Nd}/u.test(text)) return []
-  const masked = maskSpans(toAsciiDigits(text), [...findPlaceholders(text), ...findUrls(text), ...findTags(text)])
+  const masked = maskSpans(toAsciiDigits(text), [...findPlaceholders(text).flatMap(placeholderMask), ...findUrls(text), ...findTags(text)])
     .replace(/=\d+(?=\s*\{)|offset:\s*\d+/g, (m) => '\u0001'.repeat(m.length))
   const out: NumberToken[] = []
   for (const m of masked.matchAll(TOKEN)) {

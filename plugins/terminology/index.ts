@@ -83,7 +83,11 @@ function codesOf(language: Language): string[] {
 function covers(code: string | undefined, language: Language): boolean {
   if (!code) return true
   const want = code.toLowerCase().replace(/_/g, '-')
-  return codesOf(language).some((c) => c === want || c.startsWith(`${want}-`) || want.startsWith(`${c}-`))
+  const codes = codesOf(language)
+  // A regional code (de-DE) covers a target named by its language alone (de), not another region
+  // of it: pt-PT is also named `pt` (its two-letter code), which must not let pt-BR in.
+  const bare = !codes.some((c) => c.includes('-'))
+  return codes.some((c) => c === want || c.startsWith(`${want}-`) || (bare && want.startsWith(`${c}-`)))
 }
 
 async function loadFile(file: string, dir: string): Promise<GlossaryEntry[]> {
