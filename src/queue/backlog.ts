@@ -85,6 +85,8 @@ export function reserveOf(limit: number): number {
 export class Backlog {
   /** Per organization (id), in the order they are served (round robin: served ones go to the end). */
   private readonly lines = new Map<string, Line>()
+  /** Strings taken off a line and being read back into the window, per domain. */
+  private readonly reading = new Map<string, number>()
   private ready = false
   private closed = false
   private refilling?: Promise<void>
@@ -212,19 +214,28 @@ export class Backlog {
       // Served: to the end of the ring.
       this.lines.delete(organization)
       if (line.refs.length) this.lines.set(organization, line)
-      let part: Job[]
+      // Off the line but not in the window yet: still waiting, for waiting() (an idle check that
+      // saw neither the line nor the queue would call the worker idle while they are read).
+      this.reading.set(line.domain, (this.reading.get(line.domain) ?? 0) + take)
       try {
-        part = await journal.readPart(ref.entryId, ref.part)
-      } catch (error) {
-        // Not read: the strings go back to the head of the line for the retry (without this, the
-        // retry found nothing to read and they waited on disk until the next restart).
-        ref.taken -= take
-        const current = this.lines.get(organization)
-        if (current?.refs.includes(ref)) current.waiting += take
-        else this.add(organization, line.domain, ref, true)
-        throw error
+        let part: Job[]
+        try {
+          part = await journal.readPart(ref.entryId, ref.part)
+        } catch (error) {
+          // Not read: the strings go back to the head of the line for the retry (without this, the
+          // retry found nothing to read and they waited on disk until the next restart).
+          ref.taken -= take
+          const current = this.lines.get(organization)
+          if (current?.refs.includes(ref)) current.waiting += take
+          else this.add(organization, line.domain, ref, true)
+          throw error
+        }
+        await this.intoWindow(part.slice(ref.taken - take, ref.taken), ref.recheck)
+      } finally {
+        const left = (this.reading.get(line.domain) ?? 0) - take
+        if (left > 0) this.reading.set(line.domain, left)
+        else this.reading.delete(line.domain)
       }
-      await this.intoWindow(part.slice(ref.taken - take, ref.taken), ref.recheck)
     }
   }
 
@@ -305,6 +316,7 @@ export class Backlog {
   waiting(domain?: string): number {
     let n = 0
     for (const line of this.lines.values()) if (domain === undefined || line.domain === domain) n += line.waiting
+    for (const [d, k] of this.reading) if (domain === undefined || d === domain) n += k
     return n
   }
 

@@ -128,6 +128,28 @@ describe('the window', () => {
     backlog.close()
   })
 
+  it('strings being read back from disk still count as waiting until they are in the window', async () => {
+    const { journal, queue, backlog } = await pausedBacklog()
+    const a = diskJobs(50, 'A')
+    backlog.spill('A', 'a', await journal.append(journal.newBatchId(), a), a.length)
+    // Hold the read: an idle check (queue empty and nothing waiting) must not pass meanwhile.
+    let release!: () => void
+    const gate = new Promise<void>((r) => { release = r })
+    const readPart = journal.readPart.bind(journal)
+    journal.readPart = async (...args) => { await gate; return readPart(...args) }
+    const refilled = backlog.refill()
+    await new Promise((r) => setTimeout(r, 20))
+    expect(queue.depth).toBe(0)
+    expect(backlog.waiting()).toBe(50)
+    expect(backlog.waiting('a')).toBe(50)
+    expect(backlog.waiting('b')).toBe(0)
+    release()
+    await refilled
+    expect(queue.depth).toBe(50)
+    expect(backlog.waiting()).toBe(0)
+    backlog.close()
+  })
+
   it('strings reported but with their findings not yet logged count against the window', async () => {
     let behind = 60
     const { journal, queue, backlog } = await pausedBacklog(() => behind)
