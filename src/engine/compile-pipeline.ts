@@ -57,7 +57,7 @@ export async function compilePipeline(
     await closeAll(c.created, c.log)
     return undefined
   }
-  const runner = new PipelineRunner(checks, routes, onError, outputs.ports)
+  const runner = new PipelineRunner(checks, routes, onError)
   const pipeline: Pipeline = {
     key: file.key,
     name: file.name,

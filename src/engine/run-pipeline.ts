@@ -124,7 +124,6 @@ export class PipelineRunner {
     private readonly checks: CompiledCheck[],
     private readonly routes: CompiledRoute[],
     private readonly onError: OnError,
-    private readonly outputs: ReadonlyMap<string, string>,
   ) {}
 
   async instanceFor(check: CompiledCheck, settings: Record<string, unknown>): Promise<PluginInstance> {
@@ -312,10 +311,5 @@ export class PipelineRunner {
       if (!r.condition || r.condition(s)) return { id, output: r.output, port: r.port, findings: s.findings }
     }
     return { id, output: null, port: '', findings: s.findings }
-  }
-
-  /** Port of an output name (for callers that hold a name). */
-  portOf(output: string): string | undefined {
-    return this.outputs.get(output)
   }
 }
