@@ -65,9 +65,11 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   // Pipelines run on their own threads (each loads the same files), under a time budget per check
   // of a string; the host keeps everything else (manifest, settings, event handlers).
   const pool = createPipelinePool({
-    host, threads: config.pipelineThreads, budgetMs: config.checkTimeBudgetMs, env, logLevel: config.logLevel,
+    host, threads: config.pipelineThreads, spareThreads: config.pipelineSpareThreads, budgetMs: config.checkTimeBudgetMs, env, logLevel: config.logLevel,
     log: log.child({ part: 'engine' }), cacheFor, metrics: pluginMetrics,
     onTimeout: () => metrics.checkTimeouts.inc(),
+    onSpareRun: () => metrics.spareRuns.inc(),
+    onThreadCount: (n) => metrics.pipelineThreads.set(n),
   })
   const pipelines: PipelineSource = pool ?? host
   // The operator page is a route of the worker's app, and shows the worker's held organizations.

@@ -12,6 +12,13 @@
 // goes, as for a check that throws) and runs the other strings of the task again on a thread.
 // An awaited call (an AI request) keeps the heartbeat going and is bounded by its plugin's own
 // timeoutMs, as on the main thread.
+//
+// Long runs do not hold up the rest: a run that has kept its thread for LONG_RUN_MS (a string of
+// 50,000 characters through every check, or a check running away until the budget stops it) no
+// longer counts against PIPELINE_THREADS, and the next run may start a spare thread (at most
+// `spareThreads` of them) that leaves again after SPARE_IDLE_MS without work. Ordinary runs take
+// 10-20 ms, so an ordinary load never starts one: the spare threads' memory is spent only while
+// something is slow.
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -38,6 +45,15 @@ export const DEFAULT_CHECK_TIME_BUDGET_MS = 2000
  * small next to the budget, and never for an ordinary run (500 strings of qa-gate take 10-20 ms).
  */
 export const CHECKPOINT_EVERY_MS = 100
+/**
+ * A run that has kept its thread this long (loading the pipelines not counted) stops counting
+ * against the pool's threads: the next run may go to a spare thread. An ordinary run of 500
+ * strings through qa-gate takes 10-40 ms; a 48,000-character text through qa-gate about 60-120 ms.
+ */
+export const LONG_RUN_MS = 250
+/** How long a spare thread stays without work before it leaves. */
+export const SPARE_IDLE_MS = 30_000
+export const DEFAULT_SPARE_THREADS = 2
 
 /** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
 export type ThreadItem = Omit<Item, 'log' | 'signal'>
@@ -58,6 +74,12 @@ export interface PipelinePoolOptions {
   threads: number
   /** How long one check of one string may hold its thread without a beat, in ms. */
   budgetMs?: number
+  /** Threads beyond `threads` that runs may start while others are long (0: none). */
+  spareThreads?: number
+  /** When a run counts as long (LONG_RUN_MS). */
+  longRunMs?: number
+  /** How long a spare thread stays idle before it leaves (SPARE_IDLE_MS). */
+  spareIdleMs?: number
   env: Record<string, string | undefined>
   logLevel: string
   log: Logger
@@ -65,6 +87,10 @@ export interface PipelinePoolOptions {
   metrics: PluginMetrics
   /** Called for each check stopped (for a metric). */
   onTimeout?(info: { pipeline: string; stringId: number; check: number }): void
+  /** Called for each run handed to a spare thread (for a metric). */
+  onSpareRun?(): void
+  /** Called with the number of threads alive whenever one starts or leaves (for a metric). */
+  onThreadCount?(threads: number): void
 }
 
 /** The built thread module; under vitest (TypeScript sources) the build's copy in dist/. */
@@ -80,12 +106,31 @@ export type ThreadCheckpoint = Checkpoint & { generation: number }
 /** A stopped run: the string and check it was in, and where the run stood before that check. */
 type Outcome = { ok: true; value: ThreadResult } | { ok: false; item: number; check: number; saved?: ThreadCheckpoint }
 
-interface Watched { stamp: Int32Array; beat: number; since: number; stop(): void; stopped: boolean; loadStuck?: boolean }
+interface Watched {
+  stamp: Int32Array
+  beat: number
+  since: number
+  stop(): void
+  stopped: boolean
+  loadStuck?: boolean
+  /** When the run began on its thread (its pipelines loaded); 0 before. */
+  began: number
+  /** It has kept its thread for longRunMs: it no longer counts against the threads. */
+  long: boolean
+}
 
 export class PipelinePool {
   readonly threads: number
   readonly budgetMs: number
+  readonly spareThreads: number
+  readonly longRunMs: number
   private readonly pool: Piscina
+  /** Runs on threads now, and how many of them are long. */
+  private running = 0
+  private longRuns = 0
+  /** Runs waiting for a thread, first come first served. */
+  private readonly waiting: Array<{ go(): void }> = []
+  private sparesStarted = 0
   private readonly watched = new Set<Watched>()
   private watchdog: NodeJS.Timeout | undefined
   private readonly wrapped = new WeakMap<Pipeline, Pipeline>()
@@ -96,15 +141,19 @@ export class PipelinePool {
   constructor(private readonly options: PipelinePoolOptions, file: string) {
     this.threads = options.threads
     this.budgetMs = options.budgetMs ?? DEFAULT_CHECK_TIME_BUDGET_MS
+    this.spareThreads = options.spareThreads ?? DEFAULT_SPARE_THREADS
+    this.longRunMs = options.longRunMs ?? LONG_RUN_MS
     const { source, pluginsDir } = options.host.origin
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
     const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
     this.pool = new Piscina({
       filename: file,
+      // The pool starts a thread beyond minThreads only when a run is handed over with every
+      // thread busy, which the gate (acquire) allows only while some run is long.
       minThreads: options.threads,
-      maxThreads: options.threads,
-      idleTimeout: Number.POSITIVE_INFINITY,
+      maxThreads: options.threads + this.spareThreads,
+      idleTimeout: this.spareThreads > 0 ? (options.spareIdleMs ?? SPARE_IDLE_MS) : Number.POSITIVE_INFINITY,
       workerData: data,
       // As the ingest threads: V8 sizes a thread's young generation from the host's memory; a run's
       // garbage dies young either way. Quick flood bench, 2 threads: peak RSS 326 MB with the
@@ -113,11 +162,25 @@ export class PipelinePool {
     })
     // A thread that cannot start (its module failed) is reported, not thrown at the process.
     this.pool.on('error', (e: unknown) => options.log.error({ err: (e as Error).message }, 'a pipeline thread failed'))
+    const count = () => options.onThreadCount?.(this.pool.threads.length)
+    this.pool.on('workerCreate', count)
+    // Told before the pool forgets the thread: counted once it has.
+    this.pool.on('workerDestroy', () => queueMicrotask(count))
   }
 
   /** Checks stopped by the budget so far. */
   get stopped(): number {
     return this.timeouts
+  }
+
+  /** Threads alive now (spare ones included). */
+  get threadCount(): number {
+    return this.pool.threads.length
+  }
+
+  /** Runs handed to a thread while every thread of PIPELINE_THREADS was taken by a long run. */
+  get spareRuns(): number {
+    return this.sparesStarted
   }
 
   /** The worker's PipelineSource: the host's pipelines, with run() going to the pool. */
@@ -189,8 +252,58 @@ export class PipelinePool {
     return out
   }
 
-  private async runOnThread(key: string, items: ThreadItem[], signal?: AbortSignal, resume?: ThreadCheckpoint): Promise<Outcome> {
+  /**
+   * Wait for a thread: taken while fewer than `threads` runs are on threads and not long, and
+   * fewer than `threads + spareThreads` in all. First come, first served.
+   */
+  private async acquire(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted()
+    if (this.waiting.length === 0 && this.free()) {
+      this.take()
+      return
+    }
+    await new Promise<void>((resolve, reject) => {
+      const entry = {
+        go: () => {
+          signal?.removeEventListener('abort', onAbort)
+          this.take()
+          resolve()
+        },
+      }
+      const onAbort = () => {
+        const at = this.waiting.indexOf(entry)
+        if (at >= 0) this.waiting.splice(at, 1)
+        reject(signal!.reason)
+      }
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.waiting.push(entry)
+    })
+  }
+
+  private free(): boolean {
+    return this.running - this.longRuns < this.threads && this.running < this.threads + this.spareThreads
+  }
+
+  private take(): void {
+    if (this.running >= this.threads) {
+      this.sparesStarted++
+      this.options.onSpareRun?.()
+    }
+    this.running++
+  }
+
+  private release(w: Watched): void {
+    this.running--
+    if (w.long) this.longRuns--
+    this.pump()
+  }
+
+  private pump(): void {
+    while (this.waiting.length && this.free()) this.waiting.shift()!.go()
+  }
+
+  private async runOnThread(key: string, items: ThreadItem[], signal?: AbortSignal, resume?: ThreadCheckpoint): Promise<Outcome> {
+    await this.acquire(signal)
     Atomics.store(this.generationCell, 0, this.options.host.generation)
     const sab = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)
     const stamp = new Int32Array(sab)
@@ -202,7 +315,7 @@ export class PipelinePool {
     const { port1, port2 } = new MessageChannel()
     let saved: ThreadCheckpoint | undefined
     this.serveCache(port1, (c) => { saved = c })
-    const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false }
+    const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false, began: 0, long: false }
     this.watch(w)
     try {
       const value = (await this.pool.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2, ...(resume ? { resume } : {}) }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
@@ -218,6 +331,7 @@ export class PipelinePool {
       throw error
     } finally {
       this.watched.delete(w)
+      this.release(w)
       signal?.removeEventListener('abort', onAbort)
       // Without its listener, a closed port that lingers holds nothing of this run.
       port1.removeAllListeners('message')
@@ -243,14 +357,25 @@ export class PipelinePool {
   private watch(w: Watched): void {
     this.watched.add(w)
     if (this.watchdog) return
-    const every = Math.max(10, Math.min(250, Math.floor(this.budgetMs / 4)))
+    const every = Math.max(10, Math.min(250, Math.floor(this.budgetMs / 4), Math.floor(this.longRunMs / 4)))
     this.watchdog = setInterval(() => {
       const now = Date.now()
+      let longer = false
       for (const x of this.watched) {
         const beat = Atomics.load(x.stamp, STAMP.beat)
         // 0: still queued for a thread (the thread beats as the task starts); the clock starts
         // again at every beat.
         if (beat === 0) continue
+        if (!x.long && this.spareThreads > 0) {
+          // A run's length counts from when its pipelines were loaded (a new thread's load is not the run's).
+          if (x.began === 0) {
+            if (Atomics.load(x.stamp, STAMP.check) !== LOADING) x.began = now
+          } else if (now - x.began >= this.longRunMs) {
+            x.long = true
+            this.longRuns++
+            longer = true
+          }
+        }
         if (beat !== x.beat) {
           x.beat = beat
           x.since = now
@@ -265,6 +390,7 @@ export class PipelinePool {
           }
         }
       }
+      if (longer) this.pump()
       if (this.watched.size === 0) {
         clearInterval(this.watchdog)
         this.watchdog = undefined

@@ -97,12 +97,14 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
   // The heartbeat: beats while this thread's event loop is free (an awaited AI call keeps it
   // alive); a synchronous check stops it, and the watchdog sees the stamp stand still.
   const beat = () => { Atomics.add(stamp, STAMP.beat, 1) }
+  // Loading first, then the first beat: the watchdog never sees a started run that is not loading
+  // before its pipelines are there (a run's length counts from then).
+  Atomics.store(stamp, STAMP.check, LOADING)
   beat()
   const heartbeat = setInterval(beat, HEARTBEAT_MS)
   port = task.port
   port.on('message', answered)
   try {
-    Atomics.store(stamp, STAMP.check, LOADING)
     const set = await pipelinesOf(task.generation)
     Atomics.store(stamp, STAMP.check, -1)
     const pipeline = set.get(task.key)

@@ -107,7 +107,7 @@ afterEach(async () => {
   }
 })
 
-async function start(files: Record<string, string>, o: { threads?: number } = {}) {
+async function start(files: Record<string, string>, o: { threads?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; spareIdleMs?: number } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pool-'))
   for (const [f, text] of Object.entries(files)) writeFileSync(path.join(dir, f), text)
   const plugins = pluginsDir()
@@ -117,14 +117,19 @@ async function start(files: Record<string, string>, o: { threads?: number } = {}
   if (!loaded.ok) throw new Error(JSON.stringify(loaded.errors))
   const counts = new Map<string, number>()
   const timeouts: number[] = []
+  const threadCounts: number[] = []
   const pool = createPipelinePool({
-    host, threads: o.threads ?? 2, budgetMs: BUDGET, env: {}, logLevel: 'silent', log: silentLogger(),
+    host, threads: o.threads ?? 2, budgetMs: o.budgetMs ?? BUDGET, env: {}, logLevel: 'silent', log: silentLogger(),
     cacheFor: memoryCacheFor(), metrics: { add: (name, value = 1) => { counts.set(name, (counts.get(name) ?? 0) + value) } },
     onTimeout: (t) => timeouts.push(t.stringId),
+    onThreadCount: (n) => threadCounts.push(n),
+    ...(o.spareThreads !== undefined ? { spareThreads: o.spareThreads } : {}),
+    ...(o.longRunMs !== undefined ? { longRunMs: o.longRunMs } : {}),
+    ...(o.spareIdleMs !== undefined ? { spareIdleMs: o.spareIdleMs } : {}),
   })
   if (!pool) throw new Error('no pool')
   open.push({ pool, host })
-  return { dir, host, pool, counts, timeouts, inline: host.current, pooled: pool.current }
+  return { dir, host, pool, counts, timeouts, threadCounts, inline: host.current, pooled: pool.current }
 }
 
 const gate = (checks: string, onError = 'park') => pipelineYaml(`checks:
@@ -296,6 +301,104 @@ describe('pipeline pool', () => {
     const r = await pooled.get('t')!.run(many)
     expect(r.map((x) => x.id)).toEqual(many.map((i) => i.id))
     expect(r.filter((x) => x.findings.length).length).toBe(67)
+  }, 30_000)
+})
+
+describe('pipeline pool: long runs and spare threads', () => {
+  const slowLog = () => {
+    const log = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-slow-')), 'slow.log')
+    writeFileSync(log, '')
+    process.env.SLOW_LOG = log
+    return log
+  }
+  // Thirty strings of 100 ms each: a run of three seconds that never stands still long enough for
+  // the budget, and long enough for a spare thread to load its pipelines on a busy machine.
+  const long = () => items(Array.from({ length: 30 }, (_, i) => ({ source: `long ${i} SLOW:100`, translation: 'x' })))
+  const quick = () => items([{ source: 'quick', translation: 'LOUD' }])
+  /** Which of the runs finished first, in the order they finished. */
+  const finishOrder = async (runs: Record<string, Promise<unknown>>) => {
+    const order: string[] = []
+    await Promise.all(Object.entries(runs).map(([name, p]) => p.then(() => { order.push(name) })))
+    return order
+  }
+
+  it.each([
+    [1, ['quick', 'long']],
+    [0, ['long', 'quick']],
+  ])('with %i spare thread(s), a run behind a long one on the only thread finishes %j', async (spareThreads, expected) => {
+    slowLog()
+    const { pooled, pool, threadCounts } = await start({ 't.yaml': gate('  - uses: slow\n  - uses: shout') }, { threads: 1, spareThreads, longRunMs: 100 })
+    await pooled.get('t')!.run(quick()) // the first thread has loaded
+    const first = pooled.get('t')!.run(long())
+    const order = await finishOrder({ long: first, quick: pooled.get('t')!.run(quick()) })
+    expect(order).toEqual(expected)
+    expect(pool.spareRuns).toBe(spareThreads)
+    expect(Math.max(...threadCounts)).toBe(1 + spareThreads)
+    // Same outcomes either way.
+    expect((await first).map((r) => r.output)).toEqual(Array(30).fill('passed'))
+  }, 30_000)
+
+  it('a runaway check holds up only its own run: the next one goes to a spare thread and is done before the budget stops the first', async () => {
+    // A budget long enough for the spare thread to load on a busy machine.
+    const { pooled, pool, timeouts } = await start({ 't.yaml': gate('  - uses: spin\n  - uses: shout') }, { threads: 1, spareThreads: 1, longRunMs: 100, budgetMs: 3000 })
+    await pooled.get('t')!.run(quick())
+    const stuck = pooled.get('t')!.run(items([{ source: 'SPIN', translation: 'x' }]))
+    const order = await finishOrder({ stuck, quick: pooled.get('t')!.run(quick()) })
+    expect(order).toEqual(['quick', 'stuck'])
+    expect(timeouts).toEqual([1])
+    expect((await stuck)[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
+    expect(pool.spareRuns).toBe(1)
+  }, 30_000)
+
+  it('spare threads are bounded: a third long run waits for one of the first two to finish', async () => {
+    const log = slowLog()
+    const { pooled, pool, threadCounts } = await start({ 't.yaml': gate('  - uses: slow') }, { threads: 1, spareThreads: 1, longRunMs: 100 })
+    // Ids 11-16, 21-26, 31-36: the run is the tens.
+    const tagged = (run: number) => items(Array.from({ length: 6 }, (_, i) => ({ source: `r${run}-${i} SLOW:100`, translation: 'x' }))).map((item, i) => ({ ...item, id: run * 10 + i + 1 }))
+    await Promise.all([1, 2, 3].map((run) => pooled.get('t')!.run(tagged(run))))
+    expect(Math.max(...threadCounts)).toBe(2)
+    const seen = readFileSync(log, 'utf8').trim().split('\n').map(Number)
+    expect(seen.length).toBe(18)
+    // The third run's first string was checked after the first or the second run had finished.
+    expect(seen.indexOf(31)).toBeGreaterThan(Math.min(seen.indexOf(16), seen.indexOf(26)))
+    // The second run started beside the long first; the third, in the place of the one that finished,
+    // beside the other long one: both counted as runs beyond PIPELINE_THREADS' worth.
+    expect(pool.spareRuns).toBe(2)
+  }, 30_000)
+
+  it('a spare thread leaves after its idle time; the pool keeps PIPELINE_THREADS', async () => {
+    slowLog()
+    const { pooled, pool, threadCounts } = await start({ 't.yaml': gate('  - uses: slow') }, { threads: 1, spareThreads: 1, longRunMs: 100, spareIdleMs: 200 })
+    await Promise.all([pooled.get('t')!.run(long()), pooled.get('t')!.run(quick())])
+    expect(threadCounts).toContain(2)
+    while (pool.threadCount > 1) await new Promise((r) => setTimeout(r, 50))
+    expect(threadCounts.at(-1)).toBe(1)
+    // The one left still runs.
+    expect((await pooled.get('t')!.run(quick()))[0]!.output).toBe('passed')
+  }, 30_000)
+
+  it('an ordinary load (short runs, four at once) never starts a spare thread', async () => {
+    const { pooled, pool, threadCounts } = await start({ 't.yaml': gate('  - uses: shout\n  - uses: batcher') }, { threads: 1, spareThreads: 2, longRunMs: 1000 })
+    for (let round = 0; round < 25; round++) {
+      await Promise.all(Array.from({ length: 4 }, (_, k) => pooled.get('t')!.run(items(Array.from({ length: 20 }, (_, i) => ({ source: `s${round}-${k}-${i}`, translation: i % 2 ? 'x' : 'LOUD' }))))))
+    }
+    expect(pool.spareRuns).toBe(0)
+    expect(pool.threadCount).toBe(1)
+    expect(Math.max(...threadCounts)).toBe(1)
+  }, 30_000)
+
+  it('a run waiting for a thread is dropped from the line when its signal aborts', async () => {
+    slowLog()
+    const { pool, host } = await start({ 't.yaml': gate('  - uses: slow') }, { threads: 1, spareThreads: 0 })
+    const p = host.current.get('t')!
+    const first = pool.run(p, long())
+    const stop = new AbortController()
+    const second = pool.run(p, quick(), stop.signal)
+    stop.abort(new Error('shutting down'))
+    await expect(second).rejects.toThrow('shutting down')
+    expect((await first).length).toBe(30)
+    // The line moved on: a later run gets a thread.
+    expect((await pool.run(p, quick()))[0]!.output).toBe('passed')
   }, 30_000)
 })
 
