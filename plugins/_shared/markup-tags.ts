@@ -1,6 +1,7 @@
 // HTML/XML tags in a text: opening, closing and self-closing, with their attributes. A `<` that
 // does not start a tag-shaped token (`a < b`, `<3`) is plain text. Numeric names (`<0>`, `</1>`,
 // `<2/>`, as react-i18next's Trans uses) are tags too, without attributes.
+import { keepRecentScans } from './recent-scans.js'
 
 export interface TagAttribute { name: string; value?: string }
 
@@ -46,7 +47,13 @@ function commentRanges(text: string): Array<readonly [number, number]> {
   }
 }
 
-export function findTags(text: string): MarkupTag[] {
+/**
+ * The tags of a text, in order. The answer for a long text is kept for the next check that asks
+ * (recent-scans.ts): frozen, never to be changed.
+ */
+export const findTags: (text: string) => ReadonlyArray<Readonly<MarkupTag>> = keepRecentScans(scanTags, { max: 32, minLength: 1024 })
+
+function scanTags(text: string): MarkupTag[] {
   if (!text.includes('<')) return []
   const skipped = commentRanges(text)
   let next = 0 // both lists are in text order: one pass over the comments

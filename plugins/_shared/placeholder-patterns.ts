@@ -2,6 +2,7 @@
 // Shared by the placeholders check (which compares them) and by checks that must ignore what is
 // inside a placeholder (numbers in `%1$s`, braces in `{0}`).
 import { MASK_CHAR, maskSpans } from './mask-spans.js'
+import { keepRecentScans } from './recent-scans.js'
 
 export const PLACEHOLDER_FORMATS = [
   'printf', // %s %d %1$s %.2f %@ %lld ; %% is a literal percent sign
@@ -120,20 +121,13 @@ const PLACEHOLDER_START = /[%{$:&~@]/
 
 // Three checks ask for the same text's placeholders with the default options in one pipeline
 // run: the last few answers are kept (bounded), and handed out as frozen arrays.
-const recent = new Map<string, readonly Placeholder[]>()
-const RECENT_MAX = 256
+const recentDefaults = keepRecentScans((text: string) => scanPlaceholders(text, {}), { max: 256 })
 
 /** Placeholders of the given formats in a text, in order of position. */
 export function findPlaceholders(text: string, options: FindPlaceholdersOptions = {}): Placeholder[] {
   if (!options.custom?.length && !PLACEHOLDER_START.test(text)) return []
   if (options.formats || options.custom) return scanPlaceholders(text, options)
-  let found = recent.get(text)
-  if (!found) {
-    found = Object.freeze(scanPlaceholders(text, options).map((p) => Object.freeze(p)))
-    if (recent.size >= RECENT_MAX) recent.delete(recent.keys().next().value!)
-    recent.set(text, found)
-  }
-  return found as Placeholder[]
+  return recentDefaults(text) as Placeholder[]
 }
 
 function scanPlaceholders(text: string, options: FindPlaceholdersOptions): Placeholder[] {

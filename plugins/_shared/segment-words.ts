@@ -40,5 +40,12 @@ export function segmentWords(text: string, locale: string): WordSegment[] {
 
 /** Only the word-like segments of `text`. */
 export function wordsOf(text: string, locale: string): WordSegment[] {
-  return segmentWords(text, locale).filter((s) => s.isWordLike)
+  return [...eachWord(text, locale)]
+}
+
+/** The word-like segments of `text`, one at a time: a caller that has seen enough stops early. */
+export function* eachWord(text: string, locale: string): Generator<WordSegment> {
+  for (const s of segmentChunked(segmenterFor(locale), text)) {
+    if (s.isWordLike) yield { text: s.segment, index: s.index, end: s.index + s.segment.length, isWordLike: true }
+  }
 }

@@ -2,6 +2,7 @@
 // https://example.com.") and an unbalanced closing bracket are not part of it; CJK, Thai and
 // full-width characters end a URL because those scripts write it with no space around it.
 import { maskSpans } from './mask-spans.js'
+import { keepRecentScans } from './recent-scans.js'
 
 export interface FoundUrl {
   text: string
@@ -44,7 +45,13 @@ function trimUrl(url: string): string {
   return url.slice(0, end)
 }
 
-export function findUrls(text: string): FoundUrl[] {
+/**
+ * The URLs and e-mail addresses of a text, in order. The answer for a long text is kept for the
+ * next check that asks (recent-scans.ts): frozen, never to be changed.
+ */
+export const findUrls: (text: string) => ReadonlyArray<Readonly<FoundUrl>> = keepRecentScans(scanUrls, { max: 32, minLength: 1024 })
+
+function scanUrls(text: string): FoundUrl[] {
   if (!/[:@]|www\./.test(text)) return []
   const out: FoundUrl[] = []
   for (const m of text.matchAll(URL)) {

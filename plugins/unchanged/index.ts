@@ -5,7 +5,7 @@
 import { defineMessages, definePlugin, type FindingInput, type Severity } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
 import { maskNonTranslatables } from '../_shared/non-translatables.js'
-import { wordsOf } from '../_shared/segment-words.js'
+import { eachWord, type WordSegment } from '../_shared/segment-words.js'
 import { escapeRegExp } from '../_shared/escape-regexp.js'
 
 const { messages, report } = defineMessages({
@@ -82,8 +82,19 @@ export default definePlugin({
 
         let masked = maskNonTranslatables(translation)
         if (allowWords) masked = masked.replace(allowWords, (m) => ' '.repeat(m.length))
-        const words = wordsOf(masked, sourceLocale).filter((w) => /\p{L}/u.test(w.text))
-        const letters = words.reduce((n, w) => n + (w.text.match(/\p{L}/gu)?.length ?? 0), 0)
+        // A word counts only with a letter: a text with none has no word to segment for.
+        if (!/\p{L}/u.test(masked)) return []
+        // What follows needs at most five words (one, or up to four names) and minLength letters:
+        // a long text is not segmented to its end.
+        const words: WordSegment[] = []
+        let letters = 0
+        for (const w of eachWord(masked, sourceLocale)) {
+          const count = w.text.match(/\p{L}/gu)?.length ?? 0
+          if (count === 0) continue
+          words.push(w)
+          letters += count
+          if (words.length > 4 && letters >= options.minLength) break
+        }
         if (words.length === 0 || letters < options.minLength) return []
         let severity: Severity = 'error'
         if (words.length === 1) {
