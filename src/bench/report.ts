@@ -69,6 +69,8 @@ export interface AdversarialRun {
   checksStopped: number
   /** Each adversarial string: seconds from its batch being sent to an outcome for every language (null: none). */
   outcomes: Array<{ name: string; chars: number; seconds: number | null }>
+  /** Runs handed to a spare pipeline thread while long runs held the others (PIPELINE_SPARE_THREADS). */
+  spareRuns: number
 }
 
 export interface AdversarialResult {
@@ -210,6 +212,7 @@ export function resultRows(r: BenchResults): string[][] {
       rows.push([`adversarial ${label}: /healthz p99 / max ms`, `${n(x.healthzP99Ms)} / ${n(x.healthzMaxMs)}`])
       if (x.outcomes.length) {
         rows.push([`adversarial ${label}: checks stopped by the budget`, String(x.checksStopped)])
+        rows.push([`adversarial ${label}: runs on spare threads`, String(x.spareRuns)])
         rows.push([`adversarial ${label}: slowest outcome s`, n(Math.max(0, ...x.outcomes.map((o) => o.seconds ?? Number.POSITIVE_INFINITY)), 2)])
       }
     }

@@ -429,7 +429,8 @@ class Bench {
     const scrape = async (url: string) => {
       const text = await (await fetch(`${url}/metrics`)).text()
       const metric = (name: string) => Number(new RegExp(`^switchyard_nodejs_eventloop_lag_${name}_seconds (\\S+)$`, 'm').exec(text)?.[1] ?? Number.NaN) * 1000
-      return { p99: metric('p99'), max: metric('max'), timeouts: Number(/^switchyard_check_timeouts_total (\S+)$/m.exec(text)?.[1] ?? 0) }
+      const value = (name: string) => Number(new RegExp(`^${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0)
+      return { p99: metric('p99'), max: metric('max'), timeouts: value('switchyard_check_timeouts_total'), spareRuns: value('switchyard_pipeline_spare_runs_total') }
     }
     const run = async (texts: Array<{ name: string; text: string }>): Promise<AdversarialRun> => {
       const withAdversarial = texts.length > 0
@@ -499,6 +500,7 @@ class Bench {
         healthzP99Ms: round(health99.p99, 1),
         healthzMaxMs: round(health99.max, 1),
         checksStopped: loop.timeouts,
+        spareRuns: loop.spareRuns,
         outcomes: withAdversarial ? texts.map((t, j) => ({ name: t.name, chars: t.text.length, seconds: outcomeMs.has(j) ? round(outcomeMs.get(j)! / 1000, 2) : null })) : [],
       }
     }
