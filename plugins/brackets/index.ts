@@ -24,6 +24,16 @@ for (const family of FAMILIES) {
   for (const ch of family.open) FAMILY_OF.set(ch, { family, opens: true })
   for (const ch of family.close) FAMILY_OF.set(ch, { family, opens: false })
 }
+// The same by UTF-16 code unit (every bracket is in the BMP): ASCII from a dense table, the rest
+// from a map, so that the scans below make no one-character strings (a text of 48,000 brackets
+// spent most of its time there: issue 17's bench).
+type Hit = { family: Family; opens: boolean }
+const ASCII_HIT: Array<Hit | undefined> = Array.from({ length: 128 }, (_, code) => FAMILY_OF.get(String.fromCharCode(code)))
+const WIDE_HIT = new Map([...FAMILY_OF].filter(([ch]) => ch.charCodeAt(0) >= 128).map(([ch, hit]) => [ch.charCodeAt(0), hit]))
+const hitAt = (text: string, i: number): Hit | undefined => {
+  const code = text.charCodeAt(i)
+  return code < 128 ? ASCII_HIT[code] : WIDE_HIT.get(code)
+}
 // Any character of any family: most texts have none, and masking them first is the dear part.
 const ANY_BRACKET = new RegExp(`[${[...FAMILY_OF.keys()].map((ch) => (/[\\\]\[^-]/.test(ch) ? `\\${ch}` : ch)).join('')}]`, 'u')
 const EMOTICON = /(?<![\p{L}\p{N}])[:;=8xX]['-]?[()[\]DPp](?![\p{L}\p{N}])|\([:;]|\^\^?\)/gu
@@ -54,7 +64,7 @@ function balanceProblems(text: string): Problem[] {
   const open = new Map<Family, number>()
   const problems: Problem[] = []
   for (let i = 0; i < text.length; i++) {
-    const hit = FAMILY_OF.get(text[i]!)
+    const hit = hitAt(text, i)
     if (!hit) continue
     if (hit.opens) {
       stack.push({ family: hit.family, ch: text[i]!, at: i })
@@ -78,8 +88,8 @@ function balanceProblems(text: string): Problem[] {
 function counts(text: string): Map<Family, { open: number; close: number }> {
   const out = new Map<Family, { open: number; close: number }>()
   for (const family of FAMILIES) out.set(family, { open: 0, close: 0 })
-  for (const ch of text) {
-    const hit = FAMILY_OF.get(ch)
+  for (let i = 0; i < text.length; i++) {
+    const hit = hitAt(text, i)
     if (hit) out.get(hit.family)![hit.opens ? 'open' : 'close']++
   }
   return out
