@@ -42,6 +42,8 @@ export interface BurstResult {
   vmHwmMb: number
   /** The main thread's V8 heap (allocated, used) and external memory at their peaks, MB (from /metrics, once a second). */
   mainHeapMb: { total: number; used: number; external: number }
+  /** Most pipeline threads alive at once, spare ones included (from /metrics, once a second). */
+  pipelineThreadsMax: number
   /** Most strings waiting on disk, and most journal bytes, seen on /healthz. */
   peakWaiting: number
   peakJournalMb: number
@@ -150,6 +152,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   let peakJournal = 0
   let ticks = 0
   const peakHeap = { total: 0, used: 0, external: 0 }
+  let pipelineThreadsMax = 0
   const sampler = setInterval(() => {
     const m = memoryOf(worker.child.pid)
     if (m) peakRss = Math.max(peakRss, m.rssMb)
@@ -169,6 +172,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
         peakHeap.total = Math.max(peakHeap.total, mb('nodejs_heap_size_total_bytes'))
         peakHeap.used = Math.max(peakHeap.used, mb('nodejs_heap_size_used_bytes'))
         peakHeap.external = Math.max(peakHeap.external, mb('nodejs_external_memory_bytes'))
+        pipelineThreadsMax = Math.max(pipelineThreadsMax, Number(/^switchyard_pipeline_threads (\S+)$/m.exec(text)?.[1] ?? 0))
       }, () => undefined)
     }
   }, 250)
@@ -260,6 +264,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
     failed, done, notDone: total - done,
     peakRssMb: round(peakRss, 1), vmHwmMb: round(hwm, 1),
     mainHeapMb: { total: round(peakHeap.total, 1), used: round(peakHeap.used, 1), external: round(peakHeap.external, 1) },
+    pipelineThreadsMax,
     peakWaiting, peakJournalMb: round(peakJournal / 2 ** 20, 1),
     second: {
       batches: s.secondBatches, pairsEach: s.secondPairs,

@@ -228,6 +228,7 @@ export function resultRows(r: BenchResults): string[][] {
     rows.push(['burst: requests / 503 / non-2XX / FAILED', `${b.requests} / ${b.busy503} / ${b.non2xx} / ${b.failed}`])
     rows.push(['burst: peak RSS MB (sampled / VmHWM)', `${n(b.peakRssMb, 0)} / ${n(b.vmHwmMb, 0)}`])
     if (b.mainHeapMb) rows.push(['burst: main thread heap MB at peak (allocated / used / external)', `${n(b.mainHeapMb.total, 0)} / ${n(b.mainHeapMb.used, 0)} / ${n(b.mainHeapMb.external, 0)}`])
+    if (b.pipelineThreadsMax) rows.push(['burst: pipeline threads at most (spare ones included)', String(b.pipelineThreadsMax)])
     rows.push(['burst: peak waiting on disk / journal MB', `${b.peakWaiting} / ${n(b.peakJournalMb, 1)}`])
     if (b.second.batches > 0) rows.push([`burst: second organization DONE after (s, median / max; ${b.second.batches} batches of ${b.second.pairsEach})`, `${n(b.second.medianSecondsToDone, 2)} / ${n(b.second.maxSecondsToDone, 2)}`])
     if (b.second.batches > 0) rows.push(['burst: first organization waiting on disk as the second sends', String(b.second.waitingAtFirstSend)])
