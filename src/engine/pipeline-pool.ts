@@ -129,7 +129,8 @@ export class PipelinePool {
   private running = 0
   private longRuns = 0
   /** Runs waiting for a thread, first come first served. */
-  private readonly waiting: Array<{ go(): void }> = []
+  private readonly waiting: Array<{ go(): void; refuse(e: Error): void }> = []
+  private closed = false
   private sparesStarted = 0
   private readonly watched = new Set<Watched>()
   private watchdog: NodeJS.Timeout | undefined
@@ -205,6 +206,9 @@ export class PipelinePool {
   async close(): Promise<void> {
     clearInterval(this.watchdog)
     this.watchdog = undefined
+    // Runs still waiting for a thread get an error (their strings are tried again later), not silence.
+    this.closed = true
+    for (const w of this.waiting.splice(0)) w.refuse(new Error('the pipeline pool is closed'))
     await this.pool.destroy()
   }
 
@@ -258,6 +262,7 @@ export class PipelinePool {
    */
   private async acquire(signal?: AbortSignal): Promise<void> {
     signal?.throwIfAborted()
+    if (this.closed) throw new Error('the pipeline pool is closed')
     if (this.waiting.length === 0 && this.free()) {
       this.take()
       return
@@ -268,6 +273,10 @@ export class PipelinePool {
           signal?.removeEventListener('abort', onAbort)
           this.take()
           resolve()
+        },
+        refuse: (e: Error) => {
+          signal?.removeEventListener('abort', onAbort)
+          reject(e)
         },
       }
       const onAbort = () => {

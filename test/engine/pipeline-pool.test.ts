@@ -387,6 +387,19 @@ describe('pipeline pool: long runs and spare threads', () => {
     expect(Math.max(...threadCounts)).toBe(1)
   }, 30_000)
 
+  it('closing the pool refuses the runs still waiting for a thread, and later ones', async () => {
+    slowLog()
+    const { pool, host } = await start({ 't.yaml': gate('  - uses: slow') }, { threads: 1, spareThreads: 0 })
+    const p = host.current.get('t')!
+    const first = pool.run(p, long())
+    const waiting = pool.run(p, quick())
+    first.catch(() => undefined)
+    const refused = expect(waiting).rejects.toThrow('the pipeline pool is closed')
+    await pool.close()
+    await refused
+    await expect(pool.run(p, quick())).rejects.toThrow('the pipeline pool is closed')
+  }, 30_000)
+
   it('a run waiting for a thread is dropped from the line when its signal aborts', async () => {
     slowLog()
     const { pool, host } = await start({ 't.yaml': gate('  - uses: slow') }, { threads: 1, spareThreads: 0 })
