@@ -57,6 +57,8 @@ interface State extends EvalState {
   failed: boolean
   /** Index of the item in the run. */
   at: number
+  /** Length of its longest text (source, translation, plural forms), measured at its first check. */
+  longest?: number
 }
 
 /**
@@ -163,7 +165,7 @@ export class PipelineRunner {
       if (s.failed) continue
       if (check.needsTranslation && s.item.translation === undefined) continue
       if (check.condition && !check.condition(s)) continue
-      const tooLong = this.tooLong(check, s.item)
+      const tooLong = this.tooLong(check, s)
       if (tooLong) this.apply(s, check, [tooLong])
       else active.push(s)
     }
@@ -270,9 +272,14 @@ export class PipelineRunner {
    * The "too long to check" finding when a text the check reads is over its limit. An error
    * unless the check's `severity` says otherwise: a string nobody checked must not pass as clean.
    */
-  private tooLong(check: CompiledCheck, item: Item): FindingInput | undefined {
+  private tooLong(check: CompiledCheck, s: State): FindingInput | undefined {
     const limit = check.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH
     if (limit <= 0) return undefined
+    const item = s.item
+    // Asked for every check of every string: the common answer (nothing is that long) without
+    // building the list of texts each time.
+    s.longest ??= Math.max(item.source.length, item.translation?.length ?? 0, ...(item.plurals ?? []).map((p) => p.text?.length ?? 0))
+    if (s.longest <= limit) return undefined
     const texts: Array<[string, string | undefined]> = [['source', item.source], ['translation', item.translation]]
     for (const p of item.plurals ?? []) texts.push([`plural form "${p.plural}"`, p.text])
     for (const [what, text] of texts) {
