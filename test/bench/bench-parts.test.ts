@@ -1,5 +1,5 @@
 import { describe, expect, it } from 'vitest'
-import { checkTargets, formatTable, resultRows, type BenchResults } from '../../src/bench/report.js'
+import { checkTargets, formatTable, resultRows, summarizeAdversarial, type BenchResults } from '../../src/bench/report.js'
 import { perSecond, percentile, ratio, summarizeLatencies } from '../../src/bench/stats.js'
 import { niceMax, renderFloodChart } from '../../src/bench/svg-chart.js'
 import { batchSource, underOtherOrganizations } from '../../src/bench/webhook-bodies.js'
@@ -68,6 +68,30 @@ describe('results', () => {
     expect(row({ 200: 100, 401: 5952 })).toMatchObject({ measured: '5952', met: false })
     // With end to end in the same run, its rate as a ratio to the baseline's events/s (issue 16's goal).
     expect(checkTargets({ ...results, ingest: ingest({ 200: 1 }) }).find((x) => x.what === 'end to end / ingest baseline events/s')).toMatchObject({ measured: '0.02', met: false })
+  })
+
+  it('adversarial rounds: the rate ratio of the median round, the delay and outcome of the worst', () => {
+    const run = (perSecond: number, p99: number, slowest: number | null) => ({
+      normalStrings: 100, adversarialStrings: slowest === undefined ? 0 : 2, seconds: 1, normalStringsPerSecond: perSecond,
+      eventLoopDelayP99Ms: p99, eventLoopDelayMaxMs: p99, healthzP99Ms: 1, healthzMaxMs: 1, checksStopped: 0, spareRuns: 0,
+      outcomes: [{ name: 'a', chars: 10, seconds: 1 }, { name: 'b', chars: 10, seconds: slowest }],
+    })
+    const round = (without: number, withSlow: number, p99: number, slowest: number | null) => ({
+      without: run(without, 10, 0), with: run(withSlow, p99, slowest), rateRatio: withSlow / without,
+    })
+    const a = summarizeAdversarial(null, [round(1000, 950, 20, 2), round(1000, 700, 60, 3), round(1000, 880, 30, 4.5)])
+    expect(a.rateRatio).toBe(0.88)
+    expect(a.with.normalStringsPerSecond).toBe(880) // the runs shown are the median round's
+    expect(a.worst).toEqual({ eventLoopDelayP99Ms: 60, slowestOutcomeSeconds: 4.5 })
+    const t = checkTargets({ ...results, adversarial: a })
+    expect(t.filter((x) => x.what.startsWith('adversarial')).map((x) => [x.what, x.measured, x.met])).toEqual([
+      ['adversarial: event-loop delay p99 (ms) (worst of 3 rounds)', '60', false],
+      ['adversarial: slowest outcome (s) (worst of 3 rounds)', '4.5', true],
+      ['adversarial: normal rate with / without (median of 3 rounds)', '0.88', false],
+    ])
+    // A string with no outcome in any round is missing, not fast.
+    expect(summarizeAdversarial(null, [round(1000, 950, 20, null)]).worst.slowestOutcomeSeconds).toBe(Number.POSITIVE_INFINITY)
+    expect(() => summarizeAdversarial(null, [])).toThrow('no adversarial round')
   })
 
   it('prints an aligned table', () => {
