@@ -258,7 +258,14 @@ export class Backlog {
         continue
       }
       if (a === 'finished' || recheck) job.recheck = true
-      ;(job.decidedPort !== undefined ? decided : run).push(job)
+      // A held decision goes straight to the reporter, unless the service must be asked first (it
+      // finished here since, or a restart replays it): then it is checked and run again like any
+      // other (reported as it was, a string reported since by another copy got a second PATCH).
+      if (job.decidedPort !== undefined && !job.recheck) decided.push(job)
+      else {
+        delete job.decidedPort
+        run.push(job)
+      }
     }
     queue.reserve(run.length + decided.length)
     if (run.length) queue.push(run)

@@ -214,6 +214,29 @@ describe('refilling the window', () => {
     backlog.close()
   })
 
+  it('runs a held decision again, through the status check, when it must be asked about: after a restart, or when it finished here since', async () => {
+    // After a restart every replayed string is asked about: the service may have moved on.
+    const store = new Keyv()
+    const before = new Journal(store)
+    await before.append(before.newBatchId(), jobs(2, 'A', 0, { decidedPort: 'approved' }))
+    const restarted = await setUp({ journal: new Journal(store) })
+    expect(restarted.replayed).toMatchObject({ strings: 2 })
+    await restarted.backlog.refill()
+    expect(restarted.reported).toEqual([])
+    expect(restarted.queue.drain().map((j) => [j.stringId, j.recheck, j.decidedPort])).toEqual([[0, true, undefined], [1, true, undefined]])
+    restarted.backlog.close()
+    // Reported since by another copy (a stash left the first on disk): asked about, not PATCHed again.
+    const { spill, dedupe, reported, queue, backlog } = await setUp()
+    const [first] = jobs(1, 'A')
+    dedupe.arrive(stringKeyOf(first!), 1)
+    dedupe.finish(stringKeyOf(first!), 1)
+    await spill(2, 'A', 0, { decidedPort: 'approved' })
+    await backlog.refill()
+    expect(reported.map((d) => d.job.stringId)).toEqual([1])
+    expect(queue.drain().map((j) => [j.stringId, j.recheck, j.decidedPort])).toEqual([[0, true, undefined]])
+    backlog.close()
+  })
+
   it('ignores a spill of no strings', async () => {
     const { backlog, journal, window } = await setUp()
     backlog.spill('A', 'a', await journal.append(journal.newBatchId(), jobs(3, 'A')), 0)
