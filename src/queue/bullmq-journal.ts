@@ -82,8 +82,6 @@ interface Waiting {
 }
 
 export class BullmqJournal implements IntakeJournal {
-  /** Jobs come from BullMQ's worker, not from the intake. */
-  readonly delivers = true
   private readonly queue: Queue
   private readonly queueClient: Redis
   private workerClient?: Redis

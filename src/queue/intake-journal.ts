@@ -6,8 +6,6 @@ import type { Job } from '../protocol/job.js'
 import type { EncodedJobs } from './journal.js'
 
 export interface IntakeJournal {
-  /** The journal hands jobs to the pipeline itself (BullMQ): the intake only stores them. */
-  readonly delivers: boolean
   newBatchId(): string
   /** Durably record the jobs of one batch; resolves only once they are stored. */
   append(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<unknown>

@@ -228,8 +228,6 @@ export function entryTime(entryId: string): number {
 }
 
 export class Journal implements IntakeJournal {
-  /** Jobs go from the intake to the local queue; the journal only keeps them (see BullmqJournal). */
-  readonly delivers = false
   /** Each entry's parts and how many of their strings are not done: ids and counts, no jobs. */
   private readonly entries = new Map<string, EntryBook>()
   private readonly usage = new Map<string, Usage>()
