@@ -17,7 +17,7 @@
 // 50,000 characters through every check, or a check running away until the budget stops it) no
 // longer counts against PIPELINE_THREADS, and the next run may start a spare thread (at most
 // `spareThreads` of them) that leaves again after SPARE_IDLE_MS without work. Ordinary runs take
-// 10-20 ms, so an ordinary load never starts one: the spare threads' memory is spent only while
+// 10-40 ms, so an ordinary load never starts one: the spare threads' memory is spent only while
 // something is slow.
 import { existsSync } from 'node:fs'
 import path from 'node:path'
