@@ -35,7 +35,7 @@ RUN npm run build \
 
 FROM node:20-slim AS runtime
 # glibc keeps freed memory of its arenas unless told a fixed trim threshold: with one, the burst's
-# peak RSS fell by 50-65 MB at the same throughput (issue 16, docs/performance.md). npm start sets it too.
+# peak RSS fell by 25-50 MB at the same throughput (issue 16, docs/performance.md). npm start sets it too.
 ENV NODE_ENV=production \
     PORT=3000 \
     DATA_DIR=/app/data \
