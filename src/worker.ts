@@ -290,7 +290,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
   const { config, log, stores, tokens } = deps
   const { journal, queue, held, intake } = parts
   const pipelines = () => deps.pipelines.current
-  const decoder = createDecodePool({ threads: config.ingestThreads, secrets: config.appSecrets, warn: (message) => log.warn(message), count: (where) => metrics.decodes.inc({ where }) })
+  const decoder = createDecodePool({ threads: config.ingestThreads, idleMs: config.ingestThreadIdleMs, secrets: config.appSecrets, warn: (message) => log.warn(message), count: (where) => metrics.decodes.inc({ where }) })
   const webhook = createWebhookHandler({
     appSecrets: () => config.appSecrets,
     decoder,

@@ -134,6 +134,9 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 // The worker runs as `npm start` and the Dockerfile run it (package.json, Dockerfile): with a heap
 // limit. BENCH_WORKER_NODE_ARGS overrides it, e.g. to measure without one.
 const SERVE_NODE_ARGS = '--max-old-space-size=512'
+// ...and with glibc's trim threshold fixed (issue 16: freed memory goes back to the system instead
+// of staying in malloc's arenas); a value in the bench's own environment wins.
+const SERVE_ENV = { MALLOC_TRIM_THRESHOLD_: '131072' }
 const BIN = path.join(PACKAGE_ROOT, 'bin', 'switchyard.js')
 
 interface EmulatorInfo {
@@ -228,6 +231,7 @@ class Bench {
     mkdirSync(dir, { recursive: true })
     const nodeArgs = [...(this.s.profile ? ['--cpu-prof', '--cpu-prof-dir', path.join(this.s.out, 'profiles')] : []), ...(process.env.BENCH_WORKER_NODE_ARGS ?? SERVE_NODE_ARGS).split(' ').filter(Boolean)]
     const { child } = await startChild([...nodeArgs, BIN, 'serve'], {
+      ...SERVE_ENV,
       ...process.env,
       PORT: String(port),
       HOST: '127.0.0.1',

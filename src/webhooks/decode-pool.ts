@@ -15,6 +15,8 @@ export interface DecodePool {
   decode(raw: Buffer, signature: string, organization?: string): Promise<DecodeResult>
   /** Threads in the pool (0: everything inline). */
   readonly threads: number
+  /** Threads running now: started by a large body, stopped after `idleMs` without one. */
+  readonly running: number
   close(): Promise<void>
 }
 
@@ -23,6 +25,11 @@ export interface DecodePoolOptions {
   secrets: readonly string[]
   /** Bodies smaller than this are decoded inline: the hop costs more than it saves. */
   inlineBelow?: number
+  /**
+   * A thread with no body to decode for this long is stopped (the next large body starts one
+   * again); 0 keeps every thread started until the pool closes. Default DEFAULT_INGEST_IDLE_MS.
+   */
+  idleMs?: number
   /** Called once if the pool can't be used and decoding falls back to inline. */
   warn?(message: string): void
   /** Called for each body, with where it is decoded: in a thread of the pool, or inline. */
@@ -30,6 +37,15 @@ export interface DecodePoolOptions {
 }
 
 export type DecodedWhere = 'thread' | 'inline'
+
+/**
+ * How long an ingest thread may sit idle before it is stopped (INGEST_THREAD_IDLE_MS). An idle
+ * thread waits in Atomics.wait, where V8 never collects: it kept its heap, its young generation
+ * and the last bodies it decoded (their ArrayBuffers) for as long as the worker ran. In the burst
+ * (issue 16) every batch is journaled within the outage and the peak comes later, while the
+ * backlog drains with no body arriving: the two idle threads held about 55 MB of it then.
+ */
+export const DEFAULT_INGEST_IDLE_MS = 10_000
 
 
 /** The built thread module; under vitest (TypeScript sources) the build's copy in dist/. */
@@ -48,15 +64,17 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
   }
   const file = options.threads > 0 ? threadFile() : undefined
   if (options.threads > 0 && !file) options.warn?.('the ingest thread module is missing (run the build); webhooks are decoded on the main thread')
-  if (!file || secrets.length === 0) return { decode: inline, threads: 0, close: async () => undefined }
+  if (!file || secrets.length === 0) return { decode: inline, threads: 0, running: 0, close: async () => undefined }
+  const idleMs = options.idleMs ?? DEFAULT_INGEST_IDLE_MS
 
   const pool = new Piscina({
     filename: file,
-    // Started by the first large batch, then kept: a worker that only ever sees single strings
-    // (or a test) runs no threads at all.
+    // Started by the first large batch and stopped after idleMs without one: a worker that only
+    // ever sees single strings (or a test) runs no threads at all, and one whose bodies stopped
+    // coming (a burst journaled, its backlog draining) gives their memory back.
     minThreads: 0,
     maxThreads: options.threads,
-    idleTimeout: Number.POSITIVE_INFINITY,
+    idleTimeout: idleMs > 0 ? idleMs : Number.POSITIVE_INFINITY,
     workerData: { secrets },
     // A thread's young generation is sized from the host's memory by default; a batch's parse
     // tree dies at once, so 8 MB does the same work (bench flood: 9,970 strings/s either way)
@@ -66,6 +84,9 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
   const inlineBelow = options.inlineBelow ?? 16 * 1024
   return {
     threads: options.threads,
+    get running() {
+      return pool.threads.length
+    },
     decode(raw, signature, organization = '') {
       if (raw.length < inlineBelow) return inline(raw, signature, organization)
       // Move the bytes rather than copy them when the Buffer owns its memory (a large body read

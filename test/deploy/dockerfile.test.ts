@@ -63,9 +63,13 @@ describe('Dockerfile', () => {
     const argv = JSON.parse(cmd.args) as string[]
     expect(argv[0]).toBe('node')
     expect(argv.slice(-2)).toEqual(['bin/switchyard.js', 'serve'])
-    // The image runs the worker as `npm start` does: same node flags (the heap limit).
+    // The image runs the worker as `npm start` does: same node flags (the heap limit), and the
+    // environment npm start sets before them (glibc's trim threshold, issue 16) as the image's ENV.
     const pkg = JSON.parse(readFileSync(path.join(ROOT, 'package.json'), 'utf8')) as { scripts: { start: string } }
-    expect(`node ${argv.slice(1).join(' ')}`).toBe(pkg.scripts.start)
+    const assignments = /^(?:[A-Z_]+=\S+ )*/.exec(pkg.scripts.start)![0]
+    expect(`node ${argv.slice(1).join(' ')}`).toBe(pkg.scripts.start.slice(assignments.length))
+    expect(assignments).toMatch(/MALLOC_TRIM_THRESHOLD_=\d+ /)
+    for (const a of assignments.trim().split(' ')) expect(runtime.body.some((i) => i.op === 'ENV' && i.args.split(/\s+/).includes(a))).toBe(true)
     expect(runtime.body.some((i) => i.op === 'ENV' && /DATA_DIR=\/app\/data/.test(i.args))).toBe(true)
   })
 

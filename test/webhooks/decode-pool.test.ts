@@ -105,6 +105,15 @@ describe('batch decoder', () => {
   })
 })
 
+/** Resolves once `ok()` holds; fails the test after 5 s. */
+async function waitFor(ok: () => boolean): Promise<void> {
+  const until = Date.now() + 5000
+  while (!ok()) {
+    if (Date.now() > until) throw new Error('timed out waiting')
+    await new Promise((r) => setTimeout(r, 20))
+  }
+}
+
 /** `json` with trailing spaces (still the same JSON) up to `length` bytes. */
 const padded = (json: string, length: number) => {
   expect(Buffer.byteLength(json)).toBeLessThanOrEqual(length)
@@ -133,6 +142,29 @@ describe.skipIf(!built)('batch decoder: which bodies go to a thread', () => {
       expect(await decoder.decode(own(body), signBody(body, SECRET))).toMatchObject({ ok: true, count: 1 })
     }
     expect(went).toEqual(['inline', 'thread'])
+  })
+
+  // Issue 16: an idle thread waits in Atomics.wait, where V8 never collects, so it kept its heap
+  // and the last bodies it decoded for as long as the worker ran.
+  it('stops a thread idle for idleMs and starts one again for the next large body, with the same answers', async () => {
+    const { decoder, went } = pool({ inlineBelow: 0, idleMs: 100 })
+    const body = JSON.stringify({ events: events(2) })
+    expect(decoder.running).toBe(0)
+    const first = await decoder.decode(own(body), signBody(body, SECRET))
+    expect(first).toMatchObject({ ok: true, count: 2 })
+    expect(decoder.running).toBe(1)
+    await waitFor(() => decoder.running === 0)
+    expect(await decoder.decode(own(body), signBody(body, SECRET))).toEqual(first)
+    expect(decoder.running).toBe(1)
+    expect(went).toEqual(['thread', 'thread'])
+  })
+
+  it('keeps its threads with idleMs 0', async () => {
+    const { decoder } = pool({ inlineBelow: 0, idleMs: 0 })
+    const body = JSON.stringify({ events: events(2) })
+    await decoder.decode(own(body), signBody(body, SECRET))
+    await new Promise((r) => setTimeout(r, 300))
+    expect(decoder.running).toBe(1)
   })
 
   it('passes the organization header on to the thread', async () => {
@@ -197,7 +229,7 @@ describe('webhook handler when decoding fails', () => {
     app.use(
       createWebhookHandler({
         appSecrets: () => [SECRET],
-        decoder: { threads: 1, decode: () => Promise.reject(new Error('worker thread exited')), close: async () => undefined },
+        decoder: { threads: 1, running: 1, decode: () => Promise.reject(new Error('worker thread exited')), close: async () => undefined },
         headerPrefix: 'X-Service-',
         bodyLimit: 1 << 20,
         log,

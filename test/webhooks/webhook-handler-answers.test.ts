@@ -39,7 +39,7 @@ async function setup(o: Options = {}) {
   const decoder = createBatchDecoder({ threads: 0, secrets })
   const handler = createWebhookHandler({
     appSecrets: () => secrets,
-    decoder: o.decodeError ? { threads: 0, close: async () => {}, decode: async () => Promise.reject(new Error('thread died')) } : decoder,
+    decoder: o.decodeError ? { threads: 0, running: 0, close: async () => {}, decode: async () => Promise.reject(new Error('thread died')) } : decoder,
     headerPrefix: 'X-Service-',
     bodyLimit: o.bodyLimit ?? 100_000,
     log,
