@@ -13,12 +13,13 @@
 // An awaited call (an AI request) keeps the heartbeat going and is bounded by its plugin's own
 // timeoutMs, as on the main thread.
 //
-// Long runs do not hold up the rest: a run that has kept its thread for LONG_RUN_MS (a string of
-// 50,000 characters through every check, or a check running away until the budget stops it) no
-// longer counts against PIPELINE_THREADS, and the next run may start a spare thread (at most
-// `spareThreads` of them) that leaves again after SPARE_IDLE_MS without work. Ordinary runs take
-// 10-40 ms, so an ordinary load never starts one: the spare threads' memory is spent only while
-// something is slow.
+// Stuck and long runs do not hold up the rest: a run whose check has stood still for STALL_MS (a
+// check running away until the budget stops it), or that has kept its thread for LONG_RUN_MS in
+// all (awaited AI calls), no longer counts against PIPELINE_THREADS, and the next run may start
+// a spare thread (at most `spareThreads` of them) that leaves again after SPARE_IDLE_MS without
+// work. Ordinary runs take 10-40 ms and a check of a 50,000-character text tens of ms, so they
+// never start one: a new thread's load (a few hundred ms of CPU) would cost a busy machine more
+// than the wait it saves. The spare threads' memory is spent only while something is stuck.
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
@@ -46,11 +47,17 @@ export const DEFAULT_CHECK_TIME_BUDGET_MS = 2000
  */
 export const CHECKPOINT_EVERY_MS = 100
 /**
- * A run that has kept its thread this long (loading the pipelines not counted) stops counting
- * against the pool's threads: the next run may go to a spare thread. An ordinary run of 500
- * strings through qa-gate takes 10-40 ms; a 48,000-character text through qa-gate about 60-120 ms.
+ * A run whose current check has stood still this long (no beat: a synchronous check) stops
+ * counting against the pool's threads: the next run may go to a spare thread. One check of one
+ * 48,000-character text through qa-gate takes at most tens of ms.
  */
-export const LONG_RUN_MS = 250
+export const STALL_MS = 250
+/**
+ * A run that has kept its thread this long in all (loading the pipelines not counted; awaited AI
+ * calls, many long texts) stops counting too. An ordinary run of 500 strings through qa-gate
+ * takes 10-40 ms; ten 48,000-character texts about 300 ms.
+ */
+export const LONG_RUN_MS = 1000
 /** How long a spare thread stays without work before it leaves. */
 export const SPARE_IDLE_MS = 30_000
 export const DEFAULT_SPARE_THREADS = 2
@@ -78,6 +85,8 @@ export interface PipelinePoolOptions {
   spareThreads?: number
   /** When a run counts as long (LONG_RUN_MS). */
   longRunMs?: number
+  /** When a check standing still makes its run count as long (STALL_MS). */
+  stallMs?: number
   /** How long a spare thread stays idle before it leaves (SPARE_IDLE_MS). */
   spareIdleMs?: number
   env: Record<string, string | undefined>
@@ -115,7 +124,7 @@ interface Watched {
   loadStuck?: boolean
   /** When the run began on its thread (its pipelines loaded); 0 before. */
   began: number
-  /** It has kept its thread for longRunMs: it no longer counts against the threads. */
+  /** Its check stood still for stallMs, or it has kept its thread for longRunMs: it no longer counts against the threads. */
   long: boolean
 }
 
@@ -124,6 +133,7 @@ export class PipelinePool {
   readonly budgetMs: number
   readonly spareThreads: number
   readonly longRunMs: number
+  readonly stallMs: number
   private readonly pool: Piscina
   /** Runs on threads now, and how many of them are long. */
   private running = 0
@@ -144,6 +154,7 @@ export class PipelinePool {
     this.budgetMs = options.budgetMs ?? DEFAULT_CHECK_TIME_BUDGET_MS
     this.spareThreads = options.spareThreads ?? DEFAULT_SPARE_THREADS
     this.longRunMs = options.longRunMs ?? LONG_RUN_MS
+    this.stallMs = options.stallMs ?? STALL_MS
     const { source, pluginsDir } = options.host.origin
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
@@ -366,7 +377,7 @@ export class PipelinePool {
   private watch(w: Watched): void {
     this.watched.add(w)
     if (this.watchdog) return
-    const every = Math.max(10, Math.min(250, Math.floor(this.budgetMs / 4), Math.floor(this.longRunMs / 4)))
+    const every = Math.max(10, Math.min(250, Math.floor(this.budgetMs / 4), Math.floor(this.stallMs / 4), Math.floor(this.longRunMs / 4)))
     this.watchdog = setInterval(() => {
       const now = Date.now()
       let longer = false
@@ -375,27 +386,27 @@ export class PipelinePool {
         // 0: still queued for a thread (the thread beats as the task starts); the clock starts
         // again at every beat.
         if (beat === 0) continue
-        if (!x.long && this.spareThreads > 0) {
-          // A run's length counts from when its pipelines were loaded (a new thread's load is not the run's).
-          if (x.began === 0) {
-            if (Atomics.load(x.stamp, STAMP.check) !== LOADING) x.began = now
-          } else if (now - x.began >= this.longRunMs) {
-            x.long = true
-            this.longRuns++
-            longer = true
-          }
-        }
-        if (beat !== x.beat) {
+        const loading = Atomics.load(x.stamp, STAMP.check) === LOADING
+        const stood = beat === x.beat
+        if (!stood) {
           x.beat = beat
           x.since = now
         } else if (!x.stopped) {
           // Loading pipelines (a new thread's imports and compiles) is not a check: it has its
           // own, larger limit, and is never blamed on a string.
-          const loading = Atomics.load(x.stamp, STAMP.check) === LOADING
           if (now - x.since > (loading ? Math.max(LOAD_LIMIT_MS, this.budgetMs) : this.budgetMs)) {
             x.stopped = true
             x.loadStuck = loading
             x.stop()
+          }
+        }
+        // A run's length counts from when its pipelines were loaded (a new thread's load is not the run's).
+        if (!x.long && this.spareThreads > 0 && !loading) {
+          if (x.began === 0) x.began = now
+          else if (now - x.began >= this.longRunMs || (stood && now - x.since >= this.stallMs)) {
+            x.long = true
+            this.longRuns++
+            longer = true
           }
         }
       }

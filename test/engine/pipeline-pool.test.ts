@@ -107,7 +107,7 @@ afterEach(async () => {
   }
 })
 
-async function start(files: Record<string, string>, o: { threads?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; spareIdleMs?: number } = {}) {
+async function start(files: Record<string, string>, o: { threads?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pool-'))
   for (const [f, text] of Object.entries(files)) writeFileSync(path.join(dir, f), text)
   const plugins = pluginsDir()
@@ -125,6 +125,7 @@ async function start(files: Record<string, string>, o: { threads?: number; budge
     onThreadCount: (n) => threadCounts.push(n),
     ...(o.spareThreads !== undefined ? { spareThreads: o.spareThreads } : {}),
     ...(o.longRunMs !== undefined ? { longRunMs: o.longRunMs } : {}),
+    ...(o.stallMs !== undefined ? { stallMs: o.stallMs } : {}),
     ...(o.spareIdleMs !== undefined ? { spareIdleMs: o.spareIdleMs } : {}),
   })
   if (!pool) throw new Error('no pool')
@@ -338,9 +339,10 @@ describe('pipeline pool: long runs and spare threads', () => {
     expect((await first).map((r) => r.output)).toEqual(Array(30).fill('passed'))
   }, 30_000)
 
-  it('a runaway check holds up only its own run: the next one goes to a spare thread and is done before the budget stops the first', async () => {
-    // A budget long enough for the spare thread to load on a busy machine.
-    const { pooled, pool, timeouts } = await start({ 't.yaml': gate('  - uses: spin\n  - uses: shout') }, { threads: 1, spareThreads: 1, longRunMs: 100, budgetMs: 3000 })
+  it('a runaway check holds up only its own run: once it has stood still, the next run goes to a spare thread and is done before the budget stops the first', async () => {
+    // A budget long enough for the spare thread to load on a busy machine; the run's length alone
+    // would never make way (longRunMs).
+    const { pooled, pool, timeouts } = await start({ 't.yaml': gate('  - uses: spin\n  - uses: shout') }, { threads: 1, spareThreads: 1, stallMs: 100, longRunMs: 60_000, budgetMs: 3000 })
     await pooled.get('t')!.run(quick())
     const stuck = pooled.get('t')!.run(items([{ source: 'SPIN', translation: 'x' }]))
     const order = await finishOrder({ stuck, quick: pooled.get('t')!.run(quick()) })
@@ -348,6 +350,17 @@ describe('pipeline pool: long runs and spare threads', () => {
     expect(timeouts).toEqual([1])
     expect((await stuck)[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
     expect(pool.spareRuns).toBe(1)
+  }, 30_000)
+
+  it('a run of short checks makes no way before longRunMs, however long it is: no spare thread is started for it', async () => {
+    slowLog()
+    const { pooled, pool, threadCounts } = await start({ 't.yaml': gate('  - uses: slow') }, { threads: 1, spareThreads: 1, stallMs: 500, longRunMs: 60_000 })
+    await pooled.get('t')!.run(quick())
+    // A hundred checks of 20 ms: two seconds in which the thread's stamp never stands still for long.
+    const first = pooled.get('t')!.run(items(Array.from({ length: 100 }, (_, i) => ({ source: `s${i} SLOW:20`, translation: 'x' }))))
+    expect(await finishOrder({ long: first, quick: pooled.get('t')!.run(quick()) })).toEqual(['long', 'quick'])
+    expect(pool.spareRuns).toBe(0)
+    expect(Math.max(...threadCounts)).toBe(1)
   }, 30_000)
 
   it('spare threads are bounded: a third long run waits for one of the first two to finish', async () => {
