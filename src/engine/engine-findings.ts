@@ -27,6 +27,12 @@ export const { messages: ENGINE_MESSAGES, report: engineFinding } = defineMessag
     text: (d: { what: string; length: number; check: string; limit: number }) =>
       `Too long to check: the ${d.what} has ${d.length} characters; check "${d.check}" reads at most ${d.limit} (maxTextLength)`,
   },
+  'more-findings': {
+    severity: 'info',
+    meaning: 'A check reported more findings on one string than `MAX_FINDINGS_PER_CHECK` (20): the first 20 are kept and this one says how many more there were. Routing and conditions count all of them. Listed under that check.',
+    text: (d: { check: string; more: number; kept: number }) =>
+      `${d.more} more finding${d.more === 1 ? '' : 's'} of check "${d.check}" on this string not listed (the first ${d.kept} are); every one of them counted for routing`,
+  },
   'plugin-threw': {
     severity: 'error',
     meaning: 'The check threw or its promise rejected; the message ends with the error.',
@@ -58,7 +64,7 @@ export const { messages: ENGINE_MESSAGES, report: engineFinding } = defineMessag
 export type EngineCode = keyof typeof ENGINE_MESSAGES
 
 /** The codes of the findings that mean "the check failed" (on-error decides where the string goes). */
-export type FailureCode = Exclude<EngineCode, 'text-too-long'>
+export type FailureCode = Exclude<EngineCode, 'text-too-long' | 'more-findings'>
 
 /** Where docs/pipelines.md keeps the table of engine codes. */
 export const ENGINE_CODES_MARKERS = {

@@ -15,6 +15,12 @@ export const DEFAULT_TIMEOUT_MS = 30_000
  * gets a finding "too long to check" instead of holding up every other string.
  */
 export const DEFAULT_MAX_TEXT_LENGTH = 50_000
+/**
+ * Findings of one check kept per string; the rest are counted (routing and conditions see every
+ * one) and summed up in one `more-findings` finding. A translation of 49,000 `)` made 49,000
+ * bracket findings, 8 MB of JSON for one string to hand between threads, log and quote (issue 17).
+ */
+export const MAX_FINDINGS_PER_CHECK = 20
 
 export interface CompiledCheck {
   id: string
@@ -251,20 +257,27 @@ export class PipelineRunner {
       this.fail(s, check, 'plugin-bad-result', `returned ${raw === undefined ? 'nothing' : typeof raw} instead of an array of findings`)
       return
     }
+    let seen = 0
     for (const f of raw as FindingInput[]) {
       if (!f || typeof f.message !== 'string') {
         this.fail(s, check, 'plugin-bad-result', 'returned a finding without a message')
         return
       }
       const severity: Severity = check.severity ?? (f.severity && Object.hasOwn(SEV_INDEX, f.severity) ? f.severity : 'error')
+      const i = SEV_INDEX[severity]
+      s.sev[i]!++
+      s.byCheck[check.index * 3 + i]!++
+      if (seen++ >= MAX_FINDINGS_PER_CHECK) continue
       const finding: Finding = { check: f.check ?? check.id, severity, message: f.message }
       if (typeof f.code === 'string') finding.code = f.code
       if (f.span) finding.span = f.span
       if (f.suggestion !== undefined) finding.suggestion = f.suggestion
       s.findings.push(finding)
-      const i = SEV_INDEX[severity]
-      s.sev[i]!++
-      s.byCheck[check.index * 3 + i]!++
+    }
+    if (seen > MAX_FINDINGS_PER_CHECK) {
+      const more = seen - MAX_FINDINGS_PER_CHECK
+      const { severity, code, message } = engineFinding('more-findings', { check: check.id, more, kept: MAX_FINDINGS_PER_CHECK })
+      s.findings.push({ check: check.id, severity: severity ?? 'info', code: code!, message })
     }
   }
 

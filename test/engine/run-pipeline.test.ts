@@ -41,6 +41,35 @@ route:
     expect(r[1]!.findings).toEqual([{ check: 'shout', severity: 'warning', message: 'The translation shouts.' }])
   })
 
+  it('keeps the first 20 findings of a check on a string and sums up the rest; routing counts them all', async () => {
+    const { pipeline } = await load(pipelineYaml(`checks:
+  - uses: regex
+    id: r
+    with: { target: { forbid: 'a' }, maxFindings: 1000 }
+  - uses: regex
+    id: r2
+    with: { target: { forbid: 'b' } }
+route:
+  - if: findings.r > 45 and errors > 45
+    to: failed
+  - to: passed
+`))
+    const [many, few, some] = await pipeline.run(items([
+      { source: 'x', translation: 'a'.repeat(50) },
+      { source: 'x', translation: 'a'.repeat(20) },
+      { source: 'x', translation: `${'a'.repeat(21)}b` },
+    ]))
+    expect(many!.output).toBe('failed')
+    expect(many!.findings).toHaveLength(21)
+    expect(many!.findings.slice(0, 20).every((f) => f.check === 'r' && f.severity === 'error')).toBe(true)
+    expect(many!.findings[20]).toEqual({ check: 'r', severity: 'info', code: 'more-findings', message: '30 more findings of check "r" on this string not listed (the first 20 are); every one of them counted for routing' })
+    // Twenty is not cut; the next check's findings are kept after a cut one's summary.
+    expect(few!.findings).toHaveLength(20)
+    expect(few!.findings.some((f) => f.code === 'more-findings')).toBe(false)
+    expect(some!.findings.map((f) => `${f.check} ${f.code}`).slice(-2)).toEqual(['r more-findings', 'r2 forbidden-pattern'])
+    expect(some!.findings.at(-2)!.message).toMatch(/^1 more finding of check "r"/)
+  })
+
   it('a string that matches no route is parked, and the load warns about it', async () => {
     const deps = testDeps()
     const { paths } = (await import('./helpers.js')).writePipelines({ 'p.yaml': pipelineYaml(`checks:
