@@ -43,6 +43,8 @@ interface Settings {
   pipelineThreads: number | undefined
   adversarialStrings: number
   adversarialRounds: number
+  /** The source of the adversarial strings; undefined: the adversarial text itself. */
+  adversarialSource: string | undefined
   only: Set<string>
   profile: boolean
   out: string
@@ -62,6 +64,9 @@ const USAGE = `switchyard bench [options]
   --adversarial N       normal strings of the adversarial scenario (default 20000; quick 6000)
   --adversarial-rounds N  rounds of the adversarial scenario (default 3; quick 1): the rate
                         ratio is the median round's, outcomes and delays the worst round's
+  --adversarial-source TEXT  the adversarial strings' source (default: the adversarial text
+                        itself, as source and translation); a plain sentence here puts the
+                        text only in the translations, as a translator would
   --profile             run the worker with --cpu-prof (profiles in bench/profiles/)
   --out DIR             where results.json and flood.svg go (default bench/)
 
@@ -87,6 +92,7 @@ function parseArgs(args: string[]): Settings | string {
     pipelineThreads: undefined,
     adversarialStrings: quick ? 6000 : 20_000,
     adversarialRounds: quick ? 1 : 3,
+    adversarialSource: undefined,
     only: new Set(['ingest', 'e2e', 'ai', 'flood', 'burst', 'adversarial']),
     profile: false,
     out: path.join(PACKAGE_ROOT, 'bench'),
@@ -112,6 +118,10 @@ function parseArgs(args: string[]): Settings | string {
         if (!Number.isInteger(s.pipelineThreads) || s.pipelineThreads < 0) return '--pipeline-threads takes a whole number >= 0'
       } else if (a === '--adversarial') s.adversarialStrings = num()
       else if (a === '--adversarial-rounds') s.adversarialRounds = Math.round(num())
+      else if (a === '--adversarial-source') {
+        s.adversarialSource = args[++i]
+        if (!s.adversarialSource) return '--adversarial-source takes a text'
+      }
       else if (a === '--profile') s.profile = true
       else if (a === '--out') s.out = path.resolve(args[++i] ?? '.')
       else return `unknown option ${a}`
@@ -443,7 +453,7 @@ class Bench {
     }
     const run = async (texts: Array<{ name: string; text: string }>): Promise<AdversarialRun> => {
       const withAdversarial = texts.length > 0
-      const seed = { seed: 9, strings, languages: LANGUAGES, moduleKey: 'qa-gate', stepId: this.stepOf('qa-gate'), extraTexts: withAdversarial ? texts.map((t) => t.text) : [] }
+      const seed = { seed: 9, strings, languages: LANGUAGES, moduleKey: 'qa-gate', stepId: this.stepOf('qa-gate'), extraTexts: withAdversarial ? texts.map((t) => t.text) : [], ...(this.s.adversarialSource ? { extraSource: this.s.adversarialSource } : {}) }
       await this.control('/seed', seed)
       await this.control('/reset-counters', {})
       const worker = await this.startWorker({ QUEUE_LIMIT: String(1_000_000), PIPELINES_DIR: pipelines, PLUGINS_DIR: plugins }, true)

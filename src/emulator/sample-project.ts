@@ -165,6 +165,11 @@ export interface SeedOptions {
    * benchmark's adversarial texts). Their expected port is the failing one.
    */
   extraTexts?: string[]
+  /**
+   * The source of every extra string, when set: `extraTexts` are then only their translations, as
+   * a translator would type them beside an ordinary source.
+   */
+  extraSource?: string
 }
 
 export const DEFAULT_SEED = {
@@ -375,7 +380,7 @@ export function createSampleProject(options: SeedOptions = {}): SampleProject {
   const planter = new StringPlanter(seed, languages, defectRate, passOutput, failOutput)
   const strings: SampleString[] = []
   for (let i = 0; i < count; i++) strings.push(planter.phraseString(i))
-  for (const [j, text] of (options.extraTexts ?? []).entries()) strings.push(planter.extraString(count + j, j, text))
+  for (const [j, text] of (options.extraTexts ?? []).entries()) strings.push(planter.extraString(count + j, j, text, options.extraSource))
 
   return {
     seed,
@@ -509,10 +514,13 @@ class StringPlanter {
     return str
   }
 
-  /** An extra plain string (`SeedOptions.extraTexts`), its translation the source text, routed to the failing port. */
-  extraString(index: number, j: number, text: string): SampleString {
+  /**
+   * An extra plain string (`SeedOptions.extraTexts`), routed to the failing port: `text` is its
+   * translation, and its source too unless `source` is given.
+   */
+  extraString(index: number, j: number, text: string, source = text): SampleString {
     const str: SampleString = {
-      id: FIRST_STRING_ID + index, key: `extra_${j}`, text, type: 'text', hasPlurals: false, context: '', maxLength: 0, fileId: FILES[PHRASES[0]!.file].id, labelIds: [],
+      id: FIRST_STRING_ID + index, key: `extra_${j}`, text: source, type: 'text', hasPlurals: false, context: '', maxLength: 0, fileId: FILES[PHRASES[0]!.file].id, labelIds: [],
       revision: 1, createdAt: isoAt(index), template: PHRASES[0]!, translations: new Map(),
     }
     for (const languageId of this.languages) {

@@ -221,3 +221,16 @@ describe('planted defects against the shipped qa-gate', () => {
     }
   }, 30_000)
 })
+
+describe('extra strings (the bench\'s adversarial texts)', () => {
+  it('each text is the source and every translation, or only the translations beside extraSource', () => {
+    const both = createSampleProject({ strings: 2, languages: ['de', 'fr'], extraTexts: ['((((', '<b><b>'] })
+    const extras = both.strings.slice(2)
+    expect(extras.map((s) => [s.key, s.text, s.translations.get('de')!.text, s.translations.get('fr')!.text])).toEqual([['extra_0', '((((', '((((', '(((('], ['extra_1', '<b><b>', '<b><b>', '<b><b>']])
+    const translator = createSampleProject({ strings: 2, languages: ['de'], extraTexts: ['(((('], extraSource: 'Save the file' })
+    const [extra] = translator.strings.slice(2)
+    expect([extra!.text, extra!.translations.get('de')!.text]).toEqual(['Save the file', '(((('])
+    // Routed to the failing port either way.
+    expect(extra!.translations.get('de')!.expected).toBe(extras[0]!.translations.get('de')!.expected)
+  })
+})
