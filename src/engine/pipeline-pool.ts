@@ -134,7 +134,17 @@ export class PipelinePool {
   readonly spareThreads: number
   readonly longRunMs: number
   readonly stallMs: number
+  /** PIPELINE_THREADS threads, always there. */
   private readonly pool: Piscina
+  /**
+   * Up to spareThreads more, started only for a run let through while every thread of `pool` is
+   * held by a run, and gone after SPARE_IDLE_MS idle. A pool of their own: one piscina with a
+   * larger maxThreads starts a thread for any run that finds no idle one, such as the first run
+   * after a stop, while the replacement thread is still loading.
+   */
+  private readonly spares: Piscina | undefined
+  /** Runs on `pool`'s threads now (the rest of `running` are on spare ones). */
+  private onMain = 0
   /** Runs on threads now, and how many of them are long. */
   private running = 0
   private longRuns = 0
@@ -159,25 +169,28 @@ export class PipelinePool {
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
     const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
-    this.pool = new Piscina({
-      filename: file,
-      // The pool starts a thread beyond minThreads only when a run is handed over with every
-      // thread busy, which the gate (acquire) allows only while some run is long.
-      minThreads: options.threads,
-      maxThreads: options.threads + this.spareThreads,
-      idleTimeout: this.spareThreads > 0 ? (options.spareIdleMs ?? SPARE_IDLE_MS) : Number.POSITIVE_INFINITY,
-      workerData: data,
-      // As the ingest threads: V8 sizes a thread's young generation from the host's memory; a run's
-      // garbage dies young either way. Quick flood bench, 2 threads: peak RSS 326 MB with the
-      // default, 280 with 8 MB (16 MB: 300), against 214 inline; rate within noise.
-      resourceLimits: { maxYoungGenerationSizeMb: 8 },
-    })
-    // A thread that cannot start (its module failed) is reported, not thrown at the process.
-    this.pool.on('error', (e: unknown) => options.log.error({ err: (e as Error).message }, 'a pipeline thread failed'))
-    const count = () => options.onThreadCount?.(this.pool.threads.length)
-    this.pool.on('workerCreate', count)
-    // Told before the pool forgets the thread: counted once it has.
-    this.pool.on('workerDestroy', () => queueMicrotask(count))
+    const pool = (threads: { min: number; max: number; idleMs: number }) => {
+      const p = new Piscina({
+        filename: file,
+        minThreads: threads.min,
+        maxThreads: threads.max,
+        idleTimeout: threads.idleMs,
+        workerData: data,
+        // As the ingest threads: V8 sizes a thread's young generation from the host's memory; a run's
+        // garbage dies young either way. Quick flood bench, 2 threads: peak RSS 326 MB with the
+        // default, 280 with 8 MB (16 MB: 300), against 214 inline; rate within noise.
+        resourceLimits: { maxYoungGenerationSizeMb: 8 },
+      })
+      // A thread that cannot start (its module failed) is reported, not thrown at the process.
+      p.on('error', (e: unknown) => options.log.error({ err: (e as Error).message }, 'a pipeline thread failed'))
+      p.on('workerCreate', count)
+      // Told before the pool forgets the thread: counted once it has.
+      p.on('workerDestroy', () => queueMicrotask(count))
+      return p
+    }
+    const count = () => options.onThreadCount?.(this.threadCount)
+    this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY })
+    this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS }) : undefined
   }
 
   /** Checks stopped by the budget so far. */
@@ -187,7 +200,7 @@ export class PipelinePool {
 
   /** Threads alive now (spare ones included). */
   get threadCount(): number {
-    return this.pool.threads.length
+    return this.pool.threads.length + (this.spares?.threads.length ?? 0)
   }
 
   /** Runs handed to a thread while every thread of PIPELINE_THREADS was taken by a long run. */
@@ -220,7 +233,7 @@ export class PipelinePool {
     // Runs still waiting for a thread get an error (their strings are tried again later), not silence.
     this.closed = true
     for (const w of this.waiting.splice(0)) w.refuse(new Error('the pipeline pool is closed'))
-    await this.pool.destroy()
+    await Promise.all([this.pool.destroy(), this.spares?.destroy()])
   }
 
   private wrap(p: Pipeline): Pipeline {
@@ -271,19 +284,15 @@ export class PipelinePool {
    * Wait for a thread: taken while fewer than `threads` runs are on threads and not long, and
    * fewer than `threads + spareThreads` in all. First come, first served.
    */
-  private async acquire(signal?: AbortSignal): Promise<void> {
+  private async acquire(signal?: AbortSignal): Promise<Piscina> {
     signal?.throwIfAborted()
     if (this.closed) throw new Error('the pipeline pool is closed')
-    if (this.waiting.length === 0 && this.free()) {
-      this.take()
-      return
-    }
-    await new Promise<void>((resolve, reject) => {
+    if (this.waiting.length === 0 && this.free()) return this.take()
+    return new Promise<Piscina>((resolve, reject) => {
       const entry = {
         go: () => {
           signal?.removeEventListener('abort', onAbort)
-          this.take()
-          resolve()
+          resolve(this.take())
         },
         refuse: (e: Error) => {
           signal?.removeEventListener('abort', onAbort)
@@ -304,16 +313,21 @@ export class PipelinePool {
     return this.running - this.longRuns < this.threads && this.running < this.threads + this.spareThreads
   }
 
-  private take(): void {
-    if (this.running >= this.threads) {
-      this.sparesStarted++
-      this.options.onSpareRun?.()
-    }
+  /** Which pool the run goes to: `pool` while one of its threads is not held by a run. */
+  private take(): Piscina {
     this.running++
+    if (this.onMain < this.threads || !this.spares) {
+      this.onMain++
+      return this.pool
+    }
+    this.sparesStarted++
+    this.options.onSpareRun?.()
+    return this.spares
   }
 
-  private release(w: Watched): void {
+  private release(w: Watched, on: Piscina): void {
     this.running--
+    if (on === this.pool) this.onMain--
     if (w.long) this.longRuns--
     this.pump()
   }
@@ -323,22 +337,25 @@ export class PipelinePool {
   }
 
   private async runOnThread(key: string, items: ThreadItem[], signal?: AbortSignal, resume?: ThreadCheckpoint): Promise<Outcome> {
-    await this.acquire(signal)
-    Atomics.store(this.generationCell, 0, this.options.host.generation)
+    const on = await this.acquire(signal)
     const sab = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)
     const stamp = new Int32Array(sab)
-    Atomics.store(stamp, STAMP.item, -1)
-    Atomics.store(stamp, STAMP.check, -1)
     const stop = new AbortController()
     const onAbort = () => stop.abort(signal?.reason)
-    signal?.addEventListener('abort', onAbort, { once: true })
     const { port1, port2 } = new MessageChannel()
     let saved: ThreadCheckpoint | undefined
-    this.serveCache(port1, (c) => { saved = c })
     const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false, began: 0, long: false }
-    this.watch(w)
     try {
-      const value = (await this.pool.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2, ...(resume ? { resume } : {}) }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
+      // Inside the try: whatever happens from here, the slot taken above is given back.
+      signal?.throwIfAborted()
+      if (this.closed) throw new Error('the pipeline pool is closed')
+      Atomics.store(this.generationCell, 0, this.options.host.generation)
+      Atomics.store(stamp, STAMP.item, -1)
+      Atomics.store(stamp, STAMP.check, -1)
+      signal?.addEventListener('abort', onAbort, { once: true })
+      this.serveCache(port1, (c) => { saved = c })
+      this.watch(w)
+      const value = (await on.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2, ...(resume ? { resume } : {}) }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
       return { ok: true, value }
     } catch (error) {
       if (w.loadStuck) throw new Error(`a pipeline thread did not load the pipelines within ${LOAD_LIMIT_MS} ms; it was stopped`)
@@ -351,7 +368,7 @@ export class PipelinePool {
       throw error
     } finally {
       this.watched.delete(w)
-      this.release(w)
+      this.release(w, on)
       signal?.removeEventListener('abort', onAbort)
       // Without its listener, a closed port that lingers holds nothing of this run.
       port1.removeAllListeners('message')
@@ -402,8 +419,12 @@ export class PipelinePool {
         }
         // A run's length counts from when its pipelines were loaded (a new thread's load is not the run's).
         if (!x.long && this.spareThreads > 0 && !loading) {
-          if (x.began === 0) x.began = now
-          else if (now - x.began >= this.longRunMs || (stood && now - x.since >= this.stallMs)) {
+          if (x.began === 0) {
+            // The clock of a stall starts again too: a beat last seen while loading is not the run's.
+            x.began = now
+            x.since = now
+            x.beat = beat
+          } else if (now - x.began >= this.longRunMs || (stood && now - x.since >= this.stallMs)) {
             x.long = true
             this.longRuns++
             longer = true
