@@ -28,10 +28,10 @@ export const { messages: ENGINE_MESSAGES, report: engineFinding } = defineMessag
       `Too long to check: the ${d.what} has ${d.length} characters; check "${d.check}" reads at most ${d.limit} (maxTextLength)`,
   },
   'more-findings': {
-    severity: 'info',
-    meaning: 'A check reported more findings on one string than `MAX_FINDINGS_PER_CHECK` (20): the first 20 are kept and this one says how many more there were. Routing and conditions count all of them. Listed under that check.',
-    text: (d: { check: string; more: number; kept: number }) =>
-      `${d.more} more finding${d.more === 1 ? '' : 's'} of check "${d.check}" on this string not listed (the first ${d.kept} are); every one of them counted for routing`,
+    severity: ['error', 'warning', 'info'],
+    meaning: 'A check reported more findings on one string than `MAX_FINDINGS_PER_CHECK` (20): the 20 most severe are kept (errors, then warnings, then infos, each in the order given) and this one says how many more there were, with the severity of the worst of them. Routing and conditions count all of them; the findings log and `switchyard_findings_total` see the listed ones. Listed under that check.',
+    text: (d: { check: string; more: number; kept: number; bySeverity: string }) =>
+      `${d.more} more finding${d.more === 1 ? '' : 's'} of check "${d.check}" on this string not listed (${d.bySeverity}; the ${d.kept} most severe are); every one of them counted for routing`,
   },
   'plugin-threw': {
     severity: 'error',

@@ -101,6 +101,12 @@ export interface RunMore {
 
 const SEV_INDEX: Record<Severity, number> = { error: 0, warning: 1, info: 2 }
 
+/** The indexes of the `n` most severe findings (errors, then warnings, then infos; earlier first on a tie). */
+function mostSevere(severities: Severity[], n: number): Set<number> {
+  const order = severities.map((_, k) => k).sort((a, b) => SEV_INDEX[severities[a]!] - SEV_INDEX[severities[b]!] || a - b)
+  return new Set(order.slice(0, n))
+}
+
 /** Why a check failed: the finding's code and the end of its message. */
 interface Failure { code: FailureCode; error: string }
 
@@ -257,28 +263,43 @@ export class PipelineRunner {
       this.fail(s, check, 'plugin-bad-result', `returned ${raw === undefined ? 'nothing' : typeof raw} instead of an array of findings`)
       return
     }
-    let seen = 0
-    for (const f of raw as FindingInput[]) {
-      if (!f || typeof f.message !== 'string') {
-        this.fail(s, check, 'plugin-bad-result', 'returned a finding without a message')
-        return
-      }
-      const severity: Severity = check.severity ?? (f.severity && Object.hasOwn(SEV_INDEX, f.severity) ? f.severity : 'error')
+    const list = raw as FindingInput[]
+    const bad = list.findIndex((f) => !f || typeof f.message !== 'string')
+    // The findings before a malformed one stand, as they came; the check then failed.
+    this.add(s, check, bad === -1 ? list : list.slice(0, bad))
+    if (bad !== -1) this.fail(s, check, 'plugin-bad-result', 'returned a finding without a message')
+  }
+
+  /**
+   * Count every finding (routing and conditions see them all); list the most severe
+   * MAX_FINDINGS_PER_CHECK, in the order given, so that an error is never left out for warnings
+   * that came before it, and one `more-findings` finding for the rest.
+   */
+  private add(s: State, check: CompiledCheck, list: FindingInput[]): void {
+    const severities = list.map((f): Severity => check.severity ?? (f.severity && Object.hasOwn(SEV_INDEX, f.severity) ? f.severity : 'error'))
+    const keep = list.length <= MAX_FINDINGS_PER_CHECK ? undefined : mostSevere(severities, MAX_FINDINGS_PER_CHECK)
+    const dropped = [0, 0, 0]
+    list.forEach((f, k) => {
+      const severity = severities[k]!
       const i = SEV_INDEX[severity]
       s.sev[i]!++
       s.byCheck[check.index * 3 + i]!++
-      if (seen++ >= MAX_FINDINGS_PER_CHECK) continue
+      if (keep && !keep.has(k)) {
+        dropped[i]!++
+        return
+      }
       const finding: Finding = { check: f.check ?? check.id, severity, message: f.message }
       if (typeof f.code === 'string') finding.code = f.code
       if (f.span) finding.span = f.span
       if (f.suggestion !== undefined) finding.suggestion = f.suggestion
       s.findings.push(finding)
-    }
-    if (seen > MAX_FINDINGS_PER_CHECK) {
-      const more = seen - MAX_FINDINGS_PER_CHECK
-      const { severity, code, message } = engineFinding('more-findings', { check: check.id, more, kept: MAX_FINDINGS_PER_CHECK })
-      s.findings.push({ check: check.id, severity: severity ?? 'info', code: code!, message })
-    }
+    })
+    if (!keep) return
+    const names = ['error', 'warning', 'info'] as const
+    const worst = names.find((_, i) => dropped[i]! > 0)!
+    const bySeverity = names.flatMap((sev, i) => (dropped[i] ? [`${dropped[i]} ${sev}${dropped[i] === 1 ? '' : 's'}`] : [])).join(', ')
+    const { code, message } = engineFinding('more-findings', { check: check.id, more: list.length - MAX_FINDINGS_PER_CHECK, kept: MAX_FINDINGS_PER_CHECK, bySeverity }, { severity: worst })
+    s.findings.push({ check: check.id, severity: worst, code: code!, message })
   }
 
   /**

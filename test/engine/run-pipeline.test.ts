@@ -62,7 +62,7 @@ route:
     expect(many!.output).toBe('failed')
     expect(many!.findings).toHaveLength(21)
     expect(many!.findings.slice(0, 20).every((f) => f.check === 'r' && f.severity === 'error')).toBe(true)
-    expect(many!.findings[20]).toEqual({ check: 'r', severity: 'info', code: 'more-findings', message: '30 more findings of check "r" on this string not listed (the first 20 are); every one of them counted for routing' })
+    expect(many!.findings[20]).toEqual({ check: 'r', severity: 'error', code: 'more-findings', message: '30 more findings of check "r" on this string not listed (30 errors; the 20 most severe are); every one of them counted for routing' })
     // Twenty is not cut; the next check's findings are kept after a cut one's summary.
     expect(few!.findings).toHaveLength(20)
     expect(few!.findings.some((f) => f.code === 'more-findings')).toBe(false)
@@ -254,6 +254,28 @@ describe('a plugin that does not keep to the API', () => {
   create(o) { return ${instance} },
 }
 `
+  it('a check with more than 20 findings on a string: the most severe are listed, in the order given; the rest summed up with their worst severity', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-many-plugins-'))
+    try {
+      // The source says how many of each, in order: "w25 e1 i3" is 25 warnings, then an error, then 3 infos.
+      writeFileSync(path.join(dir, 'many.mjs'), plugin('many', `{ check(item) {
+        const out = []
+        for (const [, kind, n] of item.source.matchAll(/([wei])(\\d+)/g)) for (let k = 0; k < Number(n); k++) out.push({ severity: { w: 'warning', e: 'error', i: 'info' }[kind], message: kind + k })
+        return out
+      } }`))
+      const { pipeline } = await load(pipelineYaml('checks:\n  - uses: many\nroute:\n  - if: errors > 0 and warnings == 25 and infos == 3\n    to: failed\n  - to: passed\n'), testDeps({ pluginsDir: dir }))
+      const [mixed, plenty] = await pipeline.run(items([{ source: 'w25 e1 i3' }, { source: 'i30' }]))
+      expect(mixed!.output).toBe('failed')
+      // The error, then 19 of the warnings (the first ones), in the plugin's order; then the summary.
+      expect(mixed!.findings.map((f) => f.message).slice(0, 20)).toEqual([...Array.from({ length: 19 }, (_, k) => `w${k}`), 'e0'])
+      expect(mixed!.findings[20]).toEqual({ check: 'many', severity: 'warning', code: 'more-findings', message: '9 more findings of check "many" on this string not listed (6 warnings, 3 infos; the 20 most severe are); every one of them counted for routing' })
+      expect(plenty!.findings).toHaveLength(21)
+      expect(plenty!.findings[20]).toMatchObject({ severity: 'info', message: expect.stringMatching(/^10 more findings .*\(10 infos;/) })
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('returns no list, a finding without a message, a batch of the wrong length, or has no check: plugin-bad-result', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-odd-plugins-'))
     try {
