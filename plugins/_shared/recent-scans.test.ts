@@ -43,6 +43,34 @@ describe('keepRecentScans', () => {
   })
 })
 
+describe('keepRecentScans bounds', () => {
+  it('keeps texts up to maxChars in all: a text that would pass it sends the oldest out, one longer than it is not kept', () => {
+    const scan = vi.fn((text: string) => [{ length: text.length }])
+    const find = keepRecentScans(scan, { max: 10, maxChars: 25 })
+    const [a, b, c] = ['a', 'b', 'c'].map((ch) => ch.repeat(10)) as [string, string, string]
+    find(a)
+    find(b)
+    find(c) // 30 characters: a goes
+    expect(scan).toHaveBeenCalledTimes(3)
+    find(b)
+    find(c)
+    expect(scan).toHaveBeenCalledTimes(3)
+    find(a)
+    expect(scan).toHaveBeenCalledTimes(4)
+    const long = 'x'.repeat(30)
+    find(long)
+    find(long)
+    expect(scan).toHaveBeenCalledTimes(6)
+  })
+
+  it("freezes each item's own lists too (a tag's attributes)", () => {
+    const find = keepRecentScans((text: string) => [{ text, attributes: [{ name: 'href' }] }], { max: 2 })
+    const [first] = find('<a href>')
+    expect(Object.isFrozen(first!.attributes)).toBe(true)
+    expect(() => (first!.attributes as Array<{ name: string }>).push({ name: 'x' })).toThrow(TypeError)
+  })
+})
+
 describe('scanners that keep long answers', () => {
   it('findTags: the same frozen tags for the same long text, a fresh list for a short one', () => {
     const long = `<b>${'word '.repeat(300)}</b>`
