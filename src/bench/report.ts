@@ -90,7 +90,7 @@ export interface AdversarialResult extends AdversarialRound {
   pipelineThreads: number | null
   /** Every round; the runs above are those of the round with the median rate ratio. */
   rounds: AdversarialRound[]
-  /** The worst round's event-loop delay p99 and slowest outcome, with and with the runaway strings. */
+  /** The worst round's event-loop delay p99 and slowest outcome: with the slow texts, and with the runaway strings too. */
   worst: { eventLoopDelayP99Ms: number; slowestOutcomeSeconds: number; runaway?: { eventLoopDelayP99Ms: number; slowestOutcomeSeconds: number } }
 }
 
