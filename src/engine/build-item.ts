@@ -49,3 +49,10 @@ export function buildItem(job: ItemSource, context: ItemContext): Item {
     signal: context.signal,
   }
 }
+
+/** Characters of a string's texts together (source, translation, plural forms): what routes it to the pipelines' long-text lane. */
+export function textChars(item: Pick<Item, 'source' | 'translation' | 'plurals'>): number {
+  let n = item.source.length + (item.translation?.length ?? 0)
+  for (const p of item.plurals ?? []) n += p.text?.length ?? 0
+  return n
+}

@@ -27,15 +27,17 @@ import { MessageChannel, type MessagePort } from 'node:worker_threads'
 import { Piscina } from 'piscina'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
+import { textChars } from './build-item.js'
 import type { Pipeline, PipelineSet } from './pipeline.js'
 import type { PipelineHost } from './pipeline-host.js'
 import type { Checkpoint, RunResult } from './run-pipeline.js'
+import { threadCpuMs } from './thread-priority.js'
 import type { Item, PluginCache, PluginMetrics } from './types.js'
 
 /** How often an idle thread's event loop beats. */
 export const HEARTBEAT_MS = 50
 /** Slots of a task's stamp. */
-export const STAMP = { beat: 0, item: 1, check: 2 } as const
+export const STAMP = { beat: 0, item: 1, check: 2, thread: 3 } as const
 /** The `check` slot while the thread loads its pipelines: not a check, not under the budget. */
 export const LOADING = -2
 /** Longest a thread may take to load its pipelines (its import and compile work is synchronous). */
@@ -61,6 +63,25 @@ export const LONG_RUN_MS = 1000
 /** How long a spare thread stays without work before it leaves. */
 export const SPARE_IDLE_MS = 30_000
 export const DEFAULT_SPARE_THREADS = 2
+/**
+ * A string whose texts (source, translation, plural forms) hold more characters than this together
+ * runs on the long-text lane. An ordinary string through qa-gate takes 20-80 us; one of 5,000
+ * characters a few ms, of 50,000 tens of ms.
+ */
+export const DEFAULT_LONG_TEXT_CHARS = 5000
+/**
+ * How long a lane thread stays without work before it leaves: long texts come in series (a
+ * document's paragraphs, one delivery after another), and a new thread's start (loading the
+ * pipelines, compiling the checks again) costs about a second of CPU.
+ */
+export const LANE_IDLE_MS = 5 * 60_000
+/** The nice value of the long-text lane's threads (Linux): under load they get about a tenth of a core beside ordinary work. */
+export const DEFAULT_LONG_TEXT_NICE = 10
+/**
+ * On the long-text lane the budget counts the CPU its thread got (a niced thread may wait for a
+ * core); past this many times the budget in elapsed time the check is stopped all the same.
+ */
+export const LANE_ELAPSED_FACTOR = 10
 
 /** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
 export type ThreadItem = Omit<Item, 'log' | 'signal'>
@@ -71,6 +92,8 @@ export interface ThreadData {
   env: Record<string, string | undefined>
   logLevel: string
   generation: number
+  /** Lower the thread's priority to this nice value as it starts (the long-text lane). */
+  nice?: number
   /** The host's generation now (one Int32, updated before every task): what a new thread loads as it starts. */
   current: SharedArrayBuffer
 }
@@ -89,6 +112,14 @@ export interface PipelinePoolOptions {
   stallMs?: number
   /** How long a spare thread stays idle before it leaves (SPARE_IDLE_MS). */
   spareIdleMs?: number
+  /** How long a thread of the long-text lane stays idle before it leaves (LANE_IDLE_MS). */
+  laneIdleMs?: number
+  /** Strings longer than this (textChars) run on the long-text lane; 0: no lane (DEFAULT_LONG_TEXT_CHARS). */
+  longTextChars?: number
+  /** Threads of the long-text lane (default: as many as `threads`); they leave after SPARE_IDLE_MS idle. */
+  longTextThreads?: number
+  /** Nice value of the lane's threads (DEFAULT_LONG_TEXT_NICE); 0: not lowered. */
+  longTextNice?: number
   env: Record<string, string | undefined>
   logLevel: string
   log: Logger
@@ -98,6 +129,8 @@ export interface PipelinePoolOptions {
   onTimeout?(info: { pipeline: string; stringId: number; check: number }): void
   /** Called for each run handed to a spare thread (for a metric). */
   onSpareRun?(): void
+  /** Called with the number of strings of each run sent to the long-text lane (for a metric). */
+  onLongText?(strings: number): void
   /** Called with the number of threads alive whenever one starts or leaves (for a metric). */
   onThreadCount?(threads: number): void
 }
@@ -126,6 +159,10 @@ interface Watched {
   began: number
   /** Its check stood still for stallMs, or it has kept its thread for longRunMs: it no longer counts against the threads. */
   long: boolean
+  /** On the long-text lane: its budget counts CPU time. */
+  lane: boolean
+  /** The thread's CPU time (ms) at the last beat seen, on the lane. */
+  cpuSince?: number
 }
 
 export class PipelinePool {
@@ -134,6 +171,8 @@ export class PipelinePool {
   readonly spareThreads: number
   readonly longRunMs: number
   readonly stallMs: number
+  /** Strings longer than this run on the long-text lane (0: no lane). */
+  readonly longTextChars: number
   /** PIPELINE_THREADS threads, always there. */
   private readonly pool: Piscina
   /**
@@ -143,6 +182,13 @@ export class PipelinePool {
    * after a stop, while the replacement thread is still loading.
    */
   private readonly spares: Piscina | undefined
+  /**
+   * The long-text lane: threads that start their life niced (longTextNice), for strings whose texts
+   * are longer than longTextChars, so that on a loaded machine a translator's 50 KB text takes the
+   * CPU left over by ordinary strings rather than theirs. Started on demand, gone after
+   * LANE_IDLE_MS idle; runs beyond its threads wait in its own queue, never for PIPELINE_THREADS.
+   */
+  private readonly lane: Piscina | undefined
   /** Runs on `pool`'s threads now (the rest of `running` are on spare ones). */
   private onMain = 0
   /** Runs on threads now, and how many of them are long. */
@@ -165,17 +211,18 @@ export class PipelinePool {
     this.spareThreads = options.spareThreads ?? DEFAULT_SPARE_THREADS
     this.longRunMs = options.longRunMs ?? LONG_RUN_MS
     this.stallMs = options.stallMs ?? STALL_MS
+    this.longTextChars = options.longTextChars ?? DEFAULT_LONG_TEXT_CHARS
     const { source, pluginsDir } = options.host.origin
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
     const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
-    const pool = (threads: { min: number; max: number; idleMs: number }) => {
+    const pool = (threads: { min: number; max: number; idleMs: number; nice?: number }) => {
       const p = new Piscina({
         filename: file,
         minThreads: threads.min,
         maxThreads: threads.max,
         idleTimeout: threads.idleMs,
-        workerData: data,
+        workerData: threads.nice ? { ...data, nice: threads.nice } : data,
         // As the ingest threads: V8 sizes a thread's young generation from the host's memory; a run's
         // garbage dies young either way. Quick flood bench, 2 threads: peak RSS 326 MB with the
         // default, 280 with 8 MB (16 MB: 300), against 214 inline; rate within noise.
@@ -191,6 +238,7 @@ export class PipelinePool {
     const count = () => options.onThreadCount?.(this.threadCount)
     this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY })
     this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS }) : undefined
+    this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: options.longTextNice ?? DEFAULT_LONG_TEXT_NICE }) : undefined
   }
 
   /** Checks stopped by the budget so far. */
@@ -200,7 +248,12 @@ export class PipelinePool {
 
   /** Threads alive now (spare ones included). */
   get threadCount(): number {
-    return this.pool.threads.length + (this.spares?.threads.length ?? 0)
+    return this.pool.threads.length + (this.spares?.threads.length ?? 0) + (this.lane?.threads.length ?? 0)
+  }
+
+  /** Does this string run on the long-text lane? */
+  isLong(item: Pick<Item, 'source' | 'translation' | 'plurals'>): boolean {
+    return this.lane !== undefined && textChars(item) > this.longTextChars
   }
 
   /** Runs handed to a thread while every thread of PIPELINE_THREADS was taken by a long run. */
@@ -233,7 +286,7 @@ export class PipelinePool {
     // Runs still waiting for a thread get an error (their strings are tried again later), not silence.
     this.closed = true
     for (const w of this.waiting.splice(0)) w.refuse(new Error('the pipeline pool is closed'))
-    await Promise.all([this.pool.destroy(), this.spares?.destroy()])
+    await Promise.all([this.pool.destroy(), this.spares?.destroy(), this.lane?.destroy()])
   }
 
   private wrap(p: Pipeline): Pipeline {
@@ -251,8 +304,8 @@ export class PipelinePool {
     const plain = items.map(({ log: _log, signal: _signal, ...rest }) => rest)
     // The strings of `indices`, from the start or from where a stopped run stood (`resume`, one
     // state per index). What a stopped run had done before the check that ran away is not done again.
-    const group = async (indices: number[], resume?: ThreadCheckpoint): Promise<void> => {
-      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => plain[i]!), signal, resume)
+    const group = async (indices: number[], resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<void> => {
+      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => plain[i]!), signal, resume, onLane)
       if (outcome.ok) {
         outcome.value.results.forEach((r, j) => { out[indices[j]!] = r })
         for (const [name, value] of outcome.value.metrics) this.options.metrics.add(name, value)
@@ -265,7 +318,7 @@ export class PipelinePool {
       if (culprit < 0) {
         // Several strings were in the check at once (a batching check, or the async tail of
         // checks): each runs again alone, so that only the one that runs away is stopped.
-        await Promise.all(indices.map((i, j) => group([i], part([j]))))
+        await Promise.all(indices.map((i, j) => group([i], part([j]), onLane)))
         return
       }
       const i = indices[culprit]!
@@ -274,9 +327,13 @@ export class PipelinePool {
       items[i]!.log.warn({ string: items[i]!.id, pipeline: pipeline.key, check: outcome.check, budgetMs: this.budgetMs }, 'a check ran past the time budget; its thread was replaced')
       out[i] = pipeline.timedOut(items[i]!.id, outcome.check, this.budgetMs)
       const others = indices.map((_, j) => j).filter((j) => j !== culprit)
-      if (others.length) await group(others.map((j) => indices[j]!), part(others))
+      if (others.length) await group(others.map((j) => indices[j]!), part(others), onLane)
     }
-    await group(items.map((_, i) => i))
+    const long: number[] = []
+    const short: number[] = []
+    items.forEach((item, i) => (this.isLong(item) ? long : short).push(i))
+    if (long.length) this.options.onLongText?.(long.length)
+    await Promise.all([short.length ? group(short, undefined, false) : undefined, long.length ? group(long, undefined, true) : undefined])
     return out
   }
 
@@ -336,15 +393,16 @@ export class PipelinePool {
     while (this.waiting.length && this.free()) this.waiting.shift()!.go()
   }
 
-  private async runOnThread(key: string, items: ThreadItem[], signal?: AbortSignal, resume?: ThreadCheckpoint): Promise<Outcome> {
-    const on = await this.acquire(signal)
-    const sab = new SharedArrayBuffer(3 * Int32Array.BYTES_PER_ELEMENT)
+  private async runOnThread(key: string, items: ThreadItem[], signal: AbortSignal | undefined, resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<Outcome> {
+    // The lane's runs wait in its own queue (piscina's), never for a slot of PIPELINE_THREADS.
+    const on = onLane && this.lane ? this.lane : await this.acquire(signal)
+    const sab = new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT)
     const stamp = new Int32Array(sab)
     const stop = new AbortController()
     const onAbort = () => stop.abort(signal?.reason)
     const { port1, port2 } = new MessageChannel()
     let saved: ThreadCheckpoint | undefined
-    const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false, began: 0, long: false }
+    const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false, began: 0, long: false, lane: on === this.lane }
     try {
       // Inside the try: whatever happens from here, the slot taken above is given back.
       signal?.throwIfAborted()
@@ -368,7 +426,7 @@ export class PipelinePool {
       throw error
     } finally {
       this.watched.delete(w)
-      this.release(w, on)
+      if (on !== this.lane) this.release(w, on)
       signal?.removeEventListener('abort', onAbort)
       // Without its listener, a closed port that lingers holds nothing of this run.
       port1.removeAllListeners('message')
@@ -408,17 +466,19 @@ export class PipelinePool {
         if (!stood) {
           x.beat = beat
           x.since = now
+          if (x.lane) x.cpuSince = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
         } else if (!x.stopped) {
           // Loading pipelines (a new thread's imports and compiles) is not a check: it has its
           // own, larger limit, and is never blamed on a string.
-          if (now - x.since > (loading ? Math.max(LOAD_LIMIT_MS, this.budgetMs) : this.budgetMs)) {
+          const limit = loading ? Math.max(LOAD_LIMIT_MS, this.budgetMs) : this.budgetMs
+          if (now - x.since > limit && (!x.lane || this.ranPast(x, limit, now))) {
             x.stopped = true
             x.loadStuck = loading
             x.stop()
           }
         }
         // A run's length counts from when its pipelines were loaded (a new thread's load is not the run's).
-        if (!x.long && this.spareThreads > 0 && !loading) {
+        if (!x.long && !x.lane && this.spareThreads > 0 && !loading) {
           if (x.began === 0) {
             // The clock of a stall starts again too: a beat last seen while loading is not the run's.
             x.began = now
@@ -438,6 +498,17 @@ export class PipelinePool {
       }
     }, every)
     this.watchdog.unref()
+  }
+
+  /**
+   * A lane run past its limit in elapsed time: has its (niced) thread also used that much CPU
+   * since its last beat? Elapsed time decides where CPU time is unknown, and past
+   * LANE_ELAPSED_FACTOR times the limit.
+   */
+  private ranPast(x: Watched, limit: number, now: number): boolean {
+    const cpu = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
+    if (cpu === undefined || x.cpuSince === undefined) return true
+    return cpu - x.cpuSince > limit || now - x.since > limit * LANE_ELAPSED_FACTOR
   }
 }
 

@@ -7,6 +7,7 @@ import type { MessagePort } from 'node:worker_threads'
 import { workerData } from 'piscina'
 import { createLogger, type Logger } from '../util/logger.js'
 import { loadPipelines } from './load-pipelines.js'
+import { lowerOwnPriority, ownThreadId } from './thread-priority.js'
 import type { PipelineSet } from './pipeline.js'
 import type { Checkpoint, RunResult } from './run-pipeline.js'
 import type { Item, PluginCache } from './types.js'
@@ -14,6 +15,11 @@ import { CHECKPOINT_EVERY_MS, HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, t
 
 const data = workerData as ThreadData
 const log: Logger = createLogger({ level: data.logLevel }).child({ part: 'engine', thread: true })
+/** This thread's kernel id: stamped into each task, so the pool can read the CPU time it used. */
+const tid = ownThreadId() ?? 0
+// The long-text lane's threads run below the rest of the worker, for good (an unprivileged
+// thread cannot raise its priority again).
+if (data.nice && !lowerOwnPriority(data.nice)) log.debug({ nice: data.nice }, 'the long-text lane thread could not lower its priority')
 
 /** The port of the task running now: plugin cache calls go to the main thread through it. */
 let port: MessagePort | undefined
@@ -94,6 +100,7 @@ export interface RunTask {
 
 export default async function run(task: RunTask): Promise<ThreadResult> {
   const stamp = new Int32Array(task.stamp)
+  Atomics.store(stamp, STAMP.thread, tid)
   // The heartbeat: beats while this thread's event loop is free (an awaited AI call keeps it
   // alive); a synchronous check stops it, and the watchdog sees the stamp stand still.
   const beat = () => { Atomics.add(stamp, STAMP.beat, 1) }

@@ -49,4 +49,6 @@ export interface PipelineSet {
 export interface PipelineSource {
   readonly current: PipelineSet
   reload?(): Promise<{ ok: boolean; errors: unknown[] }>
+  /** Does this string run apart, on a long-text lane (the pipeline pool)? */
+  isLong?(item: Item): boolean
 }

@@ -4,7 +4,7 @@
 // still get their outcomes; an awaited call is not stopped; reloads reach the threads; plugin
 // metrics and cache go through the main thread. Runs the built thread module (npm run build).
 import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
-import { tmpdir } from 'node:os'
+import os, { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { memoryCacheFor } from '../../src/cli/cli-io.js'
@@ -12,6 +12,8 @@ import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { PipelineHost } from '../../src/engine/pipeline-host.js'
 import { createPipelinePool, pipelineThreadFile, type PipelinePool } from '../../src/engine/pipeline-pool.js'
 import type { Item } from '../../src/engine/types.js'
+import type { RunResult } from '../../src/engine/run-pipeline.js'
+import { ownThreadId } from '../../src/engine/thread-priority.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { recalculationEvent, signedRequest } from '../support/events.js'
 import { fakeServiceFetch } from '../support/fake-pipelines.js'
@@ -79,6 +81,27 @@ export default {
     return { check: () => [] }
   },
 }`,
+  'where.mjs': `import { readlinkSync } from 'node:fs'
+import os from 'node:os'
+export default {
+  name: 'where', description: 'Says the nice value of the thread that checks the string.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    return { check() {
+      const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
+      return [{ severity: 'info', message: 'nice ' + os.getPriority(tid) }]
+    } }
+  },
+}`,
+  'nap.mjs': `export default {
+  name: 'nap', description: 'Blocks its thread for NAP:ms without using the CPU.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    return { check(item) {
+      const m = /NAP:(\\d+)/.exec(item.source)
+      if (m) Atomics.wait(new Int32Array(new SharedArrayBuffer(4)), 0, 0, Number(m[1]))
+      return []
+    } }
+  },
+}`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
   create(_o, context) {
@@ -107,7 +130,7 @@ afterEach(async () => {
   }
 })
 
-async function start(files: Record<string, string>, o: { threads?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number } = {}) {
+async function start(files: Record<string, string>, o: { threads?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number; laneIdleMs?: number; longTextChars?: number; longTextNice?: number } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pool-'))
   for (const [f, text] of Object.entries(files)) writeFileSync(path.join(dir, f), text)
   const plugins = pluginsDir()
@@ -118,6 +141,7 @@ async function start(files: Record<string, string>, o: { threads?: number; budge
   const counts = new Map<string, number>()
   const timeouts: number[] = []
   const threadCounts: number[] = []
+  const longTexts: number[] = []
   const pool = createPipelinePool({
     host, threads: o.threads ?? 2, budgetMs: o.budgetMs ?? BUDGET, env: {}, logLevel: 'silent', log: silentLogger(),
     cacheFor: memoryCacheFor(), metrics: { add: (name, value = 1) => { counts.set(name, (counts.get(name) ?? 0) + value) } },
@@ -127,10 +151,14 @@ async function start(files: Record<string, string>, o: { threads?: number; budge
     ...(o.longRunMs !== undefined ? { longRunMs: o.longRunMs } : {}),
     ...(o.stallMs !== undefined ? { stallMs: o.stallMs } : {}),
     ...(o.spareIdleMs !== undefined ? { spareIdleMs: o.spareIdleMs } : {}),
+    ...(o.laneIdleMs !== undefined ? { laneIdleMs: o.laneIdleMs } : {}),
+    ...(o.longTextChars !== undefined ? { longTextChars: o.longTextChars } : {}),
+    ...(o.longTextNice !== undefined ? { longTextNice: o.longTextNice } : {}),
+    onLongText: (n) => longTexts.push(n),
   })
   if (!pool) throw new Error('no pool')
   open.push({ pool, host })
-  return { dir, host, pool, counts, timeouts, threadCounts, inline: host.current, pooled: pool.current }
+  return { dir, host, pool, counts, timeouts, threadCounts, longTexts, inline: host.current, pooled: pool.current }
 }
 
 const gate = (checks: string, onError = 'park') => pipelineYaml(`checks:
@@ -440,6 +468,61 @@ describe('pipeline pool: long runs and spare threads', () => {
   }, 30_000)
 })
 
+// Thread ids, nice values and thread CPU time come from /proc: Linux only.
+describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane (Linux)', () => {
+  const nice = (r: RunResult) => r.findings.find((f) => f.check === 'where')?.message
+  const mixed = () => items([{ source: 'short', translation: 'x' }, { source: 'a'.repeat(60), translation: 'b'.repeat(60) }, { source: 'short too', translation: 'y' }])
+
+  it('strings longer than longTextChars (texts together) run on a niced thread, the others on the ordinary ones; results in order', async () => {
+    const { pooled, pool, longTexts, threadCounts } = await start({ 't.yaml': gate('  - uses: where') }, { threads: 1, longTextChars: 100, longTextNice: 7 })
+    const results = await pooled.get('t')!.run(mixed())
+    expect(results.map((r) => r.id)).toEqual([1, 2, 3])
+    expect(results.map(nice)).toEqual(['nice 0', 'nice 7', 'nice 0'])
+    expect(longTexts).toEqual([1])
+    expect(Math.max(...threadCounts)).toBe(2)
+    expect(pool.isLong({ source: 'a'.repeat(50), translation: 'b'.repeat(50) })).toBe(false)
+    expect(pool.isLong({ source: 'a', translation: '', plurals: [{ plural: 'one', text: 'c'.repeat(100) }] })).toBe(true)
+    // The main thread itself was never lowered.
+    expect(os.getPriority()).toBe(0)
+  }, 30_000)
+
+  it('longTextChars 0: no lane, every string on the ordinary threads', async () => {
+    const { pooled, pool, longTexts } = await start({ 't.yaml': gate('  - uses: where') }, { threads: 1, longTextChars: 0 })
+    expect((await pooled.get('t')!.run(mixed())).map(nice)).toEqual(['nice 0', 'nice 0', 'nice 0'])
+    expect(longTexts).toEqual([])
+    expect(pool.isLong({ source: 'a'.repeat(100_000) })).toBe(false)
+    expect(pool.threadCount).toBe(1)
+  }, 30_000)
+
+  it('a lane thread leaves after its idle time', async () => {
+    const { pooled, pool, threadCounts } = await start({ 't.yaml': gate('  - uses: where') }, { threads: 1, longTextChars: 100, laneIdleMs: 200 })
+    await pooled.get('t')!.run(mixed())
+    expect(threadCounts).toContain(2)
+    while (pool.threadCount > 1) await new Promise((r) => setTimeout(r, 50))
+    expect(threadCounts.at(-1)).toBe(1)
+  }, 30_000)
+
+  it('on the lane the budget counts CPU time: a check that blocks without computing is not stopped there, as it is on an ordinary thread', async () => {
+    // Three budgets of waiting: stopped on an ordinary thread, under the lane's 10 budgets of elapsed time.
+    const napping = () => items([{ source: `NAP:${3 * 300} ${'a'.repeat(200)}`, translation: 'x' }])
+    const lane = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, budgetMs: 300, longTextChars: 100 })
+    expect((await lane.pooled.get('t')!.run(napping()))[0]!.output).toBe('passed')
+    expect(lane.timeouts).toEqual([])
+    const ordinary = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, budgetMs: 300, longTextChars: 0 })
+    expect((await ordinary.pooled.get('t')!.run(napping()))[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
+    expect(ordinary.timeouts).toEqual([1])
+  }, 30_000)
+
+  it('a check that runs away on the lane is still stopped, its thread replaced, and the lane goes on', async () => {
+    const { pooled, timeouts } = await start({ 't.yaml': gate('  - uses: spin\n  - uses: shout') }, { threads: 1, budgetMs: 300, longTextChars: 100 })
+    const results = await pooled.get('t')!.run(items([{ source: `SPIN ${'a'.repeat(200)}`, translation: 'x' }, { source: 'short', translation: 'LOUD' }]))
+    expect(results[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
+    expect(results[1]!.output).toBe('passed')
+    expect(timeouts).toEqual([1])
+    expect((await pooled.get('t')!.run(items([{ source: `long ${'a'.repeat(200)}`, translation: 'x' }])))[0]!.output).toBe('passed')
+  }, 30_000)
+})
+
 describe('pipeline pool in the worker', () => {
   it('/healthz answers while a check spins on a thread; the batch gets every outcome', async () => {
     const { pool } = await start({ 't.yaml': gate('  - uses: spin') })
@@ -463,6 +546,26 @@ describe('pipeline pool in the worker', () => {
       expect(pool.stopped).toBe(1)
       const ops = service.patches.flatMap((p) => p.ops) as Array<{ path: string; value: string }>
       expect(Object.fromEntries(ops.map((o) => [o.path, o.value]))).toEqual({ '/1/output': 'approved', '/2/output': 'approved', '/3/output': '', '/4/output': 'translated', '/5/output': 'approved' })
+    } finally {
+      await w.stop()
+    }
+  }, 30_000)
+
+  it.skipIf(ownThreadId() === undefined)('a long string of a batch runs on the lane; the batch\'s other strings are reported without waiting for it', async () => {
+    const { pool, longTexts } = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, longTextChars: 100 })
+    const service = fakeServiceFetch()
+    const w = await startTestWorker({ pipelines: pool, fetch: service.fetch })
+    try {
+      const texts: Record<number, string> = { 1: `NAP:1500 ${'a'.repeat(200)}`, 2: 'Short', 3: 'Short too' }
+      const body = JSON.stringify({ events: [1, 2, 3].map((stringId) => recalculationEvent({ stringId, moduleKey: 't', text: texts[stringId]! })) })
+      expect((await fetch(`${w.url}/webhooks`, signedRequest(body, SECRET))).status).toBe(200)
+      const reported = () => new Set((service.patches.flatMap((p) => p.ops) as Array<{ path: string }>).map((o) => o.path))
+      while (!reported().has('/3/output')) await new Promise((r) => setTimeout(r, 10))
+      // The short strings are out while the long one still naps on the lane.
+      expect(reported()).toEqual(new Set(['/2/output', '/3/output']))
+      await w.idle()
+      expect(reported()).toEqual(new Set(['/1/output', '/2/output', '/3/output']))
+      expect(longTexts).toEqual([1])
     } finally {
       await w.stop()
     }
