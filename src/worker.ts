@@ -9,6 +9,7 @@ import type { AddressInfo } from 'node:net'
 import type Router from '@koa/router'
 import type { Config } from './config/load-config.js'
 import type { PipelineSet, PipelineSource } from './engine/pipeline.js'
+import type { Item } from './engine/types.js'
 import { FindingsLog } from './findings/findings-log.js'
 import { createFindingsStage, type FindingsStage } from './findings/findings-stage.js'
 import { IssueSender } from './findings/issue-sender.js'
@@ -280,6 +281,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       retries.add(jobs, delayMs)
     },
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
+    ...(deps.pipelines.isLong ? { isLong: (item: Item) => deps.pipelines.isLong!(item), detach: (task: () => Promise<void>, jobs: Job[], weight: number) => queue.detach(task, jobs, weight) } : {}),
   })
   const intake = new Intake({ dedupe, queue, local: local && { journal: local, backlog: backlog! }, shared })
   return { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage }

@@ -69,6 +69,9 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     log: log.child({ part: 'engine' }), cacheFor, metrics: pluginMetrics,
     onTimeout: () => metrics.checkTimeouts.inc(),
     onSpareRun: () => metrics.spareRuns.inc(),
+    longTextChars: config.pipelineLongTextChars,
+    longTextNice: config.pipelineLongTextNice,
+    onLongText: (n) => metrics.longTextStrings.inc(n),
     onThreadCount: (n) => metrics.pipelineThreads.set(n),
   })
   const pipelines: PipelineSource = pool ?? host

@@ -2,7 +2,7 @@
 // module: ask the service about strings that arrived again after they finished (recheck), park
 // invalid events with "", look up the pipeline and the step's settings, fetch the translations once
 // (only when a check needs them), run, and hand each string's output to the reporter.
-import { buildItem } from '../engine/build-item.js'
+import { buildItem, textChars } from '../engine/build-item.js'
 import type { Pipeline, PipelineSet } from '../engine/pipeline.js'
 import type { Item } from '../engine/types.js'
 import { reviewOf } from '../findings/review.js'
@@ -39,6 +39,17 @@ export interface ProcessDeps {
   /** Arrived again after they finished, and the service waits for them: they run again. */
   reentered?(count: number): void
   countRun(pipelineKey: string): void
+  /**
+   * Does this string run on the pipelines' long-text lane (PipelinePool.isLong)? Such strings of a
+   * run go through the pipeline apart from the others, so that the others are reported at once.
+   */
+  isLong?(item: Item): boolean
+  /**
+   * Finish a run of long strings beside the work queue's concurrency limit (WorkQueue.detach),
+   * so that its slot serves ordinary strings meanwhile; `weight`: their characters. False: await
+   * it in place.
+   */
+  detach?(task: () => Promise<void>, jobs: Job[], weight: number): boolean
 }
 
 export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
@@ -123,6 +134,21 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
 
     const items = jobs.map((job) => buildItem(job, { translation: pipeline.needsTranslation ? (translations!.get(job.stringId) ?? { text: '' }) : undefined, settings, log, signal: deps.signal }))
     deps.countRun(pipeline.key)
+    // Long strings (a translator's 50 KB text) run apart, on the pipelines' long-text lane,
+    // beside the queue's slots when it has room: the others are reported without waiting for them.
+    const isLong = deps.isLong
+    const apart = isLong ? items.map((item) => isLong(item)) : []
+    const pick = <T>(list: T[], want: boolean) => list.filter((_, i) => (apart[i] ?? false) === want)
+    const longJobs = pick(jobs, true)
+    const longItems = pick(items, true)
+    const runLong = longJobs.length ? () => runAndSettle(pipeline, longJobs, longItems, log) : undefined
+    const detached = runLong !== undefined && deps.detach?.(runLong, longJobs, longItems.reduce((n, item) => n + textChars(item), 0)) === true
+    if (longJobs.length < jobs.length) await runAndSettle(pipeline, pick(jobs, false), pick(items, false), log)
+    if (runLong && !detached) await runLong()
+  }
+
+  /** Run the pipeline over items and hand each outcome on; a failed run is retried. */
+  async function runAndSettle(pipeline: Pipeline, jobs: Job[], items: Item[], log: Logger): Promise<void> {
     let results: Awaited<ReturnType<Pipeline['run']>>
     try {
       results = await pipeline.run(items, { signal: deps.signal })
@@ -130,6 +156,11 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       log.error({ err: error }, 'pipeline run failed')
       return giveUpOrRetry(jobs, `pipeline failed: ${(error as Error).message}`)
     }
+    await settle(pipeline, jobs, items, results, log)
+  }
+
+  /** Each string's result: to the reporter, or tried again, or parked once its retries ran out. */
+  async function settle(pipeline: Pipeline, jobs: Job[], items: Item[], results: Awaited<ReturnType<Pipeline['run']>>, log: Logger): Promise<void> {
     if (log.isLevelEnabled('debug')) {
       const ports: Record<string, number> = {}
       for (const r of results) ports[r.port || '(parked)'] = (ports[r.port || '(parked)'] ?? 0) + 1

@@ -10,6 +10,12 @@
 import PQueue from 'p-queue'
 import { groupKeyOf, type Job } from '../protocol/job.js'
 
+/**
+ * Characters of long strings whose runs may wait on the long-text lane beside the concurrency
+ * limit: their translations are held in memory meanwhile (at most some 32 MB of text).
+ */
+export const DETACH_MAX_WEIGHT = 16_000_000
+
 export interface WorkQueueOptions {
   concurrency: number
   limit: number
@@ -18,6 +24,11 @@ export interface WorkQueueOptions {
   onError(error: unknown, jobs: Job[]): void
   /** Jobs left the window (finished): there is room for more. */
   onRoom?(): void
+  /**
+   * What the runs finished beside the concurrency limit (`detach`) may weigh together, at most:
+   * their strings' characters (DETACH_MAX_WEIGHT by default).
+   */
+  detachMaxWeight?: number
 }
 
 export class WorkQueue {
@@ -27,6 +38,9 @@ export class WorkQueue {
   private readonly queue: PQueue
   private readonly groupMax: number
   private open = 0
+  /** Work finished beside the concurrency limit (`detach`), and its weight. */
+  private readonly detached = new Set<Promise<void>>()
+  private detachedWeight = 0
 
   constructor(private readonly options: WorkQueueOptions) {
     this.queue = new PQueue({ concurrency: options.concurrency })
@@ -119,14 +133,39 @@ export class WorkQueue {
     })
   }
 
+  /**
+   * Finish `task` beside the concurrency limit: the part of a run that waits on the pipelines'
+   * long-text lane, so that the limit's slots go on serving ordinary strings meanwhile. `weight`
+   * is what the task holds in memory (its strings' characters); past detachMaxWeight together,
+   * false, and the caller awaits its task in place, holding its slot as any run (a task alone is
+   * always taken). A task that throws goes to onError with its jobs.
+   */
+  detach(task: () => Promise<void>, jobs: Job[], weight: number): boolean {
+    if (this.detached.size > 0 && this.detachedWeight + weight > (this.options.detachMaxWeight ?? DETACH_MAX_WEIGHT)) return false
+    this.detachedWeight += weight
+    const done = task()
+      .catch((error: unknown) => this.options.onError(error, jobs))
+      .finally(() => {
+        this.detached.delete(done)
+        this.detachedWeight -= weight
+      })
+    this.detached.add(done)
+    return true
+  }
+
   /** Run other work (event handlers) through the same queue and concurrency limit. */
   runTask(task: () => Promise<void>): Promise<void> {
     return this.queue.add(task)
   }
 
-  /** Resolves when nothing is waiting or running in the pipeline stage. */
+  /** Resolves when nothing is waiting or running in the pipeline stage (detached work included). */
   async onIdle(): Promise<void> {
     await this.queue.onIdle()
+    // Detached work may push retries, and queued work may detach more.
+    while (this.detached.size > 0) {
+      await Promise.all([...this.detached])
+      await this.queue.onIdle()
+    }
   }
 
   pause(): void {

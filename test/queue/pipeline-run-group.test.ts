@@ -33,9 +33,12 @@ function setup(options: {
   settings?: Record<string, unknown>
   current?: (job: Job) => boolean
   maxAttempts?: number
-  results?: (items: Item[]) => Result[] | Promise<never>
+  results?: (items: Item[]) => Result[] | Promise<Result[]>
   level?: string
   bare?: boolean
+  /** Strings of the long-text lane; with `detach`, whether the worker queue takes their run beside its slots. */
+  isLong?: (item: Item) => boolean
+  detach?: boolean
 } = {}) {
   const events: string[] = []
   const items: Item[][] = []
@@ -87,8 +90,20 @@ function setup(options: {
     absorbed: (j, status) => void events.push(`absorbed ${j.stringId} ${status}`),
     reentered: options.bare ? undefined : (n) => void events.push(`reentered ${n}`),
     countRun: (key) => void events.push(`run ${key}`),
+    ...(options.isLong ? { isLong: options.isLong } : {}),
+    ...(options.detach !== undefined
+      ? {
+          detach: (task: () => Promise<void>, jobs: Job[], weight: number) => {
+            events.push(`detach ${ids(jobs)} (${weight})${options.detach ? '' : ' refused'}`)
+            if (!options.detach) return false
+            detached.push(task())
+            return true
+          },
+        }
+      : {}),
   })
-  return { process, events, items, lines, runOptions, signal }
+  const detached: Array<Promise<void>> = []
+  return { process, events, items, lines, runOptions, signal, detached }
 }
 
 describe('one pipeline run over a group', () => {
@@ -234,6 +249,66 @@ describe('one pipeline run over a group', () => {
       'retry 2,4 in 2000',
     ])
     expect(lines.find((l) => l.level === 40)).toMatchObject({ string: 3, delivery: 'b3' })
+  })
+
+  describe('long strings (the pipelines\' long-text lane)', () => {
+    const long = (item: Item) => item.translation!.length > 10
+    const translations = (ids: number[]) => new Map(ids.map((stringId) => [stringId, { stringId, text: stringId % 2 ? `a long translation ${stringId}` : `t ${stringId}` }]))
+    /** Runs of the long strings wait for `open`. */
+    function held() {
+      let open: () => void = () => {}
+      const gate = new Promise<void>((r) => (open = r))
+      const results = async (batch: Item[]) => {
+        if (batch.some(long)) await gate
+        return batch.map((i) => ({ id: i.id, port: 'ok', output: 'ok', findings: [] as never[] }))
+      }
+      return { open, results }
+    }
+
+    it('run apart from the others, which are reported without waiting for them; their run is detached from the queue\'s slot', async () => {
+      const { open, results } = held()
+      const { process, events, items, detached } = setup({ translations, isLong: long, detach: true, results })
+      await process([job(1), job(2), job(3), job(4)])
+      // The group's call is over: the short strings are reported, the long ones still run.
+      // The long strings' run starts first, beside the queue's slot.
+      expect(items.map((b) => b.map((i) => i.id))).toEqual([[1, 3], [2, 4]])
+      expect(events.filter((e) => e.startsWith('report') || e.startsWith('detach'))).toEqual(['detach 1,3 (56)', 'report 2 "ok" by qa-gate', 'report 4 "ok" by qa-gate'])
+      open()
+      await Promise.all(detached)
+      expect(events.filter((e) => e.startsWith('report')).slice(2)).toEqual(['report 1 "ok" by qa-gate', 'report 3 "ok" by qa-gate'])
+      // One fetch, one settings read, one run counted for the group.
+      expect(events.filter((e) => e.startsWith('translations') || e.startsWith('settings') || e.startsWith('run'))).toHaveLength(3)
+    })
+
+    it('when the queue has no room for another detached run, the group waits for its long strings in place', async () => {
+      const { open, results } = held()
+      const { process, events } = setup({ translations, isLong: long, detach: false, results })
+      let finished = false
+      const done = process([job(1), job(2)]).then(() => { finished = true })
+      await new Promise((r) => setTimeout(r, 20))
+      expect(finished).toBe(false)
+      // The short strings are reported first all the same.
+      expect(events.filter((e) => e.startsWith('report') || e.startsWith('detach'))).toEqual(['detach 1 (28) refused', 'report 2 "ok" by qa-gate'])
+      open()
+      await done
+      expect(events.at(-1)).toBe('report 1 "ok" by qa-gate')
+    })
+
+    it('a group of long strings only is one run, detached; a group with none is one run, in place', async () => {
+      const { process, events, items, detached } = setup({ isLong: (i) => i.id > 10, detach: true })
+      await process([job(11), job(12)])
+      await process([job(1), job(2)])
+      await Promise.all(detached)
+      expect(items.map((b) => b.map((i) => i.id))).toEqual([[11, 12], [1, 2]])
+      expect(events.filter((e) => e.startsWith('detach'))).toEqual(['detach 11,12 (36)'])
+    })
+
+    it('a detached run that fails is retried like any run', async () => {
+      const { process, events, detached } = setup({ translations, isLong: long, detach: true, results: (batch) => (batch.some(long) ? Promise.reject(new Error('thread died')) : batch.map((i) => ({ id: i.id, port: 'ok', output: 'ok', findings: [] }))) })
+      await process([job(1), job(2)])
+      await Promise.all(detached)
+      expect(events.filter((e) => e.startsWith('report') || e.startsWith('retry'))).toEqual(['report 2 "ok" by qa-gate', 'retry 1 in 2000'])
+    })
   })
 
   it('hands the worker\'s abort signal to the run and to each item', async () => {

@@ -3,7 +3,7 @@
 // oldest first; errors go to onError with the jobs; drain gives the waiting jobs back.
 import { describe, expect, it } from 'vitest'
 import type { Job } from '../../src/protocol/job.js'
-import { WorkQueue } from '../../src/queue/work-queue.js'
+import { DETACH_MAX_WEIGHT, WorkQueue } from '../../src/queue/work-queue.js'
 
 const job = (name: string, organizationId: string, group = 'x', domain = `${organizationId || 'none'}.example`): Job =>
   ({ key: name, organizationId, domain, moduleKey: group, projectId: 7, stepId: 11, languageId: 'de', stringId: 1, revision: 1, batchId: 'b', attempts: 0 }) as unknown as Job
@@ -158,5 +158,61 @@ describe('WorkQueue', () => {
     await new Promise((resolve) => setTimeout(resolve, 20))
     expect(runs).toEqual([])
     expect(queue.waiting).toBe(1)
+  })
+
+  describe('detached work (runs waiting on the long-text lane)', () => {
+    it('takes tasks beside the slots up to detachMaxWeight together, and frees their weight when they end', async () => {
+      const queue = new WorkQueue({ concurrency: 1, limit: 10, detachMaxWeight: 100, process: async () => {}, onError: () => {} })
+      const gates = [gate(), gate(), gate()]
+      expect(queue.detach(() => gates[0]!.promise, [], 60)).toBe(true)
+      expect(queue.detach(() => gates[1]!.promise, [], 40)).toBe(true)
+      expect(queue.detach(() => gates[2]!.promise, [], 1)).toBe(false)
+      gates[0]!.open()
+      await new Promise((r) => setTimeout(r, 0))
+      expect(queue.detach(() => gates[2]!.promise, [], 60)).toBe(true)
+      expect(queue.detach(() => gates[2]!.promise, [], 1)).toBe(false)
+      gates[1]!.open()
+      gates[2]!.open()
+      await queue.onIdle()
+      // Nothing detached: one task is taken whatever it weighs.
+      expect(queue.detach(async () => {}, [], 1000)).toBe(true)
+      await queue.onIdle()
+    })
+
+    it('weighs up to DETACH_MAX_WEIGHT by default', () => {
+      const queue = new WorkQueue({ concurrency: 1, limit: 10, process: async () => {}, onError: () => {} })
+      const g = gate()
+      expect(queue.detach(() => g.promise, [], DETACH_MAX_WEIGHT - 1)).toBe(true)
+      expect(queue.detach(() => g.promise, [], 1)).toBe(true)
+      expect(queue.detach(() => g.promise, [], 1)).toBe(false)
+      g.open()
+    })
+
+    it('onIdle waits for detached work, and for the runs it queues', async () => {
+      const { queue, runs, release } = setup()
+      release()
+      const g = gate()
+      let detachedDone = false
+      queue.detach(async () => {
+        await g.promise
+        queue.push([job('retry1', 'A')])
+        detachedDone = true
+      }, [], 1)
+      let idle = false
+      const waiting = queue.onIdle().then(() => { idle = true })
+      await new Promise((r) => setTimeout(r, 10))
+      expect(idle).toBe(false)
+      g.open()
+      await waiting
+      expect(detachedDone).toBe(true)
+      expect(runs).toEqual([['retry1']])
+    })
+
+    it('a detached task that throws goes to onError with its jobs', async () => {
+      const { queue, errors } = setup()
+      queue.detach(async () => { throw new Error('lane broke') }, [job('long1', 'A')], 1)
+      await queue.onIdle()
+      expect(errors).toEqual([{ error: new Error('lane broke'), jobs: ['long1'] }])
+    })
   })
 })
