@@ -17,9 +17,6 @@ const data = workerData as ThreadData
 const log: Logger = createLogger({ level: data.logLevel }).child({ part: 'engine', thread: true })
 /** This thread's kernel id: stamped into each task, so the pool can read the CPU time it used. */
 const tid = ownThreadId() ?? 0
-// The long-text lane's threads run below the rest of the worker, for good (an unprivileged
-// thread cannot raise its priority again).
-if (data.nice && !lowerOwnPriority(data.nice)) log.debug({ nice: data.nice }, 'the long-text lane thread could not lower its priority')
 
 /** The port of the task running now: plugin cache calls go to the main thread through it. */
 let port: MessagePort | undefined
@@ -40,6 +37,19 @@ const cacheFor = (ns: string): PluginCache => ({
   get: async <T>(key: string) => (await ask({ op: 'get', ns, key })) as T | undefined,
   set: async (key, value, ttlMs) => { await ask({ op: 'set', ns, key, value, ttlMs }) },
 })
+
+let lowered = false
+/**
+ * A long-text lane thread runs below the rest of the worker once its first pipelines are loaded,
+ * before any string is checked, and for good (an unprivileged thread cannot raise its priority
+ * again). Not before: a load at low priority on a busy machine (about a second of CPU) would keep
+ * the first long strings waiting many times that.
+ */
+function lowerPriorityOnce(): void {
+  if (lowered || !data.nice) return
+  lowered = true
+  if (!lowerOwnPriority(data.nice)) log.debug({ nice: data.nice }, 'the long-text lane thread could not lower its priority')
+}
 
 let loaded: { generation: number; set: PipelineSet } | undefined
 let loading: { generation: number; done: Promise<PipelineSet> } | undefined
@@ -64,6 +74,7 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
       if (!result.ok) throw new Error(`the pipeline thread could not load the pipelines: ${result.errors.map((e) => `${e.file}:${e.line}:${e.col} ${e.message}`).join('; ')}`)
       const old = loaded?.set
       loaded = { generation, set: result.set }
+      lowerPriorityOnce()
       if (old) void old.close().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'closing old pipelines failed'))
       return result.set
     } finally {

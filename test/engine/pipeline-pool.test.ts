@@ -83,13 +83,12 @@ export default {
 }`,
   'where.mjs': `import { readlinkSync } from 'node:fs'
 import os from 'node:os'
+const nice = () => os.getPriority(Number(readlinkSync('/proc/thread-self').split('/').pop()))
+const atLoad = nice()
 export default {
-  name: 'where', description: 'Says the nice value of the thread that checks the string.', options: { type: 'object', additionalProperties: false, properties: {} },
+  name: 'where', description: 'Says the nice value of the thread that checks the string, and the one it had as it loaded the plugin.', options: { type: 'object', additionalProperties: false, properties: {} },
   create() {
-    return { check() {
-      const tid = Number(readlinkSync('/proc/thread-self').split('/').pop())
-      return [{ severity: 'info', message: 'nice ' + os.getPriority(tid) }]
-    } }
+    return { check: () => [{ severity: 'info', message: 'nice ' + nice() + ', at load ' + atLoad }] }
   },
 }`,
   'nap.mjs': `export default {
@@ -477,7 +476,8 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane 
     const { pooled, pool, longTexts, threadCounts } = await start({ 't.yaml': gate('  - uses: where') }, { threads: 1, longTextChars: 100, longTextNice: 7 })
     const results = await pooled.get('t')!.run(mixed())
     expect(results.map((r) => r.id)).toEqual([1, 2, 3])
-    expect(results.map(nice)).toEqual(['nice 0', 'nice 7', 'nice 0'])
+    // The lane's thread loaded its pipelines at the usual priority, and checks below it.
+    expect(results.map(nice)).toEqual(['nice 0, at load 0', 'nice 7, at load 0', 'nice 0, at load 0'])
     expect(longTexts).toEqual([1])
     expect(Math.max(...threadCounts)).toBe(2)
     expect(pool.isLong({ source: 'a'.repeat(50), translation: 'b'.repeat(50) })).toBe(false)
@@ -488,7 +488,7 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane 
 
   it('longTextChars 0: no lane, every string on the ordinary threads', async () => {
     const { pooled, pool, longTexts } = await start({ 't.yaml': gate('  - uses: where') }, { threads: 1, longTextChars: 0 })
-    expect((await pooled.get('t')!.run(mixed())).map(nice)).toEqual(['nice 0', 'nice 0', 'nice 0'])
+    expect((await pooled.get('t')!.run(mixed())).map(nice)).toEqual(['nice 0, at load 0', 'nice 0, at load 0', 'nice 0, at load 0'])
     expect(longTexts).toEqual([])
     expect(pool.isLong({ source: 'a'.repeat(100_000) })).toBe(false)
     expect(pool.threadCount).toBe(1)
