@@ -12,8 +12,30 @@ export interface Child {
   stop(): Promise<void>
 }
 
+/** Children started and not yet exited. */
+const live = new Set<ChildProcess>()
+
+/**
+ * Stop every child still running when the benchmark itself is stopped (Ctrl-C, SIGTERM): a worker
+ * or an emulator left behind would go on using the CPU the next run measures. Returns a function
+ * that removes the handlers.
+ */
+export function stopChildrenOnSignal(): () => void {
+  const handlers = (['SIGINT', 'SIGTERM'] as const).map((signal) => {
+    const handler = () => {
+      for (const proc of live) proc.kill('SIGTERM')
+      process.exit(signal === 'SIGINT' ? 130 : 143)
+    }
+    process.once(signal, handler)
+    return () => process.off(signal, handler)
+  })
+  return () => handlers.forEach((off) => off())
+}
+
 export function startChild(args: string[], env: NodeJS.ProcessEnv, ready?: (line: Record<string, unknown>) => boolean): Promise<{ child: Child; line?: Record<string, unknown> }> {
   const proc = spawn(process.execPath, args, { env, stdio: ['ignore', 'pipe', 'pipe'] })
+  live.add(proc)
+  proc.once('exit', () => live.delete(proc))
   const tail: string[] = []
   const keep = (line: string) => {
     tail.push(line)

@@ -11,7 +11,7 @@ import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { runBurst } from '../bench/burst.js'
 import { runLoad } from '../bench/load-generator.js'
-import { memoryOf, startChild, waitFor, type Child } from '../bench/processes.js'
+import { memoryOf, startChild, stopChildrenOnSignal, waitFor, type Child } from '../bench/processes.js'
 import { checkTargets, formatTable, resultRows, summarizeAdversarial, type AdversarialResult, type AdversarialRound, type AdversarialRun, type AiRun, type BenchResults, type EndToEndResult, type FloodResult, type IngestResult } from '../bench/report.js'
 import { adversarialTexts, RUNAWAY_MARKER, RUNAWAY_PLUGIN } from '../bench/adversarial-texts.js'
 import { perSecond, ratio, round, summarizeLatencies } from '../bench/stats.js'
@@ -561,6 +561,7 @@ export async function runBench(args: string[]): Promise<number> {
     targets: [],
   }
   const log = (message: string) => process.stderr.write(`bench: ${message}\n`)
+  const keepSignals = stopChildrenOnSignal()
   try {
     await bench.startEmulator()
     if (s.only.has('ingest')) {
@@ -597,6 +598,7 @@ export async function runBench(args: string[]): Promise<number> {
     }
   } finally {
     await bench.close()
+    keepSignals()
   }
   results.targets = checkTargets(results)
   mkdirSync(s.out, { recursive: true })

@@ -1,0 +1,37 @@
+// A benchmark stopped by a signal stops its children (src/bench/processes.ts): a worker or an
+// emulator left behind would go on using the CPU that the next run measures. Runs the build.
+import { spawn } from 'node:child_process'
+import path from 'node:path'
+import { createInterface } from 'node:readline'
+import { pathToFileURL } from 'node:url'
+import { describe, expect, it } from 'vitest'
+import { PACKAGE_ROOT } from '../../src/config/load-config.js'
+
+const alive = (pid: number) => {
+  try {
+    process.kill(pid, 0)
+    return true
+  } catch {
+    return false
+  }
+}
+
+describe('benchmark children', () => {
+  it.each(['SIGTERM', 'SIGINT'] as const)('a benchmark stopped with %s stops the children it started', async (signal) => {
+    const module = pathToFileURL(path.join(PACKAGE_ROOT, 'dist', 'src', 'bench', 'processes.js')).href
+    const script = `
+      const { startChild, stopChildrenOnSignal } = await import(${JSON.stringify(module)})
+      stopChildrenOnSignal()
+      const { child } = await startChild(['-e', 'console.log(JSON.stringify({ ready: true })); setInterval(() => {}, 1000)'], process.env, (l) => l.ready === true)
+      console.log(child.pid)`
+    const bench = spawn(process.execPath, ['--input-type=module', '-e', script], { stdio: ['ignore', 'pipe', 'inherit'] })
+    const pid = await new Promise<number>((resolve) => createInterface({ input: bench.stdout! }).once('line', (l) => resolve(Number(l))))
+    expect(alive(pid)).toBe(true)
+    const exited = new Promise<number | null>((resolve) => bench.once('exit', (code) => resolve(code)))
+    bench.kill(signal)
+    expect(await exited).toBe(signal === 'SIGTERM' ? 143 : 130)
+    const deadline = Date.now() + 5000
+    while (alive(pid) && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20))
+    expect(alive(pid)).toBe(false)
+  }, 20_000)
+})
