@@ -75,7 +75,7 @@ export const DEFAULT_LONG_TEXT_CHARS = 5000
  * pipelines, compiling the checks again) costs about a second of CPU.
  */
 export const LANE_IDLE_MS = 5 * 60_000
-/** The nice value of the long-text lane's threads (Linux): under load they get about a tenth of a core beside ordinary work. */
+/** How many nice values the long-text lane's threads run below the worker (Linux): at 10, under load they get about a tenth of a core beside ordinary work. */
 export const DEFAULT_LONG_TEXT_NICE = 10
 /**
  * On the long-text lane the budget counts the CPU its thread got (a niced thread may wait for a
@@ -92,7 +92,7 @@ export interface ThreadData {
   env: Record<string, string | undefined>
   logLevel: string
   generation: number
-  /** Lower the thread's priority to this nice value as it starts (the long-text lane). */
+  /** Lower the thread's priority by this many nice values once its pipelines are loaded (the long-text lane). */
   nice?: number
   /** The host's generation now (one Int32, updated before every task): what a new thread loads as it starts. */
   current: SharedArrayBuffer
@@ -183,7 +183,7 @@ export class PipelinePool {
    */
   private readonly spares: Piscina | undefined
   /**
-   * The long-text lane: threads that start their life niced (longTextNice), for strings whose texts
+   * The long-text lane: threads niced by longTextNice once loaded, for strings whose texts
    * are longer than longTextChars, so that on a loaded machine a translator's 50 KB text takes the
    * CPU left over by ordinary strings rather than theirs. Started on demand, gone after
    * LANE_IDLE_MS idle; runs beyond its threads wait in its own queue, never for PIPELINE_THREADS.

@@ -17,15 +17,19 @@ export function ownThreadId(): number | undefined {
 }
 
 /**
- * Lower the calling thread's priority to `nice` (1-19). Only that thread: on Linux a nice value
- * set on a TID belongs to the thread. False where it could not be done (no TID, not allowed);
- * never the whole process (a TID of 0 would mean the process).
+ * Lower the calling thread's priority by `steps` nice values (to 19 at most), from where it stands
+ * (a worker started under `nice -n 5` and a lane of 10 runs it at 15). Only that thread: on Linux
+ * a nice value set on a TID belongs to the thread. False where it could not be done (no TID, not
+ * allowed, already at 19); never the whole process (a TID of 0 would mean the process).
  */
-export function lowerOwnPriority(nice: number): boolean {
+export function lowerOwnPriority(steps: number): boolean {
   const tid = ownThreadId()
-  if (tid === undefined || !(nice > 0)) return false
+  if (tid === undefined || !(steps >= 1)) return false
   try {
-    os.setPriority(tid, Math.min(19, Math.round(nice)))
+    const now = os.getPriority(tid)
+    const target = Math.min(19, now + Math.round(steps))
+    if (target <= now) return false
+    os.setPriority(tid, target)
     return true
   } catch {
     return false

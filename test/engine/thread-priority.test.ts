@@ -35,10 +35,13 @@ describe.skipIf(ownThreadId() === undefined)('thread priority (Linux)', () => {
     const r = await inThread(`
       const tid = t.ownThreadId()
       const os = await import('node:os')
+      const before = os.getPriority(tid)
       const lowered = t.lowerOwnPriority(6)
-      return { lowered, own: os.getPriority(tid), process: os.getPriority(process.pid), again: t.lowerOwnPriority(0) }`)
-    expect(r).toEqual({ lowered: true, own: 6, process: 0, again: false })
-    expect(os.getPriority()).toBe(0)
+      return { before, lowered, own: os.getPriority(tid), process: os.getPriority(process.pid), none: t.lowerOwnPriority(0), floor: t.lowerOwnPriority(40), bottom: t.lowerOwnPriority(1), last: os.getPriority(tid) }`)
+    // From where the thread stood (the process's own nice value, 0 unless the tests run under nice).
+    const base = os.getPriority()
+    expect(r).toEqual({ before: base, lowered: base < 19, own: Math.min(19, base + 6), process: base, none: false, floor: base + 6 < 19, bottom: false, last: 19 })
+    expect(os.getPriority()).toBe(base)
   })
 
   it('reads the CPU time a thread has used, which grows as it computes and not as it waits', async () => {
