@@ -116,9 +116,9 @@ export interface PipelinePoolOptions {
   laneIdleMs?: number
   /** Strings longer than this (textChars) run on the long-text lane; 0: no lane (DEFAULT_LONG_TEXT_CHARS). */
   longTextChars?: number
-  /** Threads of the long-text lane (default: as many as `threads`); they leave after SPARE_IDLE_MS idle. */
+  /** Threads of the long-text lane (default: as many as `threads`); they leave after laneIdleMs idle. */
   longTextThreads?: number
-  /** Nice value of the lane's threads (DEFAULT_LONG_TEXT_NICE); 0: not lowered. */
+  /** Nice values the lane's threads run below the worker (DEFAULT_LONG_TEXT_NICE); 0: not lowered. */
   longTextNice?: number
   env: Record<string, string | undefined>
   logLevel: string
