@@ -52,7 +52,9 @@ export function buildItem(job: ItemSource, context: ItemContext): Item {
 
 /** Characters of a string's texts together (source, translation, plural forms): what routes it to the pipelines' long-text lane. */
 export function textChars(item: Pick<Item, 'source' | 'translation' | 'plurals'>): number {
-  let n = item.source.length + (item.translation?.length ?? 0)
-  for (const p of item.plurals ?? []) n += p.text?.length ?? 0
+  let n = item.source.length
+  // A plural string's translation is its "other" form, one of `plurals`: counted once.
+  if (item.plurals?.length) for (const p of item.plurals) n += p.text?.length ?? 0
+  else n += item.translation?.length ?? 0
   return n
 }

@@ -79,9 +79,12 @@ export const LANE_IDLE_MS = 5 * 60_000
 export const DEFAULT_LONG_TEXT_NICE = 10
 /**
  * On the long-text lane the budget counts the CPU its thread got (a niced thread may wait for a
- * core); past this many times the budget in elapsed time the check is stopped all the same.
+ * core); past this many times the budget in elapsed time the check is stopped all the same: at
+ * least 10, and as much as the lane's share of a busy core shrinks (each nice value is about 1.25
+ * times less CPU: 10 at nice 10, 70 at nice 19).
  */
 export const LANE_ELAPSED_FACTOR = 10
+export const laneElapsedFactor = (nice: number): number => Math.max(LANE_ELAPSED_FACTOR, Math.ceil(1.25 ** nice))
 
 /** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
 export type ThreadItem = Omit<Item, 'log' | 'signal'>
@@ -173,6 +176,7 @@ export class PipelinePool {
   readonly stallMs: number
   /** Strings longer than this run on the long-text lane (0: no lane). */
   readonly longTextChars: number
+  private readonly laneElapsedFactor: number
   /** PIPELINE_THREADS threads, always there. */
   private readonly pool: Piscina
   /**
@@ -212,6 +216,7 @@ export class PipelinePool {
     this.longRunMs = options.longRunMs ?? LONG_RUN_MS
     this.stallMs = options.stallMs ?? STALL_MS
     this.longTextChars = options.longTextChars ?? DEFAULT_LONG_TEXT_CHARS
+    this.laneElapsedFactor = laneElapsedFactor(options.longTextNice ?? DEFAULT_LONG_TEXT_NICE)
     const { source, pluginsDir } = options.host.origin
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
@@ -503,12 +508,12 @@ export class PipelinePool {
   /**
    * A lane run past its limit in elapsed time: has its (niced) thread also used that much CPU
    * since its last beat? Elapsed time decides where CPU time is unknown, and past
-   * LANE_ELAPSED_FACTOR times the limit.
+   * laneElapsedFactor times the limit.
    */
   private ranPast(x: Watched, limit: number, now: number): boolean {
     const cpu = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
     if (cpu === undefined || x.cpuSince === undefined) return true
-    return cpu - x.cpuSince > limit || now - x.since > limit * LANE_ELAPSED_FACTOR
+    return cpu - x.cpuSince > limit || now - x.since > limit * this.laneElapsedFactor
   }
 }
 

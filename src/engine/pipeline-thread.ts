@@ -48,7 +48,8 @@ let lowered = false
 function lowerPriorityOnce(): void {
   if (lowered || !data.nice) return
   lowered = true
-  if (!lowerOwnPriority(data.nice)) log.debug({ nice: data.nice }, 'the long-text lane thread could not lower its priority')
+  // Said once per thread, at warn: the lane then competes with ordinary strings at their priority.
+  if (!lowerOwnPriority(data.nice)) log.warn({ nice: data.nice }, 'a long-text lane thread could not lower its CPU priority; long texts compete with ordinary strings')
 }
 
 let loaded: { generation: number; set: PipelineSet } | undefined

@@ -19,17 +19,16 @@ export function ownThreadId(): number | undefined {
 /**
  * Lower the calling thread's priority by `steps` nice values (to 19 at most), from where it stands
  * (a worker started under `nice -n 5` and a lane of 10 runs it at 15). Only that thread: on Linux
- * a nice value set on a TID belongs to the thread. False where it could not be done (no TID, not
- * allowed, already at 19); never the whole process (a TID of 0 would mean the process).
+ * a nice value belongs to a thread, and `setpriority` for "the caller" (0) sets the calling
+ * thread's. False where it could not be done (not Linux, not allowed, already at 19).
  */
 export function lowerOwnPriority(steps: number): boolean {
-  const tid = ownThreadId()
-  if (tid === undefined || !(steps >= 1)) return false
+  if (process.platform !== 'linux' || !(steps >= 1)) return false
   try {
-    const now = os.getPriority(tid)
+    const now = os.getPriority(0)
     const target = Math.min(19, now + Math.round(steps))
     if (target <= now) return false
-    os.setPriority(tid, target)
+    os.setPriority(0, target)
     return true
   } catch {
     return false

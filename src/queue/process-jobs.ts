@@ -46,10 +46,23 @@ export interface ProcessDeps {
   isLong?(item: Item): boolean
   /**
    * Finish a run of long strings beside the work queue's concurrency limit (WorkQueue.detach),
-   * so that its slot serves ordinary strings meanwhile; `weight`: their characters. False: await
-   * it in place.
+   * so that its slot serves ordinary strings meanwhile; `weight`: their characters. False: the
+   * queue holds as many as it may, and the strings come back later (LANE_FULL_DELAY_MS).
    */
   detach?(task: () => Promise<void>, jobs: Job[], weight: number): boolean
+}
+
+/** Long strings the work queue could not take beside its slots come back after this long. */
+export const LANE_FULL_DELAY_MS = 5000
+
+/**
+ * A run failed for some of its group's strings only: the others were handed on (a detached run
+ * of long strings settles its own), so only these are to be tried again.
+ */
+export class PartFailed extends Error {
+  constructor(readonly error: unknown, readonly jobs: Job[]) {
+    super((error as Error)?.message ?? String(error))
+  }
 }
 
 export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
@@ -136,15 +149,20 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     deps.countRun(pipeline.key)
     // Long strings (a translator's 50 KB text) run apart, on the pipelines' long-text lane,
     // beside the queue's slots when it has room: the others are reported without waiting for them.
-    const isLong = deps.isLong
-    const apart = isLong ? items.map((item) => isLong(item)) : []
-    const pick = <T>(list: T[], want: boolean) => list.filter((_, i) => (apart[i] ?? false) === want)
-    const longJobs = pick(jobs, true)
-    const longItems = pick(items, true)
-    const runLong = longJobs.length ? () => runAndSettle(pipeline, longJobs, longItems, log) : undefined
-    const detached = runLong !== undefined && deps.detach?.(runLong, longJobs, longItems.reduce((n, item) => n + textChars(item), 0)) === true
-    if (longJobs.length < jobs.length) await runAndSettle(pipeline, pick(jobs, false), pick(items, false), log)
-    if (runLong && !detached) await runLong()
+    const { long, short } = apartLong(jobs, items, deps.isLong)
+    if (long.jobs.length === 0 || !deps.detach) return runAndSettle(pipeline, jobs, items, log)
+    // Never waited for inside a slot: a niced lane behind many long texts would hold every slot.
+    // The lane full: the strings come back later, without an attempt counted against them.
+    if (!deps.detach(() => runAndSettle(pipeline, long.jobs, long.items, log), long.jobs, long.weight)) {
+      log.info({ strings: long.jobs.length, delayMs: LANE_FULL_DELAY_MS }, 'the long-text lane holds as much as it may; these long strings come back later')
+      deps.retryLater(long.jobs, LANE_FULL_DELAY_MS)
+    }
+    if (short.jobs.length === 0) return
+    try {
+      await runAndSettle(pipeline, short.jobs, short.items, log)
+    } catch (error) {
+      throw new PartFailed(error, short.jobs)
+    }
   }
 
   /** Run the pipeline over items and hand each outcome on; a failed run is retried. */
@@ -153,6 +171,9 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     try {
       results = await pipeline.run(items, { signal: deps.signal })
     } catch (error) {
+      // Stopped by the worker's shutdown: no attempt counted, nothing parked; the strings stay in
+      // the journal for the next start.
+      if (deps.signal.aborted) return
       log.error({ err: error }, 'pipeline run failed')
       return giveUpOrRetry(jobs, `pipeline failed: ${(error as Error).message}`)
     }
@@ -161,16 +182,15 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
 
   /** Each string's result: to the reporter, or tried again, or parked once its retries ran out. */
   async function settle(pipeline: Pipeline, jobs: Job[], items: Item[], results: Awaited<ReturnType<Pipeline['run']>>, log: Logger): Promise<void> {
-    if (log.isLevelEnabled('debug')) {
-      const ports: Record<string, number> = {}
-      for (const r of results) ports[r.port || '(parked)'] = (ports[r.port || '(parked)'] ?? 0) + 1
-      log.debug({ pipeline: pipeline.key, strings: jobs.length, deliveries: [...new Set(jobs.map((j) => j.batchId))], ports }, 'pipeline run')
-    }
+    if (log.isLevelEnabled('debug')) logRun(log, pipeline, jobs, results)
     const retry: Job[] = []
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!
       const result = results[i]
-      if (!result || result.retry) retry.push(job)
+      // A newer revision arrived while this one ran (a long run may take a while): its outcome must
+      // not overwrite the newer one's at the service.
+      if (!deps.isCurrent(job)) await deps.superseded(job)
+      else if (!result || result.retry) retry.push(job)
       else deps.reporter.add({ job, port: result.port, review: reviewOf(pipeline, result, { source: job.string.text, translation: items[i]!.translation }) })
     }
     if (retry.length) {
@@ -186,4 +206,24 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       if (again.length) await giveUpOrRetry(again, 'pipeline asked for a retry')
     }
   }
+}
+
+/** A group's strings parted: those of the long-text lane (and their characters), and the others. */
+function apartLong(jobs: Job[], items: Item[], isLong: ((item: Item) => boolean) | undefined) {
+  const long = { jobs: [] as Job[], items: [] as Item[], weight: 0 }
+  const short = { jobs: [] as Job[], items: [] as Item[] }
+  items.forEach((item, i) => {
+    const to = isLong?.(item) ? long : short
+    to.jobs.push(jobs[i]!)
+    to.items.push(item)
+    if (to === long) long.weight += textChars(item)
+  })
+  return { long, short }
+}
+
+/** At debug level, each run: its pipeline, strings, deliveries and outputs. */
+function logRun(log: Logger, pipeline: Pipeline, jobs: Job[], results: Awaited<ReturnType<Pipeline['run']>>): void {
+  const ports: Record<string, number> = {}
+  for (const r of results) ports[r.port || '(parked)'] = (ports[r.port || '(parked)'] ?? 0) + 1
+  log.debug({ pipeline: pipeline.key, strings: jobs.length, deliveries: [...new Set(jobs.map((j) => j.batchId))], ports }, 'pipeline run')
 }

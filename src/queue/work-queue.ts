@@ -9,6 +9,7 @@
 // group waiting behind them.
 import PQueue from 'p-queue'
 import { groupKeyOf, type Job } from '../protocol/job.js'
+import { PartFailed } from './process-jobs.js'
 
 /**
  * Characters of long strings whose runs may wait on the long-text lane beside the concurrency
@@ -128,7 +129,9 @@ export class WorkQueue {
       try {
         await this.options.process(jobs)
       } catch (error) {
-        this.options.onError(error, jobs)
+        // Part of the group was handed on (detached, or to come back later): only the rest failed here.
+        if (!(error instanceof PartFailed)) this.options.onError(error, jobs)
+        else if (error.jobs.length) this.options.onError(error.error, error.jobs)
       }
     })
   }
@@ -137,13 +140,14 @@ export class WorkQueue {
    * Finish `task` beside the concurrency limit: the part of a run that waits on the pipelines'
    * long-text lane, so that the limit's slots go on serving ordinary strings meanwhile. `weight`
    * is what the task holds in memory (its strings' characters); past detachMaxWeight together,
-   * false, and the caller awaits its task in place, holding its slot as any run (a task alone is
-   * always taken). A task that throws goes to onError with its jobs.
+   * false (a task alone is always taken), and the caller brings its strings back later. A task
+   * that throws goes to onError with its jobs.
    */
   detach(task: () => Promise<void>, jobs: Job[], weight: number): boolean {
     if (this.detached.size > 0 && this.detachedWeight + weight > (this.options.detachMaxWeight ?? DETACH_MAX_WEIGHT)) return false
     this.detachedWeight += weight
-    const done = task()
+    const done = Promise.resolve()
+      .then(task)
       .catch((error: unknown) => this.options.onError(error, jobs))
       .finally(() => {
         this.detached.delete(done)

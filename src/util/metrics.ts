@@ -19,7 +19,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     apiRetries: new Counter({ name: 'switchyard_api_retries_total', help: 'API retries by reason (429, 5xx, network)', labelNames: ['reason'], registers: [registry] }),
     pipelineRuns: new Counter({ name: 'switchyard_pipeline_runs_total', help: 'Pipeline runs by pipeline', labelNames: ['pipeline'], registers: [registry] }),
     checkTimeouts: new Counter({ name: 'switchyard_check_timeouts_total', help: 'Checks stopped because they kept a pipeline thread busy past CHECK_TIME_BUDGET_MS (their thread was replaced)', registers: [registry] }),
-    pipelineThreads: new Gauge({ name: 'switchyard_pipeline_threads', help: 'Pipeline threads alive, spare ones (PIPELINE_SPARE_THREADS) included', registers: [registry] }),
+    pipelineThreads: new Gauge({ name: 'switchyard_pipeline_threads', help: 'Pipeline threads alive, spare ones (PIPELINE_SPARE_THREADS) and the long-text lane\'s (PIPELINE_LONG_TEXT_CHARS) included', registers: [registry] }),
     longTextStrings: new Counter({ name: 'switchyard_pipeline_long_text_strings_total', help: 'Strings run on the long-text lane (PIPELINE_LONG_TEXT_CHARS): niced threads apart from the ordinary ones', registers: [registry] }),
     spareRuns: new Counter({ name: 'switchyard_pipeline_spare_runs_total', help: 'Pipeline runs handed to a thread beyond PIPELINE_THREADS because long runs held the others', registers: [registry] }),
     plugin: new Counter({ name: 'switchyard_plugin_total', help: 'Counters kept by plugins (ai.requests, ai.tokens.in, ai.cache.hits, ...)', labelNames: ['metric'], registers: [registry] }),

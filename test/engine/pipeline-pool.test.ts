@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { memoryCacheFor } from '../../src/cli/cli-io.js'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { PipelineHost } from '../../src/engine/pipeline-host.js'
-import { createPipelinePool, pipelineThreadFile, type PipelinePool } from '../../src/engine/pipeline-pool.js'
+import { createPipelinePool, laneElapsedFactor, pipelineThreadFile, type PipelinePool } from '../../src/engine/pipeline-pool.js'
 import type { Item } from '../../src/engine/types.js'
 import type { RunResult } from '../../src/engine/run-pipeline.js'
 import { ownThreadId } from '../../src/engine/thread-priority.js'
@@ -485,9 +485,15 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane 
     expect(Math.max(...threadCounts)).toBe(2)
     expect(pool.isLong({ source: 'a'.repeat(50), translation: 'b'.repeat(50) })).toBe(false)
     expect(pool.isLong({ source: 'a', translation: '', plurals: [{ plural: 'one', text: 'c'.repeat(100) }] })).toBe(true)
+    // A plural string's translation is its "other" form: counted once.
+    expect(pool.isLong({ source: 'a', translation: 'c'.repeat(60), plurals: [{ plural: 'other', text: 'c'.repeat(60) }] })).toBe(false)
     // The main thread itself was never lowered.
     expect(os.getPriority()).toBe(base)
   }, 30_000)
+
+  it('the lane\'s elapsed-time cap grows as its share of a busy core shrinks', () => {
+    expect([0, 5, 10, 11, 15, 19].map(laneElapsedFactor)).toEqual([10, 10, 10, 12, 29, 70])
+  })
 
   it('longTextChars 0: no lane, every string on the ordinary threads', async () => {
     const { pooled, pool, longTexts } = await start({ 't.yaml': gate('  - uses: where') }, { threads: 1, longTextChars: 0 })
@@ -515,6 +521,25 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane 
     const ordinary = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, budgetMs: 300, longTextChars: 0 })
     expect((await ordinary.pooled.get('t')!.run(napping()))[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
     expect(ordinary.timeouts).toEqual([1])
+  }, 30_000)
+
+  it('a check that spins on the lane is stopped once it has used the budget in CPU, long before ten budgets have passed', async () => {
+    // Not lowered (nice 0), so that the thread gets a core even among the other test files.
+    const { pooled, timeouts } = await start({ 't.yaml': gate('  - uses: spin') }, { threads: 1, budgetMs: 300, longTextChars: 100, longTextNice: 0 })
+    await pooled.get('t')!.run(items([{ source: `warm ${'a'.repeat(200)}`, translation: 'x' }]))
+    const started = performance.now()
+    const results = await pooled.get('t')!.run(items([{ source: `SPIN ${'a'.repeat(200)}`, translation: 'x' }]))
+    expect(results[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
+    expect(timeouts).toEqual([1])
+    // Ten budgets of elapsed time would be 3 s.
+    expect(performance.now() - started).toBeLessThan(2500)
+  }, 30_000)
+
+  it('a check that blocks on the lane without computing is stopped after ten budgets of elapsed time', async () => {
+    const { pooled, timeouts } = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, budgetMs: 300, longTextChars: 100, longTextNice: 0 })
+    const results = await pooled.get('t')!.run(items([{ source: `NAP:20000 ${'a'.repeat(200)}`, translation: 'x' }]))
+    expect(results[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
+    expect(timeouts).toEqual([1])
   }, 30_000)
 
   it('a check that runs away on the lane is still stopped, its thread replaced, and the lane goes on', async () => {
@@ -570,6 +595,29 @@ describe('pipeline pool in the worker', () => {
       await w.idle()
       expect(reported()).toEqual(new Set(['/1/output', '/2/output', '/3/output']))
       expect(longTexts).toEqual([1])
+    } finally {
+      await w.stop()
+    }
+  }, 30_000)
+
+  it.skipIf(ownThreadId() === undefined)('a long string on the lane holds no slot of CONCURRENCY: with one slot, a later batch is reported while it still runs', async () => {
+    const { pool } = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, longTextChars: 100 })
+    const service = fakeServiceFetch()
+    const w = await startTestWorker({ pipelines: pool, fetch: service.fetch, config: { concurrency: 1 } })
+    try {
+      const send = async (events: Array<[number, string]>) => {
+        const body = JSON.stringify({ events: events.map(([stringId, text]) => recalculationEvent({ stringId, moduleKey: 't', text })) })
+        expect((await fetch(`${w.url}/webhooks`, signedRequest(body, SECRET))).status).toBe(200)
+      }
+      await send([[1, `NAP:3000 ${'a'.repeat(200)}`]])
+      // Its run has begun (the lane's thread loads, then naps) before the next batch comes.
+      await new Promise((r) => setTimeout(r, 300))
+      await send([[11, 'Short'], [12, 'Short too']])
+      const reported = () => new Set((service.patches.flatMap((p) => p.ops) as Array<{ path: string }>).map((o) => o.path))
+      while (!reported().has('/12/output')) await new Promise((r) => setTimeout(r, 10))
+      expect(reported()).toEqual(new Set(['/11/output', '/12/output']))
+      await w.idle()
+      expect(reported()).toEqual(new Set(['/1/output', '/11/output', '/12/output']))
     } finally {
       await w.stop()
     }

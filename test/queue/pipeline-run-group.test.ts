@@ -8,7 +8,7 @@ import type { Item } from '../../src/engine/types.js'
 import { ApiError, type TranslationRecord } from '../../src/platform/api-client.js'
 import { NotConnectedError } from '../../src/platform/token-errors.js'
 import type { Job } from '../../src/protocol/job.js'
-import { createJobProcessor } from '../../src/queue/process-jobs.js'
+import { createJobProcessor, PartFailed } from '../../src/queue/process-jobs.js'
 import type { Pipeline } from '../../src/engine/pipeline.js'
 /** The part of a Pipeline the job processor uses. */
 type RunnablePipeline = Pick<Pipeline, 'key' | 'needsTranslation' | 'resolveSettings' | 'run'> & Partial<Pipeline>
@@ -39,11 +39,17 @@ function setup(options: {
   /** Strings of the long-text lane; with `detach`, whether the worker queue takes their run beside its slots. */
   isLong?: (item: Item) => boolean
   detach?: boolean
+  /** The reporter throws for these strings. */
+  reportFails?: number[]
+  /** The worker is shutting down before the run ends. */
+  aborted?: boolean
 } = {}) {
   const events: string[] = []
   const items: Item[][] = []
   const runOptions: Array<{ signal?: AbortSignal } | undefined> = []
-  const signal = new AbortController().signal
+  const stopping = new AbortController()
+  if (options.aborted) stopping.abort(new Error('shutting down'))
+  const signal = stopping.signal
   const lines: Array<Record<string, unknown>> = []
   const log = createLogger({ level: options.level ?? 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
   const pipeline: RunnablePipeline | undefined =
@@ -77,7 +83,12 @@ function setup(options: {
     pipelines: () => ({ get: (key) => (key === 'qa' ? (pipeline as Pipeline | undefined) : undefined) }),
     settings: options.bare ? undefined : { get: async (ref) => (events.push(`settings ${ref.organizationId} ${ref.projectId} ${ref.stepId} ${ref.moduleKey}`), options.settings) },
     api: api as never,
-    reporter: { add: (d: { job: Job; port: string; review?: { pipeline: string } }) => void events.push(`report ${d.job.stringId} "${d.port}"${d.review ? ` by ${d.review.pipeline}` : ''}`) } as never,
+    reporter: {
+      add: (d: { job: Job; port: string; review?: { pipeline: string } }) => {
+        if (options.reportFails?.includes(d.job.stringId)) throw new Error('reporter broke')
+        events.push(`report ${d.job.stringId} "${d.port}"${d.review ? ` by ${d.review.pipeline}` : ''}`)
+      },
+    } as never,
     log,
     maxAttempts: options.maxAttempts ?? 3,
     signal,
@@ -270,7 +281,6 @@ describe('one pipeline run over a group', () => {
       const { process, events, items, detached } = setup({ translations, isLong: long, detach: true, results })
       await process([job(1), job(2), job(3), job(4)])
       // The group's call is over: the short strings are reported, the long ones still run.
-      // The long strings' run starts first, beside the queue's slot.
       expect(items.map((b) => b.map((i) => i.id))).toEqual([[1, 3], [2, 4]])
       expect(events.filter((e) => e.startsWith('report') || e.startsWith('detach'))).toEqual(['detach 1,3 (56)', 'report 2 "ok" by qa-gate', 'report 4 "ok" by qa-gate'])
       open()
@@ -280,18 +290,23 @@ describe('one pipeline run over a group', () => {
       expect(events.filter((e) => e.startsWith('translations') || e.startsWith('settings') || e.startsWith('run'))).toHaveLength(3)
     })
 
-    it('when the queue has no room for another detached run, the group waits for its long strings in place', async () => {
-      const { open, results } = held()
-      const { process, events } = setup({ translations, isLong: long, detach: false, results })
-      let finished = false
-      const done = process([job(1), job(2)]).then(() => { finished = true })
-      await new Promise((r) => setTimeout(r, 20))
-      expect(finished).toBe(false)
-      // The short strings are reported first all the same.
-      expect(events.filter((e) => e.startsWith('report') || e.startsWith('detach'))).toEqual(['detach 1 (28) refused', 'report 2 "ok" by qa-gate'])
-      open()
-      await done
-      expect(events.at(-1)).toBe('report 1 "ok" by qa-gate')
+    it('when the queue holds as many long strings as it may, they come back later, no attempt counted, and the others run', async () => {
+      const { process, events, items, lines } = setup({ translations, isLong: long, detach: false })
+      await process([job(1), job(2)])
+      expect(items.map((b) => b.map((i) => i.id))).toEqual([[2]])
+      expect(events.filter((e) => /^(report|detach|retry|park)/.test(e))).toEqual(['detach 1 (28) refused', 'retry 1 in 5000', 'report 2 "ok" by qa-gate'])
+      expect(job(1).attempts).toBe(0)
+      expect(lines.find((l) => l.msg === 'the long-text lane holds as much as it may; these long strings come back later')).toMatchObject({ strings: 1, delayMs: 5000 })
+    })
+
+    it('when the run of the others fails after the long ones were handed on, only the others are given back as failed', async () => {
+      const { process, events, detached } = setup({ translations, isLong: long, detach: true, reportFails: [2] })
+      const failed = await process([job(1), job(2)]).then(() => undefined, (e: unknown) => e)
+      expect(failed).toBeInstanceOf(PartFailed)
+      expect((failed as PartFailed).jobs.map((j) => j.stringId)).toEqual([2])
+      expect(((failed as PartFailed).error as Error).message).toBe('reporter broke')
+      await Promise.all(detached)
+      expect(events.filter((e) => e.startsWith('report'))).toEqual(['report 1 "ok" by qa-gate'])
     })
 
     it('a group of long strings only is one run, detached; a group with none is one run, in place', async () => {
@@ -309,6 +324,23 @@ describe('one pipeline run over a group', () => {
       await Promise.all(detached)
       expect(events.filter((e) => e.startsWith('report') || e.startsWith('retry'))).toEqual(['report 2 "ok" by qa-gate', 'retry 1 in 2000'])
     })
+  })
+
+  it('a string whose newer revision arrived while it ran is finished as superseded, not reported', async () => {
+    let asked = 0
+    // Current when the run starts; by the time it ends, string 2 has a newer revision.
+    const { process, events } = setup({ current: (j) => j.stringId !== 2 || asked++ === 0 })
+    await process([job(1), job(2)])
+    expect(events.filter((e) => /^(report|superseded)/.test(e))).toEqual(['report 1 "ok" by qa-gate', 'superseded 2'])
+  })
+
+  it('a run stopped by the worker\'s shutdown counts no attempt and parks nothing: the strings stay for the next start', async () => {
+    const { process, events, lines } = setup({ aborted: true, maxAttempts: 1, results: () => Promise.reject(new Error('aborted')) })
+    const j = job(1)
+    await process([j])
+    expect(events.filter((e) => /^(report|retry|park)/.test(e))).toEqual([])
+    expect(j.attempts).toBe(0)
+    expect(lines.filter((l) => l.level === 50)).toEqual([])
   })
 
   it('hands the worker\'s abort signal to the run and to each item', async () => {

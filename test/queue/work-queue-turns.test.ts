@@ -3,6 +3,7 @@
 // oldest first; errors go to onError with the jobs; drain gives the waiting jobs back.
 import { describe, expect, it } from 'vitest'
 import type { Job } from '../../src/protocol/job.js'
+import { PartFailed } from '../../src/queue/process-jobs.js'
 import { DETACH_MAX_WEIGHT, WorkQueue } from '../../src/queue/work-queue.js'
 
 const job = (name: string, organizationId: string, group = 'x', domain = `${organizationId || 'none'}.example`): Job =>
@@ -206,6 +207,18 @@ describe('WorkQueue', () => {
       await waiting
       expect(detachedDone).toBe(true)
       expect(runs).toEqual([['retry1']])
+    })
+
+    it('a run that failed for part of its group only gives that part to onError', async () => {
+      const errors: Array<{ error: unknown; jobs: string[] }> = []
+      const queue = new WorkQueue({
+        concurrency: 1, limit: 10,
+        process: async (jobs) => { throw new PartFailed(new Error('reporter broke'), jobs.filter((j) => j.key.startsWith('short'))) },
+        onError: (error, jobs) => errors.push({ error, jobs: jobs.map((j) => j.key) }),
+      })
+      queue.push([job('long1', 'A'), job('short1', 'A')])
+      await queue.onIdle()
+      expect(errors).toEqual([{ error: new Error('reporter broke'), jobs: ['short1'] }])
     })
 
     it('a detached task that throws goes to onError with its jobs', async () => {
