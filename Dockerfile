@@ -58,4 +58,4 @@ HEALTHCHECK --interval=30s --timeout=5s --start-period=20s --retries=3 \
 # Node is PID 1: it receives SIGTERM from `docker stop` and drains (SHUTDOWN_TIMEOUT_MS).
 # A heap limit: without one V8 sizes the heap from the host's memory and lets it grow under load
 # (a flood peaked at 440 MB); with it the same flood stays near 220 MB (docs/performance.md).
-CMD ["node", "--max-old-space-size=512", "bin/switchyard.js", "serve"]
+CMD ["node", "--max-old-space-size=512", "--max-semi-space-size=8", "bin/switchyard.js", "serve"]

@@ -7,13 +7,6 @@
 // The memory of finished strings is bounded twice: by time (ttlMs) and by count (maxFinished),
 // so a flood can't grow it without end; a string forgotten is simply `new`.
 
-interface Entry {
-  revision: number
-  active: boolean
-  /** When it finished (ms), for the recently-done window. */
-  doneAt: number
-}
-
 /**
  * `new`: run it. `duplicate`: the same revision is queued or running. `stale`: a newer revision is
  * known. `finished`: this revision finished here before; it is active again, and the service's
@@ -22,10 +15,19 @@ interface Entry {
 export type Arrival = 'new' | 'duplicate' | 'stale' | 'finished'
 
 export class Dedupe {
-  private readonly entries = new Map<string, Entry>()
-  /** Finished string keys in the order they finished, and when: two flat arrays, for expiry. */
+  // Two maps, so that nothing per string is an object of its own: a finished string can be a
+  // hundred thousand entries (DEDUPE_MAX), 277 bytes each as one object per entry with its time
+  // boxed, about 40% of the main heap's live set in the million-pair burst (issue 16).
+  /** Strings queued or running: their revision. */
+  private readonly active = new Map<string, number>()
+  /** Finished strings: the sequence number of their finish (a place in the arrays below). */
+  private readonly finished = new Map<string, number>()
+  /** Finishes in the order they happened (sequence numbers from `base`): key, when (ms), revision. */
   private finishedKeys: string[] = []
   private finishedAt: number[] = []
+  private finishedRevision: number[] = []
+  /** Sequence number of the arrays' first element, and of the first finish not yet expired. */
+  private base = 0
   private head = 0
 
   /**
@@ -48,74 +50,87 @@ export class Dedupe {
     this.uncertainUntil = Math.max(this.uncertainUntil, lastAliveAt + this.ttlMs)
   }
 
+  /** The newest revision known for the string, if any. */
+  private revisionOf(stringKey: string): number | undefined {
+    const active = this.active.get(stringKey)
+    if (active !== undefined) return active
+    const seq = this.finished.get(stringKey)
+    return seq === undefined ? undefined : this.finishedRevision[seq - this.base]
+  }
+
   /** What an arriving job is and, unless it is a duplicate or stale, remember it as active. */
   arrive(stringKey: string, revision: number): Arrival {
     this.expire()
-    const e = this.entries.get(stringKey)
-    if (e) {
-      if (revision < e.revision) return 'stale'
-      if (revision === e.revision) {
-        if (e.active) return 'duplicate'
-        e.active = true
-        e.doneAt = 0
-        return 'finished'
-      }
+    const active = this.active.get(stringKey)
+    if (active !== undefined) {
+      if (revision < active) return 'stale'
+      if (revision === active) return 'duplicate'
+      this.active.set(stringKey, revision)
+      return 'new'
     }
-    const unsure = !e && this.now() < this.uncertainUntil
-    this.entries.set(stringKey, { revision, active: true, doneAt: 0 })
-    return unsure ? 'finished' : 'new'
+    const known = this.revisionOf(stringKey)
+    if (known !== undefined) {
+      if (revision < known) return 'stale'
+      this.finished.delete(stringKey)
+      this.active.set(stringKey, revision)
+      return revision === known ? 'finished' : 'new'
+    }
+    this.active.set(stringKey, revision)
+    return this.now() < this.uncertainUntil ? 'finished' : 'new'
   }
 
   /** Forget an arrival that was never acknowledged (the journal write failed). */
   release(stringKey: string, revision: number): void {
-    const e = this.entries.get(stringKey)
-    if (e && e.revision === revision && e.active) this.entries.delete(stringKey)
+    if (this.active.get(stringKey) === revision) this.active.delete(stringKey)
   }
 
   /** Is this revision still the newest known for the string? Older ones are not reported. */
   isCurrent(stringKey: string, revision: number): boolean {
-    const e = this.entries.get(stringKey)
-    return !e || e.revision <= revision
+    const known = this.revisionOf(stringKey)
+    return known === undefined || known <= revision
   }
 
   finish(stringKey: string, revision: number): void {
-    const e = this.entries.get(stringKey)
-    if (!e || e.revision !== revision) return
+    // The revision known for it (a finished one finishing again starts its window anew).
+    if (this.revisionOf(stringKey) !== revision) return
+    this.active.delete(stringKey)
     if (this.ttlMs <= 0) {
-      this.entries.delete(stringKey)
+      this.finished.delete(stringKey)
       return
     }
-    e.active = false
-    e.doneAt = this.now()
+    this.finished.set(stringKey, this.base + this.finishedKeys.length)
     this.finishedKeys.push(stringKey)
-    this.finishedAt.push(e.doneAt)
-    if (this.finishedKeys.length - this.head > this.maxFinished) this.expire(true)
+    this.finishedAt.push(this.now())
+    this.finishedRevision.push(revision)
+    if (this.base + this.finishedKeys.length - this.head > this.maxFinished) this.expire(true)
   }
 
   isActive(stringKey: string): boolean {
-    return this.entries.get(stringKey)?.active ?? false
+    return this.active.has(stringKey)
   }
 
   get size(): number {
-    return this.entries.size
+    return this.active.size + this.finished.size
   }
 
   /** Forget finished strings older than the window, or beyond the count (`overCount`). */
   private expire(overCount = false): void {
     const cutoff = this.now() - this.ttlMs
     const keys = this.finishedKeys
-    const at = this.finishedAt
-    while (this.head < keys.length && (at[this.head]! <= cutoff || (overCount && keys.length - this.head > this.maxFinished))) {
-      const key = keys[this.head]!
-      const doneAt = at[this.head]!
+    const end = this.base + keys.length
+    while (this.head < end && (this.finishedAt[this.head - this.base]! <= cutoff || (overCount && end - this.head > this.maxFinished))) {
+      const i = this.head - this.base
+      const key = keys[i]!
+      // Only if this finish is the string's latest (it may have come back and finished again since).
+      if (this.finished.get(key) === this.head) this.finished.delete(key)
       this.head++
-      const e = this.entries.get(key)
-      if (e && !e.active && e.doneAt === doneAt) this.entries.delete(key)
     }
-    if (this.head > 4096 && this.head * 2 > keys.length) {
-      this.finishedKeys = keys.slice(this.head)
-      this.finishedAt = at.slice(this.head)
-      this.head = 0
+    const drop = this.head - this.base
+    if (drop > 4096 && drop * 2 > keys.length) {
+      this.finishedKeys = keys.slice(drop)
+      this.finishedAt = this.finishedAt.slice(drop)
+      this.finishedRevision = this.finishedRevision.slice(drop)
+      this.base = this.head
     }
   }
 }

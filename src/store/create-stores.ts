@@ -79,13 +79,20 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
       const KeyvSqlite = keysetPaged(BaseSqlite)
       // WAL lets readers go on while the journal is written; it is a property of the file, so
       // setting it once holds for every connection.
-      const first = new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 10_000 })
-      await (first as unknown as { query: (sql: string) => Promise<unknown> }).query('PRAGMA journal_mode=WAL').catch(() => undefined)
+      const open = () => {
+        const a = new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 10_000 })
+        // The page cache is per connection (seven of them): SQLite's default of 2 MB each is
+        // memory the worker keeps for pages the OS's file cache holds anyway (issue 16).
+        void (a as unknown as SqlQuery).query(`PRAGMA cache_size=-${SQLITE_CACHE_KIB}`).catch(() => undefined)
+        return a
+      }
+      const first = open()
+      await (first as unknown as SqlQuery).query('PRAGMA journal_mode=WAL').catch(() => undefined)
       let reuse: typeof first | undefined = first
       return {
         kind: 'sqlite',
         make: () => {
-          const a = reuse ?? new KeyvSqlite({ uri: `sqlite://${file}`, busyTimeout: 10_000 })
+          const a = reuse ?? open()
           reuse = undefined
           return a
         },
@@ -235,6 +242,11 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
     },
   }
 }
+
+type SqlQuery = { query: (sql: string) => Promise<unknown> }
+
+/** SQLite's page cache per connection, KiB (its default is 2,000). */
+export const SQLITE_CACHE_KIB = 256
 
 /** Rows a SQLite iteration reads per query: a few journal entries (each up to a group of batches). */
 export const SQLITE_PAGE_ROWS = 16

@@ -271,3 +271,58 @@ describe('Dedupe: expiry bookkeeping', () => {
     expect(d.isActive('busy')).toBe(true)
   })
 })
+
+describe('Dedupe memory (issue 16)', () => {
+  it('keeps a finished string in under 200 bytes of heap (it was 277 with an object per entry)', async () => {
+    const gc = (globalThis as { gc?: () => void }).gc
+    const { setFlagsFromString } = await import('node:v8')
+    const { runInNewContext } = await import('node:vm')
+    if (!gc) setFlagsFromString('--expose-gc')
+    const collect = gc ?? (runInNewContext('gc') as () => void)
+    const { stringKeyOf } = await import('../../src/protocol/job.js')
+    const n = 50_000
+    const organizationId = 'b7f3c2a1-1234-4cde-9abc-0123456789ab'
+    collect()
+    collect()
+    const before = process.memoryUsage().heapUsed
+    const d = new Dedupe(600_000, Date.now, n)
+    for (let i = 0; i < n; i++) {
+      const job = { organizationId, projectId: 12, stepId: 345, languageId: i % 2 ? 'de' : 'fr', stringId: 100_000 + (i >> 1) }
+      d.arrive(stringKeyOf(job), 3)
+      d.finish(stringKeyOf(job), 3)
+    }
+    collect()
+    collect()
+    const perEntry = (process.memoryUsage().heapUsed - before) / n
+    expect(d.size).toBe(n)
+    expect(perEntry).toBeLessThan(200)
+  })
+  it('a finished string finishing again starts its window anew, as before', () => {
+    let now = 0
+    const d = new Dedupe(1000, () => now)
+    d.arrive('s1', 1)
+    d.finish('s1', 1)
+    now = 800
+    d.finish('s1', 1)
+    now = 1500
+    d.arrive('other', 1)
+    expect(d.arrive('s1', 1)).toBe('finished')
+    expect(d.arrive('s1', 0)).toBe('stale')
+    expect(d.isCurrent('s1', 0)).toBe(false)
+  })
+  it('bounded by count, the oldest finish goes first, and a string finished again keeps its place (even within the same millisecond: finishes were told apart by their time)', () => {
+    const d = new Dedupe(60_000, () => 0, 3)
+    for (const k of ['a', 'b', 'c']) {
+      d.arrive(k, 1)
+      d.finish(k, 1)
+    }
+    // 'a' comes back and finishes again: it is now the newest.
+    expect(d.arrive('a', 1)).toBe('finished')
+    d.finish('a', 1)
+    d.arrive('d', 1)
+    d.finish('d', 1)
+    expect(d.size).toBe(3)
+    expect(d.arrive('b', 1)).toBe('new')
+    expect(d.arrive('a', 1)).toBe('finished')
+  })
+})
