@@ -13,8 +13,9 @@
 // An awaited call (an AI request) keeps the heartbeat going and is bounded by its plugin's own
 // timeoutMs, as on the main thread.
 //
-// Stuck and long runs do not hold up the rest: a run whose check has stood still for STALL_MS (a
-// check running away until the budget stops it), or that has kept its thread for LONG_RUN_MS in
+// Stuck and long runs do not hold up the rest: a run whose check has stood still for STALL_MS while
+// its thread computed (a check running away until the budget stops it; Linux: not a thread that
+// only waits for a core on a starved machine), or that has kept its thread for LONG_RUN_MS in
 // all (awaited AI calls), no longer counts against PIPELINE_THREADS, and the next run may start
 // a spare thread (at most `spareThreads` of them) that leaves again after SPARE_IDLE_MS without
 // work. Ordinary runs take 10-40 ms and a check of a 50,000-character text tens of ms, so they
@@ -166,6 +167,8 @@ interface Watched {
   lane: boolean
   /** The thread's CPU time (ms) at the last beat seen, on the lane. */
   cpuSince?: number
+  /** The thread's CPU time (ms) when its stamp was first seen standing still since the last beat (ordinary threads, for the stall). */
+  standCpu?: number
 }
 
 export class PipelinePool {
@@ -471,6 +474,7 @@ export class PipelinePool {
         if (!stood) {
           x.beat = beat
           x.since = now
+          x.standCpu = undefined
           if (x.lane) x.cpuSince = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
         } else if (!x.stopped) {
           // Loading pipelines (a new thread's imports and compiles) is not a check: it has its
@@ -484,12 +488,15 @@ export class PipelinePool {
         }
         // A run's length counts from when its pipelines were loaded (a new thread's load is not the run's).
         if (!x.long && !x.lane && this.spareThreads > 0 && !loading) {
+          // Where its thread's CPU time stood as the stamp was first seen standing still.
+          if (stood && x.began !== 0 && x.standCpu === undefined) x.standCpu = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
           if (x.began === 0) {
             // The clock of a stall starts again too: a beat last seen while loading is not the run's.
             x.began = now
             x.since = now
             x.beat = beat
-          } else if (now - x.began >= this.longRunMs || (stood && now - x.since >= this.stallMs)) {
+            x.standCpu = undefined
+          } else if (now - x.began >= this.longRunMs || (stood && now - x.since >= this.stallMs && this.spunFor(x, this.stallMs / 2))) {
             x.long = true
             this.longRuns++
             longer = true
@@ -503,6 +510,18 @@ export class PipelinePool {
       }
     }, every)
     this.watchdog.unref()
+  }
+
+  /**
+   * Has a run that stands still kept its thread computing (at least `ms` of CPU since it was first
+   * seen standing)? A check that runs away does; a thread that merely waits for a core on a
+   * starved machine does not, and a spare thread (40 MB, a load's worth of CPU) would not help it.
+   * Unknown CPU time counts as computing.
+   */
+  private spunFor(x: Watched, ms: number): boolean {
+    const cpu = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
+    if (cpu === undefined || x.standCpu === undefined) return true
+    return cpu - x.standCpu >= ms
   }
 
   /**

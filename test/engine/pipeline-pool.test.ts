@@ -379,6 +379,15 @@ describe('pipeline pool: long runs and spare threads', () => {
     expect(pool.spareRuns).toBe(1)
   }, 30_000)
 
+  it.skipIf(ownThreadId() === undefined)('a check that stands still without computing (its thread waiting, as for a core on a starved machine) starts no spare thread', async () => {
+    const { pooled, pool, threadCounts } = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, spareThreads: 1, stallMs: 100, longRunMs: 60_000, budgetMs: 5000 })
+    await pooled.get('t')!.run(quick())
+    const waiting = pooled.get('t')!.run(items([{ source: 'NAP:1500', translation: 'x' }]))
+    expect(await finishOrder({ waiting, quick: pooled.get('t')!.run(quick()) })).toEqual(['waiting', 'quick'])
+    expect(pool.spareRuns).toBe(0)
+    expect(Math.max(...threadCounts)).toBe(1)
+  }, 30_000)
+
   it('a run of short checks makes no way before longRunMs, however long it is: no spare thread is started for it', async () => {
     slowLog()
     const { pooled, pool, threadCounts } = await start({ 't.yaml': gate('  - uses: slow') }, { threads: 1, spareThreads: 1, stallMs: 500, longRunMs: 60_000 })
