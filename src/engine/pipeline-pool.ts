@@ -25,6 +25,7 @@ import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { MessageChannel, type MessagePort } from 'node:worker_threads'
+import { letThreadsSizeTheirYoungGeneration } from '../config/thread-heap.js'
 import { Piscina } from 'piscina'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
@@ -225,6 +226,7 @@ export class PipelinePool {
     Atomics.store(this.generationCell, 0, options.host.generation)
     const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
     const pool = (threads: { min: number; max: number; idleMs: number; nice?: number }) => {
+      letThreadsSizeTheirYoungGeneration()
       const p = new Piscina({
         filename: file,
         minThreads: threads.min,

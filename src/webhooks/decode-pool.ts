@@ -8,6 +8,7 @@ import path from 'node:path'
 import { fileURLToPath } from 'node:url'
 import { Piscina } from 'piscina'
 import { PACKAGE_ROOT } from '../config/load-config.js'
+import { letThreadsSizeTheirYoungGeneration } from '../config/thread-heap.js'
 import { decodeBatch, type DecodeResult } from './decode-batch.js'
 
 export interface DecodePool {
@@ -67,6 +68,7 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
   if (!file || secrets.length === 0) return { decode: inline, threads: 0, running: 0, close: async () => undefined }
   const idleMs = options.idleMs ?? DEFAULT_INGEST_IDLE_MS
 
+  letThreadsSizeTheirYoungGeneration()
   const pool = new Piscina({
     filename: file,
     // Started by the first large batch and stopped after idleMs without one: a worker that only
