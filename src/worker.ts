@@ -194,7 +194,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const { config, log, tokens } = deps
   // BullMQ (and ioredis) load only when asked for: ~23 MB a single instance doesn't need.
   const shared = config.queue === 'bullmq' ? new (await import('./queue/bullmq-journal.js')).BullmqJournal(bullmqOptions(config, log)) : undefined
-  const local = shared ? undefined : new Journal(deps.stores.journal)
+  const local = shared ? undefined : new Journal(deps.stores.journal, deps.stores.extract && ((key, paths) => deps.stores.extract!('journal', key, paths)))
   const journal: IntakeJournal = shared ?? local!
   const dedupe = new Dedupe(config.dedupeTtlMs, Date.now, config.dedupeMax)
   const api = new ApiClient({

@@ -238,7 +238,14 @@ export class Journal implements IntakeJournal {
   /** The entry `readPart` read last. */
   private lastRead?: { entryId: string; value: unknown }
 
-  constructor(private readonly store: Keyv) {}
+  /**
+   * @param extract where the store can hand back parts of a stored value (SQLite), the journal
+   * reads one part of an entry instead of the whole row (Stores.extract).
+   */
+  constructor(
+    private readonly store: Keyv,
+    private readonly extract?: (key: string, paths: string[]) => Promise<unknown[] | undefined>,
+  ) {}
 
   newBatchId(): string {
     return newBatchId()
@@ -334,11 +341,33 @@ export class Journal implements IntakeJournal {
 
   /** The jobs of one part of an entry, read back from the store (the backlog refilling the queue). */
   async readPart(entryId: string, part: number): Promise<Job[]> {
+    if (this.extract && this.lastRead?.entryId !== entryId) {
+      const jobs = await this.readPartAlone(entryId, part)
+      if (jobs) return jobs
+    }
     // The parts of one entry (batches written together) are usually read one after another: the
     // entry is read and parsed once for all of them.
     const value = this.lastRead?.entryId === entryId ? this.lastRead.value : await this.store.get(BATCH + entryId)
     this.lastRead = { entryId, value }
     return readPartOf(value, entryId, part)
+  }
+
+  /**
+   * One part of a version-4 entry, from the store's parts of the row: an entry holds up to a group
+   * of batches (1-2 MB of text), and reading it whole to take one batch made large strings for the
+   * main heap to collect at every refill (the burst's drain, issue 16). Undefined when the entry is
+   * not of version 4, or not there: the whole read then decides.
+   */
+  private async readPartAlone(entryId: string, part: number): Promise<Job[] | undefined> {
+    const at = `$.parts[${part}]`
+    const values = await this.extract!(BATCH + entryId, ['$.v', `${at}.o`, `${at}.d`, `${at}.t`, `${at}.skip`])
+    if (!values) return undefined
+    const [v, o, d, t, skip] = values
+    if (v !== 4) return undefined
+    if (typeof t !== 'string') return []
+    const p: Part = { o: typeof o === 'string' ? o : '', d: typeof d === 'string' ? d : '', t, n: 0, b: 0 }
+    if (typeof skip === 'string') p.skip = JSON.parse(skip) as number[]
+    return decodePart(p, entryId, part)
   }
 
   /** Set a job aside with the reason; it stays in the store until retried. */

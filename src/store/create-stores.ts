@@ -36,6 +36,13 @@ export interface Stores {
    * one write per key.
    */
   setMany(name: StoreName, entries: Array<{ key: string; value: unknown }>, ttlMs?: number): Promise<void>
+  /**
+   * Parts of one stored value, by JSON path (`$.parts[2].t`), without reading it whole: where the
+   * back end can (SQLite's json_extract), else absent. Resolves with the values in the paths'
+   * order (an object or array as its JSON text, a missing path as null), or undefined when the key
+   * is absent or expired. The journal reads one batch of a stored group this way (issue 16).
+   */
+  extract?(name: StoreName, key: string, paths: string[]): Promise<unknown[] | undefined>
   /** Can the back end be written and read right now (within `timeoutMs`, default 2 s)? Never throws. */
   ping(timeoutMs?: number): Promise<boolean>
   /** Disconnects every namespace's connection (and the PostgreSQL pool) so the process can exit. */
@@ -61,6 +68,8 @@ interface Backend {
   end: (adapters: Array<KeyvStoreAdapter | Map<unknown, unknown>>) => Promise<void>
   /** Upsert rows of [key as stored, value as stored] in one statement, where the back end can. */
   upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, string]>) => Promise<unknown>
+  /** Values at JSON paths of the value stored under one key (as stored), where the back end can. */
+  extract?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, key: string, paths: string[]) => Promise<{ expires: unknown; values: unknown[] } | undefined>
 }
 
 const IDENTIFIER = /^[A-Za-z_][A-Za-z0-9_]*$/
@@ -107,6 +116,12 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
             `INSERT INTO ${a.opts.table} (key, value) SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') FROM json_each(?) AS j WHERE true ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
             JSON.stringify(rows),
           )
+        },
+        extract: async (adapter, key, paths) => {
+          const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<Record<string, unknown>>> }
+          const columns = paths.map((_, i) => `json_extract(value, ?) AS p${i}`).join(', ')
+          const [row] = await a.query(`SELECT json_extract(value, '$.expires') AS expires${columns ? `, ${columns}` : ''} FROM ${a.opts.table} WHERE key = ?`, ...paths, key)
+          return row ? { expires: row.expires, values: paths.map((_, i) => row[`p${i}`] ?? null) } : undefined
         },
       }
     }
@@ -227,6 +242,16 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
       const expires = ttlMs ? Date.now() + ttlMs : undefined
       await upsert(adapters[STORE_NAMES.indexOf(name)]!, entries.map((e) => [`${prefix}${name}:${e.key}`, JSON.stringify({ value: e.value, expires })]))
     },
+    ...(backend.extract
+      ? {
+          async extract(name: StoreName, key: string, paths: string[]) {
+            // Stored as Keyv stores them (setMany above): the namespaced key, the value under `value`.
+            const found = await backend.extract!(adapters[STORE_NAMES.indexOf(name)]!, `${prefix}${name}:${key}`, paths.map((p) => `$.value${p.replace(/^\$/, '')}`))
+            if (!found || (typeof found.expires === 'number' && found.expires <= Date.now())) return undefined
+            return found.values
+          },
+        }
+      : {}),
     async ping(timeoutMs = 2_000) {
       // A write and a read: a Redis replica left read-only after a fail-over answers reads
       // but can't take the journal.
