@@ -4,7 +4,9 @@
 // thread, and every thread then had a 16 MB new space instead of the 8 MB its pool asked for
 // (about 8 MB more per thread, and the garbage that goes with it: the burst of issue 16 peaked
 // 40-50 MB higher). The main isolate's heap is configured once, at start-up, so clearing the flag
-// afterwards leaves the main thread's size as given and lets each thread's own limit apply.
+// afterwards leaves the main thread's size as given and lets each thread's own limit apply. A
+// thread started without resourceLimits (by a plugin, say) then gets V8's default size, as it
+// would without the flag.
 import v8 from 'node:v8'
 
 let cleared = false

@@ -235,8 +235,10 @@ export class Journal implements IntakeJournal {
   private parkedCount = 0
   private readonly queued: QueuedAppend[] = []
   private writing = false
-  /** The entry `readPart` read last. */
+  /** The entry `readPart` last read whole. */
   private lastRead?: { entryId: string; value: unknown }
+  /** The part `readPart` last read alone (a large part is taken into the window in chunks). */
+  private lastPart?: { entryId: string; part: number; value: Part }
 
   /**
    * @param extract where the store can hand back parts of a stored value (SQLite), the journal
@@ -336,17 +338,21 @@ export class Journal implements IntakeJournal {
     if (book.left > 0) return
     this.entries.delete(job.batchId)
     if (this.lastRead?.entryId === job.batchId) this.lastRead = undefined
+    if (this.lastPart?.entryId === job.batchId) this.lastPart = undefined
     await this.store.delete(BATCH + job.batchId)
   }
 
   /** The jobs of one part of an entry, read back from the store (the backlog refilling the queue). */
   async readPart(entryId: string, part: number): Promise<Job[]> {
     if (this.extract && this.lastRead?.entryId !== entryId) {
-      const jobs = await this.readPartAlone(entryId, part)
-      if (jobs) return jobs
+      const alone = this.lastPart?.entryId === entryId && this.lastPart.part === part ? this.lastPart.value : await this.readPartAlone(entryId, part)
+      if (alone) {
+        this.lastPart = { entryId, part, value: alone }
+        return decodePart(alone, entryId, part)
+      }
     }
-    // The parts of one entry (batches written together) are usually read one after another: the
-    // entry is read and parsed once for all of them.
+    // Without the store's help (or for an entry of an older version), the parts of one entry
+    // (batches written together), usually read one after another, share one read and parse.
     const value = this.lastRead?.entryId === entryId ? this.lastRead.value : await this.store.get(BATCH + entryId)
     this.lastRead = { entryId, value }
     return readPartOf(value, entryId, part)
@@ -354,20 +360,19 @@ export class Journal implements IntakeJournal {
 
   /**
    * One part of a version-4 entry, from the store's parts of the row: an entry holds up to a group
-   * of batches (1-2 MB of text), and reading it whole to take one batch made large strings for the
-   * main heap to collect at every refill (the burst's drain, issue 16). Undefined when the entry is
-   * not of version 4, or not there: the whole read then decides.
+   * of batches (1-2 MB of text), which the main thread read and parsed whole, once per entry, to
+   * take its batches one at a time (the burst's drain, issue 16). Undefined when the entry is not
+   * of version 4, or not there: the whole read then decides. A part past the end has no jobs.
    */
-  private async readPartAlone(entryId: string, part: number): Promise<Job[] | undefined> {
+  private async readPartAlone(entryId: string, part: number): Promise<Part | undefined> {
     const at = `$.parts[${part}]`
     const values = await this.extract!(BATCH + entryId, ['$.v', `${at}.o`, `${at}.d`, `${at}.t`, `${at}.skip`])
     if (!values) return undefined
     const [v, o, d, t, skip] = values
     if (v !== 4) return undefined
-    if (typeof t !== 'string') return []
-    const p: Part = { o: typeof o === 'string' ? o : '', d: typeof d === 'string' ? d : '', t, n: 0, b: 0 }
+    const p: Part = { o: typeof o === 'string' ? o : '', d: typeof d === 'string' ? d : '', t: typeof t === 'string' ? t : '', n: 0, b: 0 }
     if (typeof skip === 'string') p.skip = JSON.parse(skip) as number[]
-    return decodePart(p, entryId, part)
+    return p
   }
 
   /** Set a job aside with the reason; it stays in the store until retried. */

@@ -44,8 +44,12 @@ function partJournal() {
     wholeReads++
     return get(...args)
   }) as typeof store.get
-  const journal = new Journal(store, (key, paths) => stores.extract!('journal', key, paths))
-  return { journal, wholeReads: () => wholeReads, restore: () => void (store.get = get) }
+  let partReads = 0
+  const journal = new Journal(store, (key, paths) => {
+    partReads++
+    return stores.extract!('journal', key, paths)
+  })
+  return { journal, wholeReads: () => wholeReads, partReads: () => partReads, restore: () => void (store.get = get) }
 }
 
 const view = (jobs: Job[]) => jobs.map((j) => ({ key: j.key, batchId: j.batchId, part: j.part ?? 0, text: j.string.text, organizationId: j.organizationId, domain: j.domain }))
@@ -93,6 +97,24 @@ describe('reading one part of a journal entry (SQLite)', () => {
     }
   })
 
+  it('a part taken into the window in chunks is read from the store once', async () => {
+    const writer = new Journal(stores.journal)
+    await writer.append('c1', Array.from({ length: 6 }, (_, i) => job(100 + i)))
+    const { journal, partReads, restore } = partJournal()
+    try {
+      const first = await journal.readPart('c1', 0)
+      const again = await journal.readPart('c1', 0)
+      expect(view(again)).toEqual(view(first))
+      expect(first.length).toBe(6)
+      expect(partReads()).toBe(1)
+      // Another part is read anew.
+      await journal.readPart('c1', 1)
+      expect(partReads()).toBe(2)
+    } finally {
+      restore()
+    }
+  })
+
   it('an entry of an older version, or one that is gone, is read whole', async () => {
     const { journal, wholeReads, restore } = partJournal()
     try {
@@ -100,6 +122,10 @@ describe('reading one part of a journal entry (SQLite)', () => {
       expect((await journal.readPart('old', 0)).map((j) => j.stringId)).toEqual([31])
       expect(wholeReads()).toBe(1)
       expect(await journal.readPart('missing', 0)).toEqual([])
+      expect(wholeReads()).toBe(2)
+      // After an older entry was read whole, a version-4 one is still read a part at a time.
+      await new Journal(stores.journal).append('v4', [job(40), job(41)])
+      expect((await journal.readPart('v4', 0)).map((j) => j.stringId)).toEqual([40, 41])
       expect(wholeReads()).toBe(2)
     } finally {
       restore()
