@@ -11,7 +11,6 @@
 // string at all, one GET of its unresolved issues looks for the worker's own reference first.
 // A POST is never repeated blindly: when its outcome is unknown (5XX, timeout, network) the memory
 // of the string is dropped and the task runs again, so the GET finds the issue if it was created.
-import PQueue from 'p-queue'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
 import type { FindingRecord } from '../protocol/findings.js'
@@ -46,8 +45,23 @@ export const COMMENT_PRIORITY = -1
 
 const now = () => new Date().toISOString()
 
+/**
+ * A task waiting in an organization's lane: a plain record, run when a slot frees. Under a burst a
+ * lane holds up to `maxPending` of them (10,000); as p-queue tasks each cost closures, promises
+ * and their contexts besides the work, about 10 MB of the main heap at the burst's peak (issue 16).
+ */
+type LaneTask = { raise: true; work: IssueWork } | { raise: false; work: EntryRef }
+
+/** An organization's lane: its waiting tasks (from `head` on), how many run, and who waits for it to empty. */
+interface Lane {
+  tasks: Array<LaneTask | undefined>
+  head: number
+  running: number
+  idle: Array<() => void>
+}
+
 export class IssueSender {
-  private readonly lanes = new Map<string, PQueue>()
+  private readonly lanes = new Map<string, Lane>()
   private readonly maxAttempts: number
   private readonly maxPending: number
   readonly counts: Record<IssueOutcome, number> = { raised: 0, 'already-open': 0, resolved: 0, failed: 0, dropped: 0, stale: 0 }
@@ -67,57 +81,91 @@ export class IssueSender {
     this.options.count?.(outcome, n)
   }
 
-  private lane(domain: string): PQueue {
-    let q = this.lanes.get(domain)
-    if (!q) {
-      q = new PQueue({ concurrency: this.options.concurrency })
-      this.lanes.set(domain, q)
+  private lane(domain: string): Lane {
+    let lane = this.lanes.get(domain)
+    if (!lane) {
+      lane = { tasks: [], head: 0, running: 0, idle: [] }
+      this.lanes.set(domain, lane)
     }
-    return q
+    return lane
   }
 
   private get request() {
     return { priority: COMMENT_PRIORITY, maxAttempts: this.maxAttempts }
   }
 
-  private enqueue(work: IssueWork, what: string, task: () => Promise<void>): void {
+  private static waiting(lane: Lane): number {
+    return lane.tasks.length - lane.head
+  }
+
+  private enqueue(task: LaneTask): void {
+    const { work } = task
     const lane = this.lane(work.domain)
-    if (lane.size >= this.maxPending) {
+    if (IssueSender.waiting(lane) >= this.maxPending) {
       this.count('dropped')
-      this.options.log.warn({ domain: work.domain, string: work.stringId, language: work.languageId }, `too many issue requests waiting for this organization; not ${what}`)
+      this.options.log.warn({ domain: work.domain, string: work.stringId, language: work.languageId }, `too many issue requests waiting for this organization; not ${task.raise ? 'raised' : 'resolved'}`)
       return
     }
-    void lane.add(async () => {
-      try {
-        await task()
-      } catch (error) {
-        this.count('failed')
-        this.options.log.warn({ err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `issue could not be ${what}; the status was reported, the issue is given up`)
-      }
-    })
+    lane.tasks.push(task)
+    this.pump(lane)
+  }
+
+  /** Start waiting tasks while the lane has free slots (at once, as a task is added or one ends). */
+  private pump(lane: Lane): void {
+    while (lane.running < this.options.concurrency && lane.head < lane.tasks.length) {
+      const task = lane.tasks[lane.head]!
+      lane.tasks[lane.head++] = undefined
+      lane.running++
+      void this.run(task).finally(() => {
+        lane.running--
+        this.pump(lane)
+        if (lane.running === 0 && IssueSender.waiting(lane) === 0) for (const resolve of lane.idle.splice(0)) resolve()
+      })
+    }
+    // The array is emptied from its head: drop the consumed slots once they are most of it.
+    if (lane.head > 1024 && lane.head * 2 > lane.tasks.length) {
+      lane.tasks = lane.tasks.slice(lane.head)
+      lane.head = 0
+    } else if (lane.head === lane.tasks.length) {
+      lane.tasks = []
+      lane.head = 0
+    }
+  }
+
+  private async run(task: LaneTask): Promise<void> {
+    const { work } = task
+    try {
+      if (task.raise) await this.raiseWithRetries(task.work)
+      else await this.resolveAll(task.work)
+    } catch (error) {
+      this.count('failed')
+      this.options.log.warn({ err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `issue could not be ${task.raise ? 'raised' : 'resolved'}; the status was reported, the issue is given up`)
+    }
   }
 
   /** The string was sent back with these findings: one open issue naming them. */
   sentBack(work: IssueWork): void {
-    const records = issueFindings(work.findings)
-    if (!records.length) return
-    this.enqueue(work, 'raised', async () => {
-      for (let attempt = 1; ; attempt++) {
-        try {
-          return await this.raise(work, records)
-        } catch (error) {
-          if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
-          // Forget, so that the next attempt looks before it raises.
-          await this.options.findings.update(work, (entry) => entry && { ...entry, issues: undefined })
-          await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
-        }
-      }
-    })
+    if (!issueFindings(work.findings).length) return
+    this.enqueue({ raise: true, work })
   }
 
   /** The string passed: resolve the issues this worker raised on it. */
   passed(work: EntryRef): void {
-    this.enqueue({ ...work, pipelineName: '', findings: [] }, 'resolved', () => this.resolveAll(work))
+    this.enqueue({ raise: false, work })
+  }
+
+  private async raiseWithRetries(work: IssueWork): Promise<void> {
+    const records = issueFindings(work.findings)
+    for (let attempt = 1; ; attempt++) {
+      try {
+        return await this.raise(work, records)
+      } catch (error) {
+        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
+        // Forget, so that the next attempt looks before it raises.
+        await this.options.findings.update(work, (entry) => entry && { ...entry, issues: undefined })
+        await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
+      }
+    }
   }
 
   private async raise(work: IssueWork, records: FindingRecord[]): Promise<void> {
@@ -181,16 +229,18 @@ export class IssueSender {
   /** Tasks waiting or running, over every organization. */
   get pending(): number {
     let n = 0
-    for (const q of this.lanes.values()) n += q.size + q.pending
+    for (const lane of this.lanes.values()) n += IssueSender.waiting(lane) + lane.running
     return n
   }
 
   /** Give up every task still waiting (shutdown); those running finish. Returns how many were given up. */
   abandon(): number {
     let n = 0
-    for (const q of this.lanes.values()) {
-      n += q.size
-      q.clear()
+    for (const lane of this.lanes.values()) {
+      n += IssueSender.waiting(lane)
+      lane.tasks = []
+      lane.head = 0
+      if (lane.running === 0) for (const resolve of lane.idle.splice(0)) resolve()
     }
     if (n) this.count('dropped', n)
     return n
@@ -198,6 +248,8 @@ export class IssueSender {
 
   /** Wait until every task queued so far has finished. */
   async flush(): Promise<void> {
-    await Promise.all([...this.lanes.values()].map((q) => q.onIdle()))
+    await Promise.all(
+      [...this.lanes.values()].map((lane) => (lane.running === 0 && IssueSender.waiting(lane) === 0 ? undefined : new Promise<void>((resolve) => lane.idle.push(resolve)))),
+    )
   }
 }

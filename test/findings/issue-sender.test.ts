@@ -160,3 +160,68 @@ describe('shutdown', () => {
     expect(issues.counts).toMatchObject({ dropped: 4, raised: 1 })
   })
 })
+
+describe('waiting tasks (issue 16)', () => {
+  /** A sender whose API never answers until `release`, and how many requests reached it. */
+  async function gated(concurrency: number) {
+    stores = await createStores('memory://')
+    let release!: () => void
+    const gate = new Promise<void>((r) => { release = r })
+    let requests = 0
+    let inFlight = 0
+    let most = 0
+    const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
+    const slow = (async (input: string | URL, init?: RequestInit) => {
+      requests++
+      most = Math.max(most, ++inFlight)
+      await gate
+      inFlight--
+      return service.fetch(input, init)
+    }) as typeof fetch
+    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 60_000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: slow })
+    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100_000, lingerMs: 1 })
+    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency })
+    return { issues, release, requests: () => requests, most: () => most }
+  }
+
+  it('runs at most `concurrency` tasks of an organization at once, the rest in order as slots free', async () => {
+    const { issues, release, most } = await gated(2)
+    for (let i = 1; i <= 7; i++) issues.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
+    issues.passed({ ...ref, stringId: 99 })
+    await new Promise((r) => setTimeout(r, 20))
+    expect(issues.pending).toBe(8)
+    expect(most()).toBe(2)
+    release()
+    await issues.flush()
+    expect(issues.pending).toBe(0)
+    expect(most()).toBe(2)
+    expect(issues.counts).toMatchObject({ raised: 7, dropped: 0, failed: 0 })
+  })
+
+  it('keeps a waiting task in well under 300 bytes of heap beside its work (p-queue tasks took about 1 KB)', async () => {
+    const { setFlagsFromString } = await import('node:v8')
+    const { runInNewContext } = await import('node:vm')
+    const existing = (globalThis as { gc?: () => void }).gc
+    if (!existing) setFlagsFromString('--expose-gc')
+    const collect = existing ?? (runInNewContext('gc') as () => void)
+    const { issues, release } = await gated(1)
+    // One running, and the default bound of 10,000 waiting.
+    const n = 10_001
+    // The work and its findings exist before (the findings stage made them): only the queue is measured.
+    const works = Array.from({ length: n }, (_, i) => ({ ...ref, stringId: i + 1, pipelineName: 'P', findings: missing }))
+    issues.sentBack(works[0]!)
+    await new Promise((r) => setTimeout(r, 10))
+    collect()
+    collect()
+    const before = process.memoryUsage().heapUsed
+    for (let i = 1; i < n; i++) issues.sentBack(works[i]!)
+    collect()
+    collect()
+    const perTask = (process.memoryUsage().heapUsed - before) / (n - 1)
+    expect(issues.pending).toBe(n)
+    expect(perTask).toBeLessThan(300)
+    expect(issues.abandon()).toBe(n - 1)
+    release()
+    await issues.flush()
+  })
+})
