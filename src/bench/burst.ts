@@ -181,7 +181,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   await host.control('/settings', { faults: { errorRate: 1 } })
   const started = performance.now()
   let outageOver = 0
-  const outage = setTimeout(() => {
+  setTimeout(() => {
     void host.control('/settings', { faults: { errorRate: 0 } }).then(() => (outageOver = performance.now()))
   }, s.outageSeconds * 1000)
   let next = 0
@@ -227,7 +227,6 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   // ninth session it came back with the last acknowledgement: 38 s into a 60 s outage on a fast
   // machine, so the window never waited out the rest of it).
   while (!outageOver) await sleep(100)
-  clearTimeout(outage)
   const drainFrom = Math.max(outageOver, lastAck)
   const doneAtDrain = (await host.control<{ done: number }>('/progress')).done
   let done = doneAtDrain

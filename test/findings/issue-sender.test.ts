@@ -139,19 +139,31 @@ describe('issues for strings sent back', () => {
   })
 })
 
+/** A sender whose API never answers until `release`, and how many requests reached it. */
+async function gated(concurrency: number) {
+  stores = await createStores('memory://')
+  let release!: () => void
+  const gate = new Promise<void>((r) => { release = r })
+  let requests = 0
+  let inFlight = 0
+  let most = 0
+  const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
+  const slow = (async (input: string | URL, init?: RequestInit) => {
+    requests++
+    most = Math.max(most, ++inFlight)
+    await gate
+    inFlight--
+    return service.fetch(input, init)
+  }) as typeof fetch
+  const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 60_000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: slow })
+  const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100_000, lingerMs: 1 })
+  const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency })
+  return { issues, release, requests: () => requests, most: () => most }
+}
+
 describe('shutdown', () => {
   it('abandon() gives up the waiting tasks and counts them as dropped', async () => {
-    stores = await createStores('memory://')
-    let release!: () => void
-    const gate = new Promise<void>((r) => { release = r })
-    const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
-    const slow = (async (input: string | URL, init?: RequestInit) => {
-      await gate
-      return service.fetch(input, init)
-    }) as typeof fetch
-    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: slow })
-    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
-    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 1 })
+    const { issues, release } = await gated(1)
     for (let i = 1; i <= 5; i++) issues.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
     await new Promise((r) => setTimeout(r, 10))
     expect(issues.abandon()).toBe(4)
@@ -162,28 +174,6 @@ describe('shutdown', () => {
 })
 
 describe('waiting tasks (issue 16)', () => {
-  /** A sender whose API never answers until `release`, and how many requests reached it. */
-  async function gated(concurrency: number) {
-    stores = await createStores('memory://')
-    let release!: () => void
-    const gate = new Promise<void>((r) => { release = r })
-    let requests = 0
-    let inFlight = 0
-    let most = 0
-    const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
-    const slow = (async (input: string | URL, init?: RequestInit) => {
-      requests++
-      most = Math.max(most, ++inFlight)
-      await gate
-      inFlight--
-      return service.fetch(input, init)
-    }) as typeof fetch
-    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 60_000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: slow })
-    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100_000, lingerMs: 1 })
-    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency })
-    return { issues, release, requests: () => requests, most: () => most }
-  }
-
   it('runs at most `concurrency` tasks of an organization at once, the rest in order as slots free', async () => {
     const { issues, release, most } = await gated(2)
     for (let i = 1; i <= 7; i++) issues.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
