@@ -71,6 +71,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     onSpareRun: () => metrics.spareRuns.inc(),
     longTextChars: config.pipelineLongTextChars,
     longTextNice: config.pipelineLongTextNice,
+    threadNice: config.pipelineThreadNice,
     onLongText: (n) => metrics.longTextStrings.inc(n),
     onThreadCount: (n) => metrics.pipelineThreads.set(n),
   })

@@ -80,6 +80,14 @@ export const LANE_IDLE_MS = 5 * 60_000
 /** How many nice values the long-text lane's threads run below the worker (Linux): at 10, under load they get about a tenth of a core beside ordinary work. */
 export const DEFAULT_LONG_TEXT_NICE = 10
 /**
+ * How many nice values the ordinary pipeline threads (and the spare ones) run below the worker's
+ * main thread (Linux), so that on a saturated machine webhooks, /healthz and reports get a core
+ * before checks do. 3: such a thread gets about half the CPU of a thread at the worker's own
+ * priority when they compete, and all of a core that nothing else wants. The pool's own default
+ * is 0 (not lowered); the worker's setting (PIPELINE_THREAD_NICE) defaults to 3.
+ */
+export const DEFAULT_THREAD_NICE = 3
+/**
  * On the long-text lane the budget counts the CPU its thread got (a niced thread may wait for a
  * core); past this many times the budget in elapsed time the check is stopped all the same: at
  * least 10, and as much as the lane's share of a busy core shrinks (each nice value is about 1.25
@@ -97,7 +105,7 @@ export interface ThreadData {
   env: Record<string, string | undefined>
   logLevel: string
   generation: number
-  /** Lower the thread's priority by this many nice values once its pipelines are loaded (the long-text lane). */
+  /** Lower the thread's priority by this many nice values once its pipelines are loaded (the ordinary threads by threadNice, the long-text lane by longTextNice). */
   nice?: number
   /** The host's generation now (one Int32, updated before every task): what a new thread loads as it starts. */
   current: SharedArrayBuffer
@@ -123,8 +131,10 @@ export interface PipelinePoolOptions {
   longTextChars?: number
   /** Threads of the long-text lane (default: as many as `threads`); they leave after laneIdleMs idle. */
   longTextThreads?: number
-  /** Nice values the lane's threads run below the worker (DEFAULT_LONG_TEXT_NICE); 0: not lowered. */
+  /** Nice values the lane's threads run below the worker (DEFAULT_LONG_TEXT_NICE), never fewer than threadNice; 0: not lowered. */
   longTextNice?: number
+  /** Nice values the ordinary and spare threads run below the worker once their pipelines are loaded; 0 (the default): not lowered. */
+  threadNice?: number
   env: Record<string, string | undefined>
   logLevel: string
   log: Logger
@@ -220,7 +230,10 @@ export class PipelinePool {
     this.longRunMs = options.longRunMs ?? LONG_RUN_MS
     this.stallMs = options.stallMs ?? STALL_MS
     this.longTextChars = options.longTextChars ?? DEFAULT_LONG_TEXT_CHARS
-    this.laneElapsedFactor = laneElapsedFactor(options.longTextNice ?? DEFAULT_LONG_TEXT_NICE)
+    const threadNice = options.threadNice ?? 0
+    // The lane runs below the ordinary threads, never above them: it is the one that gives way.
+    const laneNice = Math.max(options.longTextNice ?? DEFAULT_LONG_TEXT_NICE, threadNice)
+    this.laneElapsedFactor = laneElapsedFactor(laneNice)
     const { source, pluginsDir } = options.host.origin
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
@@ -246,9 +259,9 @@ export class PipelinePool {
       return p
     }
     const count = () => options.onThreadCount?.(this.threadCount)
-    this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY })
-    this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS }) : undefined
-    this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: options.longTextNice ?? DEFAULT_LONG_TEXT_NICE }) : undefined
+    this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY, nice: threadNice })
+    this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS, nice: threadNice }) : undefined
+    this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: laneNice }) : undefined
   }
 
   /** Checks stopped by the budget so far. */

@@ -40,16 +40,17 @@ const cacheFor = (ns: string): PluginCache => ({
 
 let lowered = false
 /**
- * A long-text lane thread runs below the rest of the worker once its first pipelines are loaded,
- * before any string is checked, and for good (an unprivileged thread cannot raise its priority
- * again). Not before: a load at low priority on a busy machine (about a second of CPU) would keep
- * the first long strings waiting many times that.
+ * A thread runs below the worker's main thread (ordinary and spare threads by PIPELINE_THREAD_NICE,
+ * the long-text lane by PIPELINE_LONG_TEXT_NICE) once its first pipelines are loaded, before any
+ * string is checked, and for good (an unprivileged thread cannot raise its priority again). Not
+ * before: a load at low priority on a busy machine (about a second of CPU) would keep the first
+ * strings waiting many times that.
  */
 function lowerPriorityOnce(): void {
   if (lowered || !data.nice) return
   lowered = true
-  // Said once per thread, at warn: the lane then competes with ordinary strings at their priority.
-  if (!lowerOwnPriority(data.nice)) log.warn({ nice: data.nice }, 'a long-text lane thread could not lower its CPU priority; long texts compete with ordinary strings')
+  // Said once per thread, at warn: the thread then competes with the main thread at its priority.
+  if (!lowerOwnPriority(data.nice)) log.warn({ nice: data.nice }, 'a pipeline thread could not lower its CPU priority; checks compete with webhooks and reports for the CPU')
 }
 
 let loaded: { generation: number; set: PipelineSet } | undefined

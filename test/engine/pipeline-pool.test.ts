@@ -129,7 +129,7 @@ afterEach(async () => {
   }
 })
 
-async function start(files: Record<string, string>, o: { threads?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number; laneIdleMs?: number; longTextChars?: number; longTextNice?: number } = {}) {
+async function start(files: Record<string, string>, o: { threads?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number; laneIdleMs?: number; longTextChars?: number; longTextNice?: number; threadNice?: number } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pool-'))
   for (const [f, text] of Object.entries(files)) writeFileSync(path.join(dir, f), text)
   const plugins = pluginsDir()
@@ -153,6 +153,7 @@ async function start(files: Record<string, string>, o: { threads?: number; budge
     ...(o.laneIdleMs !== undefined ? { laneIdleMs: o.laneIdleMs } : {}),
     ...(o.longTextChars !== undefined ? { longTextChars: o.longTextChars } : {}),
     ...(o.longTextNice !== undefined ? { longTextNice: o.longTextNice } : {}),
+    ...(o.threadNice !== undefined ? { threadNice: o.threadNice } : {}),
     onLongText: (n) => longTexts.push(n),
   })
   if (!pool) throw new Error('no pool')
@@ -477,6 +478,31 @@ describe('pipeline pool: long runs and spare threads', () => {
 })
 
 // Thread ids, nice values and thread CPU time come from /proc: Linux only.
+describe.skipIf(ownThreadId() === undefined)('pipeline pool: the threads\' priority (Linux)', () => {
+  const nice = (r: RunResult) => r.findings.find((f) => f.check === 'where')?.message
+
+  it('threadNice: ordinary and spare threads load at the worker\'s priority and check below it; the lane never runs above them', async () => {
+    const log = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-slow-')), 'slow.log')
+    writeFileSync(log, '')
+    process.env.SLOW_LOG = log
+    // A lane asked to run 2 below the worker, under ordinary threads at 4: it runs at 4 too.
+    const { pooled, pool } = await start({ 't.yaml': gate('  - uses: slow\n  - uses: where') }, { threads: 1, spareThreads: 1, longRunMs: 100, threadNice: 4, longTextChars: 100, longTextNice: 2 })
+    const base = os.getPriority()
+    const at = (n: number) => `nice ${Math.min(19, base + n)}, at load ${base}`
+    const p = pooled.get('t')!
+    const quick = () => items([{ source: 'quick', translation: 'x' }])
+    expect((await p.run(quick())).map(nice)).toEqual([at(4)])
+    // A run of 3 s holds the only ordinary thread: the next run goes to a spare thread.
+    const long = p.run(items(Array.from({ length: 30 }, (_, i) => ({ source: `long ${i} SLOW:100`, translation: 'x' }))))
+    expect((await p.run(quick())).map(nice)).toEqual([at(4)])
+    expect(pool.spareRuns).toBe(1)
+    expect((await p.run(items([{ source: 'a'.repeat(60), translation: 'b'.repeat(60) }]))).map(nice)).toEqual([at(4)])
+    expect((await long).map(nice)).toEqual(Array(30).fill(at(4)))
+    // The main thread itself was never lowered.
+    expect(os.getPriority()).toBe(base)
+  }, 30_000)
+})
+
 describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane (Linux)', () => {
   const nice = (r: RunResult) => r.findings.find((f) => f.check === 'where')?.message
   const mixed = () => items([{ source: 'short', translation: 'x' }, { source: 'a'.repeat(60), translation: 'b'.repeat(60) }, { source: 'short too', translation: 'y' }])
