@@ -80,13 +80,12 @@ export const LANE_IDLE_MS = 5 * 60_000
 /** How many nice values the long-text lane's threads run below the worker (Linux): at 10, under load they get about a tenth of a core beside ordinary work. */
 export const DEFAULT_LONG_TEXT_NICE = 10
 /**
- * How many nice values the ordinary pipeline threads (and the spare ones) run below the worker's
- * main thread (Linux), so that on a saturated machine webhooks, /healthz and reports get a core
- * before checks do. 3: such a thread gets about half the CPU of a thread at the worker's own
- * priority when they compete, and all of a core that nothing else wants. The pool's own default
- * is 0 (not lowered); the worker's setting (PIPELINE_THREAD_NICE) defaults to 3.
+ * The ordinary and spare threads, niced by threadNice, count the budget as the lane does (the CPU
+ * the thread got), with the elapsed-time cap stretched as their share of a busy core shrinks: 2
+ * budgets at nice 1-3, about 1.25 times more per nice value past that. At nice 0: elapsed time
+ * alone, one budget.
  */
-export const DEFAULT_THREAD_NICE = 3
+export const threadElapsedFactor = (nice: number): number => (nice > 0 ? Math.max(1, Math.ceil(1.25 ** nice)) : 1)
 /**
  * On the long-text lane the budget counts the CPU its thread got (a niced thread may wait for a
  * core); past this many times the budget in elapsed time the check is stopped all the same: at
@@ -174,9 +173,14 @@ interface Watched {
   began: number
   /** Its check stood still for stallMs, or it has kept its thread for longRunMs: it no longer counts against the threads. */
   long: boolean
-  /** On the long-text lane: its budget counts CPU time. */
+  /** On the long-text lane. */
   lane: boolean
-  /** The thread's CPU time (ms) at the last beat seen, on the lane. */
+  /**
+   * How many budgets of elapsed time its check may stand still, as long as its thread has not used
+   * a budget of CPU: 1 (elapsed time alone) on a thread at the worker's priority, more on a niced one.
+   */
+  elapsedFactor: number
+  /** The thread's CPU time (ms) at the last beat seen, on a niced thread. */
   cpuSince?: number
   /** The thread's CPU time (ms) when its stamp was first seen standing still since the last beat (ordinary threads, for the stall). */
   standCpu?: number
@@ -191,6 +195,7 @@ export class PipelinePool {
   /** Strings longer than this run on the long-text lane (0: no lane). */
   readonly longTextChars: number
   private readonly laneElapsedFactor: number
+  private readonly threadElapsedFactor: number
   /** PIPELINE_THREADS threads, always there. */
   private readonly pool: Piscina
   /**
@@ -201,7 +206,7 @@ export class PipelinePool {
    */
   private readonly spares: Piscina | undefined
   /**
-   * The long-text lane: threads niced by longTextNice once loaded, for strings whose texts
+   * The long-text lane: threads niced by longTextNice (at least threadNice) once loaded, for strings whose texts
    * are longer than longTextChars, so that on a loaded machine a translator's 50 KB text takes the
    * CPU left over by ordinary strings rather than theirs. Started on demand, gone after
    * LANE_IDLE_MS idle; runs beyond its threads wait in its own queue, never for PIPELINE_THREADS.
@@ -234,6 +239,7 @@ export class PipelinePool {
     // The lane runs below the ordinary threads, never above them: it is the one that gives way.
     const laneNice = Math.max(options.longTextNice ?? DEFAULT_LONG_TEXT_NICE, threadNice)
     this.laneElapsedFactor = laneElapsedFactor(laneNice)
+    this.threadElapsedFactor = threadElapsedFactor(threadNice)
     const { source, pluginsDir } = options.host.origin
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
@@ -425,7 +431,7 @@ export class PipelinePool {
     const onAbort = () => stop.abort(signal?.reason)
     const { port1, port2 } = new MessageChannel()
     let saved: ThreadCheckpoint | undefined
-    const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false, began: 0, long: false, lane: on === this.lane }
+    const w: Watched = { stamp, beat: 0, since: 0, stop: () => stop.abort(new Error('check time budget')), stopped: false, began: 0, long: false, lane: on === this.lane, elapsedFactor: on === this.lane ? this.laneElapsedFactor : this.threadElapsedFactor }
     try {
       // Inside the try: whatever happens from here, the slot taken above is given back.
       signal?.throwIfAborted()
@@ -490,12 +496,12 @@ export class PipelinePool {
           x.beat = beat
           x.since = now
           x.standCpu = undefined
-          if (x.lane) x.cpuSince = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
+          if (x.elapsedFactor > 1) x.cpuSince = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
         } else if (!x.stopped) {
           // Loading pipelines (a new thread's imports and compiles) is not a check: it has its
           // own, larger limit, and is never blamed on a string.
           const limit = loading ? Math.max(LOAD_LIMIT_MS, this.budgetMs) : this.budgetMs
-          if (now - x.since > limit && (!x.lane || this.ranPast(x, limit, now))) {
+          if (now - x.since > limit && (x.elapsedFactor <= 1 || this.ranPast(x, limit, now))) {
             x.stopped = true
             x.loadStuck = loading
             x.stop()
@@ -540,14 +546,14 @@ export class PipelinePool {
   }
 
   /**
-   * A lane run past its limit in elapsed time: has its (niced) thread also used that much CPU
-   * since its last beat? Elapsed time decides where CPU time is unknown, and past
-   * laneElapsedFactor times the limit.
+   * A run on a niced thread (the lane's, or an ordinary one under threadNice) past its limit in
+   * elapsed time: has its thread also used that much CPU since its last beat? Elapsed time decides
+   * where CPU time is unknown, and past the thread's elapsedFactor times the limit.
    */
   private ranPast(x: Watched, limit: number, now: number): boolean {
     const cpu = threadCpuMs(Atomics.load(x.stamp, STAMP.thread))
     if (cpu === undefined || x.cpuSince === undefined) return true
-    return cpu - x.cpuSince > limit || now - x.since > limit * this.laneElapsedFactor
+    return cpu - x.cpuSince > limit || now - x.since > limit * x.elapsedFactor
   }
 }
 

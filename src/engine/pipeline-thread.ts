@@ -3,6 +3,7 @@
 // stamps its progress into the task's shared stamp so the main thread can stop it when a check
 // runs away. Plugin caches are served by the main thread (the worker's store) over the task's
 // port; plugin metrics are counted here and go back with the results.
+import os from 'node:os'
 import type { MessagePort } from 'node:worker_threads'
 import { workerData } from 'piscina'
 import { createLogger, type Logger } from '../util/logger.js'
@@ -49,8 +50,12 @@ let lowered = false
 function lowerPriorityOnce(): void {
   if (lowered || !data.nice) return
   lowered = true
-  // Said once per thread, at warn: the thread then competes with the main thread at its priority.
-  if (!lowerOwnPriority(data.nice)) log.warn({ nice: data.nice }, 'a pipeline thread could not lower its CPU priority; checks compete with webhooks and reports for the CPU')
+  if (lowerOwnPriority(data.nice)) return
+  // Where threads have no nice value of their own (not Linux), or the worker already runs at the
+  // lowest priority, there is nothing to warn about; otherwise said once per thread: it then
+  // competes with the main thread at its priority.
+  const expected = process.platform === 'linux' && os.getPriority(0) < 19
+  log[expected ? 'warn' : 'debug']({ nice: data.nice }, 'a pipeline thread could not lower its CPU priority; checks compete with webhooks and reports for the CPU')
 }
 
 let loaded: { generation: number; set: PipelineSet } | undefined

@@ -1,7 +1,8 @@
 // A thread's own id and CPU time, and lowering its priority (Linux; elsewhere each answers
-// "unknown" and nothing changes). The long-text lane of the pipeline pool runs below every other
-// thread of the worker, so that under load the CPU goes to ordinary strings first; its time
-// budget then counts the CPU the thread got rather than the time that passed.
+// "unknown" and nothing changes). The pipeline threads run below the main thread
+// (PIPELINE_THREAD_NICE), and the long-text lane below them, so that under load the CPU goes to
+// webhooks and reports first, then to ordinary strings; a niced thread's time budget then counts
+// the CPU the thread got rather than only the time that passed.
 import { readFileSync, readlinkSync } from 'node:fs'
 import os from 'node:os'
 

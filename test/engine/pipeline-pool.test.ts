@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { memoryCacheFor } from '../../src/cli/cli-io.js'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { PipelineHost } from '../../src/engine/pipeline-host.js'
-import { createPipelinePool, laneElapsedFactor, pipelineThreadFile, type PipelinePool } from '../../src/engine/pipeline-pool.js'
+import { createPipelinePool, laneElapsedFactor, pipelineThreadFile, threadElapsedFactor, type PipelinePool } from '../../src/engine/pipeline-pool.js'
 import type { Item } from '../../src/engine/types.js'
 import type { RunResult } from '../../src/engine/run-pipeline.js'
 import { ownThreadId } from '../../src/engine/thread-priority.js'
@@ -486,7 +486,8 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the threads\' prior
     writeFileSync(log, '')
     process.env.SLOW_LOG = log
     // A lane asked to run 2 below the worker, under ordinary threads at 4: it runs at 4 too.
-    const { pooled, pool } = await start({ 't.yaml': gate('  - uses: slow\n  - uses: where') }, { threads: 1, spareThreads: 1, longRunMs: 100, threadNice: 4, longTextChars: 100, longTextNice: 2 })
+    // A budget no 100 ms check at nice 4 comes near, among the other test files.
+    const { pooled, pool } = await start({ 't.yaml': gate('  - uses: slow\n  - uses: where') }, { threads: 1, spareThreads: 1, longRunMs: 100, threadNice: 4, longTextChars: 100, longTextNice: 2, budgetMs: 5000 })
     const base = os.getPriority()
     const at = (n: number) => `nice ${Math.min(19, base + n)}, at load ${base}`
     const p = pooled.get('t')!
@@ -500,6 +501,19 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the threads\' prior
     expect((await long).map(nice)).toEqual(Array(30).fill(at(4)))
     // The main thread itself was never lowered.
     expect(os.getPriority()).toBe(base)
+  }, 30_000)
+
+  it('a niced ordinary thread counts its budget in CPU: a check that blocks 1.5 budgets is not stopped, one that blocks 3 is (twice the budget in elapsed time at nice 3)', async () => {
+    expect([0, 1, 3, 4, 10, 19].map(threadElapsedFactor)).toEqual([1, 2, 2, 3, 10, 70])
+    const napping = (ms: number) => items([{ source: `NAP:${ms}`, translation: 'x' }])
+    const niced = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, budgetMs: 500, longTextChars: 0, threadNice: 3 })
+    expect((await niced.pooled.get('t')!.run(napping(750)))[0]!.output).toBe('passed')
+    expect(niced.timeouts).toEqual([])
+    expect((await niced.pooled.get('t')!.run(napping(1500)))[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
+    expect(niced.timeouts).toEqual([1])
+    // At the worker's priority the budget is elapsed time alone: 1.5 budgets of blocking are stopped.
+    const plain = await start({ 't.yaml': gate('  - uses: nap') }, { threads: 1, budgetMs: 500, longTextChars: 0, threadNice: 0 })
+    expect((await plain.pooled.get('t')!.run(napping(750)))[0]!.findings[0]).toMatchObject({ code: 'time-budget-exceeded' })
   }, 30_000)
 })
 
