@@ -77,7 +77,7 @@ export const DEFAULT_LONG_TEXT_CHARS = 5000
  * pipelines, compiling the checks again) costs about a second of CPU.
  */
 export const LANE_IDLE_MS = 5 * 60_000
-/** How many nice values the long-text lane's threads run below the worker (Linux): at 10, under load they get about a tenth of a core beside ordinary work. */
+/** How many nice values the long-text lane's threads run below the worker (Linux), never fewer than threadNice: at 10, under load they get about a tenth of the main thread's CPU and a fifth of the ordinary threads' at nice 3. */
 export const DEFAULT_LONG_TEXT_NICE = 10
 /**
  * The ordinary and spare threads, niced by threadNice, count the budget as the lane does (the CPU
