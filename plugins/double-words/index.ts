@@ -163,16 +163,26 @@ export function repeats(text: string, locale: string, prefilter = true): Repeat[
   const segments = segmentWords(text, locale)
   const out: Repeat[] = []
   let previous: WordSegment | undefined
+  // Each word lowered once, and only after a gap of whitespace; the same text needs no lowering.
+  let previousLowered: string | undefined
   let gap = ''
   for (const s of segments) {
     if (!s.isWordLike) {
       gap += s.text
       continue
     }
-    if (previous && SEPARATED_BY_SPACE.test(gap) && previous.text.toLocaleLowerCase(locale) === s.text.toLocaleLowerCase(locale)) {
-      out.push({ first: previous, second: s })
+    let lowered: string | undefined
+    if (previous && SEPARATED_BY_SPACE.test(gap)) {
+      if (previous.text === s.text) {
+        out.push({ first: previous, second: s })
+        lowered = previousLowered
+      } else {
+        lowered = s.text.toLocaleLowerCase(locale)
+        if ((previousLowered ?? previous.text.toLocaleLowerCase(locale)) === lowered) out.push({ first: previous, second: s })
+      }
     }
     previous = s
+    previousLowered = lowered
     gap = ''
   }
   return out
