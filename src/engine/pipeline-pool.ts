@@ -77,6 +77,21 @@ export const DEFAULT_LONG_TEXT_CHARS = 5000
  * pipelines, compiling the checks again) costs about a second of CPU.
  */
 export const LANE_IDLE_MS = 5 * 60_000
+/**
+ * Young generation of an ordinary or spare thread (MB): a run's garbage dies young either way, and
+ * these threads live as long as the worker (quick flood bench, 2 threads: peak RSS 326 MB with
+ * V8's default, 280 with 8 MB, 300 with 16; rate within noise).
+ */
+export const THREAD_YOUNG_GENERATION_MB = 8
+/**
+ * Young generation of a long-text lane thread (MB). A check of a 50 KB text keeps thousands of
+ * objects alive while it runs (segments, placeholders), and each scavenge of a small young
+ * generation copies them again: with 8 MB the lane spent 513 ms in 104 scavenges on the
+ * adversarial scenario's slow texts (of about 0.75 s of CPU for the thread in all, its start
+ * included); with 32 MB 254 ms in 35 (64 MB: 205 ms in 28). A thread churning through 60,000 live objects peaked 24-26 MB higher with 32 MB than
+ * with 8. The lane lives only while long texts come (LANE_IDLE_MS), so the memory is spent then.
+ */
+export const LANE_YOUNG_GENERATION_MB = 32
 /** How many nice values the long-text lane's threads run below the worker (Linux), never fewer than threadNice: at 10, under load they get about a tenth of the main thread's CPU and a fifth of the ordinary threads' at nice 3. */
 export const DEFAULT_LONG_TEXT_NICE = 10
 /**
@@ -244,7 +259,7 @@ export class PipelinePool {
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
     const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
-    const pool = (threads: { min: number; max: number; idleMs: number; nice?: number }) => {
+    const pool = (threads: { min: number; max: number; idleMs: number; nice?: number; youngMb: number }) => {
       letThreadsSizeTheirYoungGeneration()
       const p = new Piscina({
         filename: file,
@@ -252,10 +267,8 @@ export class PipelinePool {
         maxThreads: threads.max,
         idleTimeout: threads.idleMs,
         workerData: threads.nice ? { ...data, nice: threads.nice } : data,
-        // As the ingest threads: V8 sizes a thread's young generation from the host's memory; a run's
-        // garbage dies young either way. Quick flood bench, 2 threads: peak RSS 326 MB with the
-        // default, 280 with 8 MB (16 MB: 300), against 214 inline; rate within noise.
-        resourceLimits: { maxYoungGenerationSizeMb: 8 },
+        // As the ingest threads: V8 would size a thread's young generation from the host's memory.
+        resourceLimits: { maxYoungGenerationSizeMb: threads.youngMb },
       })
       // A thread that cannot start (its module failed) is reported, not thrown at the process.
       p.on('error', (e: unknown) => options.log.error({ err: (e as Error).message }, 'a pipeline thread failed'))
@@ -265,9 +278,10 @@ export class PipelinePool {
       return p
     }
     const count = () => options.onThreadCount?.(this.threadCount)
-    this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY, nice: threadNice })
-    this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS, nice: threadNice }) : undefined
-    this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: laneNice }) : undefined
+    const youngMb = THREAD_YOUNG_GENERATION_MB
+    this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY, nice: threadNice, youngMb })
+    this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS, nice: threadNice, youngMb }) : undefined
+    this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: laneNice, youngMb: LANE_YOUNG_GENERATION_MB }) : undefined
   }
 
   /** Checks stopped by the budget so far. */

@@ -10,7 +10,7 @@ import { afterEach, beforeAll, describe, expect, it } from 'vitest'
 import { memoryCacheFor } from '../../src/cli/cli-io.js'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { PipelineHost } from '../../src/engine/pipeline-host.js'
-import { createPipelinePool, laneElapsedFactor, pipelineThreadFile, threadElapsedFactor, type PipelinePool } from '../../src/engine/pipeline-pool.js'
+import { createPipelinePool, LANE_YOUNG_GENERATION_MB, laneElapsedFactor, pipelineThreadFile, THREAD_YOUNG_GENERATION_MB, threadElapsedFactor, type PipelinePool } from '../../src/engine/pipeline-pool.js'
 import type { Item } from '../../src/engine/types.js'
 import type { RunResult } from '../../src/engine/run-pipeline.js'
 import { ownThreadId } from '../../src/engine/thread-priority.js'
@@ -89,6 +89,13 @@ export default {
   name: 'where', description: 'Says the nice value of the thread that checks the string, and the one it had as it loaded the plugin.', options: { type: 'object', additionalProperties: false, properties: {} },
   create() {
     return { check: () => [{ severity: 'info', message: 'nice ' + nice() + ', at load ' + atLoad }] }
+  },
+}`,
+  'heap.mjs': `import { resourceLimits } from 'node:worker_threads'
+export default {
+  name: 'heap', description: 'Says the young generation of the thread that checks the string.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    return { check: () => [{ severity: 'info', message: 'young ' + resourceLimits.maxYoungGenerationSizeMb }] }
   },
 }`,
   'nap.mjs': `export default {
@@ -539,6 +546,14 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane 
     expect(pool.isLong({ source: 'a', translation: 'c'.repeat(60), plurals: [{ plural: 'other', text: 'c'.repeat(60) }] })).toBe(false)
     // The main thread itself was never lowered.
     expect(os.getPriority()).toBe(base)
+  }, 30_000)
+
+  it('a lane thread has a larger young generation than the ordinary ones (a long text\'s checks keep many objects alive)', async () => {
+    const { pooled } = await start({ 't.yaml': gate('  - uses: heap') }, { threads: 1, longTextChars: 100 })
+    const results = await pooled.get('t')!.run(mixed())
+    const young = (r: RunResult) => r.findings.find((f) => f.check === 'heap')?.message
+    expect(results.map(young)).toEqual([`young ${THREAD_YOUNG_GENERATION_MB}`, `young ${LANE_YOUNG_GENERATION_MB}`, `young ${THREAD_YOUNG_GENERATION_MB}`])
+    expect(LANE_YOUNG_GENERATION_MB).toBeGreaterThan(THREAD_YOUNG_GENERATION_MB)
   }, 30_000)
 
   it('the lane\'s elapsed-time cap grows as its share of a busy core shrinks', () => {
