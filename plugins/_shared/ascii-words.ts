@@ -5,7 +5,8 @@
 //
 // ICU tailors the rules for some locales (en-US-POSIX keeps ":" and "." out of words), so the scan
 // is used for a locale only once it has agreed with that locale's Intl.Segmenter on a fixed set of
-// texts built to reach every rule (`agreesWithIcu`); otherwise callers keep the segmenter. A
+// texts built to reach every rule and every ASCII character (`agreesWithIcu`); otherwise callers
+// keep the segmenter. A
 // property test compares the two on random ASCII texts for many locales.
 
 /** A segment of the text, as Intl.Segmenter gives it. */
@@ -65,7 +66,8 @@ function breaks(before: number, a: number, b: number, after: number): boolean {
 }
 
 /**
- * The word segments of an ASCII text, one at a time (a caller that has seen enough stops early), as
+ * The word segments of an ASCII text (`isAscii`: other text gives wrong segments, unchecked here
+ * since callers have just asked), one at a time (a caller that has seen enough stops early), as
  * UAX #29 defines them and ICU gives them for the locales `agreesWithIcu` accepts. Word-like: a
  * segment that starts with a letter or a digit, or joins underscores to something (ICU's rule
  * status for "_" alone is none, for "__" a word).
@@ -90,7 +92,7 @@ export function* eachAsciiSegment(text: string): Generator<AsciiSegment> {
   }
 }
 
-/** Every word segment of an ASCII text (`eachAsciiSegment`). */
+/** Every word segment of an ASCII text (`eachAsciiSegment`, the same precondition). */
 export function asciiSegments(text: string): AsciiSegment[] {
   return [...eachAsciiSegment(text)]
 }
@@ -107,21 +109,28 @@ function calibrationTexts(): string[] {
     texts.push(`a${mid}b a${mid}${mid}b a${mid}1 1${mid}a 1${mid}2 1${mid}${mid}2 ${mid}a${mid} e${mid}g${mid} U${mid}S${mid}A${mid}`)
   }
   texts.push("it's 1,000.50 e.g. foo_bar __init__ a1b2 2nd  \t x\r\ny\r\rz\n\nw _ __ 1_ _1 a__b")
+  // Every ASCII character beside letters, digits, underscores, itself and spaces: a locale that
+  // gave any one of them another class would show here.
+  for (let code = 0; code < 128; code++) {
+    const c = String.fromCharCode(code)
+    texts.push(`a${c}b 1${c}2 _${c}_ ${c}${c} ${c}a${c}1${c}`)
+  }
   return texts
 }
 
-const agreement = new Map<string, boolean>()
+/** The answer per segmenter (the worker keeps one per locale); gone with it. */
+const agreement = new WeakMap<Intl.Segmenter, boolean>()
 
-/** Does this locale's Intl.Segmenter give what asciiSegments gives, on the calibration texts? Checked once per locale. */
-export function agreesWithIcu(locale: string, segmenter: Intl.Segmenter): boolean {
-  let agrees = agreement.get(locale)
+/** Does this Intl.Segmenter (word granularity) give what asciiSegments gives, on the calibration texts? Checked once per segmenter. */
+export function agreesWithIcu(segmenter: Intl.Segmenter): boolean {
+  let agrees = agreement.get(segmenter)
   if (agrees === undefined) {
     agrees = calibrationTexts().every((text) => {
       const expected = [...segmenter.segment(text)]
       const actual = asciiSegments(text)
       return expected.length === actual.length && expected.every((s, k) => s.index === actual[k]!.index && s.segment === actual[k]!.segment && !!s.isWordLike === actual[k]!.isWordLike)
     })
-    agreement.set(locale, agrees)
+    agreement.set(segmenter, agrees)
   }
   return agrees
 }

@@ -1,8 +1,8 @@
 // Unicode word segmentation (UAX #29 via Intl.Segmenter, with ICU dictionaries for Thai, CJK, ...),
 // so that checks never split words on rules of their own. Segmenters are cached per locale: building
-// one is far dearer than using it. ASCII text is scanned by the same rules without the segmenter,
-// for the locales whose segmenter agrees with the scan (ascii-words.ts): it costs about 0.6 us per
-// segment.
+// one is far dearer than using it. ASCII text is scanned by the same rules without the segmenter
+// (which costs about 0.6 us per segment), for the locales whose segmenter agrees with the scan
+// (ascii-words.ts).
 import { agreesWithIcu, eachAsciiSegment, isAscii } from './ascii-words.js'
 import { segmentChunked, type TextSegment } from './segment-chunked.js'
 
@@ -35,7 +35,7 @@ function segmenterFor(locale: string): Intl.Segmenter {
 /** The segments of `text`: scanned when it is ASCII and the locale's rules allow, else from the segmenter. */
 function segmentsOf(text: string, locale: string): Iterable<TextSegment> {
   const segmenter = segmenterFor(locale)
-  return isAscii(text) && agreesWithIcu(locale, segmenter) ? eachAsciiSegment(text) : segmentChunked(segmenter, text)
+  return isAscii(text) && agreesWithIcu(segmenter) ? eachAsciiSegment(text) : segmentChunked(segmenter, text)
 }
 
 /** Every segment of `text` (words, spaces, punctuation), in order. */

@@ -32,9 +32,12 @@ describe('unchanged on long texts', () => {
     // The locale's first ASCII text checks the scan against its segmenter once (ascii-words.ts).
     await instance.check!(testItem({ source: 'Save the file now', translation: 'Save the file now', targetLanguage: 'de' }))
     const slice = vi.spyOn(String.prototype, 'slice')
+    const segment = vi.spyOn(Intl.Segmenter.prototype, 'segment')
     const findings = (await instance.check!(item)) as FindingInput[]
     const slices = slice.mock.calls.length
     slice.mockRestore()
+    // The scan, not the segmenter, read it.
+    expect(segment).not.toHaveBeenCalled()
     expect(findings).toMatchObject([{ code: 'untranslated', span: { start: 0, end: text.length } }])
     // Nine segments to reach five words; the whole text has 17,000.
     expect(slices).toBeLessThan(200)
