@@ -6,8 +6,7 @@
 // ICU tailors the rules for some locales (en-US-POSIX keeps ":" and "." out of words), so the scan
 // is used for a locale only once it has agreed with that locale's Intl.Segmenter on a fixed set of
 // texts built to reach every rule and every ASCII character (`agreesWithIcu`); otherwise callers
-// keep the segmenter. A
-// property test compares the two on random ASCII texts for many locales.
+// keep the segmenter. A property test compares the two on random ASCII texts for many locales.
 
 /** A segment of the text, as Intl.Segmenter gives it. */
 export interface AsciiSegment {
