@@ -95,6 +95,22 @@ export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefi
   }
 }
 
+/**
+ * CPU time a process has used so far, every thread counted, in ms (Linux /proc: utime + stime, in
+ * clock ticks of 10 ms, the USER_HZ of every Linux Node runs on). Undefined where /proc is absent.
+ */
+export function cpuMsOf(pid: number): number | undefined {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
+    const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
+    const ticks = Number(fields[11]) + Number(fields[12])
+    return Number.isFinite(ticks) ? ticks * 10 : undefined
+  } catch {
+    return undefined
+  }
+}
+
 export async function waitFor<T>(check: () => Promise<T | undefined>, timeoutMs: number, intervalMs = 100, what = 'condition'): Promise<T> {
   const deadline = Date.now() + timeoutMs
   for (;;) {

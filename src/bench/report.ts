@@ -21,6 +21,12 @@ export interface EndToEndResult {
   patchesPerString: number
   translationFetchesPerString: number
   notDone: number
+  /**
+   * CPU each process used from the first batch sent to the last string DONE, in ms per 1,000
+   * strings (Linux /proc; absent elsewhere). The three share the machine's cores, so what one
+   * saves the others can use: steadier than the rate for comparing two versions of the worker.
+   */
+  cpuMsPerThousand?: { worker?: number; emulator?: number; sender: number }
 }
 
 export interface AiRun {
@@ -231,6 +237,10 @@ export function resultRows(r: BenchResults): string[][] {
     rows.push(['e2e: status PATCH per string', n(e.patchesPerString, 4)])
     rows.push(['e2e: translation fetches per string', n(e.translationFetchesPerString, 4)])
     rows.push(['e2e: not DONE at the end', String(e.notDone)])
+    if (e.cpuMsPerThousand) {
+      const c = e.cpuMsPerThousand
+      rows.push(['e2e: CPU ms per 1,000 strings: worker / emulator / sender', `${n(c.worker ?? Number.NaN, 0)} / ${n(c.emulator ?? Number.NaN, 0)} / ${n(c.sender, 0)}`])
+    }
   }
   if (r.ai) {
     rows.push([`ai (${r.ai.latencyMs} ms model): strings/s`, n(r.ai.first.stringsPerSecond)])

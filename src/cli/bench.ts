@@ -11,7 +11,7 @@ import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { runBurst } from '../bench/burst.js'
 import { runLoad } from '../bench/load-generator.js'
-import { memoryOf, startChild, stopChildrenOnSignal, waitFor, type Child } from '../bench/processes.js'
+import { cpuMsOf, memoryOf, startChild, stopChildrenOnSignal, waitFor, type Child } from '../bench/processes.js'
 import { checkTargets, formatTable, resultRows, summarizeAdversarial, type AdversarialResult, type AdversarialRound, type AdversarialRun, type AiRun, type BenchResults, type EndToEndResult, type FloodResult, type IngestResult } from '../bench/report.js'
 import { adversarialTexts, RUNAWAY_MARKER, RUNAWAY_PLUGIN } from '../bench/adversarial-texts.js'
 import { perSecond, ratio, round, summarizeLatencies } from '../bench/stats.js'
@@ -167,6 +167,7 @@ class Bench {
   private readonly children: Child[] = []
   private readonly dataDir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-bench-'))
   emulator!: EmulatorInfo
+  private emulatorPid?: number
   readonly appSecret = 'bench-app-secret'
   private readonly clientSecret = 'bench-client-secret'
   private workerPorts: number[] = []
@@ -183,6 +184,7 @@ class Bench {
       (l) => typeof l.controlUrl === 'string',
     )
     this.children.push(child)
+    this.emulatorPid = child.pid
     this.emulator = line as unknown as EmulatorInfo
   }
 
@@ -331,12 +333,17 @@ class Bench {
   }
 
   // ---- 2. End to end ----
-  async endToEnd(url: string): Promise<EndToEndResult> {
+  async endToEnd(url: string, workerPid: number): Promise<EndToEndResult> {
     const strings = this.s.e2eStrings / LANGUAGES.length
     await this.seed(strings, 'qa-gate')
     const source = this.source(strings, 'qa-gate')
     const pool = Array.from({ length: source.count }, (_, i) => source.batch(i))
+    const cpu = () => ({ worker: cpuMsOf(workerPid), emulator: this.emulatorPid === undefined ? undefined : cpuMsOf(this.emulatorPid), sender: process.cpuUsage() })
+    const before = cpu()
     const { ms, progress } = await this.deliverAndFinish(url, { count: pool.length, batch: (i) => pool[i]! }, source.pairs, 120_000)
+    const after = cpu()
+    const perThousand = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : round(((b - a) * 1000) / source.pairs, 0))
+    const sender = process.cpuUsage(before.sender)
     const counts = await this.control<{ counts: Record<string, Record<string, number>> }>('/requests')
     const sum = (endpoint: string) => Object.values(counts.counts[endpoint] ?? {}).reduce((a, b) => a + b, 0)
     const patchRequests = sum(STATUS_ENDPOINT)
@@ -350,6 +357,7 @@ class Bench {
       patchesPerString: ratio(patchRequests, source.pairs, 5),
       translationFetchesPerString: ratio(translationRequests, source.pairs, 5),
       notDone: source.pairs - progress.done,
+      cpuMsPerThousand: { worker: perThousand(before.worker, after.worker), emulator: perThousand(before.emulator, after.emulator), sender: round((sender.user + sender.system) / source.pairs, 0) },
     }
   }
 
@@ -573,7 +581,7 @@ export async function runBench(args: string[]): Promise<number> {
       const worker = await bench.startWorker({ QUEUE_LIMIT: String(1_000_000) }, true)
       if (s.only.has('e2e')) {
         log(`end to end: ${s.e2eStrings} strings through qa-gate`)
-        results.endToEnd = await bench.endToEnd(worker.url)
+        results.endToEnd = await bench.endToEnd(worker.url, worker.child.pid)
       }
       if (s.only.has('ai')) {
         log(`ai: ${s.aiStrings} strings through ai-proofread, model latency ${s.aiLatencyMs} ms, then the cached rerun`)

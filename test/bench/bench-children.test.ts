@@ -35,3 +35,19 @@ describe('benchmark children', () => {
     expect(alive(pid)).toBe(false)
   }, 20_000)
 })
+
+describe('cpuMsOf', () => {
+  it.runIf(process.platform === 'linux')('reads the CPU a process used, every thread counted, and nothing for a process that is gone', async () => {
+    const { cpuMsOf } = await import('../../src/bench/processes.js')
+    // A child that spins for 300 ms of CPU, then waits.
+    const child = spawn(process.execPath, ['-e', 'const end = Date.now() + 300; while (Date.now() < end); console.log("spun"); setInterval(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    await new Promise<void>((resolve) => createInterface({ input: child.stdout! }).once('line', () => resolve()))
+    const used = cpuMsOf(child.pid!)
+    expect(used).toBeGreaterThanOrEqual(250)
+    expect(used).toBeLessThan(5_000)
+    const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
+    child.kill('SIGKILL')
+    await exited
+    expect(cpuMsOf(2 ** 22 + 12345)).toBeUndefined()
+  })
+})
