@@ -13,6 +13,7 @@ import {
   NotConnectedError,
   OrganizationDisconnectedError,
   TokenEndpointError,
+  TOKEN_READ_CACHE_MS,
   TokenManager,
 } from '../../src/platform/token-manager.js'
 
@@ -92,6 +93,77 @@ describe('TokenManager', () => {
     expect(t.server.requests).toHaveLength(0)
     const [status] = await t.tokens.status()
     expect(status).toMatchObject({ domain: 'acme', connected: true, state: 'connected', expiresAt: 1_000_000 + 7200_000 })
+  })
+
+  it('reads the store once per TOKEN_READ_CACHE_MS for a run of requests, and forgets at once what it writes or sees refused', async () => {
+    const t = setup()
+    const reads: string[] = []
+    const get = t.store.get.bind(t.store)
+    t.store.get = ((key: string) => {
+      reads.push(String(key))
+      return get(key)
+    }) as typeof t.store.get
+    const orgReads = () => reads.filter((k) => k === 'org:acme').length
+    const first = t.server.grant()
+    await t.tokens.saveTokenResponse('acme', first)
+    const before = orgReads()
+    for (let i = 0; i < 50; i++) expect(await t.tokens.getAccessToken('acme')).toBe(first.access_token)
+    expect(orgReads() - before).toBe(1)
+    // Another instance reconnects the organization: seen once the time is up, not before.
+    const other = t.make()
+    const second = t.server.grant()
+    await other.saveTokenResponse('acme', second)
+    t.clock.now += TOKEN_READ_CACHE_MS - 1
+    expect(await t.tokens.getAccessToken('acme')).toBe(first.access_token)
+    t.clock.now += 1
+    expect(await t.tokens.getAccessToken('acme')).toBe(second.access_token)
+    // A clock that went back does not stretch the time.
+    t.clock.now -= 10_000
+    const n = orgReads()
+    await t.tokens.getAccessToken('acme')
+    expect(orgReads()).toBe(n + 1)
+    // Refused with 401: the refreshed token at once, never the refused one again.
+    const refreshed = await t.tokens.refreshAfterUnauthorized('acme', second.access_token)
+    expect(refreshed).not.toBe(second.access_token)
+    expect(await t.tokens.getAccessToken('acme')).toBe(refreshed)
+    // Another instance refreshed after its own 401: the one here refused too takes that token,
+    // without a request of its own, and does not hand out the refused one again.
+    t.clock.now += TOKEN_READ_CACHE_MS
+    expect(await t.tokens.getAccessToken('acme')).toBe(refreshed)
+    const elsewhere = await other.refreshAfterUnauthorized('acme', refreshed)
+    const requests = t.server.refreshes()
+    expect(await t.tokens.refreshAfterUnauthorized('acme', refreshed)).toBe(elsewhere)
+    expect(await t.tokens.getAccessToken('acme')).toBe(elsewhere)
+    expect(t.server.refreshes()).toBe(requests)
+    // A reconnection in this process is used at once.
+    const third = t.server.grant()
+    await t.tokens.saveTokenResponse('acme', third)
+    expect(await t.tokens.getAccessToken('acme')).toBe(third.access_token)
+  })
+
+  it('does not keep a record read while this process replaced it', async () => {
+    const t = setup()
+    const first = t.server.grant()
+    await t.tokens.saveTokenResponse('acme', first)
+    // The next read of the record is held until the reconnection below has been written.
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    const get = t.store.get.bind(t.store)
+    let hold = true
+    t.store.get = (async (key: string) => {
+      const value = await get(key)
+      if (hold && key === 'org:acme') {
+        hold = false
+        await held
+      }
+      return value
+    }) as typeof t.store.get
+    const slow = t.tokens.getAccessToken('acme')
+    const second = t.server.grant()
+    await t.tokens.saveTokenResponse('acme', second)
+    release()
+    expect(await slow).toBe(first.access_token)
+    expect(await t.tokens.getAccessToken('acme')).toBe(second.access_token)
   })
 
   it('throws NotConnectedError for an organization it has no tokens for', async () => {
