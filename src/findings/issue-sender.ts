@@ -176,30 +176,43 @@ export class IssueSender {
     // findings): its own task does the work.
     if (entry && (!entry.sentBack || entry.hash !== hash)) return this.count('stale')
     let remembered: RaisedIssue[] | undefined = entry?.issues
+    /** Found by looking them up, not remembered yet: written with what follows, in one update. */
+    let found: RaisedIssue[] | undefined
     if (remembered === undefined) {
       // Nothing remembered (a new string, or a store that forgot): look for our own open issues.
       const open = await api.listOpenIssues(work.domain, work.projectId, work.stringId, work.languageId, this.request)
-      remembered = open.flatMap((c) => {
+      remembered = found = open.flatMap((c) => {
         const ref = REFERENCE.exec(c.text ?? '')
         return ref ? [{ id: c.id, hash: ref[1]!, status: 'unresolved' as const, at: now() }] : []
       })
-      await this.remember(work, () => remembered!)
     }
+    const withFound = (issues: RaisedIssue[]) => (found ? [...issues.filter((i) => !found!.some((f) => f.id === i.id)), ...found] : issues)
     const open = remembered.filter((i) => i.status === 'unresolved')
+    /** The entry as the last update here left it: whether the string passed meanwhile. */
+    let latest: FindingsEntry | undefined
+    let updated = false
     if (open.some((i) => i.hash === hash)) {
+      if (found) {
+        latest = await this.remember(work, withFound)
+        updated = true
+      }
       this.count('already-open')
     } else {
       const created = await api.createComment(work.domain, work.projectId, {
         stringId: work.stringId, targetLanguageId: work.languageId, type: 'issue', issueType: issueTypeOf(records),
         text: issueText(records, { pipelineName: work.pipelineName, hash }),
       }, this.request)
-      await this.remember(work, (issues) => [...issues, { id: created.id, hash, status: 'unresolved', at: now() }])
+      latest = await this.remember(work, (issues) => [...withFound(issues), { id: created.id, hash, status: 'unresolved', at: now() }])
+      updated = true
       this.count('raised')
     }
     // Issues this worker raised for earlier findings are out of date: resolved, so one stays open.
-    for (const old of open.filter((i) => i.hash !== hash)) await this.resolveOne(work, old)
+    for (const old of open.filter((i) => i.hash !== hash)) {
+      latest = await this.resolveOne(work, old)
+      updated = true
+    }
     // The string passed while this task ran (its resolving task may have found nothing yet).
-    const after = await findings.get(work)
+    const after = updated ? latest : await findings.get(work)
     if (after && !after.sentBack) await this.resolveAll(work)
   }
 
@@ -209,15 +222,20 @@ export class IssueSender {
     for (const issue of entry?.issues?.filter((i) => i.status === 'unresolved') ?? []) await this.resolveOne(work, issue)
   }
 
-  private async resolveOne(work: EntryRef, issue: RaisedIssue): Promise<void> {
+  /** Resolves with the entry as the update left it. */
+  private async resolveOne(work: EntryRef, issue: RaisedIssue): Promise<FindingsEntry | undefined> {
     await this.options.api.resolveIssue(work.domain, work.projectId, issue.id, this.request)
-    await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now() } : i)))
+    const entry = await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now() } : i)))
     this.count('resolved')
+    return entry
   }
 
-  /** Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go). */
-  private async remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[]): Promise<void> {
-    await this.options.findings.update(ref, (entry: FindingsEntry | undefined) => {
+  /**
+   * Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go).
+   * Resolves with the entry as it is now (undefined when the log has none).
+   */
+  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[]): Promise<FindingsEntry | undefined> {
+    return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => {
       if (!entry) return undefined
       const next = fn(entry.issues ?? [])
       const open = next.filter((i) => i.status === 'unresolved')

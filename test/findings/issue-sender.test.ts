@@ -97,6 +97,61 @@ describe('issues for strings sent back', () => {
     expect(open()).toEqual([])
   })
 
+  it('a new string sent back reads the log twice and writes it once, besides its outcome', async () => {
+    const { service, issues, findings } = await setup()
+    const ops: string[] = []
+    const store = stores!.findings
+    const get = store.get.bind(store)
+    const set = store.set.bind(store)
+    store.get = ((key: string) => (ops.push('get'), get(key))) as typeof store.get
+    store.set = ((key: string, value: unknown, ttl?: number) => (ops.push('set'), set(key, value, ttl))) as typeof store.set
+    await findings.record({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: '', pipeline: 'qa-gate', outcome: 'translated', output: 'failed', sentBack: true, findings: missing, hash: findingsHash(missing) })
+    ops.length = 0
+    issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await issues.flush()
+    expect(service.log).toEqual(['GET comments', 'POST comments'])
+    expect(ops).toEqual(['get', 'get', 'set'])
+    expect((await findings.get(ref))?.issues).toEqual([expect.objectContaining({ id: 1, status: 'unresolved' })])
+  })
+
+  it('the string passes while its issue is being raised: the issue is resolved once raised', async () => {
+    let passing: Promise<unknown> | undefined
+    let findings!: FindingsLog
+    const { service, issues, open } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      // The string's next outcome (it passed) is logged while the POST is under way.
+      if (init?.method === 'POST') await (passing ??= findings.record({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: 'approved', output: 'passed', sentBack: false, findings: [] }))
+      return f(input, init)
+    }) as typeof fetch)
+    findings = (issues as unknown as { options: { findings: FindingsLog } }).options.findings
+    await findings.record({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: 'translated', output: 'failed', sentBack: true, findings: missing, hash: findingsHash(missing) })
+    issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await issues.flush()
+    expect(service.comments).toHaveLength(1)
+    expect(open()).toEqual([])
+    expect(issues.counts).toMatchObject({ raised: 1, resolved: 1 })
+  })
+
+  it('the string passes while a repeat of its findings is looked at: the issue already open is resolved', async () => {
+    const { service, issues, findings, outcome, open } = await setup()
+    await outcome(missing)
+    const entry = (passed: boolean) => ({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: passed ? 'approved' : 'translated', output: passed ? 'passed' : 'failed', sentBack: !passed, findings: passed ? [] : missing, ...(passed ? {} : { hash: findingsHash(missing) }) })
+    await findings.record(entry(false))
+    // The task's first read sees the string sent back; its next outcome (it passed) is logged then.
+    const store = stores!.findings
+    const get = store.get.bind(store)
+    let reads = 0
+    store.get = (async (key: string) => {
+      const value = await get(key)
+      if (++reads === 1) await findings.record(entry(true))
+      return value
+    }) as typeof store.get
+    issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await issues.flush()
+    expect(service.comments).toHaveLength(1)
+    expect(open()).toEqual([])
+    expect(issues.counts).toMatchObject({ raised: 1, 'already-open': 1, resolved: 1 })
+  })
+
   it.each([500, 403, 0])('a service that refuses comments (%s) is counted and given up, never thrown', async (status) => {
     let requests = 0
     const { issues, outcome, service } = await setup(({ url }) => {
