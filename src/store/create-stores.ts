@@ -66,8 +66,11 @@ interface Backend {
   keyvPrefixes: boolean
   /** Disconnect what `make` created; called once by close(). */
   end: (adapters: Array<KeyvStoreAdapter | Map<unknown, unknown>>) => Promise<void>
-  /** Upsert rows of [key as stored, value as stored] in one statement, where the back end can. */
-  upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, string]>) => Promise<unknown>
+  /**
+   * Upsert rows of [key as stored, what Keyv stores under it ({ value, expires })] in one statement,
+   * where the back end can; the back end writes the second as its JSON text, as Keyv's set() would.
+   */
+  upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, { value: unknown; expires?: number }]>) => Promise<unknown>
   /** Values at JSON paths of the value stored under one key (as stored), where the back end can. */
   extract?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, key: string, paths: string[]) => Promise<{ expires: unknown; values: unknown[] } | undefined>
 }
@@ -109,7 +112,10 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         end: async (adapters) => {
           for (const a of adapters) await (a as KeyvStoreAdapter).disconnect?.().catch(() => undefined)
         },
-        // The same upsert as the adapter's set(), for many rows: they come as one JSON parameter.
+        // The same upsert as the adapter's set(), for many rows: they come as one JSON parameter, and
+        // json_extract gives each row's stored object as its JSON text. The rows are serialized
+        // once: as a JSON text inside JSON, each value was escaped again, a second copy the size of
+        // the first (the findings log's writes: 19.7 MB of parameters for 30,000 strings).
         upsertMany: (adapter, rows) => {
           const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<unknown> }
           return a.query(
@@ -240,7 +246,7 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
       }
       // Stored as Keyv stores them: the namespaced key, and { value, expires } as JSON.
       const expires = ttlMs ? Date.now() + ttlMs : undefined
-      await upsert(adapters[STORE_NAMES.indexOf(name)]!, entries.map((e) => [`${prefix}${name}:${e.key}`, JSON.stringify({ value: e.value, expires })]))
+      await upsert(adapters[STORE_NAMES.indexOf(name)]!, entries.map((e) => [`${prefix}${name}:${e.key}`, { value: e.value, expires }]))
     },
     ...(backend.extract
       ? {

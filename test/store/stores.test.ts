@@ -134,6 +134,22 @@ function storeSuite(url: () => string, o: { persistent: boolean } = { persistent
     await stores.activity.delete('ключ 🔑')
   })
 
+  it('setMany writes what set() would: the same values read back, with the time to live honoured', async () => {
+    const values: unknown[] = [
+      { text: 'Grüße 👋 — \u0000 "quotes" \\ \n \u2028 lone \ud800 surrogate', nested: { a: [1, { b: null }], empty: {} } },
+      [0.1, -5e-324, 1e21, 1.5e300, Number.MAX_SAFE_INTEGER, true, false, null],
+      'a plain "string" with \\ escapes',
+      42,
+      null,
+    ]
+    await stores.setMany('cache', values.map((value, i) => ({ key: `many:${i}`, value })), 60_000)
+    for (const [i, value] of values.entries()) expect(await stores.cache.get(`many:${i}`)).toEqual(value)
+    await stores.setMany('cache', [{ key: 'many:brief', value: { gone: 'soon' } }], 1)
+    await new Promise((r) => setTimeout(r, 10))
+    expect(await stores.cache.get('many:brief')).toBeUndefined()
+    for (const i of values.keys()) await stores.cache.delete(`many:${i}`)
+  })
+
   it('Journal: append, done, park and load; a second instance on the same store replays what the first left', async () => {
     const first = new Journal(stores.journal)
     const finished = first.newBatchId()
