@@ -198,10 +198,17 @@ export class IssueSender {
       }
       this.count('already-open')
     } else {
-      const created = await api.createComment(work.domain, work.projectId, {
-        stringId: work.stringId, targetLanguageId: work.languageId, type: 'issue', issueType: issueTypeOf(records),
-        text: issueText(records, { pipelineName: work.pipelineName, hash }),
-      }, this.request)
+      let created: { id: number }
+      try {
+        created = await api.createComment(work.domain, work.projectId, {
+          stringId: work.stringId, targetLanguageId: work.languageId, type: 'issue', issueType: issueTypeOf(records),
+          text: issueText(records, { pipelineName: work.pipelineName, hash }),
+        }, this.request)
+      } catch (error) {
+        // What the look-up found is remembered all the same, so that a later pass resolves it.
+        if (found?.length) await this.remember(work, withFound).catch(() => undefined)
+        throw error
+      }
       latest = await this.remember(work, (issues) => [...withFound(issues), { id: created.id, hash, status: 'unresolved', at: now() }])
       updated = true
       this.count('raised')

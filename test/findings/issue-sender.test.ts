@@ -152,6 +152,38 @@ describe('issues for strings sent back', () => {
     expect(issues.counts).toMatchObject({ raised: 1, 'already-open': 1, resolved: 1 })
   })
 
+  it.each([500, 403])('new findings whose issue cannot be raised (%s): the issue the look-up found is remembered, and resolved when the string passes', async (status) => {
+    let refuse = false
+    const { service, issues, findings, outcome, open } = await setup(({ url, method }) => (refuse && url.includes('/comments') && method === 'POST' ? { status, body: { error: { code: status, message: 'no' } } } : undefined))
+    await outcome(missing)
+    // The log forgot it (a wiped store, another instance): the next raise looks it up.
+    await findings.update(ref, (e) => e && { ...e, issues: undefined })
+    refuse = true
+    await outcome(tagged)
+    expect(issues.counts.failed).toBe(1)
+    expect(open()).toHaveLength(1)
+    refuse = false
+    await outcome('passed')
+    expect(open()).toEqual([])
+    expect(service.comments).toHaveLength(1)
+  })
+
+  it('an issue remembered by another task while the look-up ran is kept beside the one raised', async () => {
+    let findings!: FindingsLog
+    let other: Promise<unknown> | undefined
+    const { issues } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      // Another task remembers issue 99 on the same string while this one looks its issues up.
+      if ((init?.method ?? 'GET') === 'GET') await (other ??= findings.update(ref, (e) => e && { ...e, issues: [{ id: 99, hash: 'elsewhere', status: 'unresolved', at: new Date().toISOString() }] }))
+      return f(input, init)
+    }) as typeof fetch)
+    findings = (issues as unknown as { options: { findings: FindingsLog } }).options.findings
+    await findings.record({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: 'translated', output: 'failed', sentBack: true, findings: missing, hash: findingsHash(missing) })
+    issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await issues.flush()
+    expect(other).toBeDefined()
+    expect((await findings.get(ref))?.issues?.map((i) => i.id).sort()).toEqual([1, 99])
+  })
+
   it.each([500, 403, 0])('a service that refuses comments (%s) is counted and given up, never thrown', async (status) => {
     let requests = 0
     const { issues, outcome, service } = await setup(({ url }) => {
