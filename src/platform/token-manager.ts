@@ -262,9 +262,13 @@ export class TokenManager {
 
   private async write(domain: string, rec: OrgRecord): Promise<void> {
     this.forget(domain)
-    const ok = await this.store.set(recordKey(domain), rec)
-    // A read that began before this write ended may hold the record it replaced.
-    this.epoch++
+    let ok: boolean
+    try {
+      ok = await this.store.set(recordKey(domain), rec)
+    } finally {
+      // A read that began while the record was being written may have kept the one it replaced.
+      this.forget(domain)
+    }
     if (ok === false) throw new Error(`could not write the tokens of "${domain}" to the store (STORE_URL)`)
   }
 

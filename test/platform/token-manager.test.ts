@@ -166,6 +166,57 @@ describe('TokenManager', () => {
     expect(await t.tokens.getAccessToken('acme')).toBe(second.access_token)
   })
 
+  it('does not keep a record read while this process was writing its replacement', async () => {
+    const t = setup()
+    const first = t.server.grant()
+    await t.tokens.saveTokenResponse('acme', first)
+    // The reconnection's write is held until a read has run meanwhile (it sees the old record).
+    let release!: () => void
+    const held = new Promise<void>((r) => (release = r))
+    const set = t.store.set.bind(t.store)
+    t.store.set = (async (key: string, value: unknown, ttl?: number) => {
+      if (key === 'org:acme') await held
+      return set(key, value, ttl)
+    }) as typeof t.store.set
+    const second = t.server.grant()
+    const saving = t.tokens.saveTokenResponse('acme', second)
+    await new Promise((r) => setTimeout(r, 5))
+    expect(await t.tokens.getAccessToken('acme')).toBe(first.access_token)
+    release()
+    await saving
+    expect(await t.tokens.getAccessToken('acme')).toBe(second.access_token)
+  })
+
+  it('a cached token about to expire is refreshed, and the cache counts from when the read began', async () => {
+    const t = setup()
+    // Expires 60.6 s from now: due for a refresh (60 s early) 600 ms from now, within the cache's second.
+    await t.tokens.saveTokenResponse('acme', t.server.grant(60.6))
+    const first = await t.tokens.getAccessToken('acme')
+    t.clock.now += 700
+    const refreshed = await t.tokens.getAccessToken('acme')
+    expect(refreshed).not.toBe(first)
+    expect(t.server.refreshes()).toBe(1)
+    // A read that takes 600 ms of the clock: its token is kept for what is left of the second.
+    const get = t.store.get.bind(t.store)
+    let reads = 0
+    t.store.get = (async (key: string) => {
+      if (key === 'org:acme') {
+        reads++
+        t.clock.now += 600
+      }
+      return get(key)
+    }) as typeof t.store.get
+    t.clock.now += TOKEN_READ_CACHE_MS
+    await t.tokens.getAccessToken('acme')
+    expect(reads).toBe(1)
+    t.clock.now += 300
+    await t.tokens.getAccessToken('acme')
+    expect(reads).toBe(1)
+    t.clock.now += 100
+    await t.tokens.getAccessToken('acme')
+    expect(reads).toBe(2)
+  })
+
   it('throws NotConnectedError for an organization it has no tokens for', async () => {
     const t = setup()
     await expect(t.tokens.getAccessToken('nobody')).rejects.toBeInstanceOf(NotConnectedError)
