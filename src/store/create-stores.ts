@@ -246,7 +246,14 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
       }
       // Stored as Keyv stores them: the namespaced key, and { value, expires } as JSON.
       const expires = ttlMs ? Date.now() + ttlMs : undefined
-      await upsert(adapters[STORE_NAMES.indexOf(name)]!, entries.map((e) => [`${prefix}${name}:${e.key}`, { value: e.value, expires }]))
+      try {
+        await upsert(adapters[STORE_NAMES.indexOf(name)]!, entries.map((e) => [`${prefix}${name}:${e.key}`, { value: e.value, expires }]))
+      } catch (error) {
+        // SQLite's JSON parser refuses a value nested about 1,000 deep, which set() stores as plain
+        // text: the statement wrote nothing, and the rows go one by one instead.
+        if (!/malformed JSON/i.test((error as Error).message ?? '')) throw error
+        for (const e of entries) await stores[name].set(e.key, e.value, ttlMs)
+      }
     },
     ...(backend.extract
       ? {
