@@ -37,10 +37,11 @@ describe('benchmark children', () => {
 })
 
 describe('cpuMsOf', () => {
-  it.runIf(process.platform === 'linux')('reads the CPU a process used, every thread counted, and nothing for a process that is gone', async () => {
+  it.runIf(process.platform === 'linux')('reads the CPU a process has used so far, and nothing for a process that is gone', async () => {
     const { cpuMsOf } = await import('../../src/bench/processes.js')
-    // A child that spins for 300 ms of CPU, then waits.
-    const child = spawn(process.execPath, ['-e', 'const end = Date.now() + 300; while (Date.now() < end); console.log("spun"); setInterval(() => {}, 1000)'], { stdio: ['ignore', 'pipe', 'inherit'] })
+    // A child that spins until it has used 300 ms of CPU (however busy the machine), then waits.
+    const spin = 'const used = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }; while (used() < 300); console.log("spun"); setInterval(() => {}, 1000)'
+    const child = spawn(process.execPath, ['-e', spin], { stdio: ['ignore', 'pipe', 'inherit'] })
     await new Promise<void>((resolve) => createInterface({ input: child.stdout! }).once('line', () => resolve()))
     const used = cpuMsOf(child.pid!)
     expect(used).toBeGreaterThanOrEqual(250)
