@@ -102,6 +102,8 @@ export class TokenManager {
   private readonly knownIds = new Map<string, string>()
   /** The last record read per domain, its decrypted tokens, and when it was read (TOKEN_READ_CACHE_MS). */
   private readonly recent = new Map<string, { rec: OrgRecord; tokens: Tokens; readAt: number }>()
+  /** The read of a domain's record under way, if any (readShared). */
+  private readonly reading = new Map<string, Promise<{ rec: OrgRecord | undefined; epoch: number; readAt: number }>>()
   /** Moves on at every write and every 401: a read that one of them overtook is not cached. */
   private epoch = 0
   private readonly indexLock = createLocalLock()
@@ -139,11 +141,10 @@ export class TokenManager {
     const now = this.now()
     const cached = this.recent.get(d)
     if (cached && now - cached.readAt >= 0 && now - cached.readAt < TOKEN_READ_CACHE_MS && !this.needsRefresh(cached.rec, now)) return cached.tokens.accessToken
-    const epoch = this.epoch
-    const rec = await this.read(d)
+    const { rec, epoch, readAt } = await this.readShared(d)
     const tokens = await this.usableTokens(d, rec)
     if (!this.needsRefresh(rec!, this.now())) {
-      if (epoch === this.epoch) this.recent.set(d, { rec: rec!, tokens, readAt: now })
+      if (epoch === this.epoch) this.recent.set(d, { rec: rec!, tokens, readAt })
       return tokens.accessToken
     }
     try {
@@ -255,9 +256,28 @@ export class TokenManager {
     return (await this.store.get<OrgRecord>(recordKey(domain))) ?? undefined
   }
 
+  /**
+   * One read of the record at a time per domain, shared by the callers that find no token cached
+   * meanwhile (a run's requests start together). A write or a 401 lets the next caller read anew.
+   */
+  private readShared(domain: string): Promise<{ rec: OrgRecord | undefined; epoch: number; readAt: number }> {
+    let pending = this.reading.get(domain)
+    if (!pending) {
+      const epoch = this.epoch
+      const readAt = this.now()
+      const p = this.read(domain).then((rec) => ({ rec, epoch, readAt }))
+      pending = p
+      this.reading.set(domain, p)
+      const done = () => { if (this.reading.get(domain) === p) this.reading.delete(domain) }
+      p.then(done, done)
+    }
+    return pending
+  }
+
   private forget(domain: string): void {
     this.epoch++
     this.recent.delete(domain)
+    this.reading.delete(domain)
   }
 
   private async write(domain: string, rec: OrgRecord): Promise<void> {

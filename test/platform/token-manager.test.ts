@@ -141,6 +141,38 @@ describe('TokenManager', () => {
     expect(await t.tokens.getAccessToken('acme')).toBe(third.access_token)
   })
 
+  it('callers that find no token cached share one read of the store, but none begun before a write', async () => {
+    const t = setup()
+    const first = t.server.grant()
+    await t.tokens.saveTokenResponse('acme', first)
+    const reads: string[] = []
+    let release: (() => void) | undefined
+    const get = t.store.get.bind(t.store)
+    t.store.get = (async (key: string) => {
+      const value = await get(key)
+      if (key === 'org:acme') {
+        reads.push(key)
+        // The first read has its answer (the first tokens) and is held there.
+        if (release === undefined) await new Promise<void>((r) => (release = r))
+      }
+      return value
+    }) as typeof t.store.get
+    // A run's 50 requests start together: one read.
+    const together = Array.from({ length: 50 }, () => t.tokens.getAccessToken('acme'))
+    await new Promise((r) => setTimeout(r, 5))
+    expect(reads).toHaveLength(1)
+    // A reconnection meanwhile: the next caller does not join the read begun before it.
+    const second = t.server.grant()
+    await t.tokens.saveTokenResponse('acme', second)
+    const before = reads.length
+    expect(await t.tokens.getAccessToken('acme')).toBe(second.access_token)
+    expect(reads).toHaveLength(before + 1)
+    release!()
+    expect(new Set(await Promise.all(together))).toEqual(new Set([first.access_token]))
+    // What that older read found was not kept.
+    expect(await t.tokens.getAccessToken('acme')).toBe(second.access_token)
+  })
+
   it('does not keep a record read while this process replaced it', async () => {
     const t = setup()
     const first = t.server.grant()
