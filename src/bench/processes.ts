@@ -97,11 +97,12 @@ export function memoryOf(pid: number): { rssMb: number; hwmMb: number } | undefi
 
 /**
  * CPU time a process has used so far, every thread counted, in ms (Linux /proc: utime + stime, in
- * clock ticks of 10 ms, the USER_HZ of every Linux Node runs on). Undefined where /proc is absent.
+ * clock ticks of 10 ms, the USER_HZ of every Linux Node runs on); with `thread`, that thread's
+ * alone (its kernel id: the process id for the main thread). Undefined where /proc is absent.
  */
-export function cpuMsOf(pid: number): number | undefined {
+export function cpuMsOf(pid: number, thread?: number): number | undefined {
   try {
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8')
+    const stat = readFileSync(thread === undefined ? `/proc/${pid}/stat` : `/proc/${pid}/task/${thread}/stat`, 'utf8')
     // The command name (field 2) may hold spaces and parentheses: count from the last ')'.
     const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ')
     const ticks = Number(fields[11]) + Number(fields[12])

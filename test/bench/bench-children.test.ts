@@ -46,6 +46,9 @@ describe('cpuMsOf', () => {
     const used = cpuMsOf(child.pid!)
     expect(used).toBeGreaterThanOrEqual(250)
     expect(used).toBeLessThan(5_000)
+    // Its main thread (the process id) did the spinning.
+    expect(cpuMsOf(child.pid!, child.pid!)).toBeGreaterThanOrEqual(250)
+    expect(cpuMsOf(child.pid!, child.pid!)).toBeLessThanOrEqual(cpuMsOf(child.pid!)!)
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
     child.kill('SIGKILL')
     await exited

@@ -68,6 +68,14 @@ describe('results', () => {
     expect(row({ 200: 100, 401: 5952 })).toMatchObject({ measured: '5952', met: false })
     // With end to end in the same run, its rate as a ratio to the baseline's events/s (issue 16's goal).
     expect(checkTargets({ ...results, ingest: ingest({ 200: 1 }) }).find((x) => x.what === 'end to end / ingest baseline events/s')).toMatchObject({ measured: '0.02', met: false })
+    // The warm worker's second run, against the same (warmed-up) baseline; its rows in the table.
+    const warm = { ...results.endToEnd!, stringsPerSecond: 16_000, cpuMsPerThousand: { worker: 200, workerMainThread: 64, emulator: 13, sender: 9 } }
+    const both = { ...results, ingest: ingest({ 200: 1 }), endToEnd: { ...results.endToEnd!, warm } }
+    expect(checkTargets(both).find((x) => x.what === 'end to end, warm worker / ingest baseline events/s')).toMatchObject({ measured: '0.32', met: true })
+    expect(checkTargets(results).find((x) => x.what.includes('warm'))).toBeUndefined()
+    const table = resultRows(both)
+    expect(table).toContainEqual(['e2e, warm worker (a second run): strings/s', '16000'])
+    expect(table).toContainEqual(['e2e, warm worker: the worker\'s main thread, CPU ms per 1,000 strings', '64'])
   })
 
   it('adversarial rounds: the rate ratio of the median round, the delay and outcome of the worst', () => {
