@@ -22,6 +22,12 @@ const ref = { domain: 'acme', projectId: 7, languageId: 'de', stringId: 42 }
 const missing: FindingRecord[] = [{ check: 'placeholders', severity: 'error', message: 'Placeholder {name} is missing.', quote: '{name}', in: 'source' }]
 const tagged: FindingRecord[] = [{ check: 'tags', severity: 'error', message: 'Tag <b> is not closed.', quote: '<b>Save', in: 'translation' }]
 
+/** The findings log's entry for an outcome: sent back with these findings, or passed. */
+function entryOf(records: FindingRecord[] | 'passed', r = ref): Omit<FindingsEntry, 'issues'> {
+  const sentBack = records !== 'passed'
+  return { ...r, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: sentBack ? 'translated' : 'approved', output: sentBack ? 'failed' : 'passed', sentBack, findings: sentBack ? records : [], ...(sentBack ? { hash: findingsHash(records) } : {}) }
+}
+
 async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: typeof fetch) => typeof fetch = (f) => f) {
   stores = await createStores('memory://')
   const service = fakeServiceFetch(answer, { apiUrl: 'http://service.test', accessTokens: ['t'] })
@@ -30,15 +36,28 @@ async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: 
   const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, retryDelayMs: 1 })
   // What the findings stage does: record the outcome, then raise or resolve.
   const outcome = async (records: FindingRecord[] | 'passed', r = ref) => {
-    const sentBack = records !== 'passed'
-    const entry: Omit<FindingsEntry, 'issues'> = { ...r, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: sentBack ? 'translated' : 'approved', output: sentBack ? 'failed' : 'passed', sentBack, findings: sentBack ? records : [], ...(sentBack ? { hash: findingsHash(records) } : {}) }
-    await findings.record(entry)
-    if (sentBack) issues.sentBack({ ...r, pipelineName: 'QA gate', findings: records })
+    await findings.record(entryOf(records, r))
+    if (records !== 'passed') issues.sentBack({ ...r, pipelineName: 'QA gate', findings: records })
     else issues.passed(r)
     await issues.flush()
   }
   const open = () => service.comments.filter((c) => c.issueStatus === 'unresolved')
   return { service, issues, findings, outcome, open }
+}
+
+/** Raise an issue for `ref`, sent back with `missing`, running `meanwhile` once as its first `method` request goes out. */
+async function raiseWhile(method: 'GET' | 'POST', meanwhile: (findings: FindingsLog) => Promise<unknown>) {
+  let log: FindingsLog | undefined
+  let ran: Promise<unknown> | undefined
+  const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+    if ((init?.method ?? 'GET') === method) await (ran ??= meanwhile(log!))
+    return f(input, init)
+  }) as typeof fetch)
+  log = s.findings
+  await s.findings.record(entryOf(missing))
+  s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+  await s.issues.flush()
+  return { ...s, ran: ran !== undefined }
 }
 
 describe('issues for strings sent back', () => {
@@ -105,7 +124,7 @@ describe('issues for strings sent back', () => {
     const set = store.set.bind(store)
     store.get = ((key: string) => (ops.push('get'), get(key))) as typeof store.get
     store.set = ((key: string, value: unknown, ttl?: number) => (ops.push('set'), set(key, value, ttl))) as typeof store.set
-    await findings.record({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: '', pipeline: 'qa-gate', outcome: 'translated', output: 'failed', sentBack: true, findings: missing, hash: findingsHash(missing) })
+    await findings.record(entryOf(missing))
     ops.length = 0
     issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
     await issues.flush()
@@ -115,17 +134,9 @@ describe('issues for strings sent back', () => {
   })
 
   it('the string passes while its issue is being raised: the issue is resolved once raised', async () => {
-    let passing: Promise<unknown> | undefined
-    let findings!: FindingsLog
-    const { service, issues, open } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
-      // The string's next outcome (it passed) is logged while the POST is under way.
-      if (init?.method === 'POST') await (passing ??= findings.record({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: 'approved', output: 'passed', sentBack: false, findings: [] }))
-      return f(input, init)
-    }) as typeof fetch)
-    findings = (issues as unknown as { options: { findings: FindingsLog } }).options.findings
-    await findings.record({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: 'translated', output: 'failed', sentBack: true, findings: missing, hash: findingsHash(missing) })
-    issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
-    await issues.flush()
+    // The string's next outcome (it passed) is logged while the POST is under way.
+    const { service, issues, open, ran } = await raiseWhile('POST', (findings) => findings.record(entryOf('passed')))
+    expect(ran).toBe(true)
     expect(service.comments).toHaveLength(1)
     expect(open()).toEqual([])
     expect(issues.counts).toMatchObject({ raised: 1, resolved: 1 })
@@ -134,15 +145,14 @@ describe('issues for strings sent back', () => {
   it('the string passes while a repeat of its findings is looked at: the issue already open is resolved', async () => {
     const { service, issues, findings, outcome, open } = await setup()
     await outcome(missing)
-    const entry = (passed: boolean) => ({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: passed ? 'approved' : 'translated', output: passed ? 'passed' : 'failed', sentBack: !passed, findings: passed ? [] : missing, ...(passed ? {} : { hash: findingsHash(missing) }) })
-    await findings.record(entry(false))
+    await findings.record(entryOf(missing))
     // The task's first read sees the string sent back; its next outcome (it passed) is logged then.
     const store = stores!.findings
     const get = store.get.bind(store)
     let reads = 0
     store.get = (async (key: string) => {
       const value = await get(key)
-      if (++reads === 1) await findings.record(entry(true))
+      if (++reads === 1) await findings.record(entryOf('passed'))
       return value
     }) as typeof store.get
     issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
@@ -169,18 +179,9 @@ describe('issues for strings sent back', () => {
   })
 
   it('an issue remembered by another task while the look-up ran is kept beside the one raised', async () => {
-    let findings!: FindingsLog
-    let other: Promise<unknown> | undefined
-    const { issues } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
-      // Another task remembers issue 99 on the same string while this one looks its issues up.
-      if ((init?.method ?? 'GET') === 'GET') await (other ??= findings.update(ref, (e) => e && { ...e, issues: [{ id: 99, hash: 'elsewhere', status: 'unresolved', at: new Date().toISOString() }] }))
-      return f(input, init)
-    }) as typeof fetch)
-    findings = (issues as unknown as { options: { findings: FindingsLog } }).options.findings
-    await findings.record({ ...ref, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: 'translated', output: 'failed', sentBack: true, findings: missing, hash: findingsHash(missing) })
-    issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
-    await issues.flush()
-    expect(other).toBeDefined()
+    // Another task remembers issue 99 on the same string while this one looks its issues up.
+    const { findings, ran } = await raiseWhile('GET', (log) => log.update(ref, (e) => e && { ...e, issues: [{ id: 99, hash: 'elsewhere', status: 'unresolved', at: new Date().toISOString() }] }))
+    expect(ran).toBe(true)
     expect((await findings.get(ref))?.issues?.map((i) => i.id).sort()).toEqual([1, 99])
   })
 
