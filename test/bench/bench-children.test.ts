@@ -42,16 +42,21 @@ describe('cpuMsOf', () => {
     // A child that spins until it has used 300 ms of CPU (however busy the machine), then waits.
     const spin = 'const used = () => { const u = process.cpuUsage(); return (u.user + u.system) / 1000 }; while (used() < 300); console.log("spun"); setInterval(() => {}, 1000)'
     const child = spawn(process.execPath, ['-e', spin], { stdio: ['ignore', 'pipe', 'inherit'] })
-    await new Promise<void>((resolve) => createInterface({ input: child.stdout! }).once('line', () => resolve()))
-    const used = cpuMsOf(child.pid!)
-    expect(used).toBeGreaterThanOrEqual(250)
-    expect(used).toBeLessThan(5_000)
-    // Its main thread (the process id) did the spinning.
-    expect(cpuMsOf(child.pid!, child.pid!)).toBeGreaterThanOrEqual(250)
-    expect(cpuMsOf(child.pid!, child.pid!)).toBeLessThanOrEqual(cpuMsOf(child.pid!)!)
     const exited = new Promise<void>((resolve) => child.once('exit', () => resolve()))
-    child.kill('SIGKILL')
-    await exited
+    try {
+      await new Promise<void>((resolve) => createInterface({ input: child.stdout! }).once('line', () => resolve()))
+      const used = cpuMsOf(child.pid!)
+      expect(used).toBeGreaterThanOrEqual(250)
+      expect(used).toBeLessThan(5_000)
+      // Its main thread (the process id) did the spinning. (The kernel scales the process's and a
+      // thread's user and system times apart, so the two need not add up to the tick.)
+      expect(cpuMsOf(child.pid!, child.pid!)).toBeGreaterThanOrEqual(250)
+      expect(cpuMsOf(child.pid!, child.pid! + 10_000_000)).toBeUndefined()
+    } finally {
+      // Never left behind, whatever failed: it would keep the test run from exiting.
+      child.kill('SIGKILL')
+      await exited
+    }
     expect(cpuMsOf(2 ** 22 + 12345)).toBeUndefined()
   })
 })
