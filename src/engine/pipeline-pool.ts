@@ -123,14 +123,6 @@ export interface ThreadData {
   nice?: number
   /** The host's generation now (one Int32, updated before every task): what a new thread loads as it starts. */
   current: SharedArrayBuffer
-  /**
-   * A thread started on demand (a spare, the long-text lane) for a run at hand: it loads the file
-   * of each run's pipeline when the first run of it comes, not every pipeline as it starts. A load
-   * of `qa-gate` alone takes about half the CPU and memory of the shipped pipelines together (the
-   * AI one brings its client); the ordinary threads, started with the pool, load everything at
-   * once so that no run waits.
-   */
-  lazy?: boolean
 }
 export interface CacheRequest { id: number; op: 'get' | 'set'; ns: string; key: string; value?: unknown; ttlMs?: number }
 
@@ -267,14 +259,14 @@ export class PipelinePool {
     this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
     Atomics.store(this.generationCell, 0, options.host.generation)
     const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
-    const pool = (threads: { min: number; max: number; idleMs: number; nice?: number; youngMb: number; lazy?: boolean }) => {
+    const pool = (threads: { min: number; max: number; idleMs: number; nice?: number; youngMb: number }) => {
       letThreadsSizeTheirYoungGeneration()
       const p = new Piscina({
         filename: file,
         minThreads: threads.min,
         maxThreads: threads.max,
         idleTimeout: threads.idleMs,
-        workerData: { ...data, ...(threads.nice ? { nice: threads.nice } : {}), ...(threads.lazy ? { lazy: true } : {}) },
+        workerData: threads.nice ? { ...data, nice: threads.nice } : data,
         // As the ingest threads: V8 would size a thread's young generation from the host's memory.
         resourceLimits: { maxYoungGenerationSizeMb: threads.youngMb },
       })
@@ -288,8 +280,8 @@ export class PipelinePool {
     const count = () => options.onThreadCount?.(this.threadCount)
     const youngMb = THREAD_YOUNG_GENERATION_MB
     this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY, nice: threadNice, youngMb })
-    this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS, nice: threadNice, youngMb, lazy: true }) : undefined
-    this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: laneNice, youngMb: LANE_YOUNG_GENERATION_MB, lazy: true }) : undefined
+    this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS, nice: threadNice, youngMb }) : undefined
+    this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: laneNice, youngMb: LANE_YOUNG_GENERATION_MB }) : undefined
   }
 
   /** Checks stopped by the budget so far. */
@@ -356,7 +348,7 @@ export class PipelinePool {
     // The strings of `indices`, from the start or from where a stopped run stood (`resume`, one
     // state per index). What a stopped run had done before the check that ran away is not done again.
     const group = async (indices: number[], resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<void> => {
-      const outcome = await this.runOnThread(pipeline.key, pipeline.file, indices.map((i) => plain[i]!), signal, resume, onLane)
+      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => plain[i]!), signal, resume, onLane)
       if (outcome.ok) {
         outcome.value.results.forEach((r, j) => { out[indices[j]!] = r })
         for (const [name, value] of outcome.value.metrics) this.options.metrics.add(name, value)
@@ -444,7 +436,7 @@ export class PipelinePool {
     while (this.waiting.length && this.free()) this.waiting.shift()!.go()
   }
 
-  private async runOnThread(key: string, file: string, items: ThreadItem[], signal: AbortSignal | undefined, resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<Outcome> {
+  private async runOnThread(key: string, items: ThreadItem[], signal: AbortSignal | undefined, resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<Outcome> {
     // The lane's runs wait in its own queue (piscina's), never for a slot of PIPELINE_THREADS.
     const on = onLane && this.lane ? this.lane : await this.acquire(signal)
     const sab = new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT)
@@ -464,7 +456,7 @@ export class PipelinePool {
       signal?.addEventListener('abort', onAbort, { once: true })
       this.serveCache(port1, (c) => { saved = c })
       this.watch(w)
-      const value = (await on.run({ generation: this.options.host.generation, key, file, items, stamp: sab, port: port2, ...(resume ? { resume } : {}) }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
+      const value = (await on.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2, ...(resume ? { resume } : {}) }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
       return { ok: true, value }
     } catch (error) {
       if (w.loadStuck) throw new Error(`a pipeline thread did not load the pipelines within ${LOAD_LIMIT_MS} ms; it was stopped`)

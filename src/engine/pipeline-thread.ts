@@ -58,27 +58,20 @@ function lowerPriorityOnce(): void {
   log[expected ? 'warn' : 'debug']({ nice: data.nice }, 'a pipeline thread could not lower its CPU priority; checks compete with webhooks and reports for the CPU')
 }
 
-interface Loaded { generation: number; set: PipelineSet }
-/** What a load covers: every pipeline (ALL), or one file (a thread started on demand: ThreadData.lazy). */
-const ALL = ''
-const loaded = new Map<string, Loaded>()
-const loading = new Map<string, { generation: number; done: Promise<Loaded> }>()
+let loaded: { generation: number; set: PipelineSet } | undefined
+let loading: { generation: number; done: Promise<PipelineSet> } | undefined
 
-/** The pipelines of `generation` or newer: every one, or those of `file` alone. */
-async function pipelinesOf(generation: number, file?: string): Promise<Loaded> {
-  const what = file ?? ALL
-  const have = loaded.get(what)
-  if (have && have.generation >= generation) return have
-  const under = loading.get(what)
+async function pipelinesOf(generation: number): Promise<PipelineSet> {
+  if (loaded && loaded.generation >= generation) return loaded.set
   // A load of an older generation under way: wait for it, then load this one.
-  if (under && under.generation < generation) {
-    await under.done.catch(() => undefined)
-    return pipelinesOf(generation, file)
+  if (loading && loading.generation < generation) {
+    await loading.done.catch(() => undefined)
+    return pipelinesOf(generation)
   }
-  if (under) return under.done
+  if (loading) return loading.done
   const done = (async () => {
     try {
-      const result = await loadPipelines(file === undefined ? data.source : [file], {
+      const result = await loadPipelines(data.source, {
         pluginsDir: data.pluginsDir,
         log,
         cacheFor,
@@ -86,25 +79,23 @@ async function pipelinesOf(generation: number, file?: string): Promise<Loaded> {
         metrics: { add: (name, value = 1) => { counted.set(name, (counted.get(name) ?? 0) + value) } },
       })
       if (!result.ok) throw new Error(`the pipeline thread could not load the pipelines: ${result.errors.map((e) => `${e.file}:${e.line}:${e.col} ${e.message}`).join('; ')}`)
-      const old = loaded.get(what)?.set
-      const now = { generation, set: result.set }
-      loaded.set(what, now)
+      const old = loaded?.set
+      loaded = { generation, set: result.set }
       lowerPriorityOnce()
       if (old) void old.close().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'closing old pipelines failed'))
-      return now
+      return result.set
     } finally {
-      loading.delete(what)
+      loading = undefined
     }
   })()
-  loading.set(what, { generation, done })
+  loading = { generation, done }
   return done
 }
 
 // Loaded as the thread starts, so that the first run does not wait for it: the generation the
 // host has now (a thread that replaces a stopped one, after a reload, loads the current pipelines
 // at once rather than the ones of the pool's start and then again).
-// A thread started on demand loads what its first run needs, when it comes.
-if (!data.lazy) void pipelinesOf(Math.max(data.generation, Atomics.load(new Int32Array(data.current), 0))).catch((e: unknown) => log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread'))
+void pipelinesOf(Math.max(data.generation, Atomics.load(new Int32Array(data.current), 0))).catch((e: unknown) => log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread'))
 
 /** An answer of the main thread to a cache request (made at module level: see run's finally). */
 function answered(m: { id: number; value?: unknown; error?: string }): void {
@@ -118,8 +109,6 @@ function answered(m: { id: number; value?: unknown; error?: string }): void {
 export interface RunTask {
   generation: number
   key: string
-  /** The file that declares the pipeline (what a thread started on demand loads). */
-  file?: string
   items: ThreadItem[]
   stamp: SharedArrayBuffer
   port: MessagePort
@@ -141,7 +130,7 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
   port = task.port
   port.on('message', answered)
   try {
-    const { set, generation } = await pipelinesOf(task.generation, data.lazy ? task.file : undefined)
+    const set = await pipelinesOf(task.generation)
     Atomics.store(stamp, STAMP.check, -1)
     const pipeline = set.get(task.key)
     if (!pipeline) throw new Error(`no pipeline declares module key "${task.key}" in the pipeline thread`)
@@ -151,6 +140,7 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
     const first = task.items[0]
     const runLog = first ? log.child({ organization: first.organizationId, project: first.projectId, step: first.stepId }) : log
     const items: Item[] = task.items.map((i) => ({ ...i, log: runLog, signal }))
+    const generation = loaded?.generation ?? task.generation
     // A run that has taken a while sends where it stands after a check (at most every
     // CHECKPOINT_EVERY_MS): if a later check runs away, the others go on from there.
     let sent = Date.now()

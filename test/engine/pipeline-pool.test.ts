@@ -75,9 +75,9 @@ export default {
   'loads.mjs': `import { appendFileSync } from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
 export default {
-  name: 'loads', description: 'Notes in LOADS_LOG each time a thread makes it (a pipeline load), with the key of its pipeline.', options: { type: 'object', additionalProperties: false, properties: {} },
-  create(_o, context) {
-    if (!isMainThread) appendFileSync(process.env.LOADS_LOG, 'load ' + context.pipelineKey + '\\n')
+  name: 'loads', description: 'Notes in LOADS_LOG each time a thread makes it (a pipeline load).', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    if (!isMainThread) appendFileSync(process.env.LOADS_LOG, 'load\\n')
     return { check: () => [] }
   },
 }`,
@@ -277,32 +277,6 @@ describe('pipeline pool', () => {
     expect(pool.stopped).toBe(0)
     expect(r.map((x) => x.output)).toEqual(['passed', 'passed'])
   }, 30_000)
-
-  it('a thread started on demand (the long-text lane, a spare) loads only the files of the pipelines its runs need', async () => {
-    const log = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-loads-')), 'loads.log')
-    writeFileSync(log, '')
-    process.env.LOADS_LOG = log
-    const other = gate('  - uses: loads').replace(/^key: t$/m, 'key: u')
-    const { pooled } = await start({ 't.yaml': gate('  - uses: loads'), 'u.yaml': other, 's.yaml': gate('  - uses: loads\n  - uses: sleepy').replace(/^key: t$/m, 'key: s') }, { threads: 1, longTextChars: 100, longRunMs: 100 })
-    const loads = () => readFileSync(log, 'utf8').split('\n').filter(Boolean)
-    // The ordinary thread loads every pipeline as it starts.
-    expect((await pooled.get('t')!.run(items([{ source: 'short', translation: 'kurz' }])))[0]!.output).toBe('passed')
-    expect(loads().sort()).toEqual(['load s', 'load t', 'load u'])
-    // The lane's thread: the file of the first long text's pipeline, then another's when one comes.
-    const long = items([{ source: 'x'.repeat(200), translation: 'y' }])
-    expect((await pooled.get('u')!.run(long))[0]!.output).toBe('passed')
-    expect(loads().slice(3)).toEqual(['load u'])
-    await pooled.get('u')!.run(long)
-    expect(loads().slice(3)).toEqual(['load u'])
-    await pooled.get('t')!.run(long)
-    expect(loads().slice(3)).toEqual(['load u', 'load t'])
-    // A spare thread, started while a long run holds the ordinary one: the file of its run alone.
-    const holding = pooled.get('s')!.run(items([{ source: 'SLEEP:1500', translation: 'z' }]))
-    await new Promise((r) => setTimeout(r, 400))
-    expect((await pooled.get('t')!.run(items([{ source: 'short', translation: 'kurz' }])))[0]!.output).toBe('passed')
-    expect(loads().slice(5)).toEqual(['load t'])
-    await holding
-  })
 
   it('after a reload, the thread that replaces a stopped one loads the current pipelines, once', async () => {
     const log = path.join(mkdtempSync(path.join(tmpdir(), 'switchyard-loads-')), 'loads.log')
