@@ -103,7 +103,7 @@ export class TokenManager {
   /** The last record read per domain, its decrypted tokens, and when it was read (TOKEN_READ_CACHE_MS). */
   private readonly recent = new Map<string, { rec: OrgRecord; tokens: Tokens; readAt: number }>()
   /** The read of a domain's record under way, if any (readShared). */
-  private readonly reading = new Map<string, Promise<{ rec: OrgRecord | undefined; epoch: number; readAt: number }>>()
+  private readonly reading = new Map<string, { read: Promise<{ rec: OrgRecord | undefined; epoch: number; readAt: number }>; startedAt: number }>()
   /** Moves on at every write and every 401: a read that one of them overtook is not cached. */
   private epoch = 0
   private readonly indexLock = createLocalLock()
@@ -261,17 +261,18 @@ export class TokenManager {
    * meanwhile (a run's requests start together). A write or a 401 lets the next caller read anew.
    */
   private readShared(domain: string): Promise<{ rec: OrgRecord | undefined; epoch: number; readAt: number }> {
-    let pending = this.reading.get(domain)
-    if (!pending) {
-      const epoch = this.epoch
-      const readAt = this.now()
-      const p = this.read(domain).then((rec) => ({ rec, epoch, readAt }))
-      pending = p
-      this.reading.set(domain, p)
-      const done = () => { if (this.reading.get(domain) === p) this.reading.delete(domain) }
-      p.then(done, done)
-    }
-    return pending
+    const now = this.now()
+    const under = this.reading.get(domain)
+    // A read that has not answered within the cache's time is not joined: a stuck query of the
+    // store holds up its own callers, not every later one.
+    if (under && now - under.startedAt >= 0 && now - under.startedAt < TOKEN_READ_CACHE_MS) return under.read
+    const epoch = this.epoch
+    const read = this.read(domain).then((rec) => ({ rec, epoch, readAt: now }))
+    const entry = { read, startedAt: now }
+    this.reading.set(domain, entry)
+    const done = () => { if (this.reading.get(domain) === entry) this.reading.delete(domain) }
+    read.then(done, done)
+    return read
   }
 
   private forget(domain: string): void {

@@ -173,6 +173,26 @@ describe('TokenManager', () => {
     expect(await t.tokens.getAccessToken('acme')).toBe(second.access_token)
   })
 
+  it('a read of the store that never answers holds up its own callers, not those that come a second later', async () => {
+    const t = setup()
+    const grant = t.server.grant()
+    await t.tokens.saveTokenResponse('acme', grant)
+    let release: (() => void) | undefined
+    const get = t.store.get.bind(t.store)
+    t.store.get = (async (key: string) => {
+      if (key === 'org:acme' && release === undefined) await new Promise<void>((r) => (release = r))
+      return get(key)
+    }) as typeof t.store.get
+    let stuckDone = false
+    const stuck = t.tokens.getAccessToken('acme').then((v) => ((stuckDone = true), v))
+    await new Promise((r) => setTimeout(r, 5))
+    t.clock.now += TOKEN_READ_CACHE_MS
+    expect(await t.tokens.getAccessToken('acme')).toBe(grant.access_token)
+    expect(stuckDone).toBe(false)
+    release!()
+    expect(await stuck).toBe(grant.access_token)
+  })
+
   it('does not keep a record read while this process replaced it', async () => {
     const t = setup()
     const first = t.server.grant()
