@@ -239,11 +239,11 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
     kind: backend.kind,
     async setMany(name, entries, ttlMs) {
       if (!entries.length) return
-      const upsert = backend.upsertMany
-      if (!upsert) {
+      const oneByOne = async () => {
         for (const e of entries) await stores[name].set(e.key, e.value, ttlMs)
-        return
       }
+      const upsert = backend.upsertMany
+      if (!upsert) return oneByOne()
       // Stored as Keyv stores them: the namespaced key, and { value, expires } as JSON.
       const expires = ttlMs ? Date.now() + ttlMs : undefined
       try {
@@ -252,7 +252,7 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
         // SQLite's JSON parser refuses a value nested about 1,000 deep, which set() stores as plain
         // text: the statement wrote nothing, and the rows go one by one instead.
         if (!/malformed JSON/i.test((error as Error).message ?? '')) throw error
-        for (const e of entries) await stores[name].set(e.key, e.value, ttlMs)
+        await oneByOne()
       }
     },
     ...(backend.extract
