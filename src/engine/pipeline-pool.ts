@@ -164,10 +164,13 @@ export interface PipelinePoolOptions {
   onThreadCount?(threads: number): void
 }
 
-/** The built thread module; under vitest (TypeScript sources) the build's copy in dist/. */
+/**
+ * The built file a thread starts with (a CommonJS entry that import()s the thread module, see
+ * pipeline-thread-entry.cts); under vitest (TypeScript sources) the build's copy in dist/.
+ */
 export function pipelineThreadFile(): string | undefined {
   const here = fileURLToPath(import.meta.url)
-  const file = here.endsWith('.ts') ? path.join(PACKAGE_ROOT, 'dist', 'src', 'engine', 'pipeline-thread.js') : path.join(path.dirname(here), 'pipeline-thread.js')
+  const file = here.endsWith('.ts') ? path.join(PACKAGE_ROOT, 'dist', 'src', 'engine', 'pipeline-thread-entry.cjs') : path.join(path.dirname(here), 'pipeline-thread-entry.cjs')
   return existsSync(file) ? file : undefined
 }
 

@@ -49,10 +49,13 @@ export type DecodedWhere = 'thread' | 'inline'
 export const DEFAULT_INGEST_IDLE_MS = 10_000
 
 
-/** The built thread module; under vitest (TypeScript sources) the build's copy in dist/. */
-function threadFile(): string | undefined {
+/**
+ * The built file a thread starts with (a CommonJS entry that import()s the thread module, see
+ * decode-thread-entry.cts); under vitest (TypeScript sources) the build's copy in dist/.
+ */
+export function decodeThreadFile(): string | undefined {
   const here = fileURLToPath(import.meta.url)
-  const file = here.endsWith('.ts') ? path.join(PACKAGE_ROOT, 'dist', 'src', 'webhooks', 'decode-thread.js') : path.join(path.dirname(here), 'decode-thread.js')
+  const file = here.endsWith('.ts') ? path.join(PACKAGE_ROOT, 'dist', 'src', 'webhooks', 'decode-thread-entry.cjs') : path.join(path.dirname(here), 'decode-thread-entry.cjs')
   return existsSync(file) ? file : undefined
 }
 
@@ -63,7 +66,7 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
     count('inline')
     return Promise.resolve(decodeBatch(raw, signature, secrets, organization))
   }
-  const file = options.threads > 0 ? threadFile() : undefined
+  const file = options.threads > 0 ? decodeThreadFile() : undefined
   if (options.threads > 0 && !file) options.warn?.('the ingest thread module is missing (run the build); webhooks are decoded on the main thread')
   if (!file || secrets.length === 0) return { decode: inline, threads: 0, running: 0, close: async () => undefined }
   const idleMs = options.idleMs ?? DEFAULT_INGEST_IDLE_MS

@@ -2,11 +2,8 @@
 // gets inline, for good batches and for every kind of bad one; bodies from 16 KB go to a thread,
 // smaller ones stay inline, and the pool says which way each went (switchyard_webhook_decodes_total);
 // the bytes are moved, not copied, and only when the Buffer owns all of its memory.
-import { existsSync } from 'node:fs'
-import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { PACKAGE_ROOT } from '../../src/config/load-config.js'
-import { createDecodePool, type DecodedWhere, type DecodePool, type DecodePoolOptions } from '../../src/webhooks/decode-pool.js'
+import { createDecodePool, decodeThreadFile, type DecodedWhere, type DecodePool, type DecodePoolOptions } from '../../src/webhooks/decode-pool.js'
 import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 
@@ -19,7 +16,7 @@ afterEach(async () => {
 // The threads run the build's copy of decode-thread.ts (dist/): the vitest global set-up builds
 // it; Stryker's sandbox has it only when dist/ is copied in (docs/testing.md), and without it
 // every body is decoded inline and the tests of the thread side are skipped.
-const built = existsSync(path.join(PACKAGE_ROOT, 'dist', 'src', 'webhooks', 'decode-thread.js'))
+const built = decodeThreadFile() !== undefined
 
 /** A pool that records where each body went, and what it warned. */
 function pool(options: Partial<DecodePoolOptions> = {}) {

@@ -1,12 +1,10 @@
-import { existsSync } from 'node:fs'
-import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+import { decodeThreadFile } from '../../src/webhooks/decode-pool.js'
 
-const threadModuleBuilt = existsSync(path.join(PACKAGE_ROOT, 'dist', 'src', 'webhooks', 'decode-thread.js'))
+const threadModuleBuilt = decodeThreadFile() !== undefined
 const running: Array<{ stop(): Promise<void> }> = []
 afterEach(async () => {
   while (running.length) await running.pop()!.stop()

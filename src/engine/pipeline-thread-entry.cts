@@ -1,0 +1,7 @@
+// The file the pipeline pool's threads are started with. Piscina first require()s a thread's
+// module; on Node 20, require() of an ES module can race the import() calls the module starts while
+// it loads (plugins), and Node then aborts the whole process ("v8::Module::IsGraphAsync must be
+// used on an instantiated module", nodejs/node#55782). Seen once in several CI runs. This file is
+// CommonJS, so require() loads it as such, and it loads the thread's ES module with import() only.
+// Piscina awaits the exported promise and takes its value as the task handler.
+module.exports = import('./pipeline-thread.js').then((m: { default: unknown }) => m.default)
