@@ -2,8 +2,13 @@
 // `concurrency` requests in flight (p-queue; waits between retries hold no slot), our own retries
 // (the SDK's are off) on 429, 5xx, network errors and timeouts honouring Retry-After, a token
 // budget per hour checked before sending, and answers held to the verdict schema.
-import OpenAI, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError } from 'openai'
-import { Ajv } from 'ajv'
+//
+// The SDK and the answer's validator are loaded on the first request, not when the plugin is: every
+// pipeline thread imports every plugin of the pipelines it loads, and the SDK alone cost a thread
+// about 86 ms of CPU to import (a fifth of a thread's start), in threads that may never run this
+// plugin (the long-text lane starts on a translator's first long text).
+import type OpenAI from 'openai'
+import { Ajv, type ValidateFunction } from 'ajv'
 import PQueue from 'p-queue'
 import type { PluginMetrics } from '../../src/engine/types.js'
 import type { Logger } from '../../src/util/logger.js'
@@ -43,7 +48,12 @@ export interface ReviewRequest {
   items: PromptItem[]
 }
 
-const validateAnswer = new Ajv({ strict: false }).compile<{ verdicts: AnswerVerdict[] }>(VERDICT_SCHEMA)
+type Sdk = typeof import('openai')
+let sdk: Promise<Sdk> | undefined
+const loadSdk = (): Promise<Sdk> => (sdk ??= import('openai'))
+
+let answerValidator: ValidateFunction<{ verdicts: AnswerVerdict[] }> | undefined
+const validator = () => (answerValidator ??= new Ajv({ strict: false }).compile<{ verdicts: AnswerVerdict[] }>(VERDICT_SCHEMA))
 
 /** The verdicts of an answer by id, or a reason it cannot be used. */
 export function parseAnswer(content: string | null | undefined): Map<string, Verdict> | string {
@@ -54,6 +64,7 @@ export function parseAnswer(content: string | null | undefined): Map<string, Ver
   } catch {
     return 'answer is not JSON'
   }
+  const validateAnswer = validator()
   if (!validateAnswer(parsed)) return `answer does not follow the schema (${validateAnswer.errors?.[0]?.instancePath || '/'} ${validateAnswer.errors?.[0]?.message ?? ''})`
   const verdicts = new Map<string, Verdict>()
   for (const v of parsed.verdicts) {
@@ -63,7 +74,7 @@ export function parseAnswer(content: string | null | undefined): Map<string, Ver
 }
 
 /** Whether a failed attempt is worth another, and the wait the server asked for, if any. */
-function classify(error: unknown): { retry: boolean; after?: number; reason: string; status?: number } {
+function classify(error: unknown, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError }: Sdk): { retry: boolean; after?: number; reason: string; status?: number } {
   if (error instanceof APIUserAbortError) return { retry: false, reason: 'aborted' }
   if (error instanceof APIConnectionError) return { retry: true, reason: error instanceof APIConnectionTimeoutError ? 'timeout' : 'network error' }
   if (error instanceof APIError) {
@@ -75,15 +86,11 @@ function classify(error: unknown): { retry: boolean; after?: number; reason: str
 }
 
 export class ModelClient {
-  private readonly client: OpenAI | undefined
+  private client: OpenAI | undefined
   private readonly queue: PQueue
   private readonly budget: TokenBudget
 
   constructor(private readonly options: ModelClientOptions) {
-    // Everything passed explicitly: the SDK would otherwise read OPENAI_* from process.env.
-    this.client = options.apiKey
-      ? new OpenAI({ apiKey: options.apiKey, adminAPIKey: null, baseURL: options.baseUrl, organization: null, project: null, maxRetries: 0, timeout: options.timeoutMs, logLevel: 'off' })
-      : undefined
     this.queue = new PQueue({ concurrency: options.concurrency })
     this.budget = new TokenBudget(options.tokensPerHour)
   }
@@ -91,7 +98,11 @@ export class ModelClient {
   /** Verdicts by id; ids the model left out are simply absent. Throws when the request fails. */
   async review(request: ReviewRequest, signal?: AbortSignal): Promise<Map<string, Verdict>> {
     const { metrics, model } = this.options
-    if (!this.client) throw new ModelRequestError('ai-proofread: no API key: set OPENAI_API_KEY (or the apiKey option); for a server that needs none, set any placeholder')
+    const { apiKey } = this.options
+    if (!apiKey) throw new ModelRequestError('ai-proofread: no API key: set OPENAI_API_KEY (or the apiKey option); for a server that needs none, set any placeholder')
+    const sdk = await loadSdk()
+    // Everything passed explicitly: the SDK would otherwise read OPENAI_* from process.env.
+    const client = (this.client ??= new sdk.default({ apiKey, adminAPIKey: null, baseURL: this.options.baseUrl, organization: null, project: null, maxRetries: 0, timeout: this.options.timeoutMs, logLevel: 'off' }))
     const user = userMessage(request)
     const messages = [
       { role: 'system' as const, content: SYSTEM_PROMPT },
@@ -107,7 +118,7 @@ export class ModelClient {
       let reason: string
       try {
         metrics.add('ai.requests')
-        const completion = await this.queue.add(() => this.client!.chat.completions.create({
+        const completion = await this.queue.add(() => client.chat.completions.create({
           model,
           messages,
           response_format: { type: 'json_schema', json_schema: { name: `proofread_v${PROMPT_VERSION}`, strict: true, schema: VERDICT_SCHEMA as unknown as Record<string, unknown> } },
@@ -129,7 +140,7 @@ export class ModelClient {
         if (error instanceof ModelRequestError) throw error
         if (signal?.aborted) throw signal.reason
         metrics.add('ai.errors')
-        const c = classify(error)
+        const c = classify(error, sdk)
         if (!c.retry || transient >= this.options.maxRetries) {
           throw new ModelRequestError(`ai-proofread: request to ${model} failed (${c.reason})${c.retry ? ` after ${transient + 1} attempts` : ''}`, c.status)
         }
