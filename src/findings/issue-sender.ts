@@ -5,7 +5,11 @@
 //   client's limit of 20, at a lower priority than status requests waiting for a slot;
 // - a failed request (any status, network) is retried a few times by the API client, then logged,
 //   counted and given up: nothing here throws back into the status path;
-// - at most `maxPending` tasks wait per organization; beyond it they are dropped and counted.
+// - at most `maxPending` tasks wait per organization; beyond it they are dropped and counted;
+// - a 403 (the app may not comment in the project, or its token lost that right for a while)
+//   pauses that kind of request (raising or resolving) in the project for `refusedPauseMs`: the
+//   tasks meanwhile are counted as `refused` and cost no request, and the log says it once per
+//   pause, not once per string.
 // What was raised is remembered in the findings log (string + language + findings hash), so a
 // string sent back again with the same findings raises nothing. When the log has no memory of the
 // string at all, one GET of its unresolved issues looks for the worker's own reference first.
@@ -18,7 +22,7 @@ import { findingsHash } from './finding-records.js'
 import type { EntryRef, FindingsEntry, FindingsLog, RaisedIssue } from './findings-log.js'
 import { issueFindings, issueText, issueTypeOf, REFERENCE } from './issue-text.js'
 
-export type IssueOutcome = 'raised' | 'already-open' | 'resolved' | 'failed' | 'dropped' | 'stale'
+export type IssueOutcome = 'raised' | 'already-open' | 'resolved' | 'failed' | 'dropped' | 'stale' | 'refused'
 
 export interface IssueWork extends EntryRef {
   pipelineName: string
@@ -37,11 +41,18 @@ export interface IssueSenderOptions {
   maxPending?: number
   /** First wait before a raise whose POST had an unknown outcome runs again (ms; doubles). */
   retryDelayMs?: number
+  /** After a 403, how long raising (or resolving) in that project is not tried again (ms). */
+  refusedPauseMs?: number
+  /** The clock (tests). */
+  now?(): number
   count?(outcome: IssueOutcome, n?: number): void
 }
 
 /** Below the status requests (priority 0) in the organization's queue. */
 export const COMMENT_PRIORITY = -1
+
+/** How long a project whose comment requests were refused (403) is left alone. */
+export const REFUSED_PAUSE_MS = 5 * 60_000
 
 const now = () => new Date().toISOString()
 
@@ -64,7 +75,9 @@ export class IssueSender {
   private readonly lanes = new Map<string, Lane>()
   private readonly maxAttempts: number
   private readonly maxPending: number
-  readonly counts: Record<IssueOutcome, number> = { raised: 0, 'already-open': 0, resolved: 0, failed: 0, dropped: 0, stale: 0 }
+  readonly counts: Record<IssueOutcome, number> = { raised: 0, 'already-open': 0, resolved: 0, failed: 0, dropped: 0, stale: 0, refused: 0 }
+  /** `raise|domain|project` or `resolve|domain|project` refused with a 403: when to try again. */
+  private readonly refused = new Map<string, number>()
 
   constructor(private readonly options: IssueSenderOptions) {
     this.maxAttempts = options.maxAttempts ?? 3
@@ -132,15 +145,43 @@ export class IssueSender {
     }
   }
 
+  private clock(): number {
+    return this.options.now?.() ?? Date.now()
+  }
+
   private async run(task: LaneTask): Promise<void> {
     const { work } = task
+    const key = `${task.raise ? 'raise' : 'resolve'}|${work.domain}|${work.projectId}`
+    const until = this.refused.get(key)
+    if (until !== undefined) {
+      if (this.clock() < until) return this.count('refused')
+      this.refused.delete(key)
+    }
     try {
       if (task.raise) await this.raiseWithRetries(task.work)
       else await this.resolveAll(task.work)
     } catch (error) {
+      if (error instanceof ApiError && error.status === 403) return this.refuse(work, error)
       this.count('failed')
       this.options.log.warn({ err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `issue could not be ${task.raise ? 'raised' : 'resolved'}; the status was reported, the issue is given up`)
     }
+  }
+
+  /** A 403: this kind of comment request waits in this project; said once per pause. */
+  private refuse(work: EntryRef, error: ApiError): void {
+    this.count('refused')
+    // A PATCH resolves an issue; a look-up (GET) or a POST raises one.
+    const kind = error.method === 'PATCH' ? 'resolve' : 'raise'
+    const key = `${kind}|${work.domain}|${work.projectId}`
+    const now = this.clock()
+    const pauseMs = this.options.refusedPauseMs ?? REFUSED_PAUSE_MS
+    const pausedAlready = (this.refused.get(key) ?? 0) > now
+    this.refused.set(key, now + pauseMs)
+    if (pausedAlready) return
+    this.options.log.warn(
+      { domain: work.domain, project: work.projectId, status: error.status, request: `${error.method} ${error.path.split('?')[0]}`, pauseMs },
+      `the service refuses this app's comment requests in this project (403): issues are not ${kind === 'raise' ? 'raised' : 'resolved'} there for the next ${Math.round(pauseMs / 60_000)} minutes (counted as refused); statuses are not affected. Check that the app may comment in the project, or reconnect the organization if its token lost that right`,
+    )
   }
 
   /** The string was sent back with these findings: one open issue naming them. */

@@ -32,7 +32,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     invalidEvents: new Counter({ name: 'switchyard_webhook_invalid_events_total', help: 'Events of accepted batches that could not be used, by what became of them (parked: reported with "" at the service; logged: no string to report)', labelNames: ['result'], registers: [registry] }),
     rechecks: new Counter({ name: 'switchyard_status_rechecks_total', help: 'Strings that arrived again after they finished here, by the status the service gave them (NEED_PROCESS runs again)', labelNames: ['status'], registers: [registry] }),
     findings: new Counter({ name: 'switchyard_findings_total', help: 'Findings of reported strings by check and severity (at most 200 checks; the rest count as check="other")', labelNames: ['check', 'severity'], registers: [registry] }),
-    issues: new Counter({ name: 'switchyard_issues_total', help: 'Issues at the service by outcome (raised, already-open, resolved, failed, dropped, stale)', labelNames: ['outcome'], registers: [registry] }),
+    issues: new Counter({ name: 'switchyard_issues_total', help: 'Issues at the service by outcome (raised, already-open, resolved, failed, dropped, stale, refused)', labelNames: ['outcome'], registers: [registry] }),
     findingsLogFailures: new Counter({ name: 'switchyard_findings_log_failures_total', help: 'Findings log writes that failed (the status was reported)', registers: [registry] }),
     reconcileOrphans: new Counter({ name: 'switchyard_reconcile_orphans_total', help: 'Strings the service waits on that this worker holds no job for', registers: [registry] }),
   }

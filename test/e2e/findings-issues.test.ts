@@ -117,6 +117,16 @@ describe('issues at the service for strings sent back', () => {
         expect(outcomes(s)).toEqual(outcomes(firstPass))
         expect(other.emu.comments({ type: 'issue' })).toEqual([])
         expect(other.emu.mistakes()).toEqual([])
+        if (status === 403) {
+          // A 403 pauses raising in the project: the requests in flight when it came, not one per
+          // string sent back (dozens here).
+          await other.worker.findingsIdle()
+          const refused = other.emu.requestCount('GET /api/v2/projects/:projectId/comments', 403) + other.emu.requestCount('POST /api/v2/projects/:projectId/comments', 403)
+          expect(refused).toBeGreaterThan(0)
+          expect(refused).toBeLessThanOrEqual(loadConfig({}, {}).commentsMaxInFlight)
+          const sentBack = Object.values(s.languages).flatMap((l) => Object.entries(l.byOutput)).filter(([output]) => output !== 'approved').reduce((n, [, count]) => n + count, 0)
+          expect(sentBack).toBeGreaterThan(10)
+        }
       } finally {
         await other.worker.stop()
         await other.emu.stop()

@@ -5,11 +5,11 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
 import type { FindingRecord } from '../../src/protocol/findings.js'
 import { findingsHash } from '../../src/findings/finding-records.js'
-import { IssueSender } from '../../src/findings/issue-sender.js'
+import { IssueSender, REFUSED_PAUSE_MS, type IssueSenderOptions } from '../../src/findings/issue-sender.js'
 import { ApiClient } from '../../src/platform/api-client.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { createStores, type Stores } from '../../src/store/create-stores.js'
-import { silentLogger } from '../../src/util/logger.js'
+import { createLogger, silentLogger } from '../../src/util/logger.js'
 import { fakeServiceFetch } from '../support/fake-pipelines.js'
 
 let stores: Stores | undefined
@@ -28,12 +28,12 @@ function entryOf(records: FindingRecord[] | 'passed', r = ref): Omit<FindingsEnt
   return { ...r, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: sentBack ? 'translated' : 'approved', output: sentBack ? 'failed' : 'passed', sentBack, findings: sentBack ? records : [], ...(sentBack ? { hash: findingsHash(records) } : {}) }
 }
 
-async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: typeof fetch) => typeof fetch = (f) => f) {
+async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: typeof fetch) => typeof fetch = (f) => f, extra: Partial<IssueSenderOptions> = {}) {
   stores = await createStores('memory://')
   const service = fakeServiceFetch(answer, { apiUrl: 'http://service.test', accessTokens: ['t'] })
   const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 8, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: wrap(service.fetch), baseDelayMs: 1, maxDelayMs: 2 })
   const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
-  const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, retryDelayMs: 1 })
+  const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, retryDelayMs: 1, ...extra })
   // What the findings stage does: record the outcome, then raise or resolve.
   const outcome = async (records: FindingRecord[] | 'passed', r = ref) => {
     await findings.record(entryOf(records, r))
@@ -170,7 +170,8 @@ describe('issues for strings sent back', () => {
     await findings.update(ref, (e) => e && { ...e, issues: undefined })
     refuse = true
     await outcome(tagged)
-    expect(issues.counts.failed).toBe(1)
+    // A 403 pauses raising in the project (counted as refused); resolving is not paused by it.
+    expect(status === 403 ? issues.counts.refused : issues.counts.failed).toBe(1)
     expect(open()).toHaveLength(1)
     refuse = false
     await outcome('passed')
@@ -194,10 +195,57 @@ describe('issues for strings sent back', () => {
       return { status, body: { error: { code: status, message: 'no' } } }
     })
     await outcome(missing)
-    expect(issues.counts.failed).toBe(1)
+    expect(status === 403 ? issues.counts.refused : issues.counts.failed).toBe(1)
     expect(service.comments).toEqual([])
     // 5xx and network errors: 3 tries of the task, each with 3 attempts of its look-up; 403: one.
     expect(requests).toBe(status === 403 ? 1 : 9)
+  })
+
+  it('a 403 pauses raising in that project: one request and one log line, not one per string; other projects go on', async () => {
+    let clock = 1_000_000
+    const warnings: Array<{ msg: string; project?: number }> = []
+    const log = createLogger({ level: 'warn', destination: { write: (l: string) => void warnings.push(JSON.parse(l)) } as never })
+    let requests = 0
+    const { issues, outcome, service } = await setup(({ url }) => {
+      if (!url.includes('/projects/7/comments')) return undefined
+      requests++
+      return { status: 403, body: { error: { code: 403, message: 'Forbidden' } } }
+    }, undefined, { log, now: () => clock })
+    const strings = [42, 43, 44, 45, 46]
+    for (const stringId of strings) await outcome(missing, { ...ref, stringId })
+    expect(requests).toBe(1)
+    expect(issues.counts).toMatchObject({ refused: 5, failed: 0, raised: 0 })
+    expect(warnings.filter((w) => /refuses this app's comment requests/.test(w.msg))).toEqual([expect.objectContaining({ project: 7 })])
+    // Another project of the same organization is not paused.
+    await outcome(missing, { ...ref, projectId: 8 })
+    expect(issues.counts.raised).toBe(1)
+    expect(service.comments).toEqual([expect.objectContaining({ projectId: 8 })])
+    // Still refused just before the pause ends; asked again (and logged again) after it.
+    clock += REFUSED_PAUSE_MS - 1
+    await outcome(missing, { ...ref, stringId: 47 })
+    expect(requests).toBe(1)
+    clock += 1
+    await outcome(missing, { ...ref, stringId: 48 })
+    expect(requests).toBe(2)
+    expect(issues.counts.refused).toBe(7)
+    expect(warnings.filter((w) => /refuses this app's comment requests/.test(w.msg))).toHaveLength(2)
+  })
+
+  it('a 403 on resolving pauses resolving in the project, not raising; a refused raise pauses no resolving', async () => {
+    let refuse: 'PATCH' | undefined
+    const { issues, outcome, service, open } = await setup(({ url, method }) => (refuse === method && url.includes('/comments') ? { status: 403, body: { error: { code: 403, message: 'Forbidden' } } } : undefined))
+    await outcome(missing)
+    await outcome(missing, { ...ref, stringId: 43 })
+    expect(open()).toHaveLength(2)
+    refuse = 'PATCH'
+    await outcome('passed')
+    await outcome('passed', { ...ref, stringId: 43 })
+    expect(issues.counts.refused).toBe(2)
+    expect(service.log.filter((l) => l.startsWith('PATCH comment'))).toHaveLength(1)
+    // Raising goes on meanwhile.
+    await outcome(missing, { ...ref, stringId: 44 })
+    expect(issues.counts.raised).toBe(3)
+    expect(open()).toHaveLength(3)
   })
 
   it('a POST whose answer was lost is not repeated blindly: the look-up finds the issue it created', async () => {
