@@ -196,11 +196,15 @@ export function checkTargets(r: Pick<BenchResults, 'ingest' | 'endToEnd' | 'ai' 
     t.push({ what: `adversarial: slowest outcome (s)${rounds}`, target: '<= 5', measured: Number.isFinite(slowest) ? fmt(slowest, 2) : 'missing', met: slowest <= 5 })
     t.push({ what: `adversarial: normal rate with / without${median}`, target: '>= 0.9', measured: fmt(a.rateRatio), met: a.rateRatio >= 0.9 })
     if (a.worst.runaway) {
+      // Not issue 17's targets (those are for texts built to be slow): two strings a plugin spins
+      // on for ever, each pair stopped only after CHECK_TIME_BUDGET_MS of CPU and its thread then
+      // replaced. Four such pairs burn about 8 s of CPU in a round whose normal work is about 7:
+      // the rate cannot come near 0.9 on two cores, nor the last outcome within 5 s.
       const w = a.worst.runaway
       const slowestR = w.slowestOutcomeSeconds
-      t.push({ what: `adversarial + runaway: event-loop delay p99 (ms)${rounds}`, target: '<= 50', measured: fmt(w.eventLoopDelayP99Ms, 1), met: w.eventLoopDelayP99Ms <= 50 })
-      t.push({ what: `adversarial + runaway: slowest outcome (s)${rounds}`, target: '<= 5', measured: Number.isFinite(slowestR) ? fmt(slowestR, 2) : 'missing', met: slowestR <= 5 })
-      t.push({ what: `adversarial + runaway: normal rate with / without${median}`, target: '>= 0.9', measured: fmt(a.runawayRateRatio ?? Number.NaN), met: (a.runawayRateRatio ?? 0) >= 0.9 })
+      t.push({ what: `adversarial + runaway (beyond issue 17): event-loop delay p99 (ms)${rounds}`, target: '<= 50', measured: fmt(w.eventLoopDelayP99Ms, 1), met: w.eventLoopDelayP99Ms <= 50 })
+      t.push({ what: `adversarial + runaway (beyond issue 17): slowest outcome (s)${rounds}`, target: '<= 5', measured: Number.isFinite(slowestR) ? fmt(slowestR, 2) : 'missing', met: slowestR <= 5 })
+      t.push({ what: `adversarial + runaway (beyond issue 17): normal rate with / without${median}`, target: '>= 0.9', measured: fmt(a.runawayRateRatio ?? Number.NaN), met: (a.runawayRateRatio ?? 0) >= 0.9 })
     }
   }
   if (r.burst) t.push(...burstTargets(r.burst, fmt))
