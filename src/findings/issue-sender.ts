@@ -3,13 +3,16 @@
 // reporter's `reported`), and yields to status updates:
 // - a small lane per organization (COMMENTS_MAX_IN_FLIGHT requests at once), inside the API
 //   client's limit of 20, at a lower priority than status requests waiting for a slot;
-// - a failed request (any status, network) is retried a few times by the API client, then logged,
-//   counted and given up: nothing here throws back into the status path;
+// - a failed request (network, 429, 5XX) is retried a few times by the API client; then it, or
+//   any other refusal, is logged, counted and given up: nothing here throws back into the status
+//   path;
 // - at most `maxPending` tasks wait per organization; beyond it they are dropped and counted;
-// - a 403 (the app may not comment in the project, or its token lost that right for a while)
-//   pauses that kind of request (raising or resolving) in the project for `refusedPauseMs`: the
-//   tasks meanwhile are counted as `refused` and cost no request, and the log says it once per
-//   pause, not once per string.
+// - a 403 (the app may not comment in the project, or its token lost that right for a while) on a
+//   look-up or a POST pauses raising in that project for `refusedPauseMs`: raises meanwhile make
+//   neither request (counted as `refused`) but still resolve the out-of-date issues they know of.
+//   A 403 on resolving is given up for that issue alone, as before: a skipped resolution would
+//   leave the issue open for good, an approved string seldom coming back. Either is logged once
+//   per `refusedPauseMs` and project, not once per string.
 // What was raised is remembered in the findings log (string + language + findings hash), so a
 // string sent back again with the same findings raises nothing. When the log has no memory of the
 // string at all, one GET of its unresolved issues looks for the worker's own reference first.
@@ -41,9 +44,9 @@ export interface IssueSenderOptions {
   maxPending?: number
   /** First wait before a raise whose POST had an unknown outcome runs again (ms; doubles). */
   retryDelayMs?: number
-  /** After a 403, how long raising (or resolving) in that project is not tried again (ms). */
+  /** After a 403 on raising, how long raising in that project is not tried again (ms). */
   refusedPauseMs?: number
-  /** The clock (tests). */
+  /** A monotonic clock in ms (tests). */
   now?(): number
   count?(outcome: IssueOutcome, n?: number): void
 }
@@ -51,7 +54,7 @@ export interface IssueSenderOptions {
 /** Below the status requests (priority 0) in the organization's queue. */
 export const COMMENT_PRIORITY = -1
 
-/** How long a project whose comment requests were refused (403) is left alone. */
+/** How long raising in a project whose comment requests were refused (403) is left alone. */
 export const REFUSED_PAUSE_MS = 5 * 60_000
 
 const now = () => new Date().toISOString()
@@ -76,8 +79,10 @@ export class IssueSender {
   private readonly maxAttempts: number
   private readonly maxPending: number
   readonly counts: Record<IssueOutcome, number> = { raised: 0, 'already-open': 0, resolved: 0, failed: 0, dropped: 0, stale: 0, refused: 0 }
-  /** `raise|domain|project` or `resolve|domain|project` refused with a 403: when to try again. */
-  private readonly refused = new Map<string, number>()
+  /** `domain|project` where a raise was refused with a 403: when to try raising again. */
+  private readonly raisingPausedUntil = new Map<string, number>()
+  /** `raise|domain|project` or `resolve|domain|project`: until when a 403 there is not logged again. */
+  private readonly quietUntil = new Map<string, number>()
 
   constructor(private readonly options: IssueSenderOptions) {
     this.maxAttempts = options.maxAttempts ?? 3
@@ -146,17 +151,21 @@ export class IssueSender {
   }
 
   private clock(): number {
-    return this.options.now?.() ?? Date.now()
+    return this.options.now?.() ?? performance.now()
+  }
+
+  /** Is raising paused in this project (a 403 less than `refusedPauseMs` ago)? */
+  private raisingPaused(work: EntryRef): boolean {
+    const key = `${work.domain}|${work.projectId}`
+    const until = this.raisingPausedUntil.get(key)
+    if (until === undefined) return false
+    if (this.clock() < until) return true
+    this.raisingPausedUntil.delete(key)
+    return false
   }
 
   private async run(task: LaneTask): Promise<void> {
     const { work } = task
-    const key = `${task.raise ? 'raise' : 'resolve'}|${work.domain}|${work.projectId}`
-    const until = this.refused.get(key)
-    if (until !== undefined) {
-      if (this.clock() < until) return this.count('refused')
-      this.refused.delete(key)
-    }
     try {
       if (task.raise) await this.raiseWithRetries(task.work)
       else await this.resolveAll(task.work)
@@ -167,20 +176,26 @@ export class IssueSender {
     }
   }
 
-  /** A 403: this kind of comment request waits in this project; said once per pause. */
+  /**
+   * A 403. On a look-up or a POST, raising pauses in this project; on a PATCH, only that issue's
+   * resolution is given up. Logged once per pause length and project for each kind.
+   */
   private refuse(work: EntryRef, error: ApiError): void {
     this.count('refused')
     // A PATCH resolves an issue; a look-up (GET) or a POST raises one.
-    const kind = error.method === 'PATCH' ? 'resolve' : 'raise'
-    const key = `${kind}|${work.domain}|${work.projectId}`
-    const now = this.clock()
+    const raising = error.method !== 'PATCH'
+    const at = this.clock()
     const pauseMs = this.options.refusedPauseMs ?? REFUSED_PAUSE_MS
-    const pausedAlready = (this.refused.get(key) ?? 0) > now
-    this.refused.set(key, now + pauseMs)
-    if (pausedAlready) return
+    if (raising) this.raisingPausedUntil.set(`${work.domain}|${work.projectId}`, at + pauseMs)
+    const quietKey = `${raising ? 'raise' : 'resolve'}|${work.domain}|${work.projectId}`
+    if ((this.quietUntil.get(quietKey) ?? Number.NEGATIVE_INFINITY) > at) return
+    this.quietUntil.set(quietKey, at + pauseMs)
+    const pause = pauseMs >= 60_000 ? `${Math.round(pauseMs / 60_000)} minutes` : `${Math.round(pauseMs / 1000)} s`
     this.options.log.warn(
       { domain: work.domain, project: work.projectId, status: error.status, request: `${error.method} ${error.path.split('?')[0]}`, pauseMs },
-      `the service refuses this app's comment requests in this project (403): issues are not ${kind === 'raise' ? 'raised' : 'resolved'} there for the next ${Math.round(pauseMs / 60_000)} minutes (counted as refused); statuses are not affected. Check that the app may comment in the project, or reconnect the organization if its token lost that right`,
+      raising
+        ? `the service refuses this app's comment requests in this project (403): no issue is raised there for the next ${pause} (counted as refused; out-of-date issues are still resolved); statuses are not affected. Check that the app may comment in the project, or reconnect the organization if its token lost that right`
+        : `the service refused to resolve an issue in this project (403): it stays open at the service (counted as refused; said once per ${pause} for the project); statuses are not affected. Check that the app may edit comments in the project, or reconnect the organization if its token lost that right`,
     )
   }
 
@@ -219,7 +234,9 @@ export class IssueSender {
     let remembered: RaisedIssue[] | undefined = entry?.issues
     /** Found by looking them up, not remembered yet: written with what follows, in one update. */
     let found: RaisedIssue[] | undefined
-    if (remembered === undefined) {
+    // Raising refused here a moment ago (a 403): neither look-up nor POST; what is known still counts.
+    const paused = this.raisingPaused(work)
+    if (remembered === undefined && !paused) {
       // Nothing remembered (a new string, or a store that forgot): look for our own open issues.
       const open = await api.listOpenIssues(work.domain, work.projectId, work.stringId, work.languageId, this.request)
       remembered = found = open.flatMap((c) => {
@@ -228,7 +245,7 @@ export class IssueSender {
       })
     }
     const withFound = (issues: RaisedIssue[]) => (found ? [...issues.filter((i) => !found!.some((f) => f.id === i.id)), ...found] : issues)
-    const open = remembered.filter((i) => i.status === 'unresolved')
+    const open = (remembered ?? []).filter((i) => i.status === 'unresolved')
     /** The entry as the last update here left it: whether the string passed meanwhile. */
     let latest: FindingsEntry | undefined
     let updated = false
@@ -238,6 +255,8 @@ export class IssueSender {
         updated = true
       }
       this.count('already-open')
+    } else if (paused) {
+      this.count('refused')
     } else {
       let created: { id: number }
       try {

@@ -231,21 +231,42 @@ describe('issues for strings sent back', () => {
     expect(warnings.filter((w) => /refuses this app's comment requests/.test(w.msg))).toHaveLength(2)
   })
 
-  it('a 403 on resolving pauses resolving in the project, not raising; a refused raise pauses no resolving', async () => {
-    let refuse: 'PATCH' | undefined
-    const { issues, outcome, service, open } = await setup(({ url, method }) => (refuse === method && url.includes('/comments') ? { status: 403, body: { error: { code: 403, message: 'Forbidden' } } } : undefined))
+  it('a 403 on resolving gives up that issue alone, logged once for the project; other resolutions and raises go on', async () => {
+    const warnings: Array<{ msg: string }> = []
+    const log = createLogger({ level: 'warn', destination: { write: (l: string) => void warnings.push(JSON.parse(l)) } as never })
+    let refuse = false
+    const { issues, outcome, service, open } = await setup(({ url, method }) => (refuse && method === 'PATCH' && url.includes('/comments') ? { status: 403, body: { error: { code: 403, message: 'Forbidden' } } } : undefined), undefined, { log })
     await outcome(missing)
     await outcome(missing, { ...ref, stringId: 43 })
     expect(open()).toHaveLength(2)
-    refuse = 'PATCH'
+    refuse = true
     await outcome('passed')
     await outcome('passed', { ...ref, stringId: 43 })
-    expect(issues.counts.refused).toBe(2)
-    expect(service.log.filter((l) => l.startsWith('PATCH comment'))).toHaveLength(1)
-    // Raising goes on meanwhile.
+    // Each resolution is tried (a skipped one would leave its issue open for good), one warning.
+    expect(service.log.filter((l) => l.startsWith('PATCH comment'))).toHaveLength(2)
+    expect(issues.counts).toMatchObject({ refused: 2, failed: 0 })
+    expect(warnings.filter((w) => /refused to resolve an issue/.test(w.msg))).toHaveLength(1)
+    // Raising is not paused by it; and once resolving is allowed again, a later pass resolves.
     await outcome(missing, { ...ref, stringId: 44 })
     expect(issues.counts.raised).toBe(3)
-    expect(open()).toHaveLength(3)
+    refuse = false
+    await outcome('passed', { ...ref, stringId: 43 })
+    expect(open().map((c) => c.stringId).sort()).toEqual([42, 44])
+  })
+
+  it('while raising is paused, new findings raise nothing but the out-of-date issue is still resolved', async () => {
+    let refuse = false
+    const { issues, outcome, open } = await setup(({ url, method }) => (refuse && method !== 'PATCH' && url.includes('/comments') ? { status: 403, body: { error: { code: 403, message: 'Forbidden' } } } : undefined))
+    await outcome(missing)
+    expect(open()).toHaveLength(1)
+    refuse = true
+    // A new string's look-up is refused: raising pauses in the project.
+    await outcome(missing, { ...ref, stringId: 43 })
+    expect(issues.counts.refused).toBe(1)
+    // String 42 comes back with other findings: no new issue, its old one (now wrong) resolved.
+    await outcome(tagged)
+    expect(issues.counts).toMatchObject({ refused: 2, resolved: 1, raised: 1 })
+    expect(open()).toEqual([])
   })
 
   it('a POST whose answer was lost is not repeated blindly: the look-up finds the issue it created', async () => {
