@@ -24,7 +24,7 @@ export function newestSourceMtime(root = ROOT): { mtimeMs: number; file: string 
       const full = path.join(dir, entry.name)
       if (entry.isDirectory()) {
         if (entry.name !== 'node_modules') walk(full)
-      } else if (/\.(ts|json)$/.test(entry.name) && !entry.name.endsWith('.test.ts')) consider(full)
+      } else if (/\.(c?ts|json)$/.test(entry.name) && !entry.name.endsWith('.test.ts')) consider(full)
     }
   }
   for (const dir of ['src', 'plugins']) if (existsSync(path.join(root, dir))) walk(path.join(root, dir))
