@@ -3,10 +3,10 @@
 // (the SDK's are off) on 429, 5xx, network errors and timeouts honouring Retry-After, a token
 // budget per hour checked before sending, and answers held to the verdict schema.
 //
-// The SDK and the answer's validator are loaded on the first request, not when the plugin is: every
-// pipeline thread imports every plugin of the pipelines it loads, and the SDK alone cost a thread
-// about 86 ms of CPU to import (a fifth of a thread's start), in threads that may never run this
-// plugin (the long-text lane starts on a translator's first long text).
+// The SDK is imported, and the answer's validator compiled, on the first request, not when the
+// plugin is: every pipeline thread imports every plugin of the pipelines it loads, and the SDK
+// alone cost a thread about 86 ms of CPU to import (a fifth of a thread's start), in threads that
+// may never run this plugin (the long-text lane starts on a translator's first long text).
 import type OpenAI from 'openai'
 import { Ajv, type ValidateFunction } from 'ajv'
 import PQueue from 'p-queue'
@@ -49,8 +49,15 @@ export interface ReviewRequest {
 }
 
 type Sdk = typeof import('openai')
-let sdk: Promise<Sdk> | undefined
-const loadSdk = (): Promise<Sdk> => (sdk ??= import('openai'))
+let sdkImport: Promise<Sdk> | undefined
+/** The SDK; an import that failed is not kept, so the next request tries again. */
+function loadSdk(): Promise<Sdk> {
+  sdkImport ??= import('openai').catch((error: unknown) => {
+    sdkImport = undefined
+    throw new ModelRequestError(`ai-proofread: the OpenAI SDK could not be loaded (${error instanceof Error ? error.message : String(error)}); reinstall the worker's dependencies`)
+  })
+  return sdkImport
+}
 
 let answerValidator: ValidateFunction<{ verdicts: AnswerVerdict[] }> | undefined
 const validator = () => (answerValidator ??= new Ajv({ strict: false }).compile<{ verdicts: AnswerVerdict[] }>(VERDICT_SCHEMA))
@@ -100,7 +107,13 @@ export class ModelClient {
     const { metrics, model } = this.options
     const { apiKey } = this.options
     if (!apiKey) throw new ModelRequestError('ai-proofread: no API key: set OPENAI_API_KEY (or the apiKey option); for a server that needs none, set any placeholder')
-    const sdk = await loadSdk()
+    let sdk: Sdk
+    try {
+      sdk = await loadSdk()
+    } catch (error) {
+      metrics.add('ai.errors')
+      throw error
+    }
     // Everything passed explicitly: the SDK would otherwise read OPENAI_* from process.env.
     const client = (this.client ??= new sdk.default({ apiKey, adminAPIKey: null, baseURL: this.options.baseUrl, organization: null, project: null, maxRetries: 0, timeout: this.options.timeoutMs, logLevel: 'off' }))
     const user = userMessage(request)
