@@ -10,9 +10,9 @@
 // - a 403 (the app may not comment in the project, or its token lost that right for a while) on a
 //   look-up or a POST pauses raising in that project for `refusedPauseMs`: raises meanwhile make
 //   neither request (counted as `refused`) but still resolve the out-of-date issues they know of.
-//   A 403 on resolving is given up for that issue alone, as before: a skipped resolution would
-//   leave the issue open for good, an approved string seldom coming back. Either is logged once
-//   per `refusedPauseMs` and project, not once per string.
+//   A 403 on resolving gives up that issue alone, and the string's other issues are still
+//   resolved: a skipped resolution would leave its issue open for good, an approved string
+//   seldom coming back. Either is logged once per `refusedPauseMs` and project, not per string.
 // What was raised is remembered in the findings log (string + language + findings hash), so a
 // string sent back again with the same findings raises nothing. When the log has no memory of the
 // string at all, one GET of its unresolved issues looks for the worker's own reference first.
@@ -212,16 +212,33 @@ export class IssueSender {
 
   private async raiseWithRetries(work: IssueWork): Promise<void> {
     const records = issueFindings(work.findings)
+    /** What the log remembered before a retry made it forget: put back if no look-up replaced it. */
+    let known: RaisedIssue[] | undefined
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.raise(work, records)
+        await this.raise(work, records)
+        if (known) await this.restore(work, known)
+        return
       } catch (error) {
-        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
+        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) {
+          // A retry refused or paused before its look-up must not leave the old issues forgotten:
+          // a later pass of the string would resolve none of them.
+          if (known) await this.restore(work, known).catch(() => undefined)
+          throw error
+        }
         // Forget, so that the next attempt looks before it raises.
-        await this.options.findings.update(work, (entry) => entry && { ...entry, issues: undefined })
+        await this.options.findings.update(work, (entry) => {
+          if (entry?.issues?.length) known = [...(known ?? []).filter((k) => !entry.issues!.some((i) => i.id === k.id)), ...entry.issues]
+          return entry && { ...entry, issues: undefined }
+        })
         await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
       }
     }
+  }
+
+  /** Put back the issues a retry made the log forget, unless something was remembered since. */
+  private async restore(work: EntryRef, known: RaisedIssue[]): Promise<void> {
+    await this.options.findings.update(work, (entry) => (entry && entry.issues === undefined ? { ...entry, issues: known } : entry))
   }
 
   private async raise(work: IssueWork, records: FindingRecord[]): Promise<void> {
@@ -255,10 +272,15 @@ export class IssueSender {
         updated = true
       }
       this.count('already-open')
-    } else if (paused) {
+    } else if (paused || this.raisingPaused(work)) {
+      // Paused (checked again: another task may have been refused while the look-up ran).
+      if (found?.length) {
+        latest = await this.remember(work, withFound)
+        updated = true
+      }
       this.count('refused')
     } else {
-      let created: { id: number }
+      let created: { id: number } | undefined
       try {
         created = await api.createComment(work.domain, work.projectId, {
           stringId: work.stringId, targetLanguageId: work.languageId, type: 'issue', issueType: issueTypeOf(records),
@@ -266,17 +288,29 @@ export class IssueSender {
         }, this.request)
       } catch (error) {
         // What the look-up found is remembered all the same, so that a later pass resolves it.
-        if (found?.length) await this.remember(work, withFound).catch(() => undefined)
-        throw error
+        const saved = found?.length ? await this.remember(work, withFound).catch(() => undefined) : undefined
+        if (!(error instanceof ApiError && error.status === 403)) throw error
+        // Refused: raising pauses in the project; the out-of-date issues are still resolved below.
+        this.refuse(work, error)
+        if (saved) {
+          latest = saved
+          updated = true
+        }
       }
-      latest = await this.remember(work, (issues) => [...withFound(issues), { id: created.id, hash, status: 'unresolved', at: now() }])
-      updated = true
-      this.count('raised')
+      if (created) {
+        const id = created.id
+        latest = await this.remember(work, (issues) => [...withFound(issues), { id, hash, status: 'unresolved', at: now() }])
+        updated = true
+        this.count('raised')
+      }
     }
     // Issues this worker raised for earlier findings are out of date: resolved, so one stays open.
     for (const old of open.filter((i) => i.hash !== hash)) {
-      latest = await this.resolveOne(work, old)
-      updated = true
+      const resolved = await this.resolveOne(work, old)
+      if (resolved) {
+        latest = resolved.entry
+        updated = true
+      }
     }
     // The string passed while this task ran (its resolving task may have found nothing yet).
     const after = updated ? latest : await findings.get(work)
@@ -289,12 +323,21 @@ export class IssueSender {
     for (const issue of entry?.issues?.filter((i) => i.status === 'unresolved') ?? []) await this.resolveOne(work, issue)
   }
 
-  /** Resolves with the entry as the update left it. */
-  private async resolveOne(work: EntryRef, issue: RaisedIssue): Promise<FindingsEntry | undefined> {
-    await this.options.api.resolveIssue(work.domain, work.projectId, issue.id, this.request)
+  /**
+   * Resolves with the entry as the update left it; undefined when the service refused (403): that
+   * issue alone is given up (counted, logged once per pause length), and the caller goes on.
+   */
+  private async resolveOne(work: EntryRef, issue: RaisedIssue): Promise<{ entry: FindingsEntry | undefined } | undefined> {
+    try {
+      await this.options.api.resolveIssue(work.domain, work.projectId, issue.id, this.request)
+    } catch (error) {
+      if (!(error instanceof ApiError && error.status === 403)) throw error
+      this.refuse(work, error)
+      return undefined
+    }
     const entry = await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now() } : i)))
     this.count('resolved')
-    return entry
+    return { entry }
   }
 
   /**

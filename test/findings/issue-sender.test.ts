@@ -170,8 +170,13 @@ describe('issues for strings sent back', () => {
     await findings.update(ref, (e) => e && { ...e, issues: undefined })
     refuse = true
     await outcome(tagged)
-    // A 403 pauses raising in the project (counted as refused); resolving is not paused by it.
-    expect(status === 403 ? issues.counts.refused : issues.counts.failed).toBe(1)
+    if (status === 403) {
+      // Refused: raising pauses in the project, and the issue found, now out of date, is resolved.
+      expect(issues.counts).toMatchObject({ refused: 1, resolved: 1, failed: 0 })
+      expect(open()).toEqual([])
+      return
+    }
+    expect(issues.counts.failed).toBe(1)
     expect(open()).toHaveLength(1)
     refuse = false
     await outcome('passed')
@@ -267,6 +272,61 @@ describe('issues for strings sent back', () => {
     await outcome(tagged)
     expect(issues.counts).toMatchObject({ refused: 2, resolved: 1, raised: 1 })
     expect(open()).toEqual([])
+  })
+
+  it('a retry that cannot look up (403) puts back the issues it made the log forget', async () => {
+    let refusing = false
+    const { issues, outcome, findings, open } = await setup(({ url, method }) => {
+      if (!refusing || !url.includes('/comments')) return undefined
+      if (method === 'POST') return { status: 503, body: { error: { code: 503, message: 'busy' } } }
+      if (method === 'GET') return { status: 403, body: { error: { code: 403, message: 'Forbidden' } } }
+      return undefined
+    })
+    await outcome(missing)
+    refusing = true
+    // The POST's outcome is unknown: the log forgets, the retry's look-up is refused.
+    await outcome(tagged)
+    expect(issues.counts).toMatchObject({ raised: 1, refused: 1 })
+    refusing = false
+    expect((await findings.get(ref))?.issues?.map((i) => i.status)).toEqual(['unresolved'])
+    // So the string's pass still resolves the issue it had.
+    await outcome('passed')
+    expect(open()).toEqual([])
+  })
+
+  it('a refused resolution gives up that issue alone: the string\'s other issues are still resolved', async () => {
+    let refuseIssue: number | undefined
+    const { issues, outcome, open, service } = await setup(({ url, method }) => (method === 'PATCH' && refuseIssue !== undefined && url.endsWith(`/comments/${refuseIssue}`) ? { status: 403, body: { error: { code: 403, message: 'Forbidden' } } } : undefined))
+    await outcome(missing)
+    const first = service.comments[0]!.id
+    refuseIssue = first
+    // New findings: a second issue raised, the first (out of date) refused.
+    await outcome(tagged)
+    expect(open()).toHaveLength(2)
+    // The string passes: the first is refused again, the second is still resolved.
+    await outcome('passed')
+    expect(open().map((c) => c.id)).toEqual([first])
+    expect(issues.counts).toMatchObject({ raised: 2, refused: 2, resolved: 1 })
+  })
+
+  it('a raise that looked up before another task was refused does not POST: the pause is checked again', async () => {
+    let release: (() => void) | undefined
+    const refusedYet = new Promise<void>((r) => (release = r))
+    const s = await setup(({ url, method }) => (method === 'GET' && url.includes('stringId=43') ? { status: 403, body: { error: { code: 403, message: 'Forbidden' } } } : undefined), (f) => (async (input: string | URL, init?: RequestInit) => {
+      const answer = await f(input, init)
+      // String 44's look-up answers only once string 43's has been refused and handled.
+      if (String(input).includes('stringId=44')) await refusedYet
+      return answer
+    }) as typeof fetch)
+    await s.findings.record(entryOf(missing, { ...ref, stringId: 43 }))
+    await s.findings.record(entryOf(missing, { ...ref, stringId: 44 }))
+    s.issues.sentBack({ ...ref, stringId: 44, pipelineName: 'QA gate', findings: missing })
+    s.issues.sentBack({ ...ref, stringId: 43, pipelineName: 'QA gate', findings: missing })
+    while (s.issues.counts.refused === 0) await new Promise((r) => setTimeout(r, 5))
+    release!()
+    await s.issues.flush()
+    expect(s.service.log.filter((l) => l === 'POST comments')).toEqual([])
+    expect(s.issues.counts).toMatchObject({ refused: 2, raised: 0 })
   })
 
   it('a POST whose answer was lost is not repeated blindly: the look-up finds the issue it created', async () => {
