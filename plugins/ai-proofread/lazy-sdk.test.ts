@@ -38,8 +38,13 @@ describe('ai-proofread: the SDK is loaded on demand', () => {
       const { silentLogger } = await import(${JSON.stringify(logger)})
       const counted = {}
       const metrics = { add: (name, n = 1) => { counted[name] = (counted[name] ?? 0) + n } }
-      // Port 9 on loopback: nothing listens, so a loaded SDK fails fast with a network error.
-      const model = new ModelClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:9/v1', model: 'm', timeoutMs: 2000, maxRetries: 0, retryBaseMs: 1, concurrency: 1, tokensPerHour: 1e9, metrics, log: silentLogger() })
+      // A loopback port the OS picked and nothing listens on any more: a loaded SDK fails fast.
+      const { createServer } = await import('node:net')
+      const server = createServer()
+      await new Promise((resolve) => server.listen(0, '127.0.0.1', resolve))
+      const { port } = server.address()
+      await new Promise((resolve) => server.close(resolve))
+      const model = new ModelClient({ apiKey: 'k', baseUrl: 'http://127.0.0.1:' + port + '/v1', model: 'm', timeoutMs: 2000, maxRetries: 0, retryBaseMs: 1, concurrency: 1, tokensPerHour: 1e9, metrics, log: silentLogger() })
       const request = { sourceLanguage: { name: 'English', code: 'en' }, targetLanguage: { name: 'German', code: 'de' }, instructions: '', items: [] }
       const outcome = (p) => p.then(() => 'answered', (e) => e.name + ': ' + e.message)
       console.log(JSON.stringify({ first: await outcome(model.review(request)), second: await outcome(model.review(request)), counted }))`
