@@ -212,33 +212,19 @@ export class IssueSender {
 
   private async raiseWithRetries(work: IssueWork): Promise<void> {
     const records = issueFindings(work.findings)
-    /** What the log remembered before a retry made it forget: put back if no look-up replaced it. */
-    let known: RaisedIssue[] | undefined
     for (let attempt = 1; ; attempt++) {
       try {
-        await this.raise(work, records)
-        if (known) await this.restore(work, known)
-        return
+        return await this.raise(work, records)
       } catch (error) {
-        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) {
-          // A retry refused or paused before its look-up must not leave the old issues forgotten:
-          // a later pass of the string would resolve none of them.
-          if (known) await this.restore(work, known).catch(() => undefined)
-          throw error
-        }
-        // Forget, so that the next attempt looks before it raises.
-        await this.options.findings.update(work, (entry) => {
-          if (entry?.issues?.length) known = [...(known ?? []).filter((k) => !entry.issues!.some((i) => i.id === k.id)), ...entry.issues]
-          return entry && { ...entry, issues: undefined }
-        })
+        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
+        // Forget, so that the next attempt looks before it raises. (Should the retry not get to
+        // look, the string's issues stay forgotten until a later raise of it looks them up: putting
+        // back what was known would hide the issue the lost POST may have created, and the next
+        // raise would POST it again.)
+        await this.options.findings.update(work, (entry) => entry && { ...entry, issues: undefined })
         await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
       }
     }
-  }
-
-  /** Put back the issues a retry made the log forget, unless something was remembered since. */
-  private async restore(work: EntryRef, known: RaisedIssue[]): Promise<void> {
-    await this.options.findings.update(work, (entry) => (entry && entry.issues === undefined ? { ...entry, issues: known } : entry))
   }
 
   private async raise(work: IssueWork, records: FindingRecord[]): Promise<void> {

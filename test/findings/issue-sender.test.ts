@@ -274,26 +274,6 @@ describe('issues for strings sent back', () => {
     expect(open()).toEqual([])
   })
 
-  it('a retry that cannot look up (403) puts back the issues it made the log forget', async () => {
-    let refusing = false
-    const { issues, outcome, findings, open } = await setup(({ url, method }) => {
-      if (!refusing || !url.includes('/comments')) return undefined
-      if (method === 'POST') return { status: 503, body: { error: { code: 503, message: 'busy' } } }
-      if (method === 'GET') return { status: 403, body: { error: { code: 403, message: 'Forbidden' } } }
-      return undefined
-    })
-    await outcome(missing)
-    refusing = true
-    // The POST's outcome is unknown: the log forgets, the retry's look-up is refused.
-    await outcome(tagged)
-    expect(issues.counts).toMatchObject({ raised: 1, refused: 1 })
-    refusing = false
-    expect((await findings.get(ref))?.issues?.map((i) => i.status)).toEqual(['unresolved'])
-    // So the string's pass still resolves the issue it had.
-    await outcome('passed')
-    expect(open()).toEqual([])
-  })
-
   it('a refused resolution gives up that issue alone: the string\'s other issues are still resolved', async () => {
     let refuseIssue: number | undefined
     const { issues, outcome, open, service } = await setup(({ url, method }) => (method === 'PATCH' && refuseIssue !== undefined && url.endsWith(`/comments/${refuseIssue}`) ? { status: 403, body: { error: { code: 403, message: 'Forbidden' } } } : undefined))
@@ -309,24 +289,35 @@ describe('issues for strings sent back', () => {
     expect(issues.counts).toMatchObject({ raised: 2, refused: 2, resolved: 1 })
   })
 
-  it('a raise that looked up before another task was refused does not POST: the pause is checked again', async () => {
+  it('a raise that looked up before another task was refused does not POST, and still resolves the out-of-date issue it found', async () => {
+    let gate = false
     let release: (() => void) | undefined
     const refusedYet = new Promise<void>((r) => (release = r))
     const s = await setup(({ url, method }) => (method === 'GET' && url.includes('stringId=43') ? { status: 403, body: { error: { code: 403, message: 'Forbidden' } } } : undefined), (f) => (async (input: string | URL, init?: RequestInit) => {
       const answer = await f(input, init)
       // String 44's look-up answers only once string 43's has been refused and handled.
-      if (String(input).includes('stringId=44')) await refusedYet
+      if (gate && String(input).includes('stringId=44')) await refusedYet
       return answer
     }) as typeof fetch)
+    const r44 = { ...ref, stringId: 44 }
+    // String 44 has an issue for other findings, which the log forgot (another instance raised it).
+    await s.outcome(tagged, r44)
+    const old = s.service.comments[0]!.id
+    await s.findings.update(r44, (e) => e && { ...e, issues: undefined })
+    gate = true
     await s.findings.record(entryOf(missing, { ...ref, stringId: 43 }))
-    await s.findings.record(entryOf(missing, { ...ref, stringId: 44 }))
-    s.issues.sentBack({ ...ref, stringId: 44, pipelineName: 'QA gate', findings: missing })
+    await s.findings.record(entryOf(missing, r44))
+    s.issues.sentBack({ ...r44, pipelineName: 'QA gate', findings: missing })
     s.issues.sentBack({ ...ref, stringId: 43, pipelineName: 'QA gate', findings: missing })
     while (s.issues.counts.refused === 0) await new Promise((r) => setTimeout(r, 5))
     release!()
     await s.issues.flush()
-    expect(s.service.log.filter((l) => l === 'POST comments')).toEqual([])
-    expect(s.issues.counts).toMatchObject({ refused: 2, raised: 0 })
+    // One POST: string 44's first issue. None after the pause began.
+    expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+    expect(s.issues.counts).toMatchObject({ refused: 2, raised: 1, resolved: 1 })
+    // The issue its look-up found is resolved, and remembered as such.
+    expect(s.open()).toEqual([])
+    expect((await s.findings.get(r44))?.issues).toEqual([expect.objectContaining({ id: old, status: 'resolved' })])
   })
 
   it('a POST whose answer was lost is not repeated blindly: the look-up finds the issue it created', async () => {
