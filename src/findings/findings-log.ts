@@ -47,6 +47,13 @@ export interface FindingsEntry extends EntryRef {
   hash?: string
   /** Issues this worker raised on the string in this language; absent when it never looked. */
   issues?: RaisedIssue[]
+  /**
+   * A POST raising an issue on the string got no answer (5XX, timeout, network): the service may
+   * hold an issue of this worker's that `issues` does not list. The next raise or pass of the
+   * string looks its issues up at the service before it trusts `issues`, and clears this. When it
+   * was marked (ISO), so that a look-up clears only the mark it saw.
+   */
+  unsure?: string
 }
 
 export interface FindingsLogOptions {
@@ -169,7 +176,8 @@ export class FindingsLog {
     const saved = records.map((r) => {
       const doc = byKey.get(`s:${r.stringId}`)!
       const current = doc.entries.find((e) => sameRef(e, r))
-      const next: FindingsEntry = { ...r, ...(current?.issues ? { issues: current.issues } : {}) }
+      // What the issue sender knows (or knows it does not know) outlives the outcome it replaces.
+      const next: FindingsEntry = { ...r, ...(current?.issues ? { issues: current.issues } : {}), ...(current?.unsure ? { unsure: current.unsure } : {}) }
       doc.entries = [next, ...doc.entries.filter((e) => !sameRef(e, r))].slice(0, this.perString)
       return next
     })

@@ -59,8 +59,9 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
     const j = d.job
     const ref = { domain: j.domain, projectId: j.projectId, languageId: j.languageId, stringId: j.stringId }
     if (review.issues === 'raise') deps.issues?.sentBack({ ...ref, pipelineName: review.pipelineName, findings: review.findings })
-    // Only a string with an open issue this worker raised costs a task (and a request).
-    else if (review.issues === 'resolve' && saved.issues?.some((i) => i.status === 'unresolved')) deps.issues?.passed(ref)
+    // Only a string with an open issue this worker raised, or one a lost POST may have raised,
+    // costs a task (and a request).
+    else if (review.issues === 'resolve' && (saved.unsure || saved.issues?.some((i) => i.status === 'unresolved'))) deps.issues?.passed(ref)
   }
 
   const failed = (d: Decision, error: unknown) => {

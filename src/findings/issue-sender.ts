@@ -16,8 +16,10 @@
 // What was raised is remembered in the findings log (string + language + findings hash), so a
 // string sent back again with the same findings raises nothing. When the log has no memory of the
 // string at all, one GET of its unresolved issues looks for the worker's own reference first.
-// A POST is never repeated blindly: when its outcome is unknown (5XX, timeout, network) the memory
-// of the string is dropped and the task runs again, so the GET finds the issue if it was created.
+// A POST is never repeated blindly: when its outcome is unknown (5XX, timeout, network) the string's
+// entry is marked `unsure` and the task runs again; an unsure entry is looked up (one GET) before
+// it is trusted, by the retry, a later raise or the string's pass, so the issue the lost POST may
+// have created is found, and resolved once out of date, even when the retry could not look.
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
 import type { FindingRecord } from '../protocol/findings.js'
@@ -216,12 +218,12 @@ export class IssueSender {
       try {
         return await this.raise(work, records)
       } catch (error) {
-        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
-        // Forget, so that the next attempt looks before it raises. (Should the retry not get to
-        // look, the string's issues stay forgotten until a later raise of it looks them up: putting
-        // back what was known would hide the issue the lost POST may have created, and the next
-        // raise would POST it again.)
-        await this.options.findings.update(work, (entry) => entry && { ...entry, issues: undefined })
+        if (!IssueSender.uncertain(error)) throw error
+        // The POST may have created the issue: whoever reads the entry next (this retry, a later
+        // raise, the string's pass) looks before it trusts what is remembered. After the last
+        // attempt too: the string's pass then finds the issue and resolves it.
+        await this.options.findings.update(work, (entry) => entry && { ...entry, unsure: now() })
+        if (attempt >= this.maxAttempts) throw error
         await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
       }
     }
@@ -232,36 +234,39 @@ export class IssueSender {
     const hash = findingsHash(records)
     const entry = await findings.get(work)
     // A later outcome took the place of this one (the string passed, or came back with other
-    // findings): its own task does the work.
-    if (entry && (!entry.sentBack || entry.hash !== hash)) return this.count('stale')
-    let remembered: RaisedIssue[] | undefined = entry?.issues
+    // findings): its own task does the work. But a pass may have been handled before a POST of
+    // this task lost its answer (the entry was not unsure yet): the issue it may have created is
+    // looked up and resolved here.
+    if (entry && (!entry.sentBack || entry.hash !== hash)) {
+      this.count('stale')
+      if (!entry.sentBack && entry.unsure) await this.resolveAll(work)
+      return
+    }
     /** Found by looking them up, not remembered yet: written with what follows, in one update. */
     let found: RaisedIssue[] | undefined
     // Raising refused here a moment ago (a 403): neither look-up nor POST; what is known still counts.
     const paused = this.raisingPaused(work)
-    if (remembered === undefined && !paused) {
-      // Nothing remembered (a new string, or a store that forgot): look for our own open issues.
-      const open = await api.listOpenIssues(work.domain, work.projectId, work.stringId, work.languageId, this.request)
-      remembered = found = open.flatMap((c) => {
-        const ref = REFERENCE.exec(c.text ?? '')
-        return ref ? [{ id: c.id, hash: ref[1]!, status: 'unresolved' as const, at: now() }] : []
-      })
-    }
-    const withFound = (issues: RaisedIssue[]) => (found ? [...issues.filter((i) => !found!.some((f) => f.id === i.id)), ...found] : issues)
+    // Nothing remembered (a new string, or a store that forgot), or a lost POST may have raised
+    // one: look for our own open issues.
+    if ((entry?.issues === undefined || entry.unsure) && !paused) found = await this.lookUp(work)
+    const withFound = (issues: RaisedIssue[]) => (found ? IssueSender.merge(issues, found) : issues)
+    /** After a look-up, the mark it answers (not one a lost POST of another task set meanwhile). */
+    const looked = found ? { unsure: entry?.unsure } : undefined
+    const remembered = entry?.issues ? withFound(entry.issues) : found
     const open = (remembered ?? []).filter((i) => i.status === 'unresolved')
     /** The entry as the last update here left it: whether the string passed meanwhile. */
     let latest: FindingsEntry | undefined
     let updated = false
     if (open.some((i) => i.hash === hash)) {
       if (found) {
-        latest = await this.remember(work, withFound)
+        latest = await this.remember(work, withFound, looked)
         updated = true
       }
       this.count('already-open')
     } else if (paused || this.raisingPaused(work)) {
       // Paused (checked again: another task may have been refused while the look-up ran).
       if (found?.length) {
-        latest = await this.remember(work, withFound)
+        latest = await this.remember(work, withFound, looked)
         updated = true
       }
       this.count('refused')
@@ -274,7 +279,7 @@ export class IssueSender {
         }, this.request)
       } catch (error) {
         // What the look-up found is remembered all the same, so that a later pass resolves it.
-        const saved = found?.length ? await this.remember(work, withFound).catch(() => undefined) : undefined
+        const saved = found?.length ? await this.remember(work, withFound, looked).catch(() => undefined) : undefined
         if (!(error instanceof ApiError && error.status === 403)) throw error
         // Refused: raising pauses in the project; the out-of-date issues are still resolved below.
         this.refuse(work, error)
@@ -285,7 +290,7 @@ export class IssueSender {
       }
       if (created) {
         const id = created.id
-        latest = await this.remember(work, (issues) => [...withFound(issues), { id, hash, status: 'unresolved', at: now() }])
+        latest = await this.remember(work, (issues) => [...withFound(issues), { id, hash, status: 'unresolved', at: now() }], looked)
         updated = true
         this.count('raised')
       }
@@ -306,7 +311,35 @@ export class IssueSender {
   private async resolveAll(work: EntryRef): Promise<void> {
     const entry = await this.options.findings.get(work)
     if (entry?.sentBack) return this.count('stale')
-    for (const issue of entry?.issues?.filter((i) => i.status === 'unresolved') ?? []) await this.resolveOne(work, issue)
+    let issues = entry?.issues ?? []
+    if (entry?.unsure) {
+      // A lost POST may have raised an issue not remembered: look it up (even while raising is
+      // paused: a passed string seldom comes back, and its issue would stay open for good).
+      let found: RaisedIssue[] | undefined
+      try {
+        found = await this.lookUp(work)
+      } catch (error) {
+        if (!(error instanceof ApiError && error.status === 403)) throw error
+        // Refused: the issues remembered are still resolved; the mark stays for the next pass.
+        this.refuse(work, error)
+      }
+      if (found) issues = (await this.remember(work, (known) => IssueSender.merge(known, found!), { unsure: entry.unsure }))?.issues ?? found
+    }
+    for (const issue of issues.filter((i) => i.status === 'unresolved')) await this.resolveOne(work, issue)
+  }
+
+  /** This worker's unresolved issues on the string at the service (recognised by their reference). */
+  private async lookUp(work: EntryRef): Promise<RaisedIssue[]> {
+    const open = await this.options.api.listOpenIssues(work.domain, work.projectId, work.stringId, work.languageId, this.request)
+    return open.flatMap((c) => {
+      const ref = REFERENCE.exec(c.text ?? '')
+      return ref ? [{ id: c.id, hash: ref[1]!, status: 'unresolved' as const, at: now() }] : []
+    })
+  }
+
+  /** What is remembered, with what a look-up found in place of the same ids. */
+  private static merge(known: RaisedIssue[], found: RaisedIssue[]): RaisedIssue[] {
+    return [...known.filter((i) => !found.some((f) => f.id === i.id)), ...found]
   }
 
   /**
@@ -330,13 +363,17 @@ export class IssueSender {
    * Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go).
    * Resolves with the entry as it is now (undefined when the log has none).
    */
-  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[]): Promise<FindingsEntry | undefined> {
+  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], looked?: { unsure: string | undefined }): Promise<FindingsEntry | undefined> {
     return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => {
       if (!entry) return undefined
       const next = fn(entry.issues ?? [])
       const open = next.filter((i) => i.status === 'unresolved')
       const resolved = next.filter((i) => i.status === 'resolved').slice(-10)
-      return { ...entry, issues: [...resolved, ...open] }
+      // `looked`: what `fn` adds was looked up at the service after the entry read `looked.unsure`;
+      // that mark is answered. One set since (another task's POST lost its answer) stays.
+      const { unsure, ...rest } = entry
+      const answered = looked !== undefined && unsure === looked.unsure
+      return { ...rest, issues: [...resolved, ...open], ...(unsure && !answered ? { unsure } : {}) }
     })
   }
 

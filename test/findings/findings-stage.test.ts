@@ -65,6 +65,25 @@ describe('findings stage', () => {
     expect((await findings.search({ stringId: 2 }))[0]).not.toHaveProperty('hash')
   })
 
+  it('a passed string costs a resolving task only with an open issue of ours, or a lost POST that may have raised one', async () => {
+    stores = await createStores('memory://')
+    const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 0 })
+    const passed: number[] = []
+    const { log } = quietLog()
+    const stage = createFindingsStage({ findings, log, issues: { sentBack: () => undefined, passed: (ref: { stringId: number }) => { passed.push(ref.stringId) }, flush: async () => undefined } as never })
+    stage.reported([decision(1, 'raise'), decision(2, 'raise'), decision(3, 'raise')])
+    await stage.flush()
+    const ref = (stringId: number) => ({ domain: 'acme', projectId: 7, languageId: 'de', stringId })
+    // 1: an issue open; 2: a POST whose answer was lost; 3: nothing raised.
+    await findings.update(ref(1), (e) => e && { ...e, issues: [{ id: 9, hash: 'h', status: 'unresolved', at: 'x' }] })
+    await findings.update(ref(2), (e) => e && { ...e, issues: [], unsure: 'x' })
+    await findings.update(ref(3), (e) => e && { ...e, issues: [] })
+    stage.reported([decision(1, 'resolve'), decision(2, 'resolve'), decision(3, 'resolve')])
+    await stage.flush()
+    expect(passed).toEqual([1, 2])
+    expect((await findings.get(ref(2)))?.unsure).toBe('x')
+  })
+
   it('counts and logs a failed write per string, and never rejects', async () => {
     stores = await createStores('memory://')
     const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 0 })

@@ -338,6 +338,88 @@ describe('issues for strings sent back', () => {
     expect(issues.counts).toMatchObject({ raised: 0, 'already-open': 1, failed: 0 })
   })
 
+  it('a lost POST answer, and the string passed before the retry: the issue the POST created is looked up and resolved', async () => {
+    let lost = false
+    let passedMeanwhile: Promise<unknown> | undefined
+    const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      const res = await f(input, init)
+      if (init?.method === 'POST' && !lost) {
+        lost = true
+        // The service created the issue; before its answer is known, the string's next outcome
+        // (it passed) is logged and its resolving task queued, as the findings stage would.
+        passedMeanwhile = s.findings.record(entryOf('passed')).then(() => s.issues.passed(ref))
+        await passedMeanwhile
+        return new Response('upstream timeout', { status: 504 })
+      }
+      return res
+    }) as typeof fetch)
+    await s.findings.record(entryOf(missing))
+    s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await s.issues.flush()
+    expect(passedMeanwhile).toBeDefined()
+    expect(s.service.comments).toHaveLength(1)
+    expect(s.open()).toEqual([])
+    expect(s.issues.counts.resolved).toBeGreaterThanOrEqual(1)
+    // Looked up and answered: the mark is gone, the issue remembered as resolved.
+    const entry = await s.findings.get(ref)
+    expect(entry?.unsure).toBeUndefined()
+    expect(entry?.issues).toEqual([expect.objectContaining({ id: s.service.comments[0]!.id, status: 'resolved' })])
+  })
+
+  it('a lost POST answer and a retry that could not look (403): the string\'s pass looks up, and resolves the issue known and the one created', async () => {
+    let refusing = false
+    const lostAnswer = new Set<number>()
+    const { issues, outcome, findings, open, service } = await setup(({ url, method }) => {
+      if (refusing && method === 'GET' && url.includes('/comments')) return { status: 403, body: { error: { code: 403, message: 'Forbidden' } } }
+      return undefined
+    }, (f) => (async (input: string | URL, init?: RequestInit) => {
+      const res = await f(input, init)
+      // While refusing, a POST is applied and its answer lost.
+      if (refusing && init?.method === 'POST') {
+        lostAnswer.add(((await res.json()) as { data: { id: number } }).data.id)
+        return new Response('bad gateway', { status: 502 })
+      }
+      return res
+    }) as typeof fetch)
+    await outcome(missing)
+    const known = service.comments[0]!.id
+    refusing = true
+    await outcome(tagged)
+    expect(lostAnswer.size).toBe(1)
+    expect(issues.counts).toMatchObject({ raised: 1, refused: 1 })
+    // What was known is still remembered, and marked as not the whole story.
+    const entry = await findings.get(ref)
+    expect(entry?.issues?.map((i) => [i.id, i.status])).toEqual([[known, 'unresolved']])
+    expect(entry?.unsure).toEqual(expect.any(String))
+    refusing = false
+    await outcome('passed')
+    expect(open()).toEqual([])
+    expect((await findings.get(ref))?.unsure).toBeUndefined()
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
+  })
+
+  it('after a lost POST answer the next raise looks before it trusts what it knew: no second POST', async () => {
+    let refusing = false
+    const { issues, outcome, findings, open, service } = await setup(({ url, method }) => {
+      if (refusing && method === 'GET' && url.includes('/comments')) return { status: 403, body: { error: { code: 403, message: 'Forbidden' } } }
+      return undefined
+    }, (f) => (async (input: string | URL, init?: RequestInit) => {
+      const res = await f(input, init)
+      return refusing && init?.method === 'POST' ? new Response('bad gateway', { status: 502 }) : res
+    }) as typeof fetch, { refusedPauseMs: 0 })
+    await outcome(missing)
+    refusing = true
+    await outcome(tagged)
+    refusing = false
+    // The string comes back with the same findings: the issue the lost POST created is found.
+    await findings.record(entryOf(tagged))
+    issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: tagged })
+    await issues.flush()
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
+    expect(open().map((c) => c.text)).toEqual([expect.stringContaining(findingsHash(tagged))])
+    expect(issues.counts).toMatchObject({ raised: 1, 'already-open': 1, resolved: 1 })
+  })
+
   it('drops, and counts, what exceeds the waiting bound of an organization', async () => {
     const { issues, findings } = await setup()
     const small = new IssueSender({ api: (issues as unknown as { options: { api: ApiClient } }).options.api, findings, log: silentLogger(), concurrency: 1, maxPending: 2 })
