@@ -17,9 +17,12 @@
 // string sent back again with the same findings raises nothing. When the log has no memory of the
 // string at all, one GET of its unresolved issues looks for the worker's own reference first.
 // A POST is never repeated blindly: when its outcome is unknown (5XX, timeout, network) the string's
-// entry is marked `unsure` and the task runs again; an unsure entry is looked up (one GET) before
-// it is trusted, by the retry, a later raise or the string's pass, so the issue the lost POST may
-// have created is found, and resolved once out of date, even when the retry could not look.
+// entry is marked `unsure` (in the write that remembers what the look-up found) and the task runs
+// again; an unsure entry is looked up (one GET) before it is trusted, by the retry, a later raise
+// or the string's pass, so the issue the lost POST may have created is found, and resolved once out
+// of date, even when the retry could not look. A raise whose mark (or new issue) the log could not
+// write is given up, not retried. A string's tasks run one after the other.
+import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
 import type { FindingRecord } from '../protocol/findings.js'
@@ -53,6 +56,14 @@ export interface IssueSenderOptions {
   count?(outcome: IssueOutcome, n?: number): void
 }
 
+/** A failure after which raising again could POST an issue twice: given up, not retried. */
+class NotRetried extends Error {
+  constructor(message: string, cause: unknown) {
+    super(message, { cause })
+    this.name = 'NotRetried'
+  }
+}
+
 /** Below the status requests (priority 0) in the organization's queue. */
 export const COMMENT_PRIORITY = -1
 
@@ -60,6 +71,10 @@ export const COMMENT_PRIORITY = -1
 export const REFUSED_PAUSE_MS = 5 * 60_000
 
 const now = () => new Date().toISOString()
+/** A new `unsure` mark: the time, and a tag so that two marks of the same millisecond differ. */
+const newMark = () => `${now()}#${randomBytes(4).toString('hex')}`
+/** The string a task is about: one task of it runs at a time. */
+const refKey = (r: EntryRef) => `${r.domain}|${r.projectId}|${r.languageId}|${r.stringId}`
 
 /**
  * A task waiting in an organization's lane: a plain record, run when a slot frees. Under a burst a
@@ -85,6 +100,11 @@ export class IssueSender {
   private readonly raisingPausedUntil = new Map<string, number>()
   /** `raise|domain|project` or `resolve|domain|project`: until when a 403 there is not logged again. */
   private readonly quietUntil = new Map<string, number>()
+  /**
+   * The task running for a string (and language), which the next one of it waits for: two at once
+   * could both look up, find nothing and both POST, or one could clear what the other marked.
+   */
+  private readonly busy = new Map<string, Promise<void>>()
 
   constructor(private readonly options: IssueSenderOptions) {
     this.maxAttempts = options.maxAttempts ?? 3
@@ -93,6 +113,7 @@ export class IssueSender {
 
   /** An answer after which the request may or may not have been applied. */
   private static uncertain(error: unknown): boolean {
+    if (error instanceof NotRetried) return false
     return !(error instanceof ApiError) || error.status === 0 || error.status === 408 || error.status >= 500
   }
 
@@ -166,7 +187,21 @@ export class IssueSender {
     return false
   }
 
+  /** Run a task once the one before it for the same string has finished (it holds its slot meanwhile). */
   private async run(task: LaneTask): Promise<void> {
+    const key = refKey(task.work)
+    const before = this.busy.get(key)
+    const mine = (before ?? Promise.resolve()).then(() => this.runTask(task))
+    this.busy.set(key, mine)
+    try {
+      await mine
+    } finally {
+      if (this.busy.get(key) === mine) this.busy.delete(key)
+    }
+  }
+
+  /** Never rejects: whatever fails is counted and logged here. */
+  private async runTask(task: LaneTask): Promise<void> {
     const { work } = task
     try {
       if (task.raise) await this.raiseWithRetries(task.work)
@@ -214,29 +249,32 @@ export class IssueSender {
 
   private async raiseWithRetries(work: IssueWork): Promise<void> {
     const records = issueFindings(work.findings)
+    const hash = findingsHash(records)
     for (let attempt = 1; ; attempt++) {
       try {
-        return await this.raise(work, records)
+        return await this.raise(work, records, hash)
       } catch (error) {
         if (!IssueSender.uncertain(error)) throw error
-        // The POST may have created the issue: whoever reads the entry next (this retry, a later
-        // raise, the string's pass) looks before it trusts what is remembered. After the last
-        // attempt too: the string's pass then finds the issue and resolves it.
-        await this.options.findings.update(work, (entry) => entry && { ...entry, unsure: now() })
-        if (attempt >= this.maxAttempts) throw error
+        if (attempt >= this.maxAttempts) {
+          // The string passed while the last POST was out, before the mark: no resolving task
+          // was queued for it, and no retry will find the issue the POST may have created.
+          const entry = await this.options.findings.get(work).catch(() => undefined)
+          if (entry?.unsure && !entry.sentBack) await this.resolveAll(work).catch(() => undefined)
+          throw error
+        }
         await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
       }
     }
   }
 
-  private async raise(work: IssueWork, records: FindingRecord[]): Promise<void> {
+  private async raise(work: IssueWork, records: FindingRecord[], hash: string): Promise<void> {
     const { api, findings } = this.options
-    const hash = findingsHash(records)
     const entry = await findings.get(work)
     // A later outcome took the place of this one (the string passed, or came back with other
-    // findings): its own task does the work. But a pass may have been handled before a POST of
-    // this task lost its answer (the entry was not unsure yet): the issue it may have created is
-    // looked up and resolved here.
+    // findings): its own task does the work, after this one. But a pass logged before a POST of
+    // this task lost its answer queued no task (nothing was open, nothing marked): the issue the
+    // POST may have created is looked up here and resolved. (New findings always queue a raise,
+    // which reads the mark.)
     if (entry && (!entry.sentBack || entry.hash !== hash)) {
       this.count('stale')
       if (!entry.sentBack && entry.unsure) await this.resolveAll(work)
@@ -278,8 +316,17 @@ export class IssueSender {
           text: issueText(records, { pipelineName: work.pipelineName, hash }),
         }, this.request)
       } catch (error) {
-        // What the look-up found is remembered all the same, so that a later pass resolves it.
-        const saved = found?.length ? await this.remember(work, withFound, looked).catch(() => undefined) : undefined
+        // What the look-up found is remembered all the same, so that a later pass resolves it. An
+        // answer lost (the POST may have created the issue) marks the entry unsure in the same
+        // write: whoever reads it next (the retry, a later raise, the string's pass) looks first.
+        const lost = IssueSender.uncertain(error)
+        let saved: FindingsEntry | undefined
+        try {
+          saved = found?.length || lost ? await this.remember(work, withFound, looked, lost) : undefined
+        } catch (writeError) {
+          // Not marked: a retry would trust the entry and could POST the issue a second time.
+          if (lost) throw new NotRetried('the findings log could not mark the string after a POST whose answer was lost; the raise is not retried', writeError)
+        }
         if (!(error instanceof ApiError && error.status === 403)) throw error
         // Refused: raising pauses in the project; the out-of-date issues are still resolved below.
         this.refuse(work, error)
@@ -290,7 +337,12 @@ export class IssueSender {
       }
       if (created) {
         const id = created.id
-        latest = await this.remember(work, (issues) => [...withFound(issues), { id, hash, status: 'unresolved', at: now() }], looked)
+        try {
+          latest = await this.remember(work, (issues) => [...withFound(issues), { id, hash, status: 'unresolved', at: now() }], looked)
+        } catch (writeError) {
+          // The issue exists but is not remembered: a retry would POST it again.
+          throw new NotRetried('the findings log could not remember the issue just raised; the raise is not retried', writeError)
+        }
         updated = true
         this.count('raised')
       }
@@ -363,7 +415,7 @@ export class IssueSender {
    * Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go).
    * Resolves with the entry as it is now (undefined when the log has none).
    */
-  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], looked?: { unsure: string | undefined }): Promise<FindingsEntry | undefined> {
+  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], looked?: { unsure: string | undefined }, mark = false): Promise<FindingsEntry | undefined> {
     return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => {
       if (!entry) return undefined
       const next = fn(entry.issues ?? [])
@@ -372,8 +424,10 @@ export class IssueSender {
       // `looked`: what `fn` adds was looked up at the service after the entry read `looked.unsure`;
       // that mark is answered. One set since (another task's POST lost its answer) stays.
       const { unsure, ...rest } = entry
+      // `mark`: a POST lost its answer; marked (anew) in the same write.
       const answered = looked !== undefined && unsure === looked.unsure
-      return { ...rest, issues: [...resolved, ...open], ...(unsure && !answered ? { unsure } : {}) }
+      const kept = mark ? newMark() : unsure && !answered ? unsure : undefined
+      return { ...rest, issues: [...resolved, ...open], ...(kept ? { unsure: kept } : {}) }
     })
   }
 
