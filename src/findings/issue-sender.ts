@@ -16,12 +16,13 @@
 // What was raised is remembered in the findings log (string + language + findings hash), so a
 // string sent back again with the same findings raises nothing. When the log has no memory of the
 // string at all, one GET of its unresolved issues looks for the worker's own reference first.
-// A POST is never repeated blindly: when its outcome is unknown (5XX, timeout, network) the string's
-// entry is marked `unsure` (in the write that remembers what the look-up found) and the task runs
-// again; an unsure entry is looked up (one GET) before it is trusted, by the retry, a later raise
-// or the string's pass, so the issue the lost POST may have created is found, and resolved once out
-// of date, even when the retry could not look. A raise whose mark (or new issue) the log could not
-// write is given up, not retried. A string's tasks run one after the other.
+// A POST is never repeated blindly: before it, the string's entry is marked `unsure` (in the write
+// that remembers what the look-up found, and only while the entry is still the outcome being
+// raised); the mark is cleared once the issue is remembered or the POST was surely refused. So
+// whatever happens to the POST (an answer lost, a crash, a log write that fails after it), whoever
+// reads the entry next (the retry, a later raise, the string's pass) looks its issues up (one GET)
+// before trusting what is remembered, and finds the issue if the POST created it. A string's tasks
+// run one after the other (a task whose string is busy waits aside, without holding a slot).
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
@@ -56,14 +57,6 @@ export interface IssueSenderOptions {
   count?(outcome: IssueOutcome, n?: number): void
 }
 
-/** A failure after which raising again could POST an issue twice: given up, not retried. */
-class NotRetried extends Error {
-  constructor(message: string, cause: unknown) {
-    super(message, { cause })
-    this.name = 'NotRetried'
-  }
-}
-
 /** Below the status requests (priority 0) in the organization's queue. */
 export const COMMENT_PRIORITY = -1
 
@@ -72,7 +65,7 @@ export const REFUSED_PAUSE_MS = 5 * 60_000
 
 const now = () => new Date().toISOString()
 /** A new `unsure` mark: the time, and a tag so that two marks of the same millisecond differ. */
-const newMark = () => `${now()}#${randomBytes(4).toString('hex')}`
+export const unsureMark = () => `${now()}#${randomBytes(4).toString('hex')}`
 /** The string a task is about: one task of it runs at a time. */
 const refKey = (r: EntryRef) => `${r.domain}|${r.projectId}|${r.languageId}|${r.stringId}`
 
@@ -83,12 +76,20 @@ const refKey = (r: EntryRef) => `${r.domain}|${r.projectId}|${r.languageId}|${r.
  */
 type LaneTask = { raise: true; work: IssueWork } | { raise: false; work: EntryRef }
 
-/** An organization's lane: its waiting tasks (from `head` on), how many run, and who waits for it to empty. */
+/**
+ * An organization's lane: its waiting tasks (from `head` on), how many run, and who waits for it
+ * to empty. A task whose string has a task running waits aside, in `parked`, until that one ends
+ * (then it runs first): two at once could both find nothing and both POST.
+ */
 interface Lane {
   tasks: Array<LaneTask | undefined>
   head: number
   running: number
   idle: Array<() => void>
+  /** Strings (refKey) with a task running. */
+  busy: Set<string>
+  parked: Map<string, LaneTask[]>
+  parkedCount: number
 }
 
 export class IssueSender {
@@ -100,11 +101,6 @@ export class IssueSender {
   private readonly raisingPausedUntil = new Map<string, number>()
   /** `raise|domain|project` or `resolve|domain|project`: until when a 403 there is not logged again. */
   private readonly quietUntil = new Map<string, number>()
-  /**
-   * The task running for a string (and language), which the next one of it waits for: two at once
-   * could both look up, find nothing and both POST, or one could clear what the other marked.
-   */
-  private readonly busy = new Map<string, Promise<void>>()
 
   constructor(private readonly options: IssueSenderOptions) {
     this.maxAttempts = options.maxAttempts ?? 3
@@ -113,7 +109,6 @@ export class IssueSender {
 
   /** An answer after which the request may or may not have been applied. */
   private static uncertain(error: unknown): boolean {
-    if (error instanceof NotRetried) return false
     return !(error instanceof ApiError) || error.status === 0 || error.status === 408 || error.status >= 500
   }
 
@@ -125,7 +120,7 @@ export class IssueSender {
   private lane(domain: string): Lane {
     let lane = this.lanes.get(domain)
     if (!lane) {
-      lane = { tasks: [], head: 0, running: 0, idle: [] }
+      lane = { tasks: [], head: 0, running: 0, idle: [], busy: new Set(), parked: new Map(), parkedCount: 0 }
       this.lanes.set(domain, lane)
     }
     return lane
@@ -136,7 +131,7 @@ export class IssueSender {
   }
 
   private static waiting(lane: Lane): number {
-    return lane.tasks.length - lane.head
+    return lane.tasks.length - lane.head + lane.parkedCount
   }
 
   private enqueue(task: LaneTask): void {
@@ -156,12 +151,15 @@ export class IssueSender {
     while (lane.running < this.options.concurrency && lane.head < lane.tasks.length) {
       const task = lane.tasks[lane.head]!
       lane.tasks[lane.head++] = undefined
-      lane.running++
-      void this.run(task).finally(() => {
-        lane.running--
-        this.pump(lane)
-        if (lane.running === 0 && IssueSender.waiting(lane) === 0) for (const resolve of lane.idle.splice(0)) resolve()
-      })
+      const key = refKey(task.work)
+      if (lane.busy.has(key)) {
+        const parked = lane.parked.get(key)
+        if (parked) parked.push(task)
+        else lane.parked.set(key, [task])
+        lane.parkedCount++
+        continue
+      }
+      this.start(lane, task, key)
     }
     // The array is emptied from its head: drop the consumed slots once they are most of it.
     if (lane.head > 1024 && lane.head * 2 > lane.tasks.length) {
@@ -187,21 +185,27 @@ export class IssueSender {
     return false
   }
 
-  /** Run a task once the one before it for the same string has finished (it holds its slot meanwhile). */
-  private async run(task: LaneTask): Promise<void> {
-    const key = refKey(task.work)
-    const before = this.busy.get(key)
-    const mine = (before ?? Promise.resolve()).then(() => this.runTask(task))
-    this.busy.set(key, mine)
-    try {
-      await mine
-    } finally {
-      if (this.busy.get(key) === mine) this.busy.delete(key)
-    }
+  /** Run a task in a slot; when it ends, the next task of its string (if one waits aside) takes the slot. */
+  private start(lane: Lane, task: LaneTask, key: string): void {
+    lane.running++
+    lane.busy.add(key)
+    void this.run(task).finally(() => {
+      lane.running--
+      lane.busy.delete(key)
+      const parked = lane.parked.get(key)
+      const next = parked?.shift()
+      if (parked && !parked.length) lane.parked.delete(key)
+      if (next) {
+        lane.parkedCount--
+        this.start(lane, next, key)
+      }
+      this.pump(lane)
+      if (lane.running === 0 && IssueSender.waiting(lane) === 0) for (const resolve of lane.idle.splice(0)) resolve()
+    })
   }
 
   /** Never rejects: whatever fails is counted and logged here. */
-  private async runTask(task: LaneTask): Promise<void> {
+  private async run(task: LaneTask): Promise<void> {
     const { work } = task
     try {
       if (task.raise) await this.raiseWithRetries(task.work)
@@ -254,14 +258,7 @@ export class IssueSender {
       try {
         return await this.raise(work, records, hash)
       } catch (error) {
-        if (!IssueSender.uncertain(error)) throw error
-        if (attempt >= this.maxAttempts) {
-          // The string passed while the last POST was out, before the mark: no resolving task
-          // was queued for it, and no retry will find the issue the POST may have created.
-          const entry = await this.options.findings.get(work).catch(() => undefined)
-          if (entry?.unsure && !entry.sentBack) await this.resolveAll(work).catch(() => undefined)
-          throw error
-        }
+        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
         await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
       }
     }
@@ -271,15 +268,9 @@ export class IssueSender {
     const { api, findings } = this.options
     const entry = await findings.get(work)
     // A later outcome took the place of this one (the string passed, or came back with other
-    // findings): its own task does the work, after this one. But a pass logged before a POST of
-    // this task lost its answer queued no task (nothing was open, nothing marked): the issue the
-    // POST may have created is looked up here and resolved. (New findings always queue a raise,
-    // which reads the mark.)
-    if (entry && (!entry.sentBack || entry.hash !== hash)) {
-      this.count('stale')
-      if (!entry.sentBack && entry.unsure) await this.resolveAll(work)
-      return
-    }
+    // findings): its own task does the work, after this one (and looks first if a POST of this
+    // task left the entry unsure).
+    if (entry && (!entry.sentBack || entry.hash !== hash)) return this.count('stale')
     /** Found by looking them up, not remembered yet: written with what follows, in one update. */
     let found: RaisedIssue[] | undefined
     // Raising refused here a moment ago (a 403): neither look-up nor POST; what is known still counts.
@@ -288,7 +279,7 @@ export class IssueSender {
     // one: look for our own open issues.
     if ((entry?.issues === undefined || entry.unsure) && !paused) found = await this.lookUp(work)
     const withFound = (issues: RaisedIssue[]) => (found ? IssueSender.merge(issues, found) : issues)
-    /** After a look-up, the mark it answers (not one a lost POST of another task set meanwhile). */
+    /** After a look-up, the mark it answers (not one set since, by another instance's POST). */
     const looked = found ? { unsure: entry?.unsure } : undefined
     const remembered = entry?.issues ? withFound(entry.issues) : found
     const open = (remembered ?? []).filter((i) => i.status === 'unresolved')
@@ -309,6 +300,18 @@ export class IssueSender {
       }
       this.count('refused')
     } else {
+      // Before the POST, one write: what the look-up found, and a mark of this POST's, so that
+      // whatever becomes of the POST or of this process, whoever reads the entry next looks first.
+      // Only while the entry is still this outcome's; else a later one's task does the work.
+      const tag = unsureMark()
+      let current = false
+      await findings.update(work, (e) => {
+        // Gone, moved on, or marked since it was read (another instance's POST: it raises).
+        if (!e || !e.sentBack || e.hash !== hash || e.unsure !== entry?.unsure) return undefined
+        current = true
+        return IssueSender.withIssues(e, withFound(e.issues ?? []), looked, tag)
+      })
+      if (!current) return this.count('stale')
       let created: { id: number } | undefined
       try {
         created = await api.createComment(work.domain, work.projectId, {
@@ -316,17 +319,10 @@ export class IssueSender {
           text: issueText(records, { pipelineName: work.pipelineName, hash }),
         }, this.request)
       } catch (error) {
-        // What the look-up found is remembered all the same, so that a later pass resolves it. An
-        // answer lost (the POST may have created the issue) marks the entry unsure in the same
-        // write: whoever reads it next (the retry, a later raise, the string's pass) looks first.
-        const lost = IssueSender.uncertain(error)
-        let saved: FindingsEntry | undefined
-        try {
-          saved = found?.length || lost ? await this.remember(work, withFound, looked, lost) : undefined
-        } catch (writeError) {
-          // Not marked: a retry would trust the entry and could POST the issue a second time.
-          if (lost) throw new NotRetried('the findings log could not mark the string after a POST whose answer was lost; the raise is not retried', writeError)
-        }
+        // An answer lost: the issue may exist, the mark stays (the retry looks). Surely refused:
+        // nothing was created, the mark goes.
+        if (IssueSender.uncertain(error)) throw error
+        const saved = await this.remember(work, (issues) => issues, { unsure: tag }).catch(() => undefined)
         if (!(error instanceof ApiError && error.status === 403)) throw error
         // Refused: raising pauses in the project; the out-of-date issues are still resolved below.
         this.refuse(work, error)
@@ -337,12 +333,8 @@ export class IssueSender {
       }
       if (created) {
         const id = created.id
-        try {
-          latest = await this.remember(work, (issues) => [...withFound(issues), { id, hash, status: 'unresolved', at: now() }], looked)
-        } catch (writeError) {
-          // The issue exists but is not remembered: a retry would POST it again.
-          throw new NotRetried('the findings log could not remember the issue just raised; the raise is not retried', writeError)
-        }
+        // Should this write fail, the mark stays: the retry's look-up finds the issue.
+        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], { unsure: tag })
         updated = true
         this.count('raised')
       }
@@ -415,20 +407,21 @@ export class IssueSender {
    * Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go).
    * Resolves with the entry as it is now (undefined when the log has none).
    */
-  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], looked?: { unsure: string | undefined }, mark = false): Promise<FindingsEntry | undefined> {
-    return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => {
-      if (!entry) return undefined
-      const next = fn(entry.issues ?? [])
-      const open = next.filter((i) => i.status === 'unresolved')
-      const resolved = next.filter((i) => i.status === 'resolved').slice(-10)
-      // `looked`: what `fn` adds was looked up at the service after the entry read `looked.unsure`;
-      // that mark is answered. One set since (another task's POST lost its answer) stays.
-      const { unsure, ...rest } = entry
-      // `mark`: a POST lost its answer; marked (anew) in the same write.
-      const answered = looked !== undefined && unsure === looked.unsure
-      const kept = mark ? newMark() : unsure && !answered ? unsure : undefined
-      return { ...rest, issues: [...resolved, ...open], ...(kept ? { unsure: kept } : {}) }
-    })
+  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], answers?: { unsure: string | undefined }): Promise<FindingsEntry | undefined> {
+    return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => entry && IssueSender.withIssues(entry, fn(entry.issues ?? []), answers))
+  }
+
+  /**
+   * The entry with these issues (resolved ones beyond the last 10 dropped). `answers`: the mark
+   * this write answers (a look-up made after the entry read it, or the POST that set it), cleared
+   * if it is still the entry's; another one, set since, stays. `mark`: a new mark, set instead.
+   */
+  private static withIssues(entry: FindingsEntry, issues: RaisedIssue[], answers?: { unsure: string | undefined }, mark?: string): FindingsEntry {
+    const open = issues.filter((i) => i.status === 'unresolved')
+    const resolved = issues.filter((i) => i.status === 'resolved').slice(-10)
+    const { unsure, ...rest } = entry
+    const kept = mark ?? (unsure !== undefined && !(answers && unsure === answers.unsure) ? unsure : undefined)
+    return { ...rest, issues: [...resolved, ...open], ...(kept ? { unsure: kept } : {}) }
   }
 
   /** Tasks waiting or running, over every organization. */
@@ -445,6 +438,8 @@ export class IssueSender {
       n += IssueSender.waiting(lane)
       lane.tasks = []
       lane.head = 0
+      lane.parked.clear()
+      lane.parkedCount = 0
       if (lane.running === 0) for (const resolve of lane.idle.splice(0)) resolve()
     }
     if (n) this.count('dropped', n)

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
 import type { FindingRecord } from '../../src/protocol/findings.js'
 import { findingsHash } from '../../src/findings/finding-records.js'
-import { IssueSender, REFUSED_PAUSE_MS, type IssueSenderOptions } from '../../src/findings/issue-sender.js'
+import { IssueSender, REFUSED_PAUSE_MS, unsureMark, type IssueSenderOptions } from '../../src/findings/issue-sender.js'
 import { ApiClient } from '../../src/platform/api-client.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { createStores, type Stores } from '../../src/store/create-stores.js'
@@ -116,7 +116,7 @@ describe('issues for strings sent back', () => {
     expect(open()).toEqual([])
   })
 
-  it('a new string sent back reads the log twice and writes it once, besides its outcome', async () => {
+  it('a new string sent back reads the log three times and writes it twice (a mark before the POST, the issue after), besides its outcome', async () => {
     const { service, issues, findings } = await setup()
     const ops: string[] = []
     const store = stores!.findings
@@ -129,8 +129,9 @@ describe('issues for strings sent back', () => {
     issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
     await issues.flush()
     expect(service.log).toEqual(['GET comments', 'POST comments'])
-    expect(ops).toEqual(['get', 'get', 'set'])
+    expect(ops).toEqual(['get', 'get', 'set', 'get', 'set'])
     expect((await findings.get(ref))?.issues).toEqual([expect.objectContaining({ id: 1, status: 'unresolved' })])
+    expect((await findings.get(ref))?.unsure).toBeUndefined()
   })
 
   it('the string passes while its issue is being raised: the issue is resolved once raised', async () => {
@@ -405,10 +406,66 @@ describe('issues for strings sent back', () => {
     expect(s.issues.counts).toMatchObject({ raised: 1, 'already-open': 1 })
   })
 
-  it('a look-up clears only the mark it saw: one set while it ran (another instance\'s lost POST) stays', async () => {
-    const { findings, service } = await raiseWhile('GET', (findings) => findings.update(ref, (e) => e && { ...e, unsure: 'elsewhere' }))
-    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+  it('a POST surely refused (4XX) clears its mark: the string\'s pass costs no look-up', async () => {
+    const { issues, outcome, findings, service } = await setup(({ method }) => (method === 'POST' ? { status: 422, body: { error: { code: 422, message: 'invalid' } } } : undefined))
+    await outcome(missing)
+    expect(issues.counts).toMatchObject({ failed: 1 })
+    expect((await findings.get(ref))?.unsure).toBeUndefined()
+    await findings.record(entryOf('passed'))
+    expect((await findings.get(ref))?.issues).toEqual([])
+    expect(service.log).toEqual(['GET comments', 'POST comments'])
+  })
+
+  it('a string\'s second task waits aside without holding a slot; abandon() gives it up', async () => {
+    let release!: () => void
+    const gate = new Promise<void>((r) => { release = r })
+    const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (String(input).includes('stringId=42')) await gate
+      return f(input, init)
+    }) as typeof fetch)
+    const r43 = { ...ref, stringId: 43 }
+    await s.findings.record(entryOf(missing))
+    await s.findings.record(entryOf(missing, r43))
+    s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    s.issues.sentBack({ ...r43, pipelineName: 'QA gate', findings: missing })
+    // Two slots: string 42's first task holds one, string 43 gets the other.
+    for (let i = 0; i < 100 && !s.service.log.includes('POST comments'); i++) await new Promise((r) => setTimeout(r, 5))
+    expect(s.service.log).toEqual(['GET comments', 'POST comments'])
+    expect(s.issues.pending).toBe(2)
+    expect(s.issues.abandon()).toBe(1)
+    release()
+    await s.issues.flush()
+    // The task given up never runs.
+    expect(s.issues.counts).toMatchObject({ raised: 2, dropped: 1, 'already-open': 0 })
+    expect(s.open()).toHaveLength(2)
+  })
+
+  it('a mark set while the look-up ran (another instance\'s POST) stops this raise: no POST, and the mark stays', async () => {
+    const { findings, service, issues } = await raiseWhile('GET', (findings) => findings.update(ref, (e) => e && { ...e, unsure: 'elsewhere' }))
+    expect(service.log.filter((l) => l === 'POST comments')).toEqual([])
+    expect(issues.counts).toMatchObject({ stale: 1, raised: 0 })
     expect((await findings.get(ref))?.unsure).toBe('elsewhere')
+  })
+
+  it('a mark is cleared only by the write that answers it: a pass\'s look-up keeps one set meanwhile', async () => {
+    // The string passed with a mark; while its look-up runs, another instance marks it again.
+    const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if ((init?.method ?? 'GET') === 'GET') await s.findings.update(ref, (e) => e && { ...e, unsure: 'second' })
+      return f(input, init)
+    }) as typeof fetch)
+    await s.findings.record(entryOf('passed'))
+    await s.findings.update(ref, (e) => e && { ...e, unsure: 'first' })
+    s.issues.passed(ref)
+    await s.issues.flush()
+    expect(s.service.log).toEqual(['GET comments'])
+    expect((await s.findings.get(ref))?.unsure).toBe('second')
+  })
+
+  it('marks differ even when made in the same millisecond', () => {
+    const marks = new Set(Array.from({ length: 1000 }, () => unsureMark()))
+    expect(marks.size).toBe(1000)
+    expect([...marks][0]).toMatch(/^\d{4}-\d\d-\d\dT.+Z#[0-9a-f]{8}$/)
   })
 
   it('a pass whose look-up is refused (403) still resolves the issues it knows; the mark stays for the next pass', async () => {
@@ -424,22 +481,40 @@ describe('issues for strings sent back', () => {
     expect((await s.findings.get(ref))?.unsure).toBe('x')
   })
 
-  it('a lost POST answer that cannot be marked is not retried: no second POST', async () => {
-    let lose = false
+  it('the log cannot be written before a POST: no POST, the raise fails, and the string\'s next raise makes it once', async () => {
+    const s = await setup()
+    const update = s.findings.update.bind(s.findings)
+    s.findings.update = () => Promise.reject(new Error('disk full'))
+    await s.outcome(missing)
+    // Each attempt looks, none POSTs.
+    expect(s.service.log).toEqual(['GET comments', 'GET comments', 'GET comments'])
+    expect(s.issues.counts).toMatchObject({ failed: 1, raised: 0 })
+    s.findings.update = update
+    await s.outcome(missing)
+    expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+    expect(s.open()).toHaveLength(1)
+  })
+
+  it('an issue raised that the log could not remember is found by the retry\'s look-up: no second POST, and the pass resolves it', async () => {
+    let failNextWrite = false
     const s: Awaited<ReturnType<typeof setup>> = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
       const res = await f(input, init)
-      if (lose && init?.method === 'POST') {
-        // The store fails as the answer is lost.
-        s.findings.update = () => Promise.reject(new Error('disk full'))
-        return new Response('bad gateway', { status: 502 })
-      }
+      if (init?.method === 'POST') failNextWrite = true
       return res
     }) as typeof fetch)
+    const update = s.findings.update.bind(s.findings)
+    s.findings.update = ((...args: Parameters<typeof update>) => {
+      if (!failNextWrite) return update(...args)
+      failNextWrite = false
+      return Promise.reject(new Error('disk full'))
+    }) as typeof update
     await s.outcome(missing)
-    lose = true
     await s.outcome(tagged)
     expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
-    expect(s.issues.counts).toMatchObject({ raised: 1, failed: 1 })
+    expect(s.open().map((c) => c.text)).toEqual([expect.stringContaining(findingsHash(tagged))])
+    await s.outcome('passed')
+    expect(s.open()).toEqual([])
+    expect((await s.findings.get(ref))?.unsure).toBeUndefined()
   })
 
   it('a lost POST answer and a retry that could not look (403): the string\'s pass looks up, and resolves the issue known and the one created', async () => {
@@ -524,13 +599,18 @@ async function gated(concurrency: number) {
   const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 60_000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: slow })
   const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100_000, lingerMs: 1 })
   const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency })
-  return { issues, release, requests: () => requests, most: () => most }
+  // A string sent back, logged first as the findings stage does (a raise with no entry makes no POST).
+  const sendBack = async (stringId: number) => {
+    await findings.record(entryOf(missing, { ...ref, stringId }))
+    issues.sentBack({ ...ref, stringId, pipelineName: 'P', findings: missing })
+  }
+  return { issues, findings, sendBack, release, requests: () => requests, most: () => most }
 }
 
 describe('shutdown', () => {
   it('abandon() gives up the waiting tasks and counts them as dropped', async () => {
-    const { issues, release } = await gated(1)
-    for (let i = 1; i <= 5; i++) issues.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
+    const { issues, release, sendBack } = await gated(1)
+    for (let i = 1; i <= 5; i++) await sendBack(i)
     await new Promise((r) => setTimeout(r, 10))
     expect(issues.abandon()).toBe(4)
     release()
@@ -541,8 +621,8 @@ describe('shutdown', () => {
 
 describe('waiting tasks (issue 16)', () => {
   it('runs at most `concurrency` tasks of an organization at once, the rest in order as slots free', async () => {
-    const { issues, release, most } = await gated(2)
-    for (let i = 1; i <= 7; i++) issues.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
+    const { issues, release, most, sendBack } = await gated(2)
+    for (let i = 1; i <= 7; i++) await sendBack(i)
     issues.passed({ ...ref, stringId: 99 })
     await new Promise((r) => setTimeout(r, 20))
     expect(issues.pending).toBe(8)
