@@ -293,8 +293,9 @@ export class IssueSender {
       }
       this.count('already-open')
     } else if (paused || this.raisingPaused(work)) {
-      // Paused (checked again: another task may have been refused while the look-up ran).
-      if (found?.length) {
+      // Paused (checked again: another task may have been refused while the look-up ran). What the
+      // look-up found is written, even nothing: it answers the mark it saw.
+      if (found) {
         latest = await this.remember(work, withFound, looked)
         updated = true
       }
@@ -305,13 +306,24 @@ export class IssueSender {
       // Only while the entry is still this outcome's; else a later one's task does the work.
       const tag = unsureMark()
       let current = false
-      await findings.update(work, (e) => {
+      const intent = await findings.update(work, (e) => {
         // Gone, moved on, or marked since it was read (another instance's POST: it raises).
         if (!e || !e.sentBack || e.hash !== hash || e.unsure !== entry?.unsure) return undefined
         current = true
         return IssueSender.withIssues(e, withFound(e.issues ?? []), looked, tag)
       })
-      if (!current) return this.count('stale')
+      if (!current) {
+        // What the look-up found is kept all the same, and if the string passed meanwhile (its
+        // pass queued no task: nothing was known), resolved here.
+        this.count('stale')
+        const after = found?.length ? await this.remember(work, withFound, looked) : intent
+        if (after && !after.sentBack) await this.resolveAll(work)
+        return
+      }
+      // A look-up after a POST whose answer was lost found nothing: that POST may still land (a
+      // gateway that timed out while its backend went on). The mark is kept after this POST too,
+      // so the string's next outcome looks again and resolves a late copy.
+      const afterLoss = entry?.unsure !== undefined
       let created: { id: number } | undefined
       try {
         created = await api.createComment(work.domain, work.projectId, {
@@ -334,13 +346,16 @@ export class IssueSender {
       if (created) {
         const id = created.id
         // Should this write fail, the mark stays: the retry's look-up finds the issue.
-        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], { unsure: tag })
+        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], afterLoss ? undefined : { unsure: tag })
         updated = true
         this.count('raised')
       }
     }
     // Issues this worker raised for earlier findings are out of date: resolved, so one stays open.
-    for (const old of open.filter((i) => i.hash !== hash)) {
+    // So are copies for these findings beyond the first (a POST that landed after its answer was
+    // lost, and was raised again).
+    const copies = open.filter((i) => i.hash === hash).sort((a, b) => a.id - b.id).slice(1)
+    for (const old of [...open.filter((i) => i.hash !== hash), ...copies]) {
       const resolved = await this.resolveOne(work, old)
       if (resolved) {
         latest = resolved.entry
@@ -356,6 +371,7 @@ export class IssueSender {
     const entry = await this.options.findings.get(work)
     if (entry?.sentBack) return this.count('stale')
     let issues = entry?.issues ?? []
+    let lookUpFailed: unknown
     if (entry?.unsure) {
       // A lost POST may have raised an issue not remembered: look it up (even while raising is
       // paused: a passed string seldom comes back, and its issue would stay open for good).
@@ -363,13 +379,15 @@ export class IssueSender {
       try {
         found = await this.lookUp(work)
       } catch (error) {
-        if (!(error instanceof ApiError && error.status === 403)) throw error
-        // Refused: the issues remembered are still resolved; the mark stays for the next pass.
-        this.refuse(work, error)
+        // Refused (403) or failed: the issues remembered are still resolved; the mark stays for
+        // the next pass. A failure is counted once they are.
+        if (error instanceof ApiError && error.status === 403) this.refuse(work, error)
+        else lookUpFailed = error
       }
       if (found) issues = (await this.remember(work, (known) => IssueSender.merge(known, found!), { unsure: entry.unsure }))?.issues ?? found
     }
     for (const issue of issues.filter((i) => i.status === 'unresolved')) await this.resolveOne(work, issue)
+    if (lookUpFailed !== undefined) throw lookUpFailed
   }
 
   /** This worker's unresolved issues on the string at the service (recognised by their reference). */

@@ -323,7 +323,7 @@ describe('issues for strings sent back', () => {
 
   it('a POST whose answer was lost is not repeated blindly: the look-up finds the issue it created', async () => {
     let lost = false
-    const { service, issues, outcome, open } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+    const { service, issues, outcome, open, findings } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
       const res = await f(input, init)
       if (init?.method === 'POST' && !lost) {
         lost = true
@@ -337,6 +337,8 @@ describe('issues for strings sent back', () => {
     expect(open()).toHaveLength(1)
     expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
     expect(issues.counts).toMatchObject({ raised: 0, 'already-open': 1, failed: 0 })
+    // The retry's look-up answered the mark: the string's pass costs no look-up.
+    expect((await findings.get(ref))?.unsure).toBeUndefined()
   })
 
   /**
@@ -394,7 +396,75 @@ describe('issues for strings sent back', () => {
     await s.issues.flush()
     expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
     expect(s.open().map((c) => c.text)).toEqual([expect.stringContaining(findingsHash(tagged))])
+    // Raised after a loss: still marked, so the string's next outcome looks again; its pass then
+    // resolves everything and clears the mark.
+    expect((await s.findings.get(ref))?.unsure).toEqual(expect.any(String))
+    await staged(s, 'passed')
+    await s.issues.flush()
+    expect(s.open()).toEqual([])
     expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+  })
+
+  it('a lost POST that lands after the retry raised again: the copy is resolved by the string\'s next outcome', async () => {
+    for (const next of ['passed', 'same findings'] as const) {
+      let held: (() => Promise<unknown>) | undefined
+      const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+        if (init?.method !== 'POST') return f(input, init)
+        if (!held) {
+          // Answered 504 at once; the service applies it later, as the retry's POST arrives.
+          held = () => f(input, init)
+          return new Response('gateway timeout', { status: 504 })
+        }
+        await held()
+        return f(input, init)
+      }) as typeof fetch)
+      await staged(s, missing)
+      await s.issues.flush()
+      expect(s.open()).toHaveLength(2)
+      if (next === 'passed') await staged(s, 'passed')
+      else await staged(s, missing)
+      await s.issues.flush()
+      expect(s.open()).toHaveLength(next === 'passed' ? 0 : 1)
+      expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
+      expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+      await stores?.close()
+      stores = undefined
+    }
+  })
+
+  it('a pass whose look-up fails (500) still resolves the issues it knows, and counts the failure', async () => {
+    let failing = false
+    const s = await setup(({ url, method }) => (failing && method === 'GET' && url.includes('/comments') ? { status: 500, body: { error: { code: 500, message: 'boom' } } } : undefined))
+    await s.outcome(missing)
+    await s.findings.update(ref, (e) => e && { ...e, unsure: 'x' })
+    failing = true
+    await staged(s, 'passed')
+    await s.issues.flush()
+    expect(s.open()).toEqual([])
+    expect(s.issues.counts).toMatchObject({ resolved: 1, failed: 1 })
+    expect((await s.findings.get(ref))?.unsure).toBe('x')
+  })
+
+  it('the string passes during a raise\'s look-up: what the look-up found is resolved by that raise', async () => {
+    let armed = false
+    const s: Awaited<ReturnType<typeof setup>> = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (armed && (init?.method ?? 'GET') === 'GET') {
+        armed = false
+        // Logged as the stage would: nothing known, nothing marked, so no resolving task.
+        await staged(s, 'passed')
+      }
+      return f(input, init)
+    }) as typeof fetch)
+    await s.outcome(tagged)
+    // The log forgot the string's issues (another instance raised one); it passes while the raise looks.
+    await s.findings.update(ref, (e) => e && { ...e, issues: undefined })
+    armed = true
+    await s.findings.record(entryOf(missing))
+    s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await s.issues.flush()
+    expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+    expect(s.issues.counts).toMatchObject({ stale: 1, resolved: 1 })
+    expect(s.open()).toEqual([])
   })
 
   it('two tasks of one string run one after the other: sent back twice at once, one issue', async () => {
@@ -414,6 +484,51 @@ describe('issues for strings sent back', () => {
     await findings.record(entryOf('passed'))
     expect((await findings.get(ref))?.issues).toEqual([])
     expect(service.log).toEqual(['GET comments', 'POST comments'])
+  })
+
+  it('a waiting task handed its string\'s slot does not take a second one: never more than `concurrency` tasks', async () => {
+    // Every request waits until the test lets it go; the tasks under way are those waiting.
+    const waiting: Array<{ url: string; go: () => void }> = []
+    let most = 0
+    const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      await new Promise<void>((go) => waiting.push({ url: String(input), go }))
+      return f(input, init)
+    }) as typeof fetch)
+    const settle = async () => {
+      await new Promise((r) => setTimeout(r, 30))
+      most = Math.max(most, waiting.length)
+    }
+    const let_ = (match: (url: string) => boolean) => {
+      for (const w of waiting.filter((w) => match(w.url))) {
+        waiting.splice(waiting.indexOf(w), 1)
+        w.go()
+      }
+    }
+    await s.findings.record(entryOf(missing))
+    s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await settle()
+    // String 42 comes back with other findings while its first task looks: the second waits aside.
+    await s.findings.record(entryOf(tagged))
+    s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: tagged })
+    for (const id of [2, 3]) {
+      await s.findings.record(entryOf(missing, { ...ref, stringId: id }))
+      s.issues.sentBack({ ...ref, stringId: id, pipelineName: 'QA gate', findings: missing })
+    }
+    await settle()
+    expect(waiting.map((w) => /stringId=(\d+)/.exec(w.url)![1])).toEqual(['42', '2'])
+    // The first task of 42 ends (its outcome moved on): the second takes its slot; 3 still waits.
+    let_((url) => url.includes('stringId=42'))
+    await settle()
+    expect(waiting.map((w) => /stringId=(\d+)/.exec(w.url)![1])).toEqual(['2', '42'])
+    expect(most).toBe(2)
+    while (waiting.length) {
+      let_(() => true)
+      await settle()
+    }
+    await s.issues.flush()
+    expect(most).toBe(2)
+    expect(s.issues.pending).toBe(0)
+    expect(s.issues.counts).toMatchObject({ raised: 3, stale: 1 })
   })
 
   it('a string\'s second task waits aside without holding a slot; abandon() gives it up', async () => {
