@@ -66,6 +66,20 @@ export const REFUSED_PAUSE_MS = 5 * 60_000
 const now = () => new Date().toISOString()
 /** A new `unsure` mark: the time, and a tag so that two marks of the same millisecond differ. */
 export const unsureMark = () => `${now()}#${randomBytes(4).toString('hex')}`
+/**
+ * The mark left after an issue was raised again following a lost POST, which may still land: the
+ * string's next outcome looks once more. Not itself a loss (a raise after it clears it).
+ */
+const RECHECK = '~recheck'
+const isRecheck = (mark: string | undefined) => mark?.endsWith(RECHECK) === true
+
+/** A failure while resolving within a raise: counted and logged, never retried as a lost POST. */
+class ResolveFailed extends Error {
+  constructor(cause: unknown) {
+    super(`resolving out-of-date issues failed: ${(cause as Error)?.message ?? String(cause)}`, { cause })
+    this.name = 'ResolveFailed'
+  }
+}
 /** The string a task is about: one task of it runs at a time. */
 const refKey = (r: EntryRef) => `${r.domain}|${r.projectId}|${r.languageId}|${r.stringId}`
 
@@ -109,6 +123,7 @@ export class IssueSender {
 
   /** An answer after which the request may or may not have been applied. */
   private static uncertain(error: unknown): boolean {
+    if (error instanceof ResolveFailed) return false
     return !(error instanceof ApiError) || error.status === 0 || error.status === 408 || error.status >= 500
   }
 
@@ -278,7 +293,8 @@ export class IssueSender {
     // Nothing remembered (a new string, or a store that forgot), or a lost POST may have raised
     // one: look for our own open issues.
     if ((entry?.issues === undefined || entry.unsure) && !paused) found = await this.lookUp(work)
-    const withFound = (issues: RaisedIssue[]) => (found ? IssueSender.merge(issues, found) : issues)
+    const seen = new Set(entry?.issues?.map((i) => i.id))
+    const withFound = (issues: RaisedIssue[]) => (found ? IssueSender.merge(issues, found, seen) : issues)
     /** After a look-up, the mark it answers (not one set since, by another instance's POST). */
     const looked = found ? { unsure: entry?.unsure } : undefined
     const remembered = entry?.issues ? withFound(entry.issues) : found
@@ -316,14 +332,14 @@ export class IssueSender {
         // What the look-up found is kept all the same, and if the string passed meanwhile (its
         // pass queued no task: nothing was known), resolved here.
         this.count('stale')
-        const after = found?.length ? await this.remember(work, withFound, looked) : intent
-        if (after && !after.sentBack) await this.resolveAll(work)
+        const after = found ? await this.remember(work, withFound, looked) : intent
+        if (after && !after.sentBack) await this.resolveAll(work).catch((e: unknown) => { throw new ResolveFailed(e) })
         return
       }
       // A look-up after a POST whose answer was lost found nothing: that POST may still land (a
       // gateway that timed out while its backend went on). The mark is kept after this POST too,
       // so the string's next outcome looks again and resolves a late copy.
-      const afterLoss = entry?.unsure !== undefined
+      const afterLoss = entry?.unsure !== undefined && !isRecheck(entry.unsure)
       let created: { id: number } | undefined
       try {
         created = await api.createComment(work.domain, work.projectId, {
@@ -346,7 +362,7 @@ export class IssueSender {
       if (created) {
         const id = created.id
         // Should this write fail, the mark stays: the retry's look-up finds the issue.
-        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], afterLoss ? undefined : { unsure: tag })
+        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], { unsure: tag }, afterLoss ? unsureMark() + RECHECK : undefined)
         updated = true
         this.count('raised')
       }
@@ -354,6 +370,7 @@ export class IssueSender {
     // Issues this worker raised for earlier findings are out of date: resolved, so one stays open.
     // So are copies for these findings beyond the first (a POST that landed after its answer was
     // lost, and was raised again).
+    // (`open` holds only what the look-up found, when one ran: the service's word.)
     const copies = open.filter((i) => i.hash === hash).sort((a, b) => a.id - b.id).slice(1)
     for (const old of [...open.filter((i) => i.hash !== hash), ...copies]) {
       const resolved = await this.resolveOne(work, old)
@@ -364,7 +381,7 @@ export class IssueSender {
     }
     // The string passed while this task ran (its resolving task may have found nothing yet).
     const after = updated ? latest : await findings.get(work)
-    if (after && !after.sentBack) await this.resolveAll(work)
+    if (after && !after.sentBack) await this.resolveAll(work).catch((e: unknown) => { throw new ResolveFailed(e) })
   }
 
   private async resolveAll(work: EntryRef): Promise<void> {
@@ -384,7 +401,8 @@ export class IssueSender {
         if (error instanceof ApiError && error.status === 403) this.refuse(work, error)
         else lookUpFailed = error
       }
-      if (found) issues = (await this.remember(work, (known) => IssueSender.merge(known, found!), { unsure: entry.unsure }))?.issues ?? found
+      const seen = new Set(entry.issues?.map((i) => i.id))
+      if (found) issues = (await this.remember(work, (known) => IssueSender.merge(known, found!, seen), { unsure: entry.unsure }))?.issues ?? found
     }
     for (const issue of issues.filter((i) => i.status === 'unresolved')) await this.resolveOne(work, issue)
     if (lookUpFailed !== undefined) throw lookUpFailed
@@ -399,9 +417,15 @@ export class IssueSender {
     })
   }
 
-  /** What is remembered, with what a look-up found in place of the same ids. */
-  private static merge(known: RaisedIssue[], found: RaisedIssue[]): RaisedIssue[] {
-    return [...known.filter((i) => !found.some((f) => f.id === i.id)), ...found]
+  /**
+   * What is remembered, with what a look-up found in place of the same ids. An issue remembered
+   * open when the entry was read (`seen`) that the look-up did not find is no longer open at the
+   * service (a person resolved it): remembered as resolved. One remembered since is kept as it is.
+   */
+  private static merge(known: RaisedIssue[], found: RaisedIssue[], seen: Set<number>): RaisedIssue[] {
+    const at = now()
+    const kept = known.filter((i) => !found.some((f) => f.id === i.id)).map((i) => (i.status === 'unresolved' && seen.has(i.id) ? { ...i, status: 'resolved' as const, at } : i))
+    return [...kept, ...found]
   }
 
   /**
@@ -425,8 +449,8 @@ export class IssueSender {
    * Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go).
    * Resolves with the entry as it is now (undefined when the log has none).
    */
-  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], answers?: { unsure: string | undefined }): Promise<FindingsEntry | undefined> {
-    return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => entry && IssueSender.withIssues(entry, fn(entry.issues ?? []), answers))
+  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], answers?: { unsure: string | undefined }, mark?: string): Promise<FindingsEntry | undefined> {
+    return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => entry && IssueSender.withIssues(entry, fn(entry.issues ?? []), answers, mark))
   }
 
   /**

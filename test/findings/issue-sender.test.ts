@@ -432,6 +432,79 @@ describe('issues for strings sent back', () => {
     }
   })
 
+  it('copies are judged by what the look-up finds: a person resolved the first, the second is kept open', async () => {
+    let held: (() => Promise<unknown>) | undefined
+    const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (init?.method !== 'POST') return f(input, init)
+      if (!held) {
+        held = () => f(input, init)
+        return new Response('gateway timeout', { status: 504 })
+      }
+      // The retry's POST lands first (the lower id), the lost one after it.
+      const res = await f(input, init)
+      await held()
+      held = async () => undefined
+      return res
+    }) as typeof fetch)
+    await staged(s, missing)
+    await s.issues.flush()
+    expect(s.open()).toHaveLength(2)
+    // A reviewer sees two identical issues and resolves the first.
+    s.open().sort((a, b) => a.id - b.id)[0]!.issueStatus = 'resolved'
+    await staged(s, missing)
+    await s.issues.flush()
+    expect(s.open()).toHaveLength(1)
+    expect(s.issues.counts).toMatchObject({ 'already-open': 1, resolved: 0 })
+    // The one the reviewer resolved is remembered as resolved, the other as open; no mark left.
+    const entry = await s.findings.get(ref)
+    expect(entry?.issues?.map((i) => i.status).sort()).toEqual(['resolved', 'unresolved'])
+    expect(entry?.unsure).toBeUndefined()
+  })
+
+  it('the mark left after a raise that followed a loss is cleared by the next raise, even for other findings', async () => {
+    let held = false
+    const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (init?.method === 'POST' && !held) {
+        held = true
+        return new Response('gateway timeout', { status: 504 })
+      }
+      return f(input, init)
+    }) as typeof fetch)
+    await staged(s, missing)
+    await s.issues.flush()
+    expect((await s.findings.get(ref))?.unsure).toEqual(expect.stringMatching(/~recheck$/))
+    const looks = () => s.service.log.filter((l) => l === 'GET comments').length
+    const before = looks()
+    await staged(s, tagged)
+    await s.issues.flush()
+    expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+    // One more look for it, none after.
+    await staged(s, missing)
+    await s.issues.flush()
+    expect(looks() - before).toBe(1)
+    expect(s.open()).toHaveLength(1)
+  })
+
+  it('a resolution that fails inside a raise (the string passed meanwhile) is counted as failed, not retried as a lost POST', async () => {
+    let armed = false
+    let failPatch = false
+    const s: Awaited<ReturnType<typeof setup>> = await setup(({ method }) => (failPatch && method === 'PATCH' ? { status: 503, body: { error: { code: 503, message: 'busy' } } } : undefined), (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (armed && (init?.method ?? 'GET') === 'GET') {
+        armed = false
+        await staged(s, 'passed')
+        failPatch = true
+      }
+      return f(input, init)
+    }) as typeof fetch)
+    await s.outcome(tagged)
+    await s.findings.update(ref, (e) => e && { ...e, issues: undefined })
+    armed = true
+    await s.findings.record(entryOf(missing))
+    s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await s.issues.flush()
+    expect(s.issues.counts).toMatchObject({ failed: 1, stale: 1 })
+  })
+
   it('a pass whose look-up fails (500) still resolves the issues it knows, and counts the failure', async () => {
     let failing = false
     const s = await setup(({ url, method }) => (failing && method === 'GET' && url.includes('/comments') ? { status: 500, body: { error: { code: 500, message: 'boom' } } } : undefined))
@@ -488,18 +561,20 @@ describe('issues for strings sent back', () => {
 
   it('a waiting task handed its string\'s slot does not take a second one: never more than `concurrency` tasks', async () => {
     // Every request waits until the test lets it go; the tasks under way are those waiting.
-    const waiting: Array<{ url: string; go: () => void }> = []
+    const waiting: Array<{ id: string; go: () => void }> = []
     let most = 0
     const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
-      await new Promise<void>((go) => waiting.push({ url: String(input), go }))
+      // The string a request is about: in the look-up's query, or the POST's body.
+      const id = /stringId=(\d+)/.exec(String(input))?.[1] ?? /"stringId":(\d+)/.exec(String(init?.body ?? ''))?.[1] ?? '?'
+      await new Promise<void>((go) => waiting.push({ id, go }))
       return f(input, init)
     }) as typeof fetch)
     const settle = async () => {
       await new Promise((r) => setTimeout(r, 30))
       most = Math.max(most, waiting.length)
     }
-    const let_ = (match: (url: string) => boolean) => {
-      for (const w of waiting.filter((w) => match(w.url))) {
+    const let_ = (match: (id: string) => boolean) => {
+      for (const w of waiting.filter((w) => match(w.id))) {
         waiting.splice(waiting.indexOf(w), 1)
         w.go()
       }
@@ -515,11 +590,11 @@ describe('issues for strings sent back', () => {
       s.issues.sentBack({ ...ref, stringId: id, pipelineName: 'QA gate', findings: missing })
     }
     await settle()
-    expect(waiting.map((w) => /stringId=(\d+)/.exec(w.url)![1])).toEqual(['42', '2'])
+    expect(waiting.map((w) => w.id)).toEqual(['42', '2'])
     // The first task of 42 ends (its outcome moved on): the second takes its slot; 3 still waits.
-    let_((url) => url.includes('stringId=42'))
+    let_((id) => id === '42')
     await settle()
-    expect(waiting.map((w) => /stringId=(\d+)/.exec(w.url)![1])).toEqual(['2', '42'])
+    expect(waiting.map((w) => w.id)).toEqual(['2', '42'])
     expect(most).toBe(2)
     while (waiting.length) {
       let_(() => true)
