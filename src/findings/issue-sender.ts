@@ -73,7 +73,10 @@ export const unsureMark = () => `${now()}#${randomBytes(4).toString('hex')}`
 const RECHECK = '~recheck'
 const isRecheck = (mark: string | undefined) => mark?.endsWith(RECHECK) === true
 
-/** A failure while resolving within a raise: counted and logged, never retried as a lost POST. */
+/**
+ * A failure while resolving within a raise (an out-of-date issue, or everything when the string
+ * passed meanwhile): counted as failed and logged once, never retried as if the POST had been lost.
+ */
 class ResolveFailed extends Error {
   constructor(cause: unknown) {
     super(`resolving out-of-date issues failed: ${(cause as Error)?.message ?? String(cause)}`, { cause })
@@ -372,8 +375,11 @@ export class IssueSender {
     // lost, and was raised again).
     // (`open` holds only what the look-up found, when one ran: the service's word.)
     const copies = open.filter((i) => i.hash === hash).sort((a, b) => a.id - b.id).slice(1)
+    // One that fails is left for later (the string's next outcome), the others still go; the
+    // failure is counted once they have, never retried as if the POST had been lost.
+    let resolveFailed: unknown
     for (const old of [...open.filter((i) => i.hash !== hash), ...copies]) {
-      const resolved = await this.resolveOne(work, old)
+      const resolved = await this.resolveOne(work, old).catch((e: unknown) => { resolveFailed ??= e })
       if (resolved) {
         latest = resolved.entry
         updated = true
@@ -381,7 +387,8 @@ export class IssueSender {
     }
     // The string passed while this task ran (its resolving task may have found nothing yet).
     const after = updated ? latest : await findings.get(work)
-    if (after && !after.sentBack) await this.resolveAll(work).catch((e: unknown) => { throw new ResolveFailed(e) })
+    if (after && !after.sentBack) await this.resolveAll(work).catch((e: unknown) => { resolveFailed ??= e })
+    if (resolveFailed !== undefined) throw new ResolveFailed(resolveFailed)
   }
 
   private async resolveAll(work: EntryRef): Promise<void> {

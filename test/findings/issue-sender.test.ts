@@ -163,7 +163,7 @@ describe('issues for strings sent back', () => {
     expect(issues.counts).toMatchObject({ raised: 1, 'already-open': 1, resolved: 1 })
   })
 
-  it.each([500, 403])('new findings whose issue cannot be raised (%s): the issue the look-up found is remembered, and resolved when the string passes', async (status) => {
+  it.each([500, 403, 422])('new findings whose issue cannot be raised (%s): the issue the look-up found is remembered, and resolved when the string passes', async (status) => {
     let refuse = false
     const { service, issues, findings, outcome, open } = await setup(({ url, method }) => (refuse && url.includes('/comments') && method === 'POST' ? { status, body: { error: { code: status, message: 'no' } } } : undefined))
     await outcome(missing)
@@ -179,6 +179,9 @@ describe('issues for strings sent back', () => {
     }
     expect(issues.counts.failed).toBe(1)
     expect(open()).toHaveLength(1)
+    // Remembered (for a 422 the POST surely made nothing, so the mark goes and only this is known).
+    expect((await findings.get(ref))?.issues).toEqual([expect.objectContaining({ hash: findingsHash(missing), status: 'unresolved' })])
+    if (status === 422) expect((await findings.get(ref))?.unsure).toBeUndefined()
     refuse = false
     await outcome('passed')
     expect(open()).toEqual([])
@@ -366,8 +369,9 @@ describe('issues for strings sent back', () => {
     return { ...s, lost: () => lost }
   }
 
-  it('a lost POST answer, and the string passed before the retry: the retry looks up the issue the POST created and resolves it', async () => {
-    // The pass is logged before the POST's answer: no mark yet, no issue known, so no resolving task.
+  it('a lost POST answer, and the string passed meanwhile: the pass\'s task looks up the issue the POST created and resolves it', async () => {
+    // The pass is logged while the POST is out: the entry keeps the mark written before it, so the
+    // stage queues the pass's task, which runs after the raise (whose retry finds it stale).
     const s = await lostPost((s) => staged(s, 'passed'))
     await staged(s, missing)
     await s.issues.flush()
@@ -381,7 +385,7 @@ describe('issues for strings sent back', () => {
     expect(entry?.issues).toEqual([expect.objectContaining({ id: s.service.comments[0]!.id, status: 'resolved' })])
   })
 
-  it('the last attempt\'s POST loses its answer after the string passed: that attempt looks up and resolves the issue', async () => {
+  it('the last attempt\'s POST loses its answer while the string passes: with no retry left, the pass\'s task finds the issue and resolves it', async () => {
     const s = await lostPost((s) => staged(s, 'passed'), { maxAttempts: 1 })
     await staged(s, missing)
     await s.issues.flush()
@@ -503,6 +507,21 @@ describe('issues for strings sent back', () => {
     s.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
     await s.issues.flush()
     expect(s.issues.counts).toMatchObject({ failed: 1, stale: 1 })
+  })
+
+  it('the out-of-date issue cannot be resolved (503): counted once as failed, the raise not run again', async () => {
+    let failPatch = false
+    const s = await setup(({ method }) => (failPatch && method === 'PATCH' ? { status: 503, body: { error: { code: 503, message: 'busy' } } } : undefined))
+    await s.outcome(missing)
+    failPatch = true
+    await s.outcome(tagged)
+    expect(s.issues.counts).toMatchObject({ raised: 2, failed: 1, 'already-open': 0 })
+    expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
+    // The old one stays open until the string's next outcome, which resolves it.
+    expect(s.open()).toHaveLength(2)
+    failPatch = false
+    await s.outcome('passed')
+    expect(s.open()).toEqual([])
   })
 
   it('a pass whose look-up fails (500) still resolves the issues it knows, and counts the failure', async () => {
