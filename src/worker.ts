@@ -12,7 +12,7 @@ import type { PipelineSet, PipelineSource } from './engine/pipeline.js'
 import type { Item } from './engine/types.js'
 import { FindingsLog } from './findings/findings-log.js'
 import { createFindingsStage, type FindingsStage } from './findings/findings-stage.js'
-import { IssueSender } from './findings/issue-sender.js'
+import { IssueSender, LATE_LANDING_MS } from './findings/issue-sender.js'
 import { ApiClient } from './platform/api-client.js'
 import { createDomainResolver, type OrganizationDirectory } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
@@ -218,7 +218,11 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     release: () => backlog?.kick(),
   })
   const findings = deps.findings ?? findingsLogFor(config, deps.stores)
-  const issues = new IssueSender({ api, findings, log: log.child({ part: 'issues' }), concurrency: config.commentsMaxInFlight, count: (outcome, n) => metrics.issues.inc({ outcome }, n) })
+  const issues = new IssueSender({
+    api, findings, log: log.child({ part: 'issues' }), concurrency: config.commentsMaxInFlight, count: (outcome, n) => metrics.issues.inc({ outcome }, n),
+    // A POST's answer can be lost as late as its timeout after it left; the service may go on after.
+    lateLandingMs: Math.max(LATE_LANDING_MS, 2 * config.apiTimeoutMs),
+  })
   const checkLabel = boundedLabels(200)
   const findingsStage = createFindingsStage({
     findings, issues, log,

@@ -21,8 +21,11 @@
 // raised); the mark is cleared once the issue is remembered or the POST was surely refused. So
 // whatever happens to the POST (an answer lost, a crash, a log write that fails after it), whoever
 // reads the entry next (the retry, a later raise, the string's pass) looks its issues up (one GET)
-// before trusting what is remembered, and finds the issue if the POST created it. A string's tasks
-// run one after the other (a task whose string is busy waits aside, without holding a slot).
+// before trusting what is remembered, and finds the issue if the POST created it. A lost POST may
+// also land late (a gateway answered 5XX while the service went on): until `lateLandingMs` after
+// its mark a look-up that misses it proves nothing, so the mark stays, and a passed string is
+// looked at once more after that. A string's tasks run one after the other (a task whose string is
+// busy waits aside, without holding a slot).
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
@@ -52,6 +55,8 @@ export interface IssueSenderOptions {
   retryDelayMs?: number
   /** After a 403 on raising, how long raising in that project is not tried again (ms). */
   refusedPauseMs?: number
+  /** How long a lost POST may still land (ms; LATE_LANDING_MS): a look-up answers its mark only after. */
+  lateLandingMs?: number
   /** A monotonic clock in ms (tests). */
   now?(): number
   count?(outcome: IssueOutcome, n?: number): void
@@ -66,12 +71,15 @@ export const REFUSED_PAUSE_MS = 5 * 60_000
 const now = () => new Date().toISOString()
 /** A new `unsure` mark: the time, and a tag so that two marks of the same millisecond differ. */
 export const unsureMark = () => `${now()}#${randomBytes(4).toString('hex')}`
+/** When a mark was written (ms), or NaN for one of another form. */
+const markTime = (mark: string) => Date.parse(mark.split('#')[0]!)
+
 /**
- * The mark left after an issue was raised again following a lost POST, which may still land: the
- * string's next outcome looks once more. Not itself a loss (a raise after it clears it).
+ * How long after a POST whose answer was lost the issue may still appear at the service (a gateway
+ * that answered 5XX while the service went on): until then a look-up that does not find it proves
+ * nothing, and the mark stays.
  */
-const RECHECK = '~recheck'
-const isRecheck = (mark: string | undefined) => mark?.endsWith(RECHECK) === true
+export const LATE_LANDING_MS = 60_000
 
 /**
  * A failure while resolving within a raise (an out-of-date issue, or everything when the string
@@ -118,6 +126,8 @@ export class IssueSender {
   private readonly raisingPausedUntil = new Map<string, number>()
   /** `raise|domain|project` or `resolve|domain|project`: until when a 403 there is not logged again. */
   private readonly quietUntil = new Map<string, number>()
+  /** Passed strings to look at once more when their mark is old enough (refKey: its timer). */
+  private readonly rechecks = new Map<string, NodeJS.Timeout>()
 
   constructor(private readonly options: IssueSenderOptions) {
     this.maxAttempts = options.maxAttempts ?? 3
@@ -299,7 +309,7 @@ export class IssueSender {
     const seen = new Set(entry?.issues?.map((i) => i.id))
     const withFound = (issues: RaisedIssue[]) => (found ? IssueSender.merge(issues, found, seen) : issues)
     /** After a look-up, the mark it answers (not one set since, by another instance's POST). */
-    const looked = found ? { unsure: entry?.unsure } : undefined
+    const looked = found ? this.answered(entry?.unsure) : undefined
     const remembered = entry?.issues ? withFound(entry.issues) : found
     const open = (remembered ?? []).filter((i) => i.status === 'unresolved')
     /** The entry as the last update here left it: whether the string passed meanwhile. */
@@ -329,7 +339,9 @@ export class IssueSender {
         // Gone, moved on, or marked since it was read (another instance's POST: it raises).
         if (!e || !e.sentBack || e.hash !== hash || e.unsure !== entry?.unsure) return undefined
         current = true
-        return IssueSender.withIssues(e, withFound(e.issues ?? []), looked, tag)
+        // A mark a lost POST left, young enough that the POST may still land, stays in place of
+        // this POST's own: what it guards is not settled by this POST's answer.
+        return IssueSender.withIssues(e, withFound(e.issues ?? []), looked, e.unsure !== undefined && !this.settled(e.unsure) ? e.unsure : tag)
       })
       if (!current) {
         // What the look-up found is kept all the same, and if the string passed meanwhile (its
@@ -339,10 +351,6 @@ export class IssueSender {
         if (after && !after.sentBack) await this.resolveAll(work).catch((e: unknown) => { throw new ResolveFailed(e) })
         return
       }
-      // A look-up after a POST whose answer was lost found nothing: that POST may still land (a
-      // gateway that timed out while its backend went on). The mark is kept after this POST too,
-      // so the string's next outcome looks again and resolves a late copy.
-      const afterLoss = entry?.unsure !== undefined && !isRecheck(entry.unsure)
       let created: { id: number } | undefined
       try {
         created = await api.createComment(work.domain, work.projectId, {
@@ -365,7 +373,8 @@ export class IssueSender {
       if (created) {
         const id = created.id
         // Should this write fail, the mark stays: the retry's look-up finds the issue.
-        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], { unsure: tag }, afterLoss ? unsureMark() + RECHECK : undefined)
+        // (A lost POST's young mark, kept above, is not this one's: it stays.)
+        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], { unsure: tag })
         updated = true
         this.count('raised')
       }
@@ -409,10 +418,36 @@ export class IssueSender {
         else lookUpFailed = error
       }
       const seen = new Set(entry.issues?.map((i) => i.id))
-      if (found) issues = (await this.remember(work, (known) => IssueSender.merge(known, found!, seen), { unsure: entry.unsure }))?.issues ?? found
+      if (found) issues = (await this.remember(work, (known) => IssueSender.merge(known, found!, seen), this.answered(entry.unsure)))?.issues ?? found
+      // The POST may still land: looked at once more when it no longer can.
+      if (!this.settled(entry.unsure)) this.recheckLater(work, entry.unsure)
     }
     for (const issue of issues.filter((i) => i.status === 'unresolved')) await this.resolveOne(work, issue)
     if (lookUpFailed !== undefined) throw lookUpFailed
+  }
+
+  /** Is the POST a mark guards past landing (or the mark of another form)? */
+  private settled(mark: string): boolean {
+    const at = markTime(mark)
+    return !Number.isFinite(at) || Date.now() - at >= (this.options.lateLandingMs ?? LATE_LANDING_MS)
+  }
+
+  /** What a look-up made after the entry read `mark` answers: the mark, once it is settled. */
+  private answered(mark: string | undefined): { unsure: string | undefined } | undefined {
+    return mark === undefined || this.settled(mark) ? { unsure: mark } : undefined
+  }
+
+  /** A passed string whose mark is young: its issues are looked at once more when it is settled. */
+  private recheckLater(work: EntryRef, mark: string): void {
+    const key = refKey(work)
+    if (this.rechecks.has(key)) return
+    const delay = Math.max(0, markTime(mark) + (this.options.lateLandingMs ?? LATE_LANDING_MS) - Date.now()) + 10
+    const timer = setTimeout(() => {
+      this.rechecks.delete(key)
+      this.passed(work)
+    }, delay)
+    timer.unref?.()
+    this.rechecks.set(key, timer)
   }
 
   /** This worker's unresolved issues on the string at the service (recognised by their reference). */
@@ -483,6 +518,9 @@ export class IssueSender {
   /** Give up every task still waiting (shutdown); those running finish. Returns how many were given up. */
   abandon(): number {
     let n = 0
+    // A recheck not yet due is left to the string's next outcome (its mark stays in the log).
+    for (const timer of this.rechecks.values()) clearTimeout(timer)
+    this.rechecks.clear()
     for (const lane of this.lanes.values()) {
       n += IssueSender.waiting(lane)
       lane.tasks = []

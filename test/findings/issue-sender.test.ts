@@ -33,7 +33,7 @@ async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: 
   const service = fakeServiceFetch(answer, { apiUrl: 'http://service.test', accessTokens: ['t'] })
   const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 8, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: wrap(service.fetch), baseDelayMs: 1, maxDelayMs: 2 })
   const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
-  const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, retryDelayMs: 1, ...extra })
+  const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, retryDelayMs: 1, lateLandingMs: 0, ...extra })
   // What the findings stage does: record the outcome, then raise or resolve.
   const outcome = async (records: FindingRecord[] | 'passed', r = ref) => {
     await findings.record(entryOf(records, r))
@@ -400,16 +400,18 @@ describe('issues for strings sent back', () => {
     await s.issues.flush()
     expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
     expect(s.open().map((c) => c.text)).toEqual([expect.stringContaining(findingsHash(tagged))])
-    // Raised after a loss: still marked, so the string's next outcome looks again; its pass then
-    // resolves everything and clears the mark.
-    expect((await s.findings.get(ref))?.unsure).toEqual(expect.any(String))
-    await staged(s, 'passed')
-    await s.issues.flush()
-    expect(s.open()).toEqual([])
+    // (A lost POST settles at once here, lateLandingMs 0: the look-up answered its mark.)
     expect((await s.findings.get(ref))?.unsure).toBeUndefined()
   })
 
-  it('a lost POST that lands after the retry raised again: the copy is resolved by the string\'s next outcome', async () => {
+  /** Waits until the marks of lost POSTs have settled (LATE) and the rechecks they cause ran. */
+  const LATE = 60
+  const settledAndFlushed = async (s: Awaited<ReturnType<typeof setup>>) => {
+    await new Promise((r) => setTimeout(r, LATE + 40))
+    await s.issues.flush()
+  }
+
+  it('a lost POST that lands after the retry raised again: the string\'s next outcome resolves the copy', async () => {
     for (const next of ['passed', 'same findings'] as const) {
       let held: (() => Promise<unknown>) | undefined
       const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
@@ -421,19 +423,73 @@ describe('issues for strings sent back', () => {
         }
         await held()
         return f(input, init)
-      }) as typeof fetch)
+      }) as typeof fetch, { lateLandingMs: LATE })
       await staged(s, missing)
       await s.issues.flush()
       expect(s.open()).toHaveLength(2)
+      // The lost POST may still land: its mark stays.
+      expect((await s.findings.get(ref))?.unsure).toEqual(expect.any(String))
       if (next === 'passed') await staged(s, 'passed')
       else await staged(s, missing)
       await s.issues.flush()
       expect(s.open()).toHaveLength(next === 'passed' ? 0 : 1)
       expect(s.service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
-      expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+      if (next === 'passed') {
+        // Looked at once more when the mark settled, then cleared.
+        await settledAndFlushed(s)
+        expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+      }
       await stores?.close()
       stores = undefined
     }
+  })
+
+  it('a lost POST that lands after the pass looked: the pass looks once more when it can no longer land', async () => {
+    let land: (() => Promise<unknown>) | undefined
+    const s: Awaited<ReturnType<typeof setup>> = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (init?.method === 'POST' && !land) {
+        land = () => f(input, init)
+        // The string passes while the POST is out (the entry keeps the mark, so its task is queued).
+        await staged(s, 'passed')
+        return new Response('gateway timeout', { status: 504 })
+      }
+      return f(input, init)
+    }) as typeof fetch, { lateLandingMs: LATE })
+    await staged(s, missing)
+    await s.issues.flush()
+    // The pass's task looked and found nothing: the POST has not landed yet.
+    expect(s.service.comments).toEqual([])
+    await land!()
+    expect(s.open()).toHaveLength(1)
+    await settledAndFlushed(s)
+    expect(s.open()).toEqual([])
+    expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+  })
+
+  it('two lost POSTs in a row, the first landing last: the look-ups before the mark settles do not clear it', async () => {
+    const held: Array<() => Promise<unknown>> = []
+    let posts = 0
+    const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (init?.method !== 'POST') return f(input, init)
+      posts++
+      // The first is held (lands later), the second is applied; both answers are lost.
+      if (posts === 1) held.push(() => f(input, init))
+      else if (posts === 2) await f(input, init)
+      else return f(input, init)
+      return new Response('gateway timeout', { status: 504 })
+    }) as typeof fetch, { lateLandingMs: LATE })
+    await staged(s, missing)
+    await s.issues.flush()
+    // The third attempt found the second POST's issue: one open, the mark kept.
+    expect(s.open()).toHaveLength(1)
+    expect((await s.findings.get(ref))?.unsure).toEqual(expect.any(String))
+    await held[0]!()
+    await staged(s, 'passed')
+    await s.issues.flush()
+    expect(s.open()).toEqual([])
+    await settledAndFlushed(s)
+    expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+    expect(posts).toBe(2)
   })
 
   it('copies are judged by what the look-up finds: a person resolved the first, the second is kept open', async () => {
@@ -449,7 +505,7 @@ describe('issues for strings sent back', () => {
       await held()
       held = async () => undefined
       return res
-    }) as typeof fetch)
+    }) as typeof fetch, { lateLandingMs: LATE })
     await staged(s, missing)
     await s.issues.flush()
     expect(s.open()).toHaveLength(2)
@@ -459,31 +515,38 @@ describe('issues for strings sent back', () => {
     await s.issues.flush()
     expect(s.open()).toHaveLength(1)
     expect(s.issues.counts).toMatchObject({ 'already-open': 1, resolved: 0 })
-    // The one the reviewer resolved is remembered as resolved, the other as open; no mark left.
+    // The one the reviewer resolved is remembered as resolved, the other as open.
     const entry = await s.findings.get(ref)
     expect(entry?.issues?.map((i) => i.status).sort()).toEqual(['resolved', 'unresolved'])
-    expect(entry?.unsure).toBeUndefined()
   })
 
-  it('the mark left after a raise that followed a loss is cleared by the next raise, even for other findings', async () => {
-    let held = false
+  it('a lost POST\'s mark lasts until the POST can no longer land: a raise looks until then, and clears it after', async () => {
+    let lost = false
     const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
-      if (init?.method === 'POST' && !held) {
-        held = true
+      if (init?.method === 'POST' && !lost) {
+        lost = true
         return new Response('gateway timeout', { status: 504 })
       }
       return f(input, init)
-    }) as typeof fetch)
+    }) as typeof fetch, { lateLandingMs: LATE })
+    const looks = () => s.service.log.filter((l) => l === 'GET comments').length
     await staged(s, missing)
     await s.issues.flush()
-    expect((await s.findings.get(ref))?.unsure).toEqual(expect.stringMatching(/~recheck$/))
-    const looks = () => s.service.log.filter((l) => l === 'GET comments').length
-    const before = looks()
+    const mark = (await s.findings.get(ref))?.unsure
+    expect(mark).toEqual(expect.any(String))
+    // New findings before the mark settles: looked up, raised, the mark kept as it was.
+    let before = looks()
     await staged(s, tagged)
     await s.issues.flush()
-    expect((await s.findings.get(ref))?.unsure).toBeUndefined()
-    // One more look for it, none after.
+    expect(looks() - before).toBe(1)
+    expect((await s.findings.get(ref))?.unsure).toBe(mark)
+    // After: the next raise looks once more and clears it; the one after does not look.
+    await new Promise((r) => setTimeout(r, LATE + 10))
+    before = looks()
     await staged(s, missing)
+    await s.issues.flush()
+    expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+    await staged(s, tagged)
     await s.issues.flush()
     expect(looks() - before).toBe(1)
     expect(s.open()).toHaveLength(1)
