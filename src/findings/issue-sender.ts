@@ -23,8 +23,8 @@
 // reads the entry next (the retry, a later raise, the string's pass) looks its issues up (one GET)
 // before trusting what is remembered, and finds the issue if the POST created it. A lost POST may
 // also land late (a gateway answered 5XX while the service went on): until `lateLandingMs` after
-// its mark a look-up that misses it proves nothing, so the mark stays, and a passed string is
-// looked at once more after that. A string's tasks run one after the other (a task whose string is
+// its answer was lost (the mark is stamped anew then) a look-up that misses it proves nothing, so
+// the mark stays, and a passed string is looked at once more after that. A string's tasks run one after the other (a task whose string is
 // busy waits aside, without holding a slot).
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
@@ -128,6 +128,8 @@ export class IssueSender {
   private readonly quietUntil = new Map<string, number>()
   /** Passed strings to look at once more when their mark is old enough (refKey: its timer). */
   private readonly rechecks = new Map<string, NodeJS.Timeout>()
+  /** Shut down (abandon()): no recheck is scheduled any more. */
+  private abandoned = false
 
   constructor(private readonly options: IssueSenderOptions) {
     this.maxAttempts = options.maxAttempts ?? 3
@@ -335,13 +337,15 @@ export class IssueSender {
       // Only while the entry is still this outcome's; else a later one's task does the work.
       const tag = unsureMark()
       let current = false
+      let youngBefore = false
       const intent = await findings.update(work, (e) => {
         // Gone, moved on, or marked since it was read (another instance's POST: it raises).
         if (!e || !e.sentBack || e.hash !== hash || e.unsure !== entry?.unsure) return undefined
         current = true
-        // A mark a lost POST left, young enough that the POST may still land, stays in place of
-        // this POST's own: what it guards is not settled by this POST's answer.
-        return IssueSender.withIssues(e, withFound(e.issues ?? []), looked, e.unsure !== undefined && !this.settled(e.unsure) ? e.unsure : tag)
+        // Always this POST's own mark (so another instance that read the old one does not POST
+        // too). One it replaces that is still young guards a POST that may yet land: see below.
+        youngBefore = e.unsure !== undefined && !this.settled(e.unsure)
+        return IssueSender.withIssues(e, withFound(e.issues ?? []), tag)
       })
       if (!current) {
         // What the look-up found is kept all the same, and if the string passed meanwhile (its
@@ -358,10 +362,15 @@ export class IssueSender {
           text: issueText(records, { pipelineName: work.pipelineName, hash }),
         }, this.request)
       } catch (error) {
-        // An answer lost: the issue may exist, the mark stays (the retry looks). Surely refused:
-        // nothing was created, the mark goes.
-        if (IssueSender.uncertain(error)) throw error
-        const saved = await this.remember(work, (issues) => issues, { unsure: tag }).catch(() => undefined)
+        // An answer lost: the issue may exist, the mark stays (the retry looks), stamped anew with
+        // the time of the loss: the POST may land until `lateLandingMs` after it, not after the
+        // mark (it may have waited for a slot, been retried, taken its timeout). Surely refused:
+        // nothing was created, the mark goes (or, if it replaced a young one, is stamped anew).
+        if (IssueSender.uncertain(error)) {
+          await this.remember(work, (issues) => issues, { unsure: tag }, unsureMark()).catch(() => undefined)
+          throw error
+        }
+        const saved = await this.remember(work, (issues) => issues, { unsure: tag }, youngBefore ? unsureMark() : undefined).catch(() => undefined)
         if (!(error instanceof ApiError && error.status === 403)) throw error
         // Refused: raising pauses in the project; the out-of-date issues are still resolved below.
         this.refuse(work, error)
@@ -372,9 +381,9 @@ export class IssueSender {
       }
       if (created) {
         const id = created.id
-        // Should this write fail, the mark stays: the retry's look-up finds the issue.
-        // (A lost POST's young mark, kept above, is not this one's: it stays.)
-        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], { unsure: tag })
+        // Should this write fail, the mark stays: the retry's look-up finds the issue. If this
+        // POST's mark replaced a young one, a fresh mark (a later time) stands for that one.
+        latest = await this.remember(work, (issues) => [...issues, { id, hash, status: 'unresolved', at: now() }], { unsure: tag }, youngBefore ? unsureMark() : undefined)
         updated = true
         this.count('raised')
       }
@@ -440,8 +449,10 @@ export class IssueSender {
   /** A passed string whose mark is young: its issues are looked at once more when it is settled. */
   private recheckLater(work: EntryRef, mark: string): void {
     const key = refKey(work)
-    if (this.rechecks.has(key)) return
-    const delay = Math.max(0, markTime(mark) + (this.options.lateLandingMs ?? LATE_LANDING_MS) - Date.now()) + 10
+    if (this.abandoned || this.rechecks.has(key)) return
+    const late = this.options.lateLandingMs ?? LATE_LANDING_MS
+    // At most `late` (a mark dated ahead, by another instance's clock, waits no longer).
+    const delay = Math.min(late, Math.max(0, markTime(mark) + late - Date.now())) + 10
     const timer = setTimeout(() => {
       this.rechecks.delete(key)
       this.passed(work)
@@ -491,21 +502,25 @@ export class IssueSender {
    * Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go).
    * Resolves with the entry as it is now (undefined when the log has none).
    */
-  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], answers?: { unsure: string | undefined }, mark?: string): Promise<FindingsEntry | undefined> {
-    return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => entry && IssueSender.withIssues(entry, fn(entry.issues ?? []), answers, mark))
+  /**
+   * `answers`: the mark this write answers (a look-up made after the entry read it, or the POST
+   * that set it). If it is still the entry's it is cleared, or replaced by `replacement`; another
+   * one, set since, stays.
+   */
+  private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], answers?: { unsure: string | undefined }, replacement?: string): Promise<FindingsEntry | undefined> {
+    return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => {
+      if (!entry) return undefined
+      const unsure = answers && entry.unsure === answers.unsure ? replacement : entry.unsure
+      return IssueSender.withIssues(entry, fn(entry.issues ?? []), unsure)
+    })
   }
 
-  /**
-   * The entry with these issues (resolved ones beyond the last 10 dropped). `answers`: the mark
-   * this write answers (a look-up made after the entry read it, or the POST that set it), cleared
-   * if it is still the entry's; another one, set since, stays. `mark`: a new mark, set instead.
-   */
-  private static withIssues(entry: FindingsEntry, issues: RaisedIssue[], answers?: { unsure: string | undefined }, mark?: string): FindingsEntry {
+  /** The entry with these issues (resolved ones beyond the last 10 dropped) and this mark. */
+  private static withIssues(entry: FindingsEntry, issues: RaisedIssue[], unsure: string | undefined): FindingsEntry {
     const open = issues.filter((i) => i.status === 'unresolved')
     const resolved = issues.filter((i) => i.status === 'resolved').slice(-10)
-    const { unsure, ...rest } = entry
-    const kept = mark ?? (unsure !== undefined && !(answers && unsure === answers.unsure) ? unsure : undefined)
-    return { ...rest, issues: [...resolved, ...open], ...(kept ? { unsure: kept } : {}) }
+    const { unsure: _old, ...rest } = entry
+    return { ...rest, issues: [...resolved, ...open], ...(unsure ? { unsure } : {}) }
   }
 
   /** Tasks waiting or running, over every organization. */
@@ -519,6 +534,7 @@ export class IssueSender {
   abandon(): number {
     let n = 0
     // A recheck not yet due is left to the string's next outcome (its mark stays in the log).
+    this.abandoned = true
     for (const timer of this.rechecks.values()) clearTimeout(timer)
     this.rechecks.clear()
     for (const lane of this.lanes.values()) {

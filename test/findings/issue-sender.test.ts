@@ -466,6 +466,32 @@ describe('issues for strings sent back', () => {
     expect((await s.findings.get(ref))?.unsure).toBeUndefined()
   })
 
+  it('a lost POST\'s window starts when its answer is lost, not when it was marked: one answered late still has its copy found', async () => {
+    let posts = 0
+    let landSecond: Promise<unknown> | undefined
+    const s = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (init?.method !== 'POST') return f(input, init)
+      posts++
+      if (posts === 1) return new Response('gateway timeout', { status: 504 })
+      if (posts === 2) {
+        // The gateway gives up after longer than LATE; the service applies the POST a little later.
+        await new Promise((r) => setTimeout(r, LATE + 10))
+        landSecond = new Promise((r) => setTimeout(r, 20)).then(() => f(input, init))
+        return new Response('gateway timeout', { status: 504 })
+      }
+      return f(input, init)
+    }) as typeof fetch, { lateLandingMs: LATE })
+    await staged(s, missing)
+    await s.issues.flush()
+    await landSecond
+    expect(s.open()).toHaveLength(2)
+    await staged(s, 'passed')
+    await s.issues.flush()
+    await settledAndFlushed(s)
+    expect(s.open()).toEqual([])
+    expect((await s.findings.get(ref))?.unsure).toBeUndefined()
+  })
+
   it('two lost POSTs in a row, the first landing last: the look-ups before the mark settles do not clear it', async () => {
     const held: Array<() => Promise<unknown>> = []
     let posts = 0
@@ -534,12 +560,15 @@ describe('issues for strings sent back', () => {
     await s.issues.flush()
     const mark = (await s.findings.get(ref))?.unsure
     expect(mark).toEqual(expect.any(String))
-    // New findings before the mark settles: looked up, raised, the mark kept as it was.
+    // New findings before the mark settles: looked up, raised, and still marked (anew: the time
+    // of the later mark covers the earlier POST too).
     let before = looks()
     await staged(s, tagged)
     await s.issues.flush()
     expect(looks() - before).toBe(1)
-    expect((await s.findings.get(ref))?.unsure).toBe(mark)
+    const later = (await s.findings.get(ref))?.unsure
+    expect(later).toEqual(expect.any(String))
+    expect(later).not.toBe(mark)
     // After: the next raise looks once more and clears it; the one after does not look.
     await new Promise((r) => setTimeout(r, LATE + 10))
     before = looks()
