@@ -404,8 +404,9 @@ describe('issues for strings sent back', () => {
     expect((await s.findings.get(ref))?.unsure).toBeUndefined()
   })
 
-  /** Waits until the marks of lost POSTs have settled (LATE) and the rechecks they cause ran. */
-  const LATE = 60
+  /** How long a lost POST may land here (ms): long enough for a loaded machine to do a raise and
+   * a pass within it. Waits until the marks have settled and the rechecks they cause ran. */
+  const LATE = 200
   const settledAndFlushed = async (s: Awaited<ReturnType<typeof setup>>) => {
     await new Promise((r) => setTimeout(r, LATE + 40))
     await s.issues.flush()
