@@ -344,7 +344,8 @@ export class IssueSender {
         current = true
         // Always this POST's own mark (so another instance that read the old one does not POST
         // too). One it replaces that is still young guards a POST that may yet land: see below.
-        youngBefore = e.unsure !== undefined && !this.settled(e.unsure)
+        // (Young as the look-up judged it: it may have settled since, with a copy landing meanwhile.)
+        youngBefore = e.unsure !== undefined && looked === undefined
         return IssueSender.withIssues(e, withFound(e.issues ?? []), tag)
       })
       if (!current) {
@@ -367,7 +368,11 @@ export class IssueSender {
         // mark (it may have waited for a slot, been retried, taken its timeout). Surely refused:
         // nothing was created, the mark goes (or, if it replaced a young one, is stamped anew).
         if (IssueSender.uncertain(error)) {
-          await this.remember(work, (issues) => issues, { unsure: tag }, unsureMark()).catch(() => undefined)
+          // Whatever the entry's mark is now (another instance's pass may have answered ours while
+          // this POST waited for a slot): a fresh one, and a look once more if the string passed.
+          const fresh = unsureMark()
+          const marked = await findings.update(work, (e) => e && { ...e, unsure: fresh }).catch(() => undefined)
+          if (marked && !marked.sentBack) this.recheckLater(work, fresh)
           throw error
         }
         const saved = await this.remember(work, (issues) => issues, { unsure: tag }, youngBefore ? unsureMark() : undefined).catch(() => undefined)
