@@ -48,10 +48,12 @@ export interface FindingsEntry extends EntryRef {
   /** Issues this worker raised on the string in this language; absent when it never looked. */
   issues?: RaisedIssue[]
   /**
-   * A POST raising an issue on the string got no answer (5XX, timeout, network): the service may
-   * hold an issue of this worker's that `issues` does not list. The next raise or pass of the
-   * string looks its issues up at the service before it trusts `issues`, and clears this. When it
-   * was marked (ISO), so that a look-up clears only the mark it saw.
+   * Written before every POST raising an issue on the string (`<ISO time>#<random tag>`; stamped
+   * anew if the POST's answer is lost): the service may hold an issue of this worker's that
+   * `issues` does not list. Whoever reads the entry next (a retry, a later raise, the string's
+   * pass) looks its issues up at the service before it trusts `issues`. Cleared when the new issue
+   * is remembered, when the POST was surely refused, or by a look-up once the POST can no longer
+   * land (issue-sender.ts, `lateLandingMs`).
    */
   unsure?: string
 }

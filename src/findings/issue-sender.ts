@@ -65,6 +65,9 @@ export interface IssueSenderOptions {
 /** Below the status requests (priority 0) in the organization's queue. */
 export const COMMENT_PRIORITY = -1
 
+/** A dropped or failed issue is logged at most this often per organization (the counts say how many). */
+export const WARN_EVERY_MS = 60_000
+
 /** How long raising in a project whose comment requests were refused (403) is left alone. */
 export const REFUSED_PAUSE_MS = 5 * 60_000
 
@@ -128,6 +131,8 @@ export class IssueSender {
   private readonly quietUntil = new Map<string, number>()
   /** Passed strings to look at once more when their mark is old enough (refKey: its timer). */
   private readonly rechecks = new Map<string, NodeJS.Timeout>()
+  /** `kind|domain`: warnings not logged since the last line of that kind (see warnSometimes). */
+  private readonly suppressed = new Map<string, number>()
   /** Shut down (abandon()): no recheck is scheduled any more. */
   private abandoned = false
 
@@ -169,7 +174,7 @@ export class IssueSender {
     const lane = this.lane(work.domain)
     if (IssueSender.waiting(lane) >= this.maxPending) {
       this.count('dropped')
-      this.options.log.warn({ domain: work.domain, string: work.stringId, language: work.languageId }, `too many issue requests waiting for this organization; not ${task.raise ? 'raised' : 'resolved'}`)
+      this.warnSometimes('dropped', work.domain, { domain: work.domain, string: work.stringId, language: work.languageId, waiting: this.maxPending }, `too many issue requests waiting for this organization; not ${task.raise ? 'raised' : 'resolved'} (counted in switchyard_issues_total{outcome="dropped"}; logged once a minute)`)
       return
     }
     lane.tasks.push(task)
@@ -243,8 +248,28 @@ export class IssueSender {
     } catch (error) {
       if (error instanceof ApiError && error.status === 403) return this.refuse(work, error)
       this.count('failed')
-      this.options.log.warn({ err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `issue could not be ${task.raise ? 'raised' : 'resolved'}; the status was reported, the issue is given up`)
+      const what = error instanceof ResolveFailed
+        ? 'an out-of-date issue could not be resolved; it stays open until the string\'s next outcome'
+        : `issue could not be ${task.raise ? 'raised' : 'resolved'}; the status was reported, the issue is given up`
+      this.warnSometimes('failed', work.domain, { err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `${what} (counted in switchyard_issues_total{outcome="failed"}; logged once a minute per organization)`)
     }
+  }
+
+  /**
+   * A warning of this kind for this organization, unless one was logged less than WARN_EVERY_MS
+   * ago (an outage or a burst would write one per string); the next one says how many were not.
+   */
+  private warnSometimes(kind: string, domain: string, fields: Record<string, unknown>, message: string): void {
+    const key = `${kind}|${domain}`
+    const at = this.clock()
+    if ((this.quietUntil.get(key) ?? Number.NEGATIVE_INFINITY) > at) {
+      this.suppressed.set(key, (this.suppressed.get(key) ?? 0) + 1)
+      return
+    }
+    this.quietUntil.set(key, at + WARN_EVERY_MS)
+    const notLogged = this.suppressed.get(key)
+    this.suppressed.delete(key)
+    this.options.log.warn({ ...fields, ...(notLogged ? { notLoggedSinceLastLine: notLogged } : {}) }, message)
   }
 
   /**
@@ -505,12 +530,9 @@ export class IssueSender {
 
   /**
    * Change the remembered issues of an entry (kept short: resolved ones beyond the last 10 go).
-   * Resolves with the entry as it is now (undefined when the log has none).
-   */
-  /**
-   * `answers`: the mark this write answers (a look-up made after the entry read it, or the POST
-   * that set it). If it is still the entry's it is cleared, or replaced by `replacement`; another
-   * one, set since, stays.
+   * Resolves with the entry as it is now (undefined when the log has none). `answers`: the mark
+   * this write answers (a look-up made after the entry read it, or the POST that set it). If it is
+   * still the entry's it is cleared, or replaced by `replacement`; another one, set since, stays.
    */
   private remember(ref: EntryRef, fn: (issues: RaisedIssue[]) => RaisedIssue[], answers?: { unsure: string | undefined }, replacement?: string): Promise<FindingsEntry | undefined> {
     return this.options.findings.update(ref, (entry: FindingsEntry | undefined) => {

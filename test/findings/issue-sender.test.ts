@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
 import type { FindingRecord } from '../../src/protocol/findings.js'
 import { findingsHash } from '../../src/findings/finding-records.js'
-import { IssueSender, REFUSED_PAUSE_MS, unsureMark, type IssueSenderOptions } from '../../src/findings/issue-sender.js'
+import { IssueSender, REFUSED_PAUSE_MS, unsureMark, WARN_EVERY_MS, type IssueSenderOptions } from '../../src/findings/issue-sender.js'
 import { ApiClient } from '../../src/platform/api-client.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { createStores, type Stores } from '../../src/store/create-stores.js'
@@ -906,10 +906,22 @@ describe('issues for strings sent back', () => {
 
   it('drops, and counts, what exceeds the waiting bound of an organization', async () => {
     const { issues, findings } = await setup()
-    const small = new IssueSender({ api: (issues as unknown as { options: { api: ApiClient } }).options.api, findings, log: silentLogger(), concurrency: 1, maxPending: 2 })
+    const lines: Array<{ fields: Record<string, unknown>; msg: string }> = []
+    const log = { warn: (fields: Record<string, unknown>, msg: string) => { lines.push({ fields, msg }) } } as never
+    let clock = 0
+    const small = new IssueSender({ api: (issues as unknown as { options: { api: ApiClient } }).options.api, findings, log, concurrency: 1, maxPending: 2, now: () => clock })
     for (let i = 1; i <= 6; i++) small.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
     await small.flush()
-    expect(small.counts.dropped).toBeGreaterThanOrEqual(3)
+    const first = small.counts.dropped
+    expect(first).toBeGreaterThanOrEqual(3)
+    // One line for the organization, not one per string; the next, a minute later, says how many were not logged.
+    const dropped = () => lines.filter((l) => l.msg.startsWith('too many issue requests'))
+    expect(dropped()).toHaveLength(1)
+    clock += WARN_EVERY_MS
+    for (let i = 7; i <= 12; i++) small.sentBack({ ...ref, stringId: i, pipelineName: 'P', findings: missing })
+    await small.flush()
+    expect(dropped()).toHaveLength(2)
+    expect(dropped()[1]!.fields.notLoggedSinceLastLine).toBe(first - 1)
   })
 })
 
