@@ -4,9 +4,10 @@
 // - a small lane per organization (COMMENTS_MAX_IN_FLIGHT requests at once), inside the API
 //   client's limit of 20, at a lower priority than status requests waiting for a slot;
 // - a failed request (network, 429, 5XX) is retried a few times by the API client; then it, or
-//   any other refusal, is logged, counted and given up: nothing here throws back into the status
-//   path;
-// - at most `maxPending` tasks wait per organization; beyond it they are dropped and counted;
+//   any other refusal, is counted, logged (once a minute per organization) and given up: nothing
+//   here throws back into the status path;
+// - at most `maxPending` tasks wait per organization; beyond it they are dropped, counted and
+//   logged (once a minute per organization);
 // - a 403 (the app may not comment in the project, or its token lost that right for a while) on a
 //   look-up or a POST pauses raising in that project for `refusedPauseMs`: raises meanwhile make
 //   neither request (counted as `refused`) but still resolve the out-of-date issues they know of.
@@ -24,8 +25,8 @@
 // before trusting what is remembered, and finds the issue if the POST created it. A lost POST may
 // also land late (a gateway answered 5XX while the service went on): until `lateLandingMs` after
 // its answer was lost (the mark is stamped anew then) a look-up that misses it proves nothing, so
-// the mark stays, and a passed string is looked at once more after that. A string's tasks run one after the other (a task whose string is
-// busy waits aside, without holding a slot).
+// the mark stays, and a passed string is looked at once more after that. A string's tasks run one
+// after the other (a task whose string is busy waits aside, without holding a slot).
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
