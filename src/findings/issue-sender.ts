@@ -128,7 +128,7 @@ export class IssueSender {
   readonly counts: Record<IssueOutcome, number> = { raised: 0, 'already-open': 0, resolved: 0, failed: 0, dropped: 0, stale: 0, refused: 0 }
   /** `domain|project` where a raise was refused with a 403: when to try raising again. */
   private readonly raisingPausedUntil = new Map<string, number>()
-  /** `raise|domain|project` or `resolve|domain|project`: until when a 403 there is not logged again. */
+  /** `kind|where` (warnSometimes): until when a warning of that kind there is not logged again. */
   private readonly quietUntil = new Map<string, number>()
   /** Passed strings to look at once more when their mark is old enough (refKey: its timer). */
   private readonly rechecks = new Map<string, NodeJS.Timeout>()
@@ -175,7 +175,7 @@ export class IssueSender {
     const lane = this.lane(work.domain)
     if (IssueSender.waiting(lane) >= this.maxPending) {
       this.count('dropped')
-      this.warnSometimes('dropped', work.domain, { domain: work.domain, string: work.stringId, language: work.languageId, waiting: this.maxPending }, `too many issue requests waiting for this organization; not ${task.raise ? 'raised' : 'resolved'} (counted in switchyard_issues_total{outcome="dropped"}; logged once a minute)`)
+      this.warnSometimes('dropped', work.domain, WARN_EVERY_MS, { domain: work.domain, string: work.stringId, language: work.languageId, waiting: this.maxPending }, `too many issue requests waiting for this organization; not ${task.raise ? 'raised' : 'resolved'} (counted in switchyard_issues_total{outcome="dropped"}; logged once a minute)`)
       return
     }
     lane.tasks.push(task)
@@ -252,22 +252,23 @@ export class IssueSender {
       const what = error instanceof ResolveFailed
         ? 'an out-of-date issue could not be resolved; it stays open until the string\'s next outcome'
         : `issue could not be ${task.raise ? 'raised' : 'resolved'}; the status was reported, the issue is given up`
-      this.warnSometimes('failed', work.domain, { err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `${what} (counted in switchyard_issues_total{outcome="failed"}; logged once a minute per organization)`)
+      this.warnSometimes('failed', work.domain, WARN_EVERY_MS, { err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `${what} (counted in switchyard_issues_total{outcome="failed"}; logged once a minute per organization)`)
     }
   }
 
   /**
-   * A warning of this kind for this organization, unless one was logged less than WARN_EVERY_MS
-   * ago (an outage or a burst would write one per string); the next one says how many were not.
+   * A warning of this kind for this place (an organization, or an organization's project), unless
+   * one was logged less than `everyMs` ago (an outage or a burst would write one per string); the
+   * next one says how many were not.
    */
-  private warnSometimes(kind: string, domain: string, fields: Record<string, unknown>, message: string): void {
-    const key = `${kind}|${domain}`
+  private warnSometimes(kind: string, where: string, everyMs: number, fields: Record<string, unknown>, message: string): void {
+    const key = `${kind}|${where}`
     const at = this.clock()
     if ((this.quietUntil.get(key) ?? Number.NEGATIVE_INFINITY) > at) {
       this.suppressed.set(key, (this.suppressed.get(key) ?? 0) + 1)
       return
     }
-    this.quietUntil.set(key, at + WARN_EVERY_MS)
+    this.quietUntil.set(key, at + everyMs)
     const notLogged = this.suppressed.get(key)
     this.suppressed.delete(key)
     this.options.log.warn({ ...fields, ...(notLogged ? { notLoggedSinceLastLine: notLogged } : {}) }, message)
@@ -284,11 +285,9 @@ export class IssueSender {
     const at = this.clock()
     const pauseMs = this.options.refusedPauseMs ?? REFUSED_PAUSE_MS
     if (raising) this.raisingPausedUntil.set(`${work.domain}|${work.projectId}`, at + pauseMs)
-    const quietKey = `${raising ? 'raise' : 'resolve'}|${work.domain}|${work.projectId}`
-    if ((this.quietUntil.get(quietKey) ?? Number.NEGATIVE_INFINITY) > at) return
-    this.quietUntil.set(quietKey, at + pauseMs)
     const pause = pauseMs >= 60_000 ? `${Math.round(pauseMs / 60_000)} minutes` : `${Math.round(pauseMs / 1000)} s`
-    this.options.log.warn(
+    this.warnSometimes(
+      raising ? 'raise' : 'resolve', `${work.domain}|${work.projectId}`, pauseMs,
       { domain: work.domain, project: work.projectId, status: error.status, request: `${error.method} ${error.path.split('?')[0]}`, pauseMs },
       raising
         ? `the service refuses this app's comment requests in this project (403): no issue is raised there for the next ${pause} (counted as refused; out-of-date issues are still resolved); statuses are not affected. Check that the app may comment in the project, or reconnect the organization if its token lost that right`
