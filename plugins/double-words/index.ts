@@ -102,6 +102,8 @@ const WORD_ENDING_SPACE = /[^\S\u202F\uFEFF]+/u
 const JOINED = new RegExp('[\\p{L}&&[\\p{sc=Latin}\\p{sc=Greek}\\p{sc=Cyrillic}]]|[0-9]', 'v')
 const joinedAt = (s: string, i: number) => JOINED.test(s[i]!)
 
+const NO_OVERLAP: number[] = []
+
 /**
  * Every k such that `a` ends with the first k characters of `b`, longest first. The prefix
  * function (Knuth-Morris-Pratt) of `b`'s start, a separator and `a`'s end gives them all in time
@@ -109,6 +111,13 @@ const joinedAt = (s: string, i: number) => JOINED.test(s[i]!)
  */
 function overlaps(a: string, b: string): number[] {
   const m = Math.min(a.length, b.length)
+  // A border of length k needs a's k-th last character to be b's first and a's last to be b's
+  // k-th: most neighbouring tokens have no such k, and are answered without allocating.
+  const first = b.charCodeAt(0)
+  const last = a.charCodeAt(a.length - 1)
+  let possible = false
+  for (let k = 1; k <= m && !possible; k++) possible = a.charCodeAt(a.length - k) === first && b.charCodeAt(k - 1) === last
+  if (!possible) return NO_OVERLAP
   const codes = new Int32Array(2 * m + 1)
   for (let i = 0; i < m; i++) codes[i] = b.charCodeAt(i)
   codes[m] = -1 // matches no code unit: no border crosses it

@@ -276,6 +276,8 @@ export class PipelineRunner {
    * that came before it, and one `more-findings` finding for the rest.
    */
   private add(s: State, check: CompiledCheck, list: FindingInput[]): void {
+    // Most checks find nothing in most strings: nothing to count, and nothing allocated for it.
+    if (list.length === 0) return
     const severities = list.map((f): Severity => check.severity ?? (f.severity && Object.hasOwn(SEV_INDEX, f.severity) ? f.severity : 'error'))
     const keep = list.length <= MAX_FINDINGS_PER_CHECK ? undefined : mostSevere(severities, MAX_FINDINGS_PER_CHECK)
     const dropped = [0, 0, 0]
