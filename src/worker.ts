@@ -57,14 +57,23 @@ export interface WorkerDeps {
   metrics?: Metrics
   /** How often held strings are looked at (ms); each organization is tried again on its own back-off. */
   heldRecheckMs?: number
+  /** When the first findings-log sweep runs after start (ms; FIRST_FINDINGS_SWEEP_MS). */
+  firstFindingsSweepMs?: number
+  /** How old an entry of the findings log must be before a sweep takes up what it owes (ms; tests). */
+  issuesCatchUpAfterMs?: number
   /** First back-off of a held organization (ms); it doubles up to a minute. */
   heldBaseDelayMs?: number
   /** The findings log (shared with the operator routes); default: one on `stores.findings`. */
   findings?: FindingsLog
 }
 
-/** How often the findings log is swept of expired strings and trimmed to FINDINGS_MAX. */
-const FINDINGS_SWEEP_MS = 60 * 60_000
+/**
+ * How often the findings log is swept of expired strings and trimmed to FINDINGS_MAX; each sweep
+ * also catches up on the issues its entries say are owed (IssueSender.catchUp). The first sweep
+ * runs soon after start, so that what a restart lost is taken up.
+ */
+export const FINDINGS_SWEEP_MS = 60 * 60_000
+export const FIRST_FINDINGS_SWEEP_MS = 5 * 60_000
 
 export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'findingsMax'>, stores: Pick<Stores, 'findings' | 'setMany'>): FindingsLog {
   return new FindingsLog(stores.findings, {
@@ -95,6 +104,8 @@ export interface Worker {
   replayed: Promise<void>
   /** Run the reconciliation sweep once now. */
   reconcile(): Promise<{ orphans: number; checked: number }>
+  /** Sweep the findings log once now (and catch up on the issues it owes): what the hourly timer runs. */
+  sweepFindings(): Promise<{ strings: number; removed: number; caughtUp: number }>
   /** Wait until every accepted string has been reported or parked (held strings aside). */
   idle(timeoutMs?: number): Promise<void>
   stop(options?: { deadlineMs?: number }): Promise<void>
@@ -222,6 +233,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     api, findings, log: log.child({ part: 'issues' }), concurrency: config.commentsMaxInFlight, count: (outcome, n) => metrics.issues.inc({ outcome }, n),
     // A POST's answer can be lost as late as its timeout after it left; the service may go on after.
     lateLandingMs: Math.max(LATE_LANDING_MS, 2 * config.apiTimeoutMs),
+    ...(deps.issuesCatchUpAfterMs !== undefined ? { catchUpAfterMs: deps.issuesCatchUpAfterMs } : {}),
   })
   const checkLabel = boundedLabels(200)
   const findingsStage = createFindingsStage({
@@ -402,10 +414,22 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()
-  const sweep = () => void findings.sweep().then(
-    (r) => { if (r.removed) log.info(r, 'findings log trimmed to FINDINGS_MAX') },
-    (error) => log.warn({ err: error }, 'findings log sweep failed'),
-  )
+  // A pipeline's display name for an issue the catch-up raises; undefined when it raises none now.
+  const pipelineName = (key: string) => {
+    const p = pipelines().get(key)
+    return p?.issues ? (p.name ?? p.key) : undefined
+  }
+  const sweepFindings = async () => {
+    let caughtUp = 0
+    // Strings of a held organization (disconnected, or its token refused) wait for its return.
+    const r = await findings.sweep((entry) => { if (!held.cause(entry.domain) && issues.catchUp(entry, pipelineName)) caughtUp++ })
+    if (r.removed) log.info(r, 'findings log trimmed to FINDINGS_MAX')
+    if (caughtUp) log.info({ tasks: caughtUp }, 'issues owed by earlier outcomes queued again (dropped, failed or lost with a restart)')
+    return { ...r, caughtUp }
+  }
+  const sweep = () => void sweepFindings().catch((error: unknown) => log.warn({ err: error }, 'findings log sweep failed'))
+  const firstSweepTimer = setTimeout(sweep, deps.firstFindingsSweepMs ?? FIRST_FINDINGS_SWEEP_MS)
+  firstSweepTimer.unref()
   const sweepTimer = setInterval(sweep, FINDINGS_SWEEP_MS)
   sweepTimer.unref()
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
@@ -456,6 +480,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       clearInterval(aliveTimer)
       await journal.markAlive?.().catch(() => undefined)
       clearInterval(metricsTimer)
+      clearTimeout(firstSweepTimer)
       clearInterval(sweepTimer)
       if (reconcileTimer) clearInterval(reconcileTimer)
       // The listener stayed open while draining, so deliveries got 503 + Retry-After rather than
@@ -484,6 +509,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     findingsIdle: () => findingsStage.flush(),
     replayed,
     reconcile: () => reconciler.run(),
+    sweepFindings,
     idle,
     stop,
     backlog,

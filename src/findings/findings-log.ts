@@ -227,17 +227,28 @@ export class FindingsLog {
   /**
    * Remove what outlived the retention (the store's iteration drops expired keys) and, beyond
    * `maxStrings`, the strings reported longest ago. Stores that can't be iterated rely on the
-   * time to live alone.
+   * time to live alone. `visit` sees every entry read on the way (the issue sender's catch-up);
+   * what it throws is left out, and the sweep goes on.
    */
-  async sweep(): Promise<{ strings: number; removed: number }> {
+  async sweep(visit?: (entry: FindingsEntry) => void): Promise<{ strings: number; removed: number }> {
     const iterator = this.store.iterator?.(undefined)
     if (!iterator) return { strings: 0, removed: 0 }
     const strings: Array<{ key: string; at: string }> = []
     for await (const [rawKey, value] of iterator as AsyncIterable<[string, unknown]>) {
       const key = String(rawKey).replace(/^[^:]*findings:/, '')
       if (!key.startsWith('s:')) continue
-      const at = (value as StringDoc | undefined)?.entries?.[0]?.at ?? ''
+      const entries = (value as StringDoc | undefined)?.entries
+      const at = entries?.[0]?.at ?? ''
       strings.push({ key, at })
+      if (visit && Array.isArray(entries)) {
+        for (const e of entries) {
+          try {
+            visit(e)
+          } catch {
+            // One entry the visitor cannot take is not a reason to stop sweeping.
+          }
+        }
+      }
     }
     let removed = 0
     if (strings.length > this.options.maxStrings) {

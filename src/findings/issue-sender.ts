@@ -27,6 +27,8 @@
 // its answer was lost (the mark is stamped anew then) a look-up that misses it proves nothing, so
 // the mark stays, and a passed string is looked at once more after that. A string's tasks run one
 // after the other (a task whose string is busy waits aside, without holding a slot).
+// What is given up, dropped or lost with a restart is not forgotten: the findings log's sweep hands
+// every entry to catchUp(), which queues again what the entry says the service is still owed.
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
@@ -58,6 +60,10 @@ export interface IssueSenderOptions {
   refusedPauseMs?: number
   /** How long a lost POST may still land (ms; LATE_LANDING_MS): a look-up answers its mark only after. */
   lateLandingMs?: number
+  /** Catch-up: entries reported less than this long ago are left to their own tasks (ms; CATCH_UP_AFTER_MS). */
+  catchUpAfterMs?: number
+  /** Catch-up: entries reported longer ago than this are left to the string's next outcome (ms; CATCH_UP_WITHIN_MS). */
+  catchUpWithinMs?: number
   /** A monotonic clock in ms (tests). */
   now?(): number
   count?(outcome: IssueOutcome, n?: number): void
@@ -84,6 +90,16 @@ const markTime = (mark: string) => Date.parse(mark.split('#')[0]!)
  * nothing, and the mark stays.
  */
 export const LATE_LANDING_MS = 60_000
+
+/**
+ * The catch-up (the findings log's sweep hands every entry to catchUp()) takes up what a string's
+ * entry says is still owed to the service: an issue not raised (its task dropped at the bound,
+ * failed, refused during a pause, or lost with a restart) or not resolved, or a POST whose answer
+ * was lost. It leaves alone entries younger than this, whose tasks may still be waiting...
+ */
+export const CATCH_UP_AFTER_MS = 5 * 60_000
+/** ...and older than this: a string its organization or project no longer has would be asked about every sweep. */
+export const CATCH_UP_WITHIN_MS = 24 * 60 * 60_000
 
 /**
  * A failure while resolving within a raise (an out-of-date issue, or everything when the string
@@ -304,6 +320,35 @@ export class IssueSender {
   /** The string passed: resolve the issues this worker raised on it. */
   passed(work: EntryRef): void {
     this.enqueue({ raise: false, work })
+  }
+
+  /**
+   * The catch-up: queue the task a findings-log entry still needs, if any (true when one was
+   * queued). Owed: a sent-back entry without an issue for its findings (one a person resolved
+   * counts: it is not raised again) or with an out-of-date issue still open, a passed entry with
+   * an issue of this worker open, and either when a POST's answer was lost (`unsure`). `pipelineName` gives the display name of a pipeline
+   * by its key, undefined when it no longer raises issues (nothing is raised then). Only entries
+   * reported between CATCH_UP_AFTER_MS and CATCH_UP_WITHIN_MS ago, and only while the
+   * organization's lane is less than half full: live tasks keep the room they need.
+   */
+  catchUp(entry: FindingsEntry, pipelineName: (key: string) => string | undefined): boolean {
+    if (this.abandoned) return false
+    const age = Date.now() - Date.parse(entry.at)
+    if (!(age >= (this.options.catchUpAfterMs ?? CATCH_UP_AFTER_MS) && age <= (this.options.catchUpWithinMs ?? CATCH_UP_WITHIN_MS))) return false
+    if (IssueSender.waiting(this.lane(entry.domain)) * 2 >= this.maxPending) return false
+    const ref: EntryRef = { domain: entry.domain, projectId: entry.projectId, languageId: entry.languageId, stringId: entry.stringId }
+    if (entry.sentBack) {
+      if (!entry.hash) return false
+      const owed = entry.unsure !== undefined || !entry.issues?.some((i) => i.hash === entry.hash) || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
+      if (!owed) return false
+      const name = pipelineName(entry.pipeline)
+      if (name === undefined) return false
+      this.sentBack({ ...ref, pipelineName: name, findings: entry.findings })
+      return true
+    }
+    if (!entry.unsure && !entry.issues?.some((i) => i.status === 'unresolved')) return false
+    this.passed(ref)
+    return true
   }
 
   private async raiseWithRetries(work: IssueWork): Promise<void> {

@@ -79,6 +79,20 @@ describe('findings log', () => {
     for (const id of [3, 4, 5]) expect(await findings.search({ stringId: id })).toHaveLength(1)
   })
 
+  it('sweep shows every entry to its visitor (the issues\' catch-up), and goes on past one that throws', async () => {
+    const findings = await log()
+    await findings.record(entry(1))
+    await findings.record(entry(1, { languageId: 'fr' }))
+    await findings.record(entry(2))
+    const seen: string[] = []
+    const r = await findings.sweep((e) => {
+      seen.push(`${e.stringId}/${e.languageId}`)
+      if (e.languageId === 'fr') throw new Error('not this one')
+    })
+    expect(seen.sort()).toEqual(['1/de', '1/fr', '2/de'])
+    expect(r).toEqual({ strings: 2, removed: 0 })
+  })
+
   it('writes of one string in parallel lose nothing', async () => {
     const findings = await log()
     await Promise.all(['de', 'fr', 'it', 'es', 'pt'].map((languageId) => findings.record(entry(1, { languageId }))))

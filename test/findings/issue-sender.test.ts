@@ -1006,3 +1006,106 @@ describe('waiting tasks (issue 16)', () => {
     await issues.flush()
   })
 })
+
+describe('the catch-up: what the findings log says is owed is taken up by its sweep', () => {
+  const name = () => 'QA gate'
+  /** Sweep the log, handing every entry to the catch-up; how many tasks it queued. */
+  const sweep = async (findings: FindingsLog, issues: IssueSender, pipelineName: (key: string) => string | undefined = name) => {
+    let queued = 0
+    await findings.sweep((e) => { if (issues.catchUp(e, pipelineName)) queued++ })
+    await issues.flush()
+    return queued
+  }
+
+  it('a sent-back string whose raise never ran (dropped, lost with a restart) gets its issue, once', async () => {
+    const { service, issues, findings, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await findings.record(entryOf(missing))
+    await findings.record(entryOf(tagged, { ...ref, stringId: 43 }))
+    expect(await sweep(findings, issues)).toBe(2)
+    expect(open().map((c) => c.stringId).sort()).toEqual([42, 43])
+    expect(open()[0]!.text).toContain('QA gate sent this string back.')
+    // Remembered now: the next sweep owes nothing, and asks nothing.
+    const requests = service.log.length
+    expect(await sweep(findings, issues)).toBe(0)
+    expect(service.log.length).toBe(requests)
+  })
+
+  it('a passed string whose resolution never ran has its issue resolved; a person\'s resolution is not undone', async () => {
+    const { service, issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    await outcome(tagged, { ...ref, stringId: 43 })
+    // String 42 passed but its task was lost; a person resolved 43's issue, and the log learned it.
+    await findings.record(entryOf('passed'))
+    await findings.update({ ...ref, stringId: 43 }, (e) => e && { ...e, issues: e.issues!.map((i) => ({ ...i, status: 'resolved' as const })) })
+    service.comments.find((c) => c.stringId === 43)!.issueStatus = 'resolved'
+    const requests = service.log.length
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toEqual([])
+    expect(service.log.slice(requests)).toEqual(['PATCH comments'])
+    expect(service.comments).toHaveLength(2)
+  })
+
+  it('a lost POST answer, the string passed, and the recheck lost with a restart: the sweep looks the issue up and resolves it', async () => {
+    const { issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    // As the log stands when the POST's answer was lost: the issue exists, the entry only says it may.
+    await findings.update(ref, (e) => e && { ...e, issues: undefined, unsure: unsureMark() })
+    await findings.record(entryOf('passed'))
+    expect(open()).toHaveLength(1)
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toEqual([])
+    expect((await findings.get(ref))?.unsure).toBeUndefined()
+  })
+
+  it('a sent-back string whose out-of-date issue could not be resolved: the sweep resolves it, and raises nothing new', async () => {
+    let refuse = false
+    const { service, issues, findings, outcome, open } = await setup(({ method }) => (refuse && method === 'PATCH' ? { status: 503, body: { error: { code: 503, message: 'busy' } } } : undefined), undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    refuse = true
+    await outcome(tagged)
+    expect(open().map((c) => c.id)).toEqual([1, 2])
+    refuse = false
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open().map((c) => c.id)).toEqual([2])
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(2)
+    expect(await sweep(findings, issues)).toBe(0)
+  })
+
+  it('a sent-back string whose POST answer was lost: the sweep looks, and resolves the copy that landed beside the issue remembered', async () => {
+    const { service, issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    // The retry's POST made a copy whose answer was lost: the entry remembers the first, and is unsure.
+    service.comments.push({ ...service.comments[0]!, id: 2 })
+    await findings.update(ref, (e) => e && { ...e, unsure: unsureMark() })
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open().map((c) => c.id)).toEqual([1])
+    expect((await findings.get(ref))?.unsure).toBeUndefined()
+    expect(await sweep(findings, issues)).toBe(0)
+  })
+
+  it('leaves alone entries too young (their tasks may still wait), too old, of a pipeline that raises no issues now, and owes nothing past half the waiting bound', async () => {
+    const { service, issues, findings } = await setup(undefined, undefined, { catchUpAfterMs: 60_000, catchUpWithinMs: 3_600_000, maxPending: 4 })
+    const at = (msAgo: number) => new Date(Date.now() - msAgo).toISOString()
+    await findings.record({ ...entryOf(missing), at: at(1_000) })
+    await findings.record({ ...entryOf(missing, { ...ref, stringId: 2 }), at: at(7_200_000) })
+    expect(await sweep(findings, issues)).toBe(0)
+    // Of the right age, but the pipeline no longer raises issues.
+    for (let id = 10; id < 16; id++) await findings.record({ ...entryOf(missing, { ...ref, stringId: id }), at: at(120_000) })
+    expect(await sweep(findings, issues, () => undefined)).toBe(0)
+    expect(service.log).toEqual([])
+    // Six owed, a bound of 4 waiting: two run at once, two wait (the bound half full), and the
+    // rest are left for the next sweep.
+    expect(await sweep(findings, issues)).toBe(4)
+    expect(await sweep(findings, issues)).toBe(2)
+    expect(await sweep(findings, issues)).toBe(0)
+    expect(issues.counts).toMatchObject({ raised: 6, dropped: 0 })
+  })
+
+  it('takes nothing up once shut down', async () => {
+    const { issues, findings, service } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await findings.record(entryOf(missing))
+    issues.abandon()
+    expect(await sweep(findings, issues)).toBe(0)
+    expect(service.log).toEqual([])
+  })
+})

@@ -86,6 +86,51 @@ describe('findings through the worker', () => {
     expect(await w.findings.search({ stringId: 1 })).toHaveLength(1)
   })
 
+  it('issues that could not be raised are raised by the findings log\'s sweep once comments work again; not while the organization is held', async () => {
+    state.fixed = false
+    let down = true
+    const service = fakeServiceFetch(({ url }) => (down && url.includes('/comments') ? { status: 500, body: { error: { code: 500, message: 'down' } } } : undefined))
+    const w = await startTestWorker({ pipelines: pipelines(), fetch: service.fetch, issuesCatchUpAfterMs: 0 })
+    running.push(w)
+    ;(w.api as unknown as { baseDelayMs: number }).baseDelayMs = 1
+    await send(w.url, [1, 2, 3, 4])
+    await w.idle()
+    await w.findingsIdle()
+    expect(w.issues.counts.failed).toBe(2)
+    expect(service.comments).toEqual([])
+    down = false
+    // Held (disconnected): nothing is asked of the service for it.
+    w.held.hold('acme', 1, 'test')
+    expect(await w.sweepFindings()).toMatchObject({ strings: 4, caughtUp: 0 })
+    w.held.clear()
+    expect(await w.sweepFindings()).toMatchObject({ strings: 4, caughtUp: 2 })
+    await w.findingsIdle()
+    expect(service.comments.map((c) => [c.stringId, c.issueStatus]).sort()).toEqual([[1, 'unresolved'], [3, 'unresolved']])
+    expect(service.comments[0]!.text).toContain('sent this string back')
+    // Owed nothing now.
+    expect(await w.sweepFindings()).toMatchObject({ caughtUp: 0 })
+  })
+
+  it('after a restart, the first sweep raises what the last run could not', async () => {
+    state.fixed = false
+    let down = true
+    const service = fakeServiceFetch(({ url }) => (down && url.includes('/comments') ? { status: 503, body: { error: { code: 503, message: 'down' } } } : undefined))
+    const first = await startTestWorker({ pipelines: pipelines(), fetch: service.fetch })
+    ;(first.api as unknown as { baseDelayMs: number }).baseDelayMs = 1
+    await send(first.url, [1, 2, 3])
+    await first.idle()
+    await first.findingsIdle()
+    await first.stop()
+    expect(service.comments).toEqual([])
+    down = false
+    // The same store; the first sweep comes soon after start without being asked.
+    const second = await startTestWorker({ pipelines: pipelines(), fetch: service.fetch, stores: first.stores, issuesCatchUpAfterMs: 0, firstFindingsSweepMs: 20 })
+    running.push(second)
+    await expect.poll(() => service.comments.length, { timeout: 5000 }).toBe(2)
+    await second.findingsIdle()
+    expect(service.comments.map((c) => c.stringId).sort()).toEqual([1, 3])
+  })
+
   it('no issue for a string whose status was refused', async () => {
     state.fixed = false
     const service = fakeServiceFetch(({ method, body }) => {
