@@ -264,7 +264,9 @@ export class PipelineRunner {
       return
     }
     const list = raw as FindingInput[]
-    const bad = list.findIndex((f) => !f || typeof f.message !== 'string')
+    if (list.length === 0) return
+    let bad = -1
+    for (let k = 0; k < list.length && bad === -1; k++) if (!list[k] || typeof list[k]!.message !== 'string') bad = k
     // The findings before a malformed one stand, as they came; the check then failed.
     this.add(s, check, bad === -1 ? list : list.slice(0, bad))
     if (bad !== -1) this.fail(s, check, 'plugin-bad-result', 'returned a finding without a message')
