@@ -57,8 +57,10 @@ export interface WorkerDeps {
   metrics?: Metrics
   /** How often held strings are looked at (ms); each organization is tried again on its own back-off. */
   heldRecheckMs?: number
-  /** When the first findings-log sweep runs after start (ms; FIRST_FINDINGS_SWEEP_MS). */
+  /** When the first findings-log sweep runs after start (ms; FIRST_FINDINGS_SWEEP_MS, a quarter more or less). */
   firstFindingsSweepMs?: number
+  /** How often it runs after the first (ms; FINDINGS_SWEEP_MS). */
+  findingsSweepMs?: number
   /** How old an entry of the findings log must be before a sweep takes up what it owes (ms; tests). */
   issuesCatchUpAfterMs?: number
   /** First back-off of a held organization (ms); it doubles up to a minute. */
@@ -70,7 +72,8 @@ export interface WorkerDeps {
 /**
  * How often the findings log is swept of expired strings and trimmed to FINDINGS_MAX; each sweep
  * also catches up on the issues its entries say are owed (IssueSender.catchUp). The first sweep
- * runs soon after start, so that what a restart lost is taken up.
+ * runs about FIRST_FINDINGS_SWEEP_MS after start (a quarter more or less, at random), so that what
+ * a restart lost is taken up.
  */
 export const FINDINGS_SWEEP_MS = 60 * 60_000
 export const FIRST_FINDINGS_SWEEP_MS = 5 * 60_000
@@ -370,6 +373,46 @@ function collectGauges(metrics: Metrics, { queue, journal, backlog, held }: Part
   }
 }
 
+/**
+ * The findings log's sweeps (trim, and the issues' catch-up): the first at a random moment of a
+ * window around FIRST_FINDINGS_SWEEP_MS (a quarter more or less), the others FINDINGS_SWEEP_MS
+ * apart from it, so that instances started together (a rollout) do not catch up on the same
+ * strings at the same moment, where two raises of one string could both POST.
+ */
+function startFindingsSweeps(deps: WorkerDeps, { findings, issues, held }: Parts, log: Logger, closing: () => boolean) {
+  const pipelines = () => deps.pipelines.current
+  // How a pipeline raises issues now, for the catch-up: undefined when it raises none.
+  const issuesOf = (key: string) => {
+    const p = pipelines().get(key)
+    return p?.issues ? { name: p.name ?? p.key, outputs: p.issues.outputs } : undefined
+  }
+  const now = async () => {
+    // Strings of a held organization (disconnected, or its token refused) wait for its return;
+    // nothing is taken up once the worker stops.
+    const r = await findings.sweep((entry) => !closing() && !held.cause(entry.domain) && issues.owes(entry, issuesOf))
+    let caughtUp = 0
+    for (const entry of r.owed) if (!closing() && issues.catchUp(entry, issuesOf)) caughtUp++
+    if (r.removed) log.info({ strings: r.strings, removed: r.removed }, 'findings log trimmed to FINDINGS_MAX')
+    if (caughtUp) log.info({ tasks: caughtUp }, 'issues owed by earlier outcomes queued again (dropped, failed or lost with a restart)')
+    return { strings: r.strings, removed: r.removed, caughtUp }
+  }
+  const sweep = () => void now().catch((error: unknown) => log.warn({ err: error }, 'findings log sweep failed'))
+  let every: NodeJS.Timeout | undefined
+  const first = setTimeout(() => {
+    sweep()
+    every = setInterval(sweep, deps.findingsSweepMs ?? FINDINGS_SWEEP_MS)
+    every.unref()
+  }, deps.firstFindingsSweepMs ?? Math.round(FIRST_FINDINGS_SWEEP_MS * (0.75 + Math.random() * 0.5)))
+  first.unref()
+  return {
+    now,
+    stop: () => {
+      clearTimeout(first)
+      if (every) clearInterval(every)
+    },
+  }
+}
+
 export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const { config, log, stores } = deps
   const metrics = deps.metrics ?? createMetrics()
@@ -414,24 +457,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()
-  // A pipeline's display name for an issue the catch-up raises; undefined when it raises none now.
-  const pipelineName = (key: string) => {
-    const p = pipelines().get(key)
-    return p?.issues ? (p.name ?? p.key) : undefined
-  }
-  const sweepFindings = async () => {
-    let caughtUp = 0
-    // Strings of a held organization (disconnected, or its token refused) wait for its return.
-    const r = await findings.sweep((entry) => { if (!held.cause(entry.domain) && issues.catchUp(entry, pipelineName)) caughtUp++ })
-    if (r.removed) log.info(r, 'findings log trimmed to FINDINGS_MAX')
-    if (caughtUp) log.info({ tasks: caughtUp }, 'issues owed by earlier outcomes queued again (dropped, failed or lost with a restart)')
-    return { ...r, caughtUp }
-  }
-  const sweep = () => void sweepFindings().catch((error: unknown) => log.warn({ err: error }, 'findings log sweep failed'))
-  const firstSweepTimer = setTimeout(sweep, deps.firstFindingsSweepMs ?? FIRST_FINDINGS_SWEEP_MS)
-  firstSweepTimer.unref()
-  const sweepTimer = setInterval(sweep, FINDINGS_SWEEP_MS)
-  sweepTimer.unref()
+  const findingsSweeps = startFindingsSweeps(deps, parts, log, () => closing)
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
 
@@ -470,7 +496,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       ])
       // Whatever did not finish (held strings too) stays in the journal and is replayed on the next start.
       const left = queue.drain().length
-      // Issues still waiting are given up (best effort; a later pass of the string raises them).
+      // Issues still waiting are given up (best effort; the catch-up after the next start takes them up).
       const issuesLeft = issues.abandon()
       const heldLeft = held.clear()
       shutdown.abort()
@@ -480,8 +506,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       clearInterval(aliveTimer)
       await journal.markAlive?.().catch(() => undefined)
       clearInterval(metricsTimer)
-      clearTimeout(firstSweepTimer)
-      clearInterval(sweepTimer)
+      findingsSweeps.stop()
       if (reconcileTimer) clearInterval(reconcileTimer)
       // The listener stayed open while draining, so deliveries got 503 + Retry-After rather than
       // a refused connection; only now does it close.
@@ -509,7 +534,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     findingsIdle: () => findingsStage.flush(),
     replayed,
     reconcile: () => reconciler.run(),
-    sweepFindings,
+    sweepFindings: findingsSweeps.now,
     idle,
     stop,
     backlog,

@@ -42,6 +42,8 @@ export interface FindingsEntry extends EntryRef {
   output: string | null
   /** The string was sent back (an output of the pipeline's `issues`). */
   sentBack: boolean
+  /** The outcome resolves the worker's issues on the string (a pipeline with `issues`, not sent back, not parked). */
+  resolves?: boolean
   findings: FindingRecord[]
   /** Hash of the findings an issue names, when the string was sent back. */
   hash?: string
@@ -227,30 +229,33 @@ export class FindingsLog {
   /**
    * Remove what outlived the retention (the store's iteration drops expired keys) and, beyond
    * `maxStrings`, the strings reported longest ago. Stores that can't be iterated rely on the
-   * time to live alone. `visit` sees every entry read on the way (the issue sender's catch-up);
-   * what it throws is left out, and the sweep goes on.
+   * time to live alone. With `owed`, also answers the entries it picks (the issue sender's
+   * catch-up), at most `maxOwed` of them, and none of a string the sweep removed; what `owed`
+   * throws counts as not picked.
    */
-  async sweep(visit?: (entry: FindingsEntry) => void): Promise<{ strings: number; removed: number }> {
+  async sweep(owed?: (entry: FindingsEntry) => boolean, maxOwed = 10_000): Promise<{ strings: number; removed: number; owed: FindingsEntry[] }> {
     const iterator = this.store.iterator?.(undefined)
-    if (!iterator) return { strings: 0, removed: 0 }
+    if (!iterator) return { strings: 0, removed: 0, owed: [] }
     const strings: Array<{ key: string; at: string }> = []
+    const picked: Array<{ key: string; entry: FindingsEntry }> = []
     for await (const [rawKey, value] of iterator as AsyncIterable<[string, unknown]>) {
       const key = String(rawKey).replace(/^[^:]*findings:/, '')
       if (!key.startsWith('s:')) continue
       const entries = (value as StringDoc | undefined)?.entries
       const at = entries?.[0]?.at ?? ''
       strings.push({ key, at })
-      if (visit && Array.isArray(entries)) {
-        for (const e of entries) {
-          try {
-            visit(e)
-          } catch {
-            // One entry the visitor cannot take is not a reason to stop sweeping.
-          }
+      if (!owed || !Array.isArray(entries)) continue
+      for (const entry of entries) {
+        if (picked.length >= maxOwed) break
+        try {
+          if (owed(entry)) picked.push({ key, entry })
+        } catch {
+          // One entry the filter cannot read is not a reason to stop sweeping.
         }
       }
     }
     let removed = 0
+    let gone = new Set<string>()
     if (strings.length > this.options.maxStrings) {
       strings.sort((a, b) => a.at.localeCompare(b.at))
       const old = strings.slice(0, strings.length - this.options.maxStrings).map((s) => s.key)
@@ -258,8 +263,9 @@ export class FindingsLog {
         for (const key of old) await this.store.delete(key)
       })
       removed = old.length
+      gone = new Set(old)
     }
-    return { strings: strings.length - removed, removed }
+    return { strings: strings.length - removed, removed, owed: picked.filter((p) => !gone.has(p.key)).map((p) => p.entry) }
   }
 
   /** Write what waits now, and wait for every write under way. */

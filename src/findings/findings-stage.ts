@@ -49,6 +49,7 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
       outcome: d.port,
       output: review.output,
       sentBack,
+      ...(review.issues === 'resolve' ? { resolves: true } : {}),
       findings: review.findings,
       ...(sentBack && listed.length ? { hash: findingsHash(listed) } : {}),
     }

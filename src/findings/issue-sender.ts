@@ -31,6 +31,7 @@
 // every entry to catchUp(), which queues again what the entry says the service is still owed.
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
+import { isOrganizationUnavailable } from '../platform/token-provider.js'
 import type { Logger } from '../util/logger.js'
 import type { FindingRecord } from '../protocol/findings.js'
 import { findingsHash } from './finding-records.js'
@@ -42,7 +43,15 @@ export type IssueOutcome = 'raised' | 'already-open' | 'resolved' | 'failed' | '
 export interface IssueWork extends EntryRef {
   pipelineName: string
   findings: FindingRecord[]
+  /**
+   * Queued by the catch-up for an outcome already handled once, not for a new one: an issue for
+   * these findings that the worker knows of in any state (a person resolved it) is not raised again.
+   */
+  catchUp?: boolean
 }
+
+/** What the catch-up needs of a pipeline that raises issues now: its display name and the outputs that send back. */
+export interface IssuesOfPipeline { name: string; outputs: string[] }
 
 export interface IssueSenderOptions {
   api: ApiClient
@@ -266,8 +275,8 @@ export class IssueSender {
       if (error instanceof ApiError && error.status === 403) return this.refuse(work, error)
       this.count('failed')
       const what = error instanceof ResolveFailed
-        ? 'an out-of-date issue could not be resolved; it stays open until the string\'s next outcome'
-        : `issue could not be ${task.raise ? 'raised' : 'resolved'}; the status was reported, the issue is given up`
+        ? 'an out-of-date issue could not be resolved; it stays open until the catch-up or the string\'s next outcome resolves it'
+        : `issue could not be ${task.raise ? 'raised' : 'resolved'}; the status was reported, the catch-up tries again within the hour`
       this.warnSometimes('failed', work.domain, WARN_EVERY_MS, { err: error, domain: work.domain, project: work.projectId, string: work.stringId, language: work.languageId }, `${what} (counted in switchyard_issues_total{outcome="failed"}; logged once a minute per organization)`)
     }
   }
@@ -323,31 +332,36 @@ export class IssueSender {
   }
 
   /**
-   * The catch-up: queue the task a findings-log entry still needs, if any (true when one was
-   * queued). Owed: a sent-back entry without an issue for its findings (one a person resolved
-   * counts: it is not raised again) or with an out-of-date issue still open, a passed entry with
-   * an issue of this worker open, and either when a POST's answer was lost (`unsure`). `pipelineName` gives the display name of a pipeline
-   * by its key, undefined when it no longer raises issues (nothing is raised then). Only entries
-   * reported between CATCH_UP_AFTER_MS and CATCH_UP_WITHIN_MS ago, and only while the
-   * organization's lane is less than half full: live tasks keep the room they need.
+   * Does a findings-log entry still owe the service something (the catch-up)? A sent-back entry
+   * without an issue for its findings (one a person resolved counts: it is not raised again) or
+   * with an out-of-date issue still open; a passed entry (of a pipeline with `issues`; not a
+   * parked one) with an issue of this worker open; either when a POST's answer was lost
+   * (`unsure`). `issuesOf` says how a pipeline raises issues now, by its key (undefined: it raises
+   * none, and nothing is raised for it; an outcome it no longer sends back raises nothing either).
+   * Only entries reported between CATCH_UP_AFTER_MS and CATCH_UP_WITHIN_MS ago.
    */
-  catchUp(entry: FindingsEntry, pipelineName: (key: string) => string | undefined): boolean {
-    if (this.abandoned) return false
+  owes(entry: FindingsEntry, issuesOf: (key: string) => IssuesOfPipeline | undefined): boolean {
     const age = Date.now() - Date.parse(entry.at)
     if (!(age >= (this.options.catchUpAfterMs ?? CATCH_UP_AFTER_MS) && age <= (this.options.catchUpWithinMs ?? CATCH_UP_WITHIN_MS))) return false
-    if (IssueSender.waiting(this.lane(entry.domain)) * 2 >= this.maxPending) return false
-    const ref: EntryRef = { domain: entry.domain, projectId: entry.projectId, languageId: entry.languageId, stringId: entry.stringId }
     if (entry.sentBack) {
       if (!entry.hash) return false
       const owed = entry.unsure !== undefined || !entry.issues?.some((i) => i.hash === entry.hash) || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
-      if (!owed) return false
-      const name = pipelineName(entry.pipeline)
-      if (name === undefined) return false
-      this.sentBack({ ...ref, pipelineName: name, findings: entry.findings })
-      return true
+      const pipeline = owed ? issuesOf(entry.pipeline) : undefined
+      return pipeline !== undefined && entry.output !== null && pipeline.outputs.includes(entry.output)
     }
-    if (!entry.unsure && !entry.issues?.some((i) => i.status === 'unresolved')) return false
-    this.passed(ref)
+    return entry.resolves === true && (entry.unsure !== undefined || entry.issues?.some((i) => i.status === 'unresolved') === true)
+  }
+
+  /**
+   * The catch-up: queue the task an entry still owes (owes()), while the organization's lane is
+   * less than half full (live tasks keep the room they need). True when one was queued.
+   */
+  catchUp(entry: FindingsEntry, issuesOf: (key: string) => IssuesOfPipeline | undefined): boolean {
+    if (this.abandoned || !this.owes(entry, issuesOf)) return false
+    if (IssueSender.waiting(this.lane(entry.domain)) * 2 >= this.maxPending) return false
+    const ref: EntryRef = { domain: entry.domain, projectId: entry.projectId, languageId: entry.languageId, stringId: entry.stringId }
+    if (entry.sentBack) this.sentBack({ ...ref, pipelineName: issuesOf(entry.pipeline)!.name, findings: entry.findings, catchUp: true })
+    else this.passed(ref)
     return true
   }
 
@@ -358,7 +372,9 @@ export class IssueSender {
       try {
         return await this.raise(work, records, hash)
       } catch (error) {
-        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts) throw error
+        // No token for the organization (disconnected): no request went out, and waiting here
+        // while holding a slot would not bring one.
+        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts || isOrganizationUnavailable(error)) throw error
         await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
       }
     }
@@ -387,12 +403,14 @@ export class IssueSender {
     /** The entry as the last update here left it: whether the string passed meanwhile. */
     let latest: FindingsEntry | undefined
     let updated = false
-    if (open.some((i) => i.hash === hash)) {
+    // The catch-up raises only what was never raised: an issue for these findings a person
+    // resolved (the look-up no longer lists it) stays resolved.
+    if (open.some((i) => i.hash === hash) || (work.catchUp && remembered?.some((i) => i.hash === hash))) {
       if (found) {
         latest = await this.remember(work, withFound, looked)
         updated = true
       }
-      this.count('already-open')
+      this.count(open.some((i) => i.hash === hash) ? 'already-open' : 'stale')
     } else if (paused || this.raisingPaused(work)) {
       // Paused (checked again: another task may have been refused while the look-up ran). What the
       // look-up found is written, even nothing: it answers the mark it saw.
@@ -409,8 +427,10 @@ export class IssueSender {
       let current = false
       let youngBefore = false
       const intent = await findings.update(work, (e) => {
-        // Gone, moved on, or marked since it was read (another instance's POST: it raises).
+        // Gone, moved on, or marked since it was read (another instance's POST: it raises), or
+        // another instance raised the issue meanwhile (its POST done and remembered, mark cleared).
         if (!e || !e.sentBack || e.hash !== hash || e.unsure !== entry?.unsure) return undefined
+        if (e.issues?.some((i) => i.hash === hash && i.status === 'unresolved' && !seen.has(i.id))) return undefined
         current = true
         // Always this POST's own mark (so another instance that read the old one does not POST
         // too). One it replaces that is still young guards a POST that may yet land: see below.
@@ -468,7 +488,7 @@ export class IssueSender {
     // lost, and was raised again).
     // (`open` holds only what the look-up found, when one ran: the service's word.)
     const copies = open.filter((i) => i.hash === hash).sort((a, b) => a.id - b.id).slice(1)
-    // One that fails is left for later (the string's next outcome), the others still go; the
+    // One that fails is left for later (the catch-up, or the string's next outcome), the others still go; the
     // failure is counted once they have, never retried as if the POST had been lost.
     let resolveFailed: unknown
     for (const old of [...open.filter((i) => i.hash !== hash), ...copies]) {
@@ -605,7 +625,7 @@ export class IssueSender {
   /** Give up every task still waiting (shutdown); those running finish. Returns how many were given up. */
   abandon(): number {
     let n = 0
-    // A recheck not yet due is left to the string's next outcome (its mark stays in the log).
+    // A recheck not yet due is left to the catch-up after the next start (its mark stays in the log).
     this.abandoned = true
     for (const timer of this.rechecks.values()) clearTimeout(timer)
     this.rechecks.clear()

@@ -74,23 +74,30 @@ describe('findings log', () => {
       vi.setSystemTime(new Date(Date.UTC(2026, 10, 1, 0, id)))
       await findings.record(entry(id))
     }
-    expect(await findings.sweep()).toEqual({ strings: 3, removed: 2 })
+    expect(await findings.sweep()).toEqual({ strings: 3, removed: 2, owed: [] })
     for (const id of [1, 2]) expect(await findings.search({ stringId: id })).toEqual([])
     for (const id of [3, 4, 5]) expect(await findings.search({ stringId: id })).toHaveLength(1)
   })
 
-  it('sweep shows every entry to its visitor (the issues\' catch-up), and goes on past one that throws', async () => {
-    const findings = await log()
-    await findings.record(entry(1))
-    await findings.record(entry(1, { languageId: 'fr' }))
-    await findings.record(entry(2))
+  it('sweep answers the entries its filter picks (the issues\' catch-up), at most maxOwed, goes on past one that throws, and none of a string it removed', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    const findings = await log({ maxStrings: 2 })
+    for (let id = 1; id <= 3; id++) {
+      vi.setSystemTime(new Date(Date.UTC(2026, 10, 1, 0, id)))
+      await findings.record(entry(id))
+      await findings.record(entry(id, { languageId: 'fr' }))
+    }
     const seen: string[] = []
     const r = await findings.sweep((e) => {
       seen.push(`${e.stringId}/${e.languageId}`)
-      if (e.languageId === 'fr') throw new Error('not this one')
+      if (e.stringId === 2 && e.languageId === 'fr') throw new Error('not this one')
+      return true
     })
-    expect(seen.sort()).toEqual(['1/de', '1/fr', '2/de'])
-    expect(r).toEqual({ strings: 2, removed: 0 })
+    expect(seen.sort()).toEqual(['1/de', '1/fr', '2/de', '2/fr', '3/de', '3/fr'])
+    // String 1, the oldest, was removed: none of its entries is answered.
+    expect(r.owed.map((e) => `${e.stringId}/${e.languageId}`).sort()).toEqual(['2/de', '3/de', '3/fr'])
+    expect(r).toMatchObject({ strings: 2, removed: 1 })
+    expect((await findings.sweep(() => true, 1)).owed).toHaveLength(1)
   })
 
   it('writes of one string in parallel lose nothing', async () => {

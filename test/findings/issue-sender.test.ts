@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
 import type { FindingRecord } from '../../src/protocol/findings.js'
 import { findingsHash } from '../../src/findings/finding-records.js'
-import { IssueSender, REFUSED_PAUSE_MS, unsureMark, WARN_EVERY_MS, type IssueSenderOptions } from '../../src/findings/issue-sender.js'
+import { IssueSender, REFUSED_PAUSE_MS, unsureMark, WARN_EVERY_MS, type IssueSenderOptions, type IssuesOfPipeline } from '../../src/findings/issue-sender.js'
 import { ApiClient } from '../../src/platform/api-client.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { createStores, type Stores } from '../../src/store/create-stores.js'
@@ -25,7 +25,7 @@ const tagged: FindingRecord[] = [{ check: 'tags', severity: 'error', message: 'T
 /** The findings log's entry for an outcome: sent back with these findings, or passed. */
 function entryOf(records: FindingRecord[] | 'passed', r = ref): Omit<FindingsEntry, 'issues'> {
   const sentBack = records !== 'passed'
-  return { ...r, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: sentBack ? 'translated' : 'approved', output: sentBack ? 'failed' : 'passed', sentBack, findings: sentBack ? records : [], ...(sentBack ? { hash: findingsHash(records) } : {}) }
+  return { ...r, at: new Date().toISOString(), organizationId: '1', stepId: 11, key: 'k', pipeline: 'qa-gate', outcome: sentBack ? 'translated' : 'approved', output: sentBack ? 'failed' : 'passed', sentBack, ...(sentBack ? {} : { resolves: true }), findings: sentBack ? records : [], ...(sentBack ? { hash: findingsHash(records) } : {}) }
 }
 
 async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: typeof fetch) => typeof fetch = (f) => f, extra: Partial<IssueSenderOptions> = {}) {
@@ -1008,11 +1008,11 @@ describe('waiting tasks (issue 16)', () => {
 })
 
 describe('the catch-up: what the findings log says is owed is taken up by its sweep', () => {
-  const name = () => 'QA gate'
-  /** Sweep the log, handing every entry to the catch-up; how many tasks it queued. */
-  const sweep = async (findings: FindingsLog, issues: IssueSender, pipelineName: (key: string) => string | undefined = name) => {
-    let queued = 0
-    await findings.sweep((e) => { if (issues.catchUp(e, pipelineName)) queued++ })
+  const qaGate = () => ({ name: 'QA gate', outputs: ['failed'] })
+  /** Sweep the log as the worker does, and catch up on what it owes; how many tasks were queued. */
+  const sweep = async (findings: FindingsLog, issues: IssueSender, issuesOf: (key: string) => IssuesOfPipeline | undefined = qaGate) => {
+    const { owed } = await findings.sweep((e) => issues.owes(e, issuesOf))
+    const queued = owed.filter((e) => issues.catchUp(e, issuesOf)).length
     await issues.flush()
     return queued
   }
@@ -1099,6 +1099,76 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     expect(await sweep(findings, issues)).toBe(2)
     expect(await sweep(findings, issues)).toBe(0)
     expect(issues.counts).toMatchObject({ raised: 6, dropped: 0 })
+  })
+
+  it('a parked outcome, or one of a pipeline without issues, resolves nothing: only a pass does', async () => {
+    const { service, issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    const requests = service.log.length
+    // Parked (port ''), or reported by another step's pipeline without `issues`: no `resolves`.
+    await findings.record({ ...entryOf('passed'), outcome: '', output: null, resolves: undefined })
+    expect(await sweep(findings, issues)).toBe(0)
+    await findings.record({ ...entryOf('passed'), resolves: undefined })
+    expect(await sweep(findings, issues)).toBe(0)
+    expect(service.log.length).toBe(requests)
+    expect(open()).toHaveLength(1)
+  })
+
+  it('an outcome the pipeline no longer sends back (its issues outputs changed) raises nothing', async () => {
+    const { service, issues, findings } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await findings.record(entryOf(missing))
+    expect(await sweep(findings, issues, () => ({ name: 'QA gate', outputs: ['other'] }))).toBe(0)
+    expect(service.log).toEqual([])
+  })
+
+  it('an issue a person resolved is not raised again, even when a lost POST answer left the entry unsure', async () => {
+    const { service, issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    service.comments[0]!.issueStatus = 'resolved'
+    await findings.update(ref, (e) => e && { ...e, unsure: unsureMark() })
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+    expect(open()).toEqual([])
+    const entry = await findings.get(ref)
+    expect(entry?.unsure).toBeUndefined()
+    expect(entry?.issues).toEqual([expect.objectContaining({ id: 1, status: 'resolved' })])
+    expect(await sweep(findings, issues)).toBe(0)
+  })
+
+  it('two instances sharing the store catch up on the same string at once: one POST', async () => {
+    stores = await createStores('memory://')
+    const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
+    // Instance B's look-up answers late: A looks, marks, POSTs and remembers in the meantime.
+    const slowGet = (async (input: string | URL, init?: RequestInit) => {
+      const res = await service.fetch(input, init)
+      if ((init?.method ?? 'GET') === 'GET') await new Promise((r) => setTimeout(r, 100))
+      return res
+    }) as typeof fetch
+    const instance = (f: typeof fetch) => {
+      const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: f })
+      const findings = new FindingsLog(stores!.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+      return { findings, issues: new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 0, catchUpAfterMs: 0 }) }
+    }
+    const a = instance(service.fetch)
+    const b = instance(slowGet)
+    await a.findings.record(entryOf(missing))
+    await Promise.all([sweep(a.findings, a.issues), sweep(b.findings, b.issues)])
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+    expect(service.comments).toHaveLength(1)
+    expect((await a.findings.get(ref))?.issues).toEqual([expect.objectContaining({ id: 1, status: 'unresolved' })])
+  })
+
+  it('an organization without a token: the raise fails at once, without retries holding its slot', async () => {
+    stores = await createStores('memory://')
+    const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
+    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 3, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map()), log: silentLogger(), fetch: service.fetch })
+    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+    // A retry would wait a minute: the test would time out.
+    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 0, catchUpAfterMs: 0, retryDelayMs: 60_000 })
+    await findings.record(entryOf(missing))
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(issues.counts).toMatchObject({ failed: 1, raised: 0 })
+    expect(service.log).toEqual([])
   })
 
   it('takes nothing up once shut down', async () => {

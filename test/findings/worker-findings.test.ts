@@ -131,6 +131,24 @@ describe('findings through the worker', () => {
     expect(service.comments.map((c) => c.stringId).sort()).toEqual([1, 3])
   })
 
+  it('sweeps again after the first, every interval', async () => {
+    state.fixed = false
+    let down = true
+    const service = fakeServiceFetch(({ url }) => (down && url.includes('/comments') ? { status: 503, body: { error: { code: 503, message: 'down' } } } : undefined))
+    const w = await startTestWorker({ pipelines: pipelines(), fetch: service.fetch, issuesCatchUpAfterMs: 0, firstFindingsSweepMs: 10, findingsSweepMs: 100 })
+    running.push(w)
+    ;(w.api as unknown as { baseDelayMs: number }).baseDelayMs = 1
+    await send(w.url, [1, 2, 3])
+    await w.idle()
+    // Down through the first sweeps; up for a later one, which raises each issue once.
+    await new Promise((r) => setTimeout(r, 300))
+    expect(service.comments).toEqual([])
+    down = false
+    await expect.poll(() => service.comments.length, { timeout: 5000 }).toBe(2)
+    await new Promise((r) => setTimeout(r, 300))
+    expect(service.comments.map((c) => c.stringId).sort()).toEqual([1, 3])
+  })
+
   it('no issue for a string whose status was refused', async () => {
     state.fixed = false
     const service = fakeServiceFetch(({ method, body }) => {
