@@ -389,7 +389,9 @@ function startFindingsSweeps(deps: WorkerDeps, { findings, issues, held }: Parts
   const now = async () => {
     // Strings of a held organization (disconnected, or its token refused) wait for its return;
     // nothing is taken up once the worker stops.
-    const r = await findings.sweep((entry) => !closing() && !held.cause(entry.domain) && issues.owes(entry, issuesOf))
+    // At most what each organization's lane has room for (the sweep answers 10,000 entries at most).
+    const pick = issues.catchUpPicker(issuesOf)
+    const r = await findings.sweep((entry) => !closing() && !held.cause(entry.domain) && pick(entry))
     let caughtUp = 0
     for (const entry of r.owed) if (!closing() && issues.catchUp(entry, issuesOf)) caughtUp++
     if (r.removed) log.info({ strings: r.strings, removed: r.removed }, 'findings log trimmed to FINDINGS_MAX')

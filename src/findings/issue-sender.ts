@@ -31,7 +31,7 @@
 // every entry to catchUp(), which queues again what the entry says the service is still owed.
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
-import { isOrganizationUnavailable } from '../platform/token-provider.js'
+import { OrganizationUnavailableError } from '../platform/token-provider.js'
 import type { Logger } from '../util/logger.js'
 import type { FindingRecord } from '../protocol/findings.js'
 import { findingsHash } from './finding-records.js'
@@ -165,6 +165,12 @@ export class IssueSender {
   constructor(private readonly options: IssueSenderOptions) {
     this.maxAttempts = options.maxAttempts ?? 3
     this.maxPending = options.maxPending ?? 10_000
+  }
+
+  /** The organization has no token until someone connects it again (not a token endpoint's passing failure). */
+  private static disconnected(error: unknown): boolean {
+    const code = (error as { code?: string } | null)?.code
+    return error instanceof OrganizationUnavailableError || code === 'NOT_CONNECTED' || code === 'ORGANIZATION_DISCONNECTED'
   }
 
   /** An answer after which the request may or may not have been applied. */
@@ -343,13 +349,46 @@ export class IssueSender {
   owes(entry: FindingsEntry, issuesOf: (key: string) => IssuesOfPipeline | undefined): boolean {
     const age = Date.now() - Date.parse(entry.at)
     if (!(age >= (this.options.catchUpAfterMs ?? CATCH_UP_AFTER_MS) && age <= (this.options.catchUpWithinMs ?? CATCH_UP_WITHIN_MS))) return false
+    // A young mark: its POST may be under way (here or on another instance); the next sweep looks.
+    if (entry.unsure !== undefined && !this.settled(entry.unsure)) return false
+    const pipeline = issuesOf(entry.pipeline)
     if (entry.sentBack) {
-      if (!entry.hash) return false
-      const owed = entry.unsure !== undefined || !entry.issues?.some((i) => i.hash === entry.hash) || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
-      const pipeline = owed ? issuesOf(entry.pipeline) : undefined
-      return pipeline !== undefined && entry.output !== null && pipeline.outputs.includes(entry.output)
+      if (!entry.hash || this.raisingPaused(entry)) return false
+      const owed = entry.unsure !== undefined || !entry.issues?.some(IssueSender.standsFor(entry, entry.hash)) || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
+      return owed && pipeline !== undefined && entry.output !== null && pipeline.outputs.includes(entry.output)
     }
-    return entry.resolves === true && (entry.unsure !== undefined || entry.issues?.some((i) => i.status === 'unresolved') === true)
+    // A pass of a pipeline with issues (an entry written before `resolves` was: judged by the pipeline as it is now).
+    const resolves = entry.resolves ?? (entry.outcome !== '' && entry.output !== null && pipeline !== undefined && !pipeline.outputs.includes(entry.output))
+    return resolves && (entry.unsure !== undefined || entry.issues?.some((i) => i.status === 'unresolved') === true)
+  }
+
+  /**
+   * Does an issue stand for the outcome of `entry` sent back with findings `hash`: open, or
+   * resolved since the outcome (by a person, as the worker resolves none while the string is sent
+   * back with these findings; one resolved before it, say when the string passed, does not).
+   */
+  private static standsFor(entry: { at: string } | undefined, hash: string): (i: RaisedIssue) => boolean {
+    const since = entry ? Date.parse(entry.at) : Number.NaN
+    return (i) => i.hash === hash && (i.status === 'unresolved' || Date.parse(i.at) >= since)
+  }
+
+  /**
+   * A sweep's filter: the entries that owe something, at most as many per organization as its
+   * lane has room for now (one that owes thousands does not take the others' turn).
+   */
+  catchUpPicker(issuesOf: (key: string) => IssuesOfPipeline | undefined): (entry: FindingsEntry) => boolean {
+    const picked = new Map<string, number>()
+    return (entry) => {
+      const n = picked.get(entry.domain) ?? 0
+      if (n >= this.catchUpRoom(entry.domain) || !this.owes(entry, issuesOf)) return false
+      picked.set(entry.domain, n + 1)
+      return true
+    }
+  }
+
+  /** Room the catch-up may take in an organization's lane now (half the waiting bound, less what waits). */
+  catchUpRoom(domain: string): number {
+    return this.abandoned ? 0 : Math.max(0, Math.floor(this.maxPending / 2) - IssueSender.waiting(this.lane(domain)))
   }
 
   /**
@@ -357,8 +396,7 @@ export class IssueSender {
    * less than half full (live tasks keep the room they need). True when one was queued.
    */
   catchUp(entry: FindingsEntry, issuesOf: (key: string) => IssuesOfPipeline | undefined): boolean {
-    if (this.abandoned || !this.owes(entry, issuesOf)) return false
-    if (IssueSender.waiting(this.lane(entry.domain)) * 2 >= this.maxPending) return false
+    if (this.catchUpRoom(entry.domain) === 0 || !this.owes(entry, issuesOf)) return false
     const ref: EntryRef = { domain: entry.domain, projectId: entry.projectId, languageId: entry.languageId, stringId: entry.stringId }
     if (entry.sentBack) this.sentBack({ ...ref, pipelineName: issuesOf(entry.pipeline)!.name, findings: entry.findings, catchUp: true })
     else this.passed(ref)
@@ -374,7 +412,7 @@ export class IssueSender {
       } catch (error) {
         // No token for the organization (disconnected): no request went out, and waiting here
         // while holding a slot would not bring one.
-        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts || isOrganizationUnavailable(error)) throw error
+        if (!IssueSender.uncertain(error) || attempt >= this.maxAttempts || IssueSender.disconnected(error)) throw error
         await new Promise((r) => setTimeout(r, (this.options.retryDelayMs ?? 500) * 2 ** (attempt - 1)))
       }
     }
@@ -405,7 +443,7 @@ export class IssueSender {
     let updated = false
     // The catch-up raises only what was never raised: an issue for these findings a person
     // resolved (the look-up no longer lists it) stays resolved.
-    if (open.some((i) => i.hash === hash) || (work.catchUp && remembered?.some((i) => i.hash === hash))) {
+    if (open.some((i) => i.hash === hash) || (work.catchUp && remembered?.some(IssueSender.standsFor(entry, hash)))) {
       if (found) {
         latest = await this.remember(work, withFound, looked)
         updated = true

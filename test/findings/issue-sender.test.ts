@@ -8,6 +8,7 @@ import { findingsHash } from '../../src/findings/finding-records.js'
 import { IssueSender, REFUSED_PAUSE_MS, unsureMark, WARN_EVERY_MS, type IssueSenderOptions, type IssuesOfPipeline } from '../../src/findings/issue-sender.js'
 import { ApiClient } from '../../src/platform/api-client.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { TokenEndpointError } from '../../src/platform/token-errors.js'
 import { createStores, type Stores } from '../../src/store/create-stores.js'
 import { createLogger, silentLogger } from '../../src/util/logger.js'
 import { fakeServiceFetch } from '../support/fake-pipelines.js'
@@ -1011,7 +1012,7 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
   const qaGate = () => ({ name: 'QA gate', outputs: ['failed'] })
   /** Sweep the log as the worker does, and catch up on what it owes; how many tasks were queued. */
   const sweep = async (findings: FindingsLog, issues: IssueSender, issuesOf: (key: string) => IssuesOfPipeline | undefined = qaGate) => {
-    const { owed } = await findings.sweep((e) => issues.owes(e, issuesOf))
+    const { owed } = await findings.sweep(issues.catchUpPicker(issuesOf))
     const queued = owed.filter((e) => issues.catchUp(e, issuesOf)).length
     await issues.flush()
     return queued
@@ -1093,9 +1094,10 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     for (let id = 10; id < 16; id++) await findings.record({ ...entryOf(missing, { ...ref, stringId: id }), at: at(120_000) })
     expect(await sweep(findings, issues, () => undefined)).toBe(0)
     expect(service.log).toEqual([])
-    // Six owed, a bound of 4 waiting: two run at once, two wait (the bound half full), and the
-    // rest are left for the next sweep.
-    expect(await sweep(findings, issues)).toBe(4)
+    // Six owed, a bound of 4 waiting: the sweep picks two (half the bound), the rest are left for
+    // the next sweeps.
+    expect(await sweep(findings, issues)).toBe(2)
+    expect(await sweep(findings, issues)).toBe(2)
     expect(await sweep(findings, issues)).toBe(2)
     expect(await sweep(findings, issues)).toBe(0)
     expect(issues.counts).toMatchObject({ raised: 6, dropped: 0 })
@@ -1109,9 +1111,12 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     await findings.record({ ...entryOf('passed'), outcome: '', output: null, resolves: undefined })
     expect(await sweep(findings, issues)).toBe(0)
     await findings.record({ ...entryOf('passed'), resolves: undefined })
-    expect(await sweep(findings, issues)).toBe(0)
+    expect(await sweep(findings, issues, () => undefined)).toBe(0)
     expect(service.log.length).toBe(requests)
     expect(open()).toHaveLength(1)
+    // An entry written before `resolves` was: judged by the pipeline as it is now (a pass resolves).
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toEqual([])
   })
 
   it('an outcome the pipeline no longer sends back (its issues outputs changed) raises nothing', async () => {
@@ -1169,6 +1174,78 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     expect(await sweep(findings, issues)).toBe(1)
     expect(issues.counts).toMatchObject({ failed: 1, raised: 0 })
     expect(service.log).toEqual([])
+  })
+
+  it('an issue the worker resolved itself (the string passed) does not stand for a later outcome with the same findings', async () => {
+    const { issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    await outcome('passed')
+    await new Promise((r) => setTimeout(r, 5))
+    // Sent back again with the same findings; its live task was dropped.
+    await findings.record(entryOf(missing))
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toEqual([expect.objectContaining({ id: 2 })])
+  })
+
+  it('back to findings whose issue the worker resolved as out of date: raised again, and the other one resolved', async () => {
+    const { issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    await outcome(tagged)
+    await new Promise((r) => setTimeout(r, 5))
+    await findings.record(entryOf(missing))
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toEqual([expect.objectContaining({ id: 3, text: expect.stringContaining(findingsHash(missing)) })])
+  })
+
+  it('an entry whose mark is young is left for the next sweep: its POST may be under way on another instance', async () => {
+    const { service, issues, findings } = await setup(undefined, undefined, { catchUpAfterMs: 0, lateLandingMs: 60_000 })
+    await findings.record(entryOf(missing))
+    await findings.update(ref, (e) => e && { ...e, unsure: unsureMark() })
+    expect(await sweep(findings, issues)).toBe(0)
+    expect(service.log).toEqual([])
+  })
+
+  it('a project where raising is paused (403) is not swept', async () => {
+    const { service, issues, findings } = await setup(({ method }) => (method === 'GET' ? { status: 403, body: { error: { code: 403, message: 'no' } } } : undefined), undefined, { catchUpAfterMs: 0 })
+    for (let id = 1; id <= 3; id++) await findings.record(entryOf(missing, { ...ref, stringId: id }))
+    expect(await sweep(findings, issues)).toBe(3)
+    // The first two (two slots) were refused and paused the project: the third made no request,
+    // and the next sweep asks nothing.
+    expect(service.log).toEqual(['GET comments', 'GET comments'])
+    expect(await sweep(findings, issues)).toBe(0)
+    expect(issues.counts).toMatchObject({ refused: 3 })
+  })
+
+  it('an organization that owes many does not take another\'s turn: each gets the room of its lane', async () => {
+    const { issues, findings, open } = await setup(undefined, undefined, { catchUpAfterMs: 0, maxPending: 4 })
+    for (let id = 1; id <= 10; id++) await findings.record(entryOf(missing, { ...ref, domain: 'big', stringId: id }))
+    await findings.record(entryOf(missing, { ...ref, domain: 'small', stringId: 99 }))
+    // Room for two of each (half the bound of 4), within a cap of 3 answered entries in all.
+    const { owed } = await findings.sweep(issues.catchUpPicker(qaGate), 3)
+    expect(owed.map((e) => e.domain).sort()).toEqual(['big', 'big', 'small'])
+    for (const e of owed) issues.catchUp(e, qaGate)
+    await issues.flush()
+    expect(open().map((c) => c.stringId)).toContain(99)
+  })
+
+  it('a token endpoint failing for a moment is retried; only a disconnected organization is not', async () => {
+    stores = await createStores('memory://')
+    const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
+    let failures = 1
+    const tokens = {
+      getAccessToken: async () => {
+        if (failures-- > 0) throw new TokenEndpointError('token endpoint answered 503', { status: 503, retryable: true })
+        return 't'
+      },
+      refreshAfterUnauthorized: async () => 't',
+    }
+    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens, log: silentLogger(), fetch: service.fetch })
+    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 0, retryDelayMs: 1 })
+    await findings.record(entryOf(missing))
+    issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await issues.flush()
+    expect(issues.counts).toMatchObject({ raised: 1, failed: 0 })
   })
 
   it('takes nothing up once shut down', async () => {
