@@ -20,6 +20,8 @@ export interface RaisedIssue {
   hash: string
   status: 'unresolved' | 'resolved'
   at: string
+  /** Resolved by this worker (the string passed, or its findings changed), not by a person at the service. */
+  resolvedBy?: 'worker'
 }
 
 export interface EntryRef {
@@ -84,6 +86,24 @@ const keyDocKey = (key: string) => `k:${createHash('sha256').update(key).digest(
 interface Pending { entries: Array<Omit<FindingsEntry, 'issues'>>; resolve(saved: FindingsEntry[]): void; reject(error: unknown): void }
 
 const MAX_BATCH = 500
+
+/** When a string was last reported (ms); a document without a time counts as the oldest. */
+function reportedAt(entries: FindingsEntry[] | undefined): number {
+  const t = Date.parse(entries?.[0]?.at ?? '')
+  return Number.isNaN(t) ? -Infinity : t
+}
+
+/** How many values of a sorted array are below `x`. */
+function lowerBound(sorted: Float64Array, x: number): number {
+  let lo = 0
+  let hi = sorted.length
+  while (lo < hi) {
+    const mid = (lo + hi) >>> 1
+    if (sorted[mid]! < x) lo = mid + 1
+    else hi = mid
+  }
+  return lo
+}
 
 export class FindingsLog {
   /** Every write of this process, one after the other. */
@@ -234,17 +254,20 @@ export class FindingsLog {
    * throws counts as not picked.
    */
   async sweep(owed?: (entry: FindingsEntry) => boolean, maxOwed = 10_000): Promise<{ strings: number; removed: number; owed: FindingsEntry[] }> {
-    const iterator = this.store.iterator?.(undefined)
-    if (!iterator) return { strings: 0, removed: 0, owed: [] }
-    const strings: Array<{ key: string; at: string }> = []
+    if (!this.store.iterator) return { strings: 0, removed: 0, owed: [] }
+    // Eight bytes per string (when each was last reported) rather than its key and time as
+    // objects: the log can hold hundreds of thousands of strings between two sweeps.
+    let times = new Float64Array(1024)
+    let strings = 0
     const picked: Array<{ key: string; entry: FindingsEntry }> = []
-    for await (const [rawKey, value] of iterator as AsyncIterable<[string, unknown]>) {
-      const key = String(rawKey).replace(/^[^:]*findings:/, '')
-      if (!key.startsWith('s:')) continue
-      const entries = (value as StringDoc | undefined)?.entries
-      const at = entries?.[0]?.at ?? ''
-      strings.push({ key, at })
-      if (!owed || !Array.isArray(entries)) continue
+    for await (const [key, entries] of this.stringDocs()) {
+      if (strings === times.length) {
+        const grown = new Float64Array(strings * 2)
+        grown.set(times)
+        times = grown
+      }
+      times[strings++] = reportedAt(entries)
+      if (!owed || !entries) continue
       for (const entry of entries) {
         if (picked.length >= maxOwed) break
         try {
@@ -254,18 +277,33 @@ export class FindingsLog {
         }
       }
     }
-    let removed = 0
-    let gone = new Set<string>()
-    if (strings.length > this.options.maxStrings) {
-      strings.sort((a, b) => a.at.localeCompare(b.at))
-      const old = strings.slice(0, strings.length - this.options.maxStrings).map((s) => s.key)
-      await this.serial(async () => {
-        for (const key of old) await this.store.delete(key)
-      })
-      removed = old.length
-      gone = new Set(old)
+    const excess = strings - this.options.maxStrings
+    if (excess <= 0) return { strings, removed: 0, owed: picked.map((p) => p.entry) }
+    // The `excess` reported longest ago: those before the cut, and as many at it as make up the count.
+    const sorted = times.slice(0, strings).sort()
+    const cut = sorted[excess - 1]!
+    let atCut = excess - lowerBound(sorted, cut)
+    const old: string[] = []
+    for await (const [key, entries] of this.stringDocs()) {
+      if (old.length >= excess) break
+      const t = reportedAt(entries)
+      if (t < cut || (t === cut && atCut-- > 0)) old.push(key)
     }
-    return { strings: strings.length - removed, removed, owed: picked.filter((p) => !gone.has(p.key)).map((p) => p.entry) }
+    await this.serial(async () => {
+      for (const key of old) await this.store.delete(key)
+    })
+    const gone = new Set(old)
+    return { strings: strings - old.length, removed: old.length, owed: picked.filter((p) => !gone.has(p.key)).map((p) => p.entry) }
+  }
+
+  /** Every string's document in the store, as its key (`s:<id>`) and entries. */
+  private async *stringDocs(): AsyncGenerator<[string, FindingsEntry[] | undefined]> {
+    for await (const [rawKey, value] of this.store.iterator!(undefined) as AsyncIterable<[string, unknown]>) {
+      const key = String(rawKey).replace(/^[^:]*findings:/, '')
+      if (!key.startsWith('s:')) continue
+      const entries = (value as StringDoc | undefined)?.entries
+      yield [key, Array.isArray(entries) ? entries : undefined]
+    }
   }
 
   /** Write what waits now, and wait for every write under way. */

@@ -49,7 +49,7 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
       outcome: d.port,
       output: review.output,
       sentBack,
-      ...(review.issues === 'resolve' ? { resolves: true } : {}),
+      resolves: review.issues === 'resolve',
       findings: review.findings,
       ...(sentBack && listed.length ? { hash: findingsHash(listed) } : {}),
     }

@@ -27,8 +27,9 @@
 // its answer was lost (the mark is stamped anew then) a look-up that misses it proves nothing, so
 // the mark stays, and a passed string is looked at once more after that. A string's tasks run one
 // after the other (a task whose string is busy waits aside, without holding a slot).
-// What is given up, dropped or lost with a restart is not forgotten: the findings log's sweep hands
-// every entry to catchUp(), which queues again what the entry says the service is still owed.
+// What is given up, dropped or lost with a restart is not forgotten: the findings log's sweep picks
+// the entries that still owe the service something (owes(), catchUpPicker()) and catchUp() queues
+// their tasks again.
 import { randomBytes } from 'node:crypto'
 import { ApiError, type ApiClient } from '../platform/api-client.js'
 import { OrganizationUnavailableError } from '../platform/token-provider.js'
@@ -43,11 +44,6 @@ export type IssueOutcome = 'raised' | 'already-open' | 'resolved' | 'failed' | '
 export interface IssueWork extends EntryRef {
   pipelineName: string
   findings: FindingRecord[]
-  /**
-   * Queued by the catch-up for an outcome already handled once, not for a new one: an issue for
-   * these findings that the worker knows of in any state (a person resolved it) is not raised again.
-   */
-  catchUp?: boolean
 }
 
 /** What the catch-up needs of a pipeline that raises issues now: its display name and the outputs that send back. */
@@ -101,7 +97,7 @@ const markTime = (mark: string) => Date.parse(mark.split('#')[0]!)
 export const LATE_LANDING_MS = 60_000
 
 /**
- * The catch-up (the findings log's sweep hands every entry to catchUp()) takes up what a string's
+ * The catch-up (the findings log's sweep picks entries with owes(), catchUp() queues them) takes up what a string's
  * entry says is still owed to the service: an issue not raised (its task dropped at the bound,
  * failed, refused during a pause, or lost with a restart) or not resolved, or a POST whose answer
  * was lost. It leaves alone entries younger than this, whose tasks may still be waiting...
@@ -349,12 +345,13 @@ export class IssueSender {
   owes(entry: FindingsEntry, issuesOf: (key: string) => IssuesOfPipeline | undefined): boolean {
     const age = Date.now() - Date.parse(entry.at)
     if (!(age >= (this.options.catchUpAfterMs ?? CATCH_UP_AFTER_MS) && age <= (this.options.catchUpWithinMs ?? CATCH_UP_WITHIN_MS))) return false
-    // A young mark: its POST may be under way (here or on another instance); the next sweep looks.
-    if (entry.unsure !== undefined && !this.settled(entry.unsure)) return false
+    // A young mark: its POST may be under way, here or on another instance (a POST's life, waiting
+    // for a slot and its retries, can outlast the late-landing window): the next sweep looks.
+    if (entry.unsure !== undefined && Date.now() - markTime(entry.unsure) < Math.max(this.options.catchUpAfterMs ?? CATCH_UP_AFTER_MS, this.options.lateLandingMs ?? LATE_LANDING_MS)) return false
     const pipeline = issuesOf(entry.pipeline)
     if (entry.sentBack) {
       if (!entry.hash || this.raisingPaused(entry)) return false
-      const owed = entry.unsure !== undefined || !entry.issues?.some(IssueSender.standsFor(entry, entry.hash)) || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
+      const owed = entry.unsure !== undefined || !entry.issues?.some(IssueSender.standsFor(entry.hash)) || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
       return owed && pipeline !== undefined && entry.output !== null && pipeline.outputs.includes(entry.output)
     }
     // A pass of a pipeline with issues (an entry written before `resolves` was: judged by the pipeline as it is now).
@@ -363,13 +360,12 @@ export class IssueSender {
   }
 
   /**
-   * Does an issue stand for the outcome of `entry` sent back with findings `hash`: open, or
-   * resolved since the outcome (by a person, as the worker resolves none while the string is sent
-   * back with these findings; one resolved before it, say when the string passed, does not).
+   * Does an issue stand for findings `hash` in the catch-up's eyes: open, or resolved by a person
+   * (a look-up no longer listed it). One the worker resolved itself (the string passed, or moved to
+   * other findings, and came back) does not: the string is owed a new one.
    */
-  private static standsFor(entry: { at: string } | undefined, hash: string): (i: RaisedIssue) => boolean {
-    const since = entry ? Date.parse(entry.at) : Number.NaN
-    return (i) => i.hash === hash && (i.status === 'unresolved' || Date.parse(i.at) >= since)
+  private static standsFor(hash: string): (i: RaisedIssue) => boolean {
+    return (i) => i.hash === hash && (i.status === 'unresolved' || i.resolvedBy !== 'worker')
   }
 
   /**
@@ -398,7 +394,7 @@ export class IssueSender {
   catchUp(entry: FindingsEntry, issuesOf: (key: string) => IssuesOfPipeline | undefined): boolean {
     if (this.catchUpRoom(entry.domain) === 0 || !this.owes(entry, issuesOf)) return false
     const ref: EntryRef = { domain: entry.domain, projectId: entry.projectId, languageId: entry.languageId, stringId: entry.stringId }
-    if (entry.sentBack) this.sentBack({ ...ref, pipelineName: issuesOf(entry.pipeline)!.name, findings: entry.findings, catchUp: true })
+    if (entry.sentBack) this.sentBack({ ...ref, pipelineName: issuesOf(entry.pipeline)!.name, findings: entry.findings })
     else this.passed(ref)
     return true
   }
@@ -443,12 +439,12 @@ export class IssueSender {
     let updated = false
     // The catch-up raises only what was never raised: an issue for these findings a person
     // resolved (the look-up no longer lists it) stays resolved.
-    if (open.some((i) => i.hash === hash) || (work.catchUp && remembered?.some(IssueSender.standsFor(entry, hash)))) {
+    if (open.some((i) => i.hash === hash)) {
       if (found) {
         latest = await this.remember(work, withFound, looked)
         updated = true
       }
-      this.count(open.some((i) => i.hash === hash) ? 'already-open' : 'stale')
+      this.count('already-open')
     } else if (paused || this.raisingPaused(work)) {
       // Paused (checked again: another task may have been refused while the look-up ran). What the
       // look-up found is written, even nothing: it answers the mark it saw.
@@ -626,7 +622,7 @@ export class IssueSender {
       this.refuse(work, error)
       return undefined
     }
-    const entry = await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now() } : i)))
+    const entry = await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now(), resolvedBy: 'worker' } : i)))
     this.count('resolved')
     return { entry }
   }

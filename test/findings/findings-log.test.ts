@@ -2,6 +2,9 @@
 // for FINDINGS_RETENTION_DAYS and trimmed to FINDINGS_MAX strings.
 import { afterEach, describe, expect, it, vi } from 'vitest'
 import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { createStores, type Stores } from '../../src/store/create-stores.js'
 
 const DAY = 86_400_000
@@ -98,6 +101,27 @@ describe('findings log', () => {
     expect(r.owed.map((e) => `${e.stringId}/${e.languageId}`).sort()).toEqual(['2/de', '3/de', '3/fr'])
     expect(r).toMatchObject({ strings: 2, removed: 1 })
     expect((await findings.sweep(() => true, 1)).owed).toHaveLength(1)
+  })
+
+  it.each(['memory', 'sqlite'])('sweep trims by time, ties and documents without a time included (%s)', async (kind) => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    const dir = mkdtempSync(path.join(tmpdir(), 'findings-sweep-'))
+    stores = await createStores(kind === 'sqlite' ? `sqlite://${path.join(dir, 's.sqlite')}` : 'memory://')
+    const findings = new FindingsLog(stores.findings, { retentionMs: 30 * DAY, maxStrings: 4 })
+    // Strings 1-3 at the same minute, 4-6 later; 7 has no time (the oldest).
+    for (let id = 1; id <= 6; id++) {
+      vi.setSystemTime(new Date(Date.UTC(2026, 10, 1, 0, id <= 3 ? 1 : id)))
+      await findings.record(entry(id))
+    }
+    await stores.findings.set('s:7', { entries: [] }, 30 * DAY)
+    expect(await findings.sweep()).toMatchObject({ strings: 4, removed: 3 })
+    const left = []
+    for (let id = 1; id <= 7; id++) if ((await findings.search({ stringId: id })).length) left.push(id)
+    // 7 went first, then two of the three tied: one of them is left, with 4, 5 and 6.
+    expect(left.filter((id) => id >= 4)).toEqual([4, 5, 6])
+    expect(left.filter((id) => id <= 3)).toHaveLength(1)
+    expect(await stores.findings.get('s:7')).toBeUndefined()
+    rmSync(dir, { recursive: true, force: true })
   })
 
   it('writes of one string in parallel lose nothing', async () => {

@@ -63,6 +63,9 @@ describe('findings stage', () => {
     expect(saved).toMatchObject([{ outcome: 'translated', output: 'failed', sentBack: true, key: 'k.1' }])
     expect(saved[0]!.hash).toMatch(/^[0-9a-f]+$/)
     expect((await findings.search({ stringId: 2 }))[0]).not.toHaveProperty('hash')
+    // Whether the outcome resolves the worker's issues, as decided now (the catch-up reads it).
+    expect((await findings.search({ stringId: 3 }))[0]).toMatchObject({ resolves: true })
+    for (const id of [1, 2]) expect((await findings.search({ stringId: id }))[0]).toMatchObject({ resolves: false })
   })
 
   it('a passed string costs a resolving task only with an open issue of ours, or a lost POST that may have raised one', async () => {

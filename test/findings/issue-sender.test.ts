@@ -1107,7 +1107,13 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     const { service, issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
     await outcome(missing)
     const requests = service.log.length
-    // Parked (port ''), or reported by another step's pipeline without `issues`: no `resolves`.
+    // Parked (port ''), or reported by a pipeline without `issues` (the findings stage writes
+    // resolves: false), even if the pipeline raises issues by the time of the sweep.
+    await findings.record({ ...entryOf('passed'), outcome: '', output: null, resolves: false })
+    expect(await sweep(findings, issues)).toBe(0)
+    await findings.record({ ...entryOf('passed'), resolves: false })
+    expect(await sweep(findings, issues)).toBe(0)
+    // Older entries without the field: parked, or a pipeline without issues now.
     await findings.record({ ...entryOf('passed'), outcome: '', output: null, resolves: undefined })
     expect(await sweep(findings, issues)).toBe(0)
     await findings.record({ ...entryOf('passed'), resolves: undefined })
@@ -1126,18 +1132,18 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     expect(service.log).toEqual([])
   })
 
-  it('an issue a person resolved is not raised again, even when a lost POST answer left the entry unsure', async () => {
+  it('an issue a person resolved, as the worker knows it, is not raised again; the worker\'s own resolution does not count', async () => {
     const { service, issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
     await outcome(missing)
+    // A look-up told the worker that a person resolved it.
+    await findings.update(ref, (e) => e && { ...e, issues: e.issues!.map((i) => ({ ...i, status: 'resolved' as const })) })
     service.comments[0]!.issueStatus = 'resolved'
-    await findings.update(ref, (e) => e && { ...e, unsure: unsureMark() })
-    expect(await sweep(findings, issues)).toBe(1)
-    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
-    expect(open()).toEqual([])
-    const entry = await findings.get(ref)
-    expect(entry?.unsure).toBeUndefined()
-    expect(entry?.issues).toEqual([expect.objectContaining({ id: 1, status: 'resolved' })])
     expect(await sweep(findings, issues)).toBe(0)
+    expect(open()).toEqual([])
+    // Resolved by the worker (the string passed meanwhile): the string sent back is owed a new one.
+    await findings.update(ref, (e) => e && { ...e, issues: e.issues!.map((i) => ({ ...i, resolvedBy: 'worker' as const })) })
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toEqual([expect.objectContaining({ id: 2 })])
   })
 
   it('two instances sharing the store catch up on the same string at once: one POST', async () => {
@@ -1246,6 +1252,75 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
     await issues.flush()
     expect(issues.counts).toMatchObject({ raised: 1, failed: 0 })
+  })
+
+  it('a person resolved an issue before the outcome, the live raise learned it and its POST failed: the catch-up raises', async () => {
+    let down = false
+    const { issues, findings, outcome, service, open } = await setup(({ method }) => (down && method === 'POST' ? { status: 503, body: { error: { code: 503, message: 'busy' } } } : undefined), undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    down = true
+    // Other findings: its POST fails, the entry stays unsure and issue 1 open.
+    await outcome(tagged)
+    service.comments[0]!.issueStatus = 'resolved'
+    // Back to the first findings: the live look-up learns that 1 was resolved; the POST fails again.
+    await outcome(missing)
+    down = false
+    await sweep(findings, issues)
+    expect(open()).toEqual([expect.objectContaining({ text: expect.stringContaining(findingsHash(missing)) })])
+  })
+
+  it('the worker\'s own resolution landing after the string was sent back again does not stand for the new outcome', async () => {
+    let during: (() => Promise<unknown>) | undefined
+    let log: FindingsLog | undefined
+    const { issues, findings, outcome, open } = await setup(undefined, (f) => (async (input: string | URL, init?: RequestInit) => {
+      if (init?.method === 'PATCH' && during) {
+        const d = during
+        during = undefined
+        await d()
+      }
+      return f(input, init)
+    }) as typeof fetch, { catchUpAfterMs: 0 })
+    log = findings
+    await outcome(missing)
+    // The string passes; while its PATCH is out it is sent back with the same findings, and that raise is lost.
+    during = () => log!.record(entryOf(missing))
+    await outcome('passed')
+    expect((await findings.get(ref))?.sentBack).toBe(true)
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toHaveLength(1)
+  })
+
+  it('another instance\'s clock does not decide: a resolution stamped ahead of the next outcome stands for nothing', async () => {
+    const { issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    await outcome('passed')
+    await findings.update(ref, (x) => x && { ...x, issues: x.issues!.map((i) => ({ ...i, at: new Date(Date.now() + 2000).toISOString() })) })
+    await findings.record(entryOf(missing))
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toHaveLength(1)
+  })
+
+  it('a mark younger than the catch-up\'s age (a POST that waited long for a slot on another instance) is left alone', async () => {
+    stores = await createStores('memory://')
+    const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
+    const slowPost = (async (input: string | URL, init?: RequestInit) => {
+      if (init?.method === 'POST') await new Promise((r) => setTimeout(r, 300))
+      return service.fetch(input, init)
+    }) as typeof fetch
+    const instance = (f: typeof fetch) => {
+      const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: f })
+      const findings = new FindingsLog(stores!.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+      // A late-landing window of 100 ms; the POST outlives it (300 ms), not the catch-up's age (1 s).
+      return { findings, issues: new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 100, catchUpAfterMs: 1000 }) }
+    }
+    const a = instance(slowPost)
+    const b = instance(service.fetch)
+    await a.findings.record({ ...entryOf(missing), at: new Date(Date.now() - 2000).toISOString() })
+    a.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
+    await new Promise((r) => setTimeout(r, 150))
+    expect(await sweep(b.findings, b.issues)).toBe(0)
+    await a.issues.flush()
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
   })
 
   it('takes nothing up once shut down', async () => {
