@@ -20,8 +20,6 @@ export interface RaisedIssue {
   hash: string
   status: 'unresolved' | 'resolved'
   at: string
-  /** Resolved by this worker (the string passed, or its findings changed), not by a person at the service. */
-  resolvedBy?: 'worker'
 }
 
 export interface EntryRef {
@@ -283,17 +281,18 @@ export class FindingsLog {
     const sorted = times.slice(0, strings).sort()
     const cut = sorted[excess - 1]!
     let atCut = excess - lowerBound(sorted, cut)
-    const old: string[] = []
+    // A Set: some stores' iteration (Redis SCAN) may name a key twice.
+    const old = new Set<string>()
     for await (const [key, entries] of this.stringDocs()) {
-      if (old.length >= excess) break
+      if (old.size >= excess) break
+      if (old.has(key)) continue
       const t = reportedAt(entries)
-      if (t < cut || (t === cut && atCut-- > 0)) old.push(key)
+      if (t < cut || (t === cut && atCut-- > 0)) old.add(key)
     }
     await this.serial(async () => {
       for (const key of old) await this.store.delete(key)
     })
-    const gone = new Set(old)
-    return { strings: strings - old.length, removed: old.length, owed: picked.filter((p) => !gone.has(p.key)).map((p) => p.entry) }
+    return { strings: strings - old.size, removed: old.size, owed: picked.filter((p) => !old.has(p.key)).map((p) => p.entry) }
   }
 
   /** Every string's document in the store, as its key (`s:<id>`) and entries. */

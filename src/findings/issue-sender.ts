@@ -335,8 +335,8 @@ export class IssueSender {
 
   /**
    * Does a findings-log entry still owe the service something (the catch-up)? A sent-back entry
-   * without an issue for its findings (one a person resolved counts: it is not raised again) or
-   * with an out-of-date issue still open; a passed entry (of a pipeline with `issues`; not a
+   * without an open issue for its findings (the raise that follows is a live one: it looks first
+   * when it remembers nothing or is unsure) or with an out-of-date issue still open; a passed entry (of a pipeline with `issues`; not a
    * parked one) with an issue of this worker open; either when a POST's answer was lost
    * (`unsure`). `issuesOf` says how a pipeline raises issues now, by its key (undefined: it raises
    * none, and nothing is raised for it; an outcome it no longer sends back raises nothing either).
@@ -351,21 +351,13 @@ export class IssueSender {
     const pipeline = issuesOf(entry.pipeline)
     if (entry.sentBack) {
       if (!entry.hash || this.raisingPaused(entry)) return false
-      const owed = entry.unsure !== undefined || !entry.issues?.some(IssueSender.standsFor(entry.hash)) || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
+      // As a live raise would: no open issue for its findings, or an out-of-date one open.
+      const owed = entry.unsure !== undefined || !entry.issues?.some((i) => i.hash === entry.hash && i.status === 'unresolved') || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
       return owed && pipeline !== undefined && entry.output !== null && pipeline.outputs.includes(entry.output)
     }
     // A pass of a pipeline with issues (an entry written before `resolves` was: judged by the pipeline as it is now).
     const resolves = entry.resolves ?? (entry.outcome !== '' && entry.output !== null && pipeline !== undefined && !pipeline.outputs.includes(entry.output))
     return resolves && (entry.unsure !== undefined || entry.issues?.some((i) => i.status === 'unresolved') === true)
-  }
-
-  /**
-   * Does an issue stand for findings `hash` in the catch-up's eyes: open, or resolved by a person
-   * (a look-up no longer listed it). One the worker resolved itself (the string passed, or moved to
-   * other findings, and came back) does not: the string is owed a new one.
-   */
-  private static standsFor(hash: string): (i: RaisedIssue) => boolean {
-    return (i) => i.hash === hash && (i.status === 'unresolved' || i.resolvedBy !== 'worker')
   }
 
   /**
@@ -622,7 +614,7 @@ export class IssueSender {
       this.refuse(work, error)
       return undefined
     }
-    const entry = await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now(), resolvedBy: 'worker' } : i)))
+    const entry = await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now() } : i)))
     this.count('resolved')
     return { entry }
   }

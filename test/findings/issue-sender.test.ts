@@ -1031,13 +1031,12 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     expect(service.log.length).toBe(requests)
   })
 
-  it('a passed string whose resolution never ran has its issue resolved; a person\'s resolution is not undone', async () => {
+  it('a passed string whose resolution never ran has its issue resolved; a string with its issue open costs nothing', async () => {
     const { service, issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
     await outcome(missing)
     await outcome(tagged, { ...ref, stringId: 43 })
-    // String 42 passed but its task was lost; a person resolved 43's issue, and the log learned it.
+    // String 42 passed but its task was lost; a person resolved 43's issue at the service (the log does not know).
     await findings.record(entryOf('passed'))
-    await findings.update({ ...ref, stringId: 43 }, (e) => e && { ...e, issues: e.issues!.map((i) => ({ ...i, status: 'resolved' as const })) })
     service.comments.find((c) => c.stringId === 43)!.issueStatus = 'resolved'
     const requests = service.log.length
     expect(await sweep(findings, issues)).toBe(1)
@@ -1132,18 +1131,15 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     expect(service.log).toEqual([])
   })
 
-  it('an issue a person resolved, as the worker knows it, is not raised again; the worker\'s own resolution does not count', async () => {
+  it('a string sent back with no open issue for its findings gets one, as a live raise would, whoever resolved the last', async () => {
     const { service, issues, findings, outcome, open } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
     await outcome(missing)
-    // A look-up told the worker that a person resolved it.
+    // A look-up told the worker that a person resolved it, and the raise that learned it could not POST (its task ended).
     await findings.update(ref, (e) => e && { ...e, issues: e.issues!.map((i) => ({ ...i, status: 'resolved' as const })) })
     service.comments[0]!.issueStatus = 'resolved'
-    expect(await sweep(findings, issues)).toBe(0)
-    expect(open()).toEqual([])
-    // Resolved by the worker (the string passed meanwhile): the string sent back is owed a new one.
-    await findings.update(ref, (e) => e && { ...e, issues: e.issues!.map((i) => ({ ...i, resolvedBy: 'worker' as const })) })
     expect(await sweep(findings, issues)).toBe(1)
     expect(open()).toEqual([expect.objectContaining({ id: 2 })])
+    expect(await sweep(findings, issues)).toBe(0)
   })
 
   it('two instances sharing the store catch up on the same string at once: one POST', async () => {
@@ -1321,6 +1317,21 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     expect(await sweep(b.findings, b.issues)).toBe(0)
     await a.issues.flush()
     expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+  })
+
+  it('a raise refused (403) after its look-up learned a person resolved the earlier issue is taken up after the pause', async () => {
+    let answer: number | undefined
+    const { issues, findings, outcome, service, open } = await setup(({ method }) => (answer && method === 'POST' ? { status: answer, body: { error: { code: answer, message: 'no' } } } : undefined), undefined, { catchUpAfterMs: 0, refusedPauseMs: 0 })
+    await outcome(missing)
+    answer = 503
+    await outcome(tagged)
+    service.comments[0]!.issueStatus = 'resolved'
+    answer = 403
+    await outcome(missing)
+    expect(open()).toEqual([])
+    answer = undefined
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open()).toEqual([expect.objectContaining({ text: expect.stringContaining(findingsHash(missing)) })])
   })
 
   it('takes nothing up once shut down', async () => {
