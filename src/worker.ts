@@ -393,7 +393,14 @@ function startFindingsSweeps(deps: WorkerDeps, { findings, issues, held }: Parts
     const pick = issues.catchUpPicker(issuesOf)
     const r = await findings.sweep((entry) => !closing() && !held.cause(entry.domain) && pick(entry))
     let caughtUp = 0
-    for (const entry of r.owed) if (!closing() && issues.catchUp(entry, issuesOf)) caughtUp++
+    for (const entry of r.owed) {
+      try {
+        if (!closing() && issues.catchUp(entry, issuesOf)) caughtUp++
+      } catch (error) {
+        // One entry that cannot be taken up is not a reason to leave the others.
+        log.warn({ err: error, string: entry.stringId, language: entry.languageId }, 'an issue owed could not be queued again')
+      }
+    }
     if (r.removed) log.info({ strings: r.strings, removed: r.removed }, 'findings log trimmed to FINDINGS_MAX')
     if (caughtUp) log.info({ tasks: caughtUp }, 'issues owed by earlier outcomes queued again (dropped, failed or lost with a restart)')
     return { strings: r.strings, removed: r.removed, caughtUp }

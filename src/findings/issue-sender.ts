@@ -351,8 +351,11 @@ export class IssueSender {
     const pipeline = issuesOf(entry.pipeline)
     if (entry.sentBack) {
       if (!entry.hash || this.raisingPaused(entry)) return false
-      // As a live raise would: no open issue for its findings, or an out-of-date one open.
-      const owed = entry.unsure !== undefined || !entry.issues?.some((i) => i.hash === entry.hash && i.status === 'unresolved') || entry.issues.some((i) => i.hash !== entry.hash && i.status === 'unresolved')
+      // As a live raise would: no open issue for its findings, an out-of-date one open, or a copy
+      // of it (one the raise that found it could not resolve).
+      const open = entry.issues?.filter((i) => i.status === 'unresolved') ?? []
+      const forThese = open.filter((i) => i.hash === entry.hash).length
+      const owed = entry.unsure !== undefined || forThese !== 1 || open.length > forThese
       return owed && pipeline !== undefined && entry.output !== null && pipeline.outputs.includes(entry.output)
     }
     // A pass of a pipeline with issues (an entry written before `resolves` was: judged by the pipeline as it is now).
@@ -429,8 +432,6 @@ export class IssueSender {
     /** The entry as the last update here left it: whether the string passed meanwhile. */
     let latest: FindingsEntry | undefined
     let updated = false
-    // The catch-up raises only what was never raised: an issue for these findings a person
-    // resolved (the look-up no longer lists it) stays resolved.
     if (open.some((i) => i.hash === hash)) {
       if (found) {
         latest = await this.remember(work, withFound, looked)

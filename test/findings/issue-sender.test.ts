@@ -1334,6 +1334,23 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
     expect(open()).toEqual([expect.objectContaining({ text: expect.stringContaining(findingsHash(missing)) })])
   })
 
+  it('a copy for the same findings that a raise could not resolve is resolved by the sweep', async () => {
+    let refuse = false
+    const { service, issues, findings, outcome, open } = await setup(({ method }) => (refuse && method === 'PATCH' ? { status: 503, body: { error: { code: 503, message: 'busy' } } } : undefined), undefined, { catchUpAfterMs: 0 })
+    await outcome(missing)
+    // A late copy, and a store that forgot both: the next raise finds two, and cannot resolve the second.
+    service.comments.push({ ...service.comments[0]!, id: 2 })
+    await stores!.findings.clear()
+    refuse = true
+    await outcome(missing)
+    expect(open().map((c) => c.id)).toEqual([1, 2])
+    refuse = false
+    expect(await sweep(findings, issues)).toBe(1)
+    expect(open().map((c) => c.id)).toEqual([1])
+    expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
+    expect(await sweep(findings, issues)).toBe(0)
+  })
+
   it('takes nothing up once shut down', async () => {
     const { issues, findings, service } = await setup(undefined, undefined, { catchUpAfterMs: 0 })
     await findings.record(entryOf(missing))
