@@ -85,10 +85,17 @@ interface Pending { entries: Array<Omit<FindingsEntry, 'issues'>>; resolve(saved
 
 const MAX_BATCH = 500
 
-/** When a string was last reported (ms); a document without a time counts as the oldest. */
+/**
+ * When a string was last reported (ms): the newest of its entries (an update of one entry's issues
+ * moves it to the front without changing its time); a document without a time counts as the oldest.
+ */
 function reportedAt(entries: FindingsEntry[] | undefined): number {
-  const t = Date.parse(entries?.[0]?.at ?? '')
-  return Number.isNaN(t) ? -Infinity : t
+  let newest = -Infinity
+  for (const e of entries ?? []) {
+    const t = Date.parse(e.at)
+    if (t > newest) newest = t
+  }
+  return newest
 }
 
 /** How many values of a sorted array are below `x`. */

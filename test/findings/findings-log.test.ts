@@ -124,6 +124,22 @@ describe('findings log', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
+  it('sweep judges a string by its newest entry, not the one an issue update moved to the front', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    const findings = await log({ maxStrings: 1 })
+    vi.setSystemTime(new Date(Date.UTC(2026, 10, 1, 0, 1)))
+    await findings.record(entry(1))
+    vi.setSystemTime(new Date(Date.UTC(2026, 10, 1, 0, 2)))
+    await findings.record(entry(2))
+    vi.setSystemTime(new Date(Date.UTC(2026, 10, 1, 0, 3)))
+    await findings.record(entry(1, { languageId: 'fr' }))
+    // The older German entry of string 1 is updated (an issue remembered): it moves to the front.
+    await findings.update({ domain: 'acme', projectId: 7, languageId: 'de', stringId: 1 }, (e) => e && { ...e, issues: [] })
+    expect(await findings.sweep()).toMatchObject({ strings: 1, removed: 1 })
+    expect(await findings.search({ stringId: 1 })).toHaveLength(2)
+    expect(await findings.search({ stringId: 2 })).toEqual([])
+  })
+
   it('writes of one string in parallel lose nothing', async () => {
     const findings = await log()
     await Promise.all(['de', 'fr', 'it', 'es', 'pt'].map((languageId) => findings.record(entry(1, { languageId }))))
