@@ -388,8 +388,8 @@ function startFindingsSweeps(deps: WorkerDeps, { findings, issues, held }: Parts
   }
   const now = async () => {
     // Strings of a held organization (disconnected, or its token refused) wait for its return;
-    // nothing is taken up once the worker stops.
-    // At most what each organization's lane has room for (the sweep answers 10,000 entries at most).
+    // nothing is taken up once the worker stops; at most what each organization's lane has room
+    // for (the sweep answers 10,000 entries at most).
     const pick = issues.catchUpPicker(issuesOf)
     const r = await findings.sweep((entry) => !closing() && !held.cause(entry.domain) && pick(entry))
     let caughtUp = 0

@@ -97,8 +97,8 @@ const markTime = (mark: string) => Date.parse(mark.split('#')[0]!)
 export const LATE_LANDING_MS = 60_000
 
 /**
- * The catch-up (the findings log's sweep picks entries with owes(), catchUp() queues them) takes up what a string's
- * entry says is still owed to the service: an issue not raised (its task dropped at the bound,
+ * The catch-up (the findings log's sweep picks entries with owes(), catchUp() queues them) takes
+ * up what a string's entry says is still owed to the service: an issue not raised (its task dropped at the bound,
  * failed, refused during a pause, or lost with a restart) or not resolved, or a POST whose answer
  * was lost. It leaves alone entries younger than this, whose tasks may still be waiting...
  */
@@ -336,9 +336,9 @@ export class IssueSender {
   /**
    * Does a findings-log entry still owe the service something (the catch-up)? A sent-back entry
    * without an open issue for its findings (the raise that follows is a live one: it looks first
-   * when it remembers nothing or is unsure) or with an out-of-date issue still open; a passed entry (of a pipeline with `issues`; not a
-   * parked one) with an issue of this worker open; either when a POST's answer was lost
-   * (`unsure`). `issuesOf` says how a pipeline raises issues now, by its key (undefined: it raises
+   * when it remembers nothing or is unsure), or with an out-of-date issue or a copy still open; a
+   * passed entry (of a pipeline with `issues`; not a parked one) with an issue of this worker open;
+   * either when a POST's answer was lost (`unsure`). `issuesOf` says how a pipeline raises issues now, by its key (undefined: it raises
    * none, and nothing is raised for it; an outcome it no longer sends back raises nothing either).
    * Only entries reported between CATCH_UP_AFTER_MS and CATCH_UP_WITHIN_MS ago.
    */

@@ -7,7 +7,7 @@ import type { FindingRecord } from '../../src/protocol/findings.js'
 import { findingsHash } from '../../src/findings/finding-records.js'
 import { IssueSender, REFUSED_PAUSE_MS, unsureMark, WARN_EVERY_MS, type IssueSenderOptions, type IssuesOfPipeline } from '../../src/findings/issue-sender.js'
 import { ApiClient } from '../../src/platform/api-client.js'
-import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { StaticTokenProvider, type TokenProvider } from '../../src/platform/token-provider.js'
 import { TokenEndpointError } from '../../src/platform/token-errors.js'
 import { createStores, type Stores } from '../../src/store/create-stores.js'
 import { createLogger, silentLogger } from '../../src/util/logger.js'
@@ -44,6 +44,17 @@ async function setup(answer?: Parameters<typeof fakeServiceFetch>[0], wrap: (f: 
   }
   const open = () => service.comments.filter((c) => c.issueStatus === 'unresolved')
   return { service, issues, findings, outcome, open }
+}
+
+/**
+ * A sender of its own on the shared store (`stores`, made first): one instance of several, or one
+ * with other tokens. Requests go out once (no retries of the API client's own).
+ */
+function senderOn(f: typeof fetch, extra: Partial<IssueSenderOptions> & { tokens?: TokenProvider } = {}) {
+  const { tokens = new StaticTokenProvider(new Map([['*', 't']])), ...options } = extra
+  const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens, log: silentLogger(), fetch: f })
+  const findings = new FindingsLog(stores!.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
+  return { findings, issues: new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 0, ...options }) }
 }
 
 /** Raise an issue for `ref`, sent back with `missing`, running `meanwhile` once as its first `method` request goes out. */
@@ -1151,13 +1162,8 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
       if ((init?.method ?? 'GET') === 'GET') await new Promise((r) => setTimeout(r, 100))
       return res
     }) as typeof fetch
-    const instance = (f: typeof fetch) => {
-      const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: f })
-      const findings = new FindingsLog(stores!.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
-      return { findings, issues: new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 0, catchUpAfterMs: 0 }) }
-    }
-    const a = instance(service.fetch)
-    const b = instance(slowGet)
+    const a = senderOn(service.fetch, { catchUpAfterMs: 0 })
+    const b = senderOn(slowGet, { catchUpAfterMs: 0 })
     await a.findings.record(entryOf(missing))
     await Promise.all([sweep(a.findings, a.issues), sweep(b.findings, b.issues)])
     expect(service.log.filter((l) => l === 'POST comments')).toHaveLength(1)
@@ -1168,10 +1174,8 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
   it('an organization without a token: the raise fails at once, without retries holding its slot', async () => {
     stores = await createStores('memory://')
     const service = fakeServiceFetch(undefined, { apiUrl: 'http://service.test', accessTokens: ['t'] })
-    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 3, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map()), log: silentLogger(), fetch: service.fetch })
-    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
     // A retry would wait a minute: the test would time out.
-    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 0, catchUpAfterMs: 0, retryDelayMs: 60_000 })
+    const { findings, issues } = senderOn(service.fetch, { tokens: new StaticTokenProvider(new Map()), catchUpAfterMs: 0, retryDelayMs: 60_000 })
     await findings.record(entryOf(missing))
     expect(await sweep(findings, issues)).toBe(1)
     expect(issues.counts).toMatchObject({ failed: 1, raised: 0 })
@@ -1241,9 +1245,7 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
       },
       refreshAfterUnauthorized: async () => 't',
     }
-    const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens, log: silentLogger(), fetch: service.fetch })
-    const findings = new FindingsLog(stores.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
-    const issues = new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 0, retryDelayMs: 1 })
+    const { findings, issues } = senderOn(service.fetch, { tokens, retryDelayMs: 1 })
     await findings.record(entryOf(missing))
     issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
     await issues.flush()
@@ -1303,14 +1305,9 @@ describe('the catch-up: what the findings log says is owed is taken up by its sw
       if (init?.method === 'POST') await new Promise((r) => setTimeout(r, 300))
       return service.fetch(input, init)
     }) as typeof fetch
-    const instance = (f: typeof fetch) => {
-      const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5000 }, tokens: new StaticTokenProvider(new Map([['*', 't']])), log: silentLogger(), fetch: f })
-      const findings = new FindingsLog(stores!.findings, { retentionMs: 86_400_000, maxStrings: 100, lingerMs: 1 })
-      // A late-landing window of 100 ms; the POST outlives it (300 ms), not the catch-up's age (1 s).
-      return { findings, issues: new IssueSender({ api, findings, log: silentLogger(), concurrency: 2, lateLandingMs: 100, catchUpAfterMs: 1000 }) }
-    }
-    const a = instance(slowPost)
-    const b = instance(service.fetch)
+    // A late-landing window of 100 ms; the POST outlives it (300 ms), not the catch-up's age (1 s).
+    const a = senderOn(slowPost, { lateLandingMs: 100, catchUpAfterMs: 1000 })
+    const b = senderOn(service.fetch, { lateLandingMs: 100, catchUpAfterMs: 1000 })
     await a.findings.record({ ...entryOf(missing), at: new Date(Date.now() - 2000).toISOString() })
     a.issues.sentBack({ ...ref, pipelineName: 'QA gate', findings: missing })
     await new Promise((r) => setTimeout(r, 150))
