@@ -78,11 +78,12 @@ export interface WorkerDeps {
 export const FINDINGS_SWEEP_MS = 60 * 60_000
 export const FIRST_FINDINGS_SWEEP_MS = 5 * 60_000
 
-export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'findingsMax'>, stores: Pick<Stores, 'findings' | 'setMany'>): FindingsLog {
+export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'findingsMax'>, stores: Pick<Stores, 'findings' | 'setMany' | 'scan'>): FindingsLog {
   return new FindingsLog(stores.findings, {
     retentionMs: config.findingsRetentionDays * 86_400_000,
     maxStrings: config.findingsMax,
     setMany: (entries, ttlMs) => stores.setMany('findings', entries, ttlMs),
+    ...(stores.scan ? { scan: (prefix: string) => stores.scan!('findings', prefix) } : {}),
   })
 }
 

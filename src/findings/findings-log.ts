@@ -1,8 +1,13 @@
 // The findings log: per string and target language, the latest outcome a pipeline reported and
 // its findings, so that "why was string 1234 sent back?" has an answer. Kept in the `findings`
 // store namespace:
-//   s:<stringId>   the string's entries, one per organization, project and language (newest first)
+//   e:<stringId>:<hash(domain, project, language)>   one entry: the outcome in one language
 //   k:<hash(key)>  the string ids that carried this key, for search by key
+// A string's entries are found by their keys' common beginning (the store's `scan`). Each outcome
+// reads and writes its own entry only: when a string's entries shared one document, each outcome
+// read and wrote all of them (a string in 30 languages: 30 entries for each one's outcome). Logs
+// written before kept that document (`s:<stringId>`, `{ entries }`); it is read as it is, and
+// split into entries the first time one of its strings is written.
 // Every write sets a time to live of FINDINGS_RETENTION_DAYS; sweep() removes what expired and, past
 // FINDINGS_MAX strings, the oldest. Entries also remember the issues the worker raised (issue-sender).
 // Outcomes are coalesced: records arriving within `lingerMs` (or 500 of them) are written together,
@@ -66,37 +71,44 @@ export interface FindingsLogOptions {
   lingerMs?: number
   /** Write many keys at once (the store's), with the time to live given. */
   setMany?(entries: Array<{ key: string; value: unknown }>, ttlMs: number): Promise<void>
+  /**
+   * The keys that begin with `prefix`, with their values (expired ones left out): the store's, where
+   * it can find them without reading every key (SQLite, PostgreSQL); else the whole namespace is read.
+   */
+  scan?(prefix: string): Promise<Array<[string, unknown]>>
   /** Strings kept at most (sweep() removes the oldest beyond). */
   maxStrings: number
-  /** Entries (organization x project x language) kept per string id. */
-  perString?: number
   /** String ids kept per key. */
   perKey?: number
 }
 
-interface StringDoc { entries: FindingsEntry[] }
+/** A string's document of the earlier layout: every entry of the string in it. */
+interface OldStringDoc { entries: FindingsEntry[] }
 interface KeyDoc { key: string; ids: number[] }
 
 const sameRef = (a: EntryRef, b: EntryRef) => a.domain === b.domain && a.projectId === b.projectId && a.languageId === b.languageId && a.stringId === b.stringId
 const keyDocKey = (key: string) => `k:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`
+/** An entry's key: the string id, then its domain, project and language hashed (a key's length is bounded in PostgreSQL). */
+const entryKey = (ref: EntryRef) => `e:${ref.stringId}:${createHash('sha256').update(`${ref.domain}\n${ref.projectId}\n${ref.languageId}`).digest('hex').slice(0, 24)}`
+const oldKey = (stringId: number) => `s:${stringId}`
+const oldEntries = (doc: unknown): FindingsEntry[] => {
+  const entries = (doc as OldStringDoc | undefined)?.entries
+  return Array.isArray(entries) ? entries : []
+}
+/** The entry reported later (either may be absent). */
+const newer = (a: FindingsEntry | undefined, b: FindingsEntry | undefined) => (!a ? b : !b ? a : Date.parse(b.at) > Date.parse(a.at) ? b : a)
+/** The string id a stored key names (`e:<id>:...` or `s:<id>`), or undefined for another key. */
+function stringIdOf(key: string): number | undefined {
+  if (!key.startsWith('e:') && !key.startsWith('s:')) return undefined
+  const end = key.indexOf(':', 2)
+  const id = Number(key.slice(2, end < 0 ? undefined : end))
+  return key.length > 2 && Number.isInteger(id) ? id : undefined
+}
 
 /** Records handed in together (one string, or a run's strings): one promise for all of them. */
 interface Pending { entries: Array<Omit<FindingsEntry, 'issues'>>; resolve(saved: FindingsEntry[]): void; reject(error: unknown): void }
 
 const MAX_BATCH = 500
-
-/**
- * When a string was last reported (ms): the newest of its entries (an update of one entry's issues
- * moves it to the front without changing its time); a document without a time counts as the oldest.
- */
-function reportedAt(entries: FindingsEntry[] | undefined): number {
-  let newest = -Infinity
-  for (const e of entries ?? []) {
-    const t = Date.parse(e.at)
-    if (t > newest) newest = t
-  }
-  return newest
-}
 
 /** How many values of a sorted array are below `x`. */
 function lowerBound(sorted: Float64Array, x: number): number {
@@ -110,6 +122,9 @@ function lowerBound(sorted: Float64Array, x: number): number {
   return lo
 }
 
+/** A change to one entry: `make` gets the current entry (or undefined) and returns the new one (undefined: no change). */
+interface EntryChange { ref: EntryRef; make(current: FindingsEntry | undefined): FindingsEntry | undefined }
+
 export class FindingsLog {
   /** Every write of this process, one after the other. */
   private chain: Promise<unknown> = Promise.resolve()
@@ -119,11 +134,9 @@ export class FindingsLog {
   private pendingRecords = 0
   private timer?: NodeJS.Timeout
   private readonly indexed = new Set<string>()
-  private readonly perString: number
   private readonly perKey: number
 
   constructor(private readonly store: Keyv, private readonly options: FindingsLogOptions) {
-    this.perString = options.perString ?? 100
     this.perKey = options.perKey ?? 50
   }
 
@@ -141,15 +154,10 @@ export class FindingsLog {
 
   /** Change one entry; `fn` gets the current entry (or undefined) and returns the new one (undefined: no change). */
   update(ref: EntryRef, fn: (entry: FindingsEntry | undefined) => FindingsEntry | undefined): Promise<FindingsEntry | undefined> {
-    const docKey = `s:${ref.stringId}`
     return this.serial(async () => {
-      const doc = ((await this.store.get(docKey)) as StringDoc | undefined) ?? { entries: [] }
-      const current = doc.entries.find((e) => sameRef(e, ref))
-      const next = fn(current)
-      if (!next) return current
-      const entries = [next, ...doc.entries.filter((e) => !sameRef(e, ref))].slice(0, this.perString)
-      await this.store.set(docKey, { entries } satisfies StringDoc, this.options.retentionMs)
-      return next
+      let current: FindingsEntry | undefined
+      const [next] = await this.change([{ ref, make: (e) => ((current = e), fn(e)) }])
+      return next ?? current
     })
   }
 
@@ -191,7 +199,6 @@ export class FindingsLog {
   }
 
   private async writeBatch(records: Array<Omit<FindingsEntry, 'issues'>>): Promise<FindingsEntry[]> {
-    const docKeys = [...new Set(records.map((r) => `s:${r.stringId}`))]
     const indexFor = new Map<string, Set<number>>()
     for (const r of records) {
       if (!r.key || this.indexed.has(`${r.stringId}|${r.key}`)) continue
@@ -200,33 +207,107 @@ export class FindingsLog {
       indexFor.set(r.key, ids)
     }
     const keys = [...indexFor.keys()]
-    const [docs, keyDocs] = await Promise.all([this.getMany<StringDoc>(docKeys), this.getMany<KeyDoc>(keys.map(keyDocKey))])
-    const byKey = new Map(docKeys.map((k, i) => [k, docs[i] ?? { entries: [] }]))
-    const saved = records.map((r) => {
-      const doc = byKey.get(`s:${r.stringId}`)!
-      const current = doc.entries.find((e) => sameRef(e, r))
-      // What the issue sender knows (or knows it does not know) outlives the outcome it replaces.
-      const next: FindingsEntry = { ...r, ...(current?.issues ? { issues: current.issues } : {}), ...(current?.unsure ? { unsure: current.unsure } : {}) }
-      doc.entries = [next, ...doc.entries.filter((e) => !sameRef(e, r))].slice(0, this.perString)
-      return next
+    // The key documents that gain a string id, read beside the entries.
+    const extra = this.getMany<KeyDoc>(keys.map(keyDocKey)).then((keyDocs) => {
+      const writes: Array<{ key: string; value: unknown }> = []
+      keys.forEach((key, i) => {
+        const doc = keyDocs[i] ?? { key, ids: [] }
+        const fresh = [...indexFor.get(key)!].filter((id) => !doc.ids.includes(id))
+        if (fresh.length) writes.push({ key: keyDocKey(key), value: { key, ids: [...fresh, ...doc.ids].slice(0, this.perKey) } satisfies KeyDoc })
+      })
+      return writes
     })
-    const writes: Array<{ key: string; value: unknown }> = [...byKey].map(([key, value]) => ({ key, value }))
-    keys.forEach((key, i) => {
-      const doc = keyDocs[i] ?? { key, ids: [] }
-      const fresh = [...indexFor.get(key)!].filter((id) => !doc.ids.includes(id))
-      if (fresh.length) writes.push({ key: keyDocKey(key), value: { key, ids: [...fresh, ...doc.ids].slice(0, this.perKey) } satisfies KeyDoc })
-    })
-    if (this.options.setMany) await this.options.setMany(writes, this.options.retentionMs)
-    else for (const w of writes) await this.store.set(w.key, w.value, this.options.retentionMs)
+    // What the issue sender knows (or knows it does not know) outlives the outcome it replaces.
+    const saved = await this.change(
+      records.map((r) => ({ ref: r, make: (current) => ({ ...r, ...(current?.issues ? { issues: current.issues } : {}), ...(current?.unsure ? { unsure: current.unsure } : {}) }) })),
+      extra,
+    )
     // Remembered for a while so that a string reported again costs no index write.
     if (this.indexed.size >= 10_000) this.indexed.clear()
     for (const [key, ids] of indexFor) for (const id of ids) this.indexed.add(`${id}|${key}`)
-    return saved
+    return saved as FindingsEntry[]
+  }
+
+  /**
+   * Apply changes to entries (in order: a later change of the same entry sees the earlier one's
+   * result) and write them, with `extra`, in one write where the store can. A string still in a
+   * document of the earlier layout is split into entries. Run inside serial().
+   */
+  private async change(changes: EntryChange[], extra: Promise<Array<{ key: string; value: unknown }>> | Array<{ key: string; value: unknown }> = []): Promise<Array<FindingsEntry | undefined>> {
+    const eKeys = changes.map((c) => entryKey(c.ref))
+    const unique = [...new Set(eKeys)]
+    const ids = [...new Set(changes.map((c) => c.ref.stringId))]
+    // Each entry, and its string's document of the earlier layout (absent once split: a key that is
+    // not there costs the store little).
+    const [stored, more] = await Promise.all([this.getMany<unknown>([...unique, ...ids.map(oldKey)]), extra])
+    const current = new Map<string, FindingsEntry | undefined>()
+    unique.forEach((k, i) => current.set(k, stored[i] as FindingsEntry | undefined))
+    /** Per string of the earlier layout: its entries by key. */
+    const olds = new Map<number, Map<string, FindingsEntry>>()
+    ids.forEach((id, i) => {
+      const entries = oldEntries(stored[unique.length + i])
+      if (!stored[unique.length + i]) return
+      const byKey = new Map<string, FindingsEntry>()
+      // Newest first in the document: the first of a ref is its latest.
+      for (const e of entries) if (!byKey.has(entryKey(e))) byKey.set(entryKey(e), e)
+      olds.set(id, byKey)
+    })
+    if (olds.size) {
+      // Entries of those strings already under keys of their own (an instance of this version
+      // wrote them while one of an earlier version still wrote the document): the newer counts.
+      const others = [...olds.values()].flatMap((m) => [...m.keys()]).filter((k) => !current.has(k))
+      const found = await this.getMany<FindingsEntry>(others)
+      others.forEach((k, i) => current.set(k, found[i]))
+      for (const byKey of olds.values()) for (const [k, e] of byKey) current.set(k, newer(current.get(k), e))
+    }
+    const out: Array<FindingsEntry | undefined> = []
+    const written = new Map<string, FindingsEntry>()
+    const split = new Set<number>()
+    changes.forEach((c, i) => {
+      const k = eKeys[i]!
+      const next = c.make(written.get(k) ?? current.get(k))
+      out.push(next)
+      if (!next) return
+      written.set(k, next)
+      if (olds.has(c.ref.stringId)) split.add(c.ref.stringId)
+    })
+    const writes: Array<{ key: string; value: unknown }> = [...written].map(([key, value]) => ({ key, value }))
+    // A document of the earlier layout that a change wrote into: each of its other entries gets a
+    // key of its own (or keeps it, when that one is newer), and the document goes.
+    for (const id of split) for (const [k, e] of olds.get(id)!) if (!written.has(k) && current.get(k) === e) writes.push({ key: k, value: e })
+    writes.push(...more)
+    if (!writes.length) return out
+    const { retentionMs } = this.options
+    if (this.options.setMany) await this.options.setMany(writes, retentionMs)
+    else for (const w of writes) await this.store.set(w.key, w.value, retentionMs)
+    for (const id of split) await this.store.delete(oldKey(id))
+    return out
   }
 
   async get(ref: EntryRef): Promise<FindingsEntry | undefined> {
-    const doc = (await this.store.get(`s:${ref.stringId}`)) as StringDoc | undefined
-    return doc?.entries.find((e) => sameRef(e, ref))
+    const [entry, doc] = await this.getMany<unknown>([entryKey(ref), oldKey(ref.stringId)])
+    return newer(entry as FindingsEntry | undefined, oldEntries(doc).find((e) => sameRef(e, ref)))
+  }
+
+  /** A string's entries (either layout). */
+  private async entriesOf(id: number): Promise<FindingsEntry[]> {
+    const prefix = `e:${id}:`
+    const found = this.options.scan ? await this.options.scan(prefix) : await this.scanAll(prefix)
+    const entries = found.map(([, v]) => v as FindingsEntry).filter((e) => e && typeof e === 'object')
+    for (const e of oldEntries(await this.store.get(oldKey(id)))) {
+      const i = entries.findIndex((n) => sameRef(n, e))
+      if (i < 0) entries.push(e)
+      else entries[i] = newer(entries[i], e)!
+    }
+    return entries
+  }
+
+  /** `scan` by reading the whole namespace, for stores without a range query. */
+  private async scanAll(prefix: string): Promise<Array<[string, unknown]>> {
+    const out: Array<[string, unknown]> = []
+    if (!this.store.iterator) return out
+    for await (const [key, , value] of this.keys()) if (key.startsWith(prefix)) out.push([key, value])
+    return out
   }
 
   /** Entries of a string id, of a key, or both (newest first). */
@@ -240,8 +321,7 @@ export class FindingsLog {
     }
     const out: FindingsEntry[] = []
     for (const id of ids) {
-      const doc = (await this.store.get(`s:${id}`)) as StringDoc | undefined
-      for (const e of doc?.entries ?? []) {
+      for (const e of await this.entriesOf(id)) {
         if (q.key && e.key !== q.key) continue
         if (q.languageId && e.languageId !== q.languageId) continue
         out.push(e)
@@ -253,62 +333,86 @@ export class FindingsLog {
 
   /**
    * Remove what outlived the retention (the store's iteration drops expired keys) and, beyond
-   * `maxStrings`, the strings reported longest ago. Stores that can't be iterated rely on the
-   * time to live alone. With `owed`, also answers the entries it picks (the issue sender's
-   * catch-up), at most `maxOwed` of them, and none of a string the sweep removed; what `owed`
-   * throws counts as not picked.
+   * `maxStrings`, the strings reported longest ago (a string's time is its newest entry's). Stores
+   * that can't be iterated rely on the time to live alone. With `owed`, also answers the entries it
+   * picks (the issue sender's catch-up), at most `maxOwed` of them, and none of a string the sweep
+   * removed; what `owed` throws counts as not picked.
    */
   async sweep(owed?: (entry: FindingsEntry) => boolean, maxOwed = 10_000): Promise<{ strings: number; removed: number; owed: FindingsEntry[] }> {
     if (!this.store.iterator) return { strings: 0, removed: 0, owed: [] }
-    // Eight bytes per string (when each was last reported) rather than its key and time as
-    // objects: the log can hold hundreds of thousands of strings between two sweeps.
+    // Per string, when it was last reported: a slot of a Float64Array (8 bytes) found through a
+    // map of string ids. The log can hold hundreds of thousands of strings between two sweeps.
+    const slot = new Map<number, number>()
     let times = new Float64Array(1024)
-    let strings = 0
-    const picked: Array<{ key: string; entry: FindingsEntry }> = []
-    for await (const [key, entries] of this.stringDocs()) {
-      if (strings === times.length) {
-        const grown = new Float64Array(strings * 2)
-        grown.set(times)
-        times = grown
+    const picked: FindingsEntry[] = []
+    const seen = (id: number, t: number) => {
+      let i = slot.get(id)
+      if (i === undefined) {
+        i = slot.size
+        slot.set(id, i)
+        if (i === times.length) {
+          const grown = new Float64Array(i * 2)
+          grown.set(times)
+          times = grown
+        }
+        times[i] = -Infinity
       }
-      times[strings++] = reportedAt(entries)
-      if (!owed || !entries) continue
-      for (const entry of entries) {
-        if (picked.length >= maxOwed) break
-        try {
-          if (owed(entry)) picked.push({ key, entry })
-        } catch {
-          // One entry the filter cannot read is not a reason to stop sweeping.
+      if (t > times[i]!) times[i] = t
+    }
+    const pick = (entry: FindingsEntry) => {
+      if (!owed || picked.length >= maxOwed) return
+      try {
+        if (owed(entry)) picked.push(entry)
+      } catch {
+        // One entry the filter cannot read is not a reason to stop sweeping.
+      }
+    }
+    for await (const [key, id, value] of this.keys()) {
+      if (key.startsWith('e:')) {
+        const entry = value as FindingsEntry | undefined
+        seen(id, entry ? Date.parse(entry.at) : -Infinity)
+        if (entry) pick(entry)
+      } else {
+        // A document of the old layout: its entries in it. One without a time counts as the oldest.
+        seen(id, -Infinity)
+        for (const entry of oldEntries(value)) {
+          seen(id, Date.parse(entry.at))
+          pick(entry)
         }
       }
     }
+    const strings = slot.size
+    const old = new Set<number>()
     const excess = strings - this.options.maxStrings
-    if (excess <= 0) return { strings, removed: 0, owed: picked.map((p) => p.entry) }
-    // The `excess` reported longest ago: those before the cut, and as many at it as make up the count.
-    const sorted = times.slice(0, strings).sort()
-    const cut = sorted[excess - 1]!
-    let atCut = excess - lowerBound(sorted, cut)
-    // A Set: some stores' iteration (Redis SCAN) may name a key twice.
-    const old = new Set<string>()
-    for await (const [key, entries] of this.stringDocs()) {
-      if (old.size >= excess) break
-      if (old.has(key)) continue
-      const t = reportedAt(entries)
-      if (t < cut || (t === cut && atCut-- > 0)) old.add(key)
+    if (excess > 0) {
+      // The `excess` reported longest ago: those before the cut, and as many at it as make up the count.
+      const sorted = times.slice(0, strings).sort()
+      const cut = sorted[excess - 1]!
+      let atCut = excess - lowerBound(sorted, cut)
+      for (const [id, i] of slot) {
+        if (old.size >= excess) break
+        const t = times[i]!
+        if (t < cut || (t === cut && atCut-- > 0)) old.add(id)
+      }
     }
-    await this.serial(async () => {
-      for (const key of old) await this.store.delete(key)
-    })
-    return { strings: strings - old.size, removed: old.size, owed: picked.filter((p) => !old.has(p.key)).map((p) => p.entry) }
+    // The removed strings' entries, found by a second pass (their keys are not kept); a Set: some
+    // stores' iteration (Redis SCAN) may name a key twice.
+    const doomed = new Set<string>()
+    if (old.size) for await (const [key, id] of this.keys()) if (old.has(id)) doomed.add(key)
+    if (doomed.size) {
+      await this.serial(async () => {
+        for (const key of doomed) await this.store.delete(key)
+      })
+    }
+    return { strings: strings - old.size, removed: old.size, owed: picked.filter((e) => !old.has(e.stringId)) }
   }
 
-  /** Every string's document in the store, as its key (`s:<id>`) and entries. */
-  private async *stringDocs(): AsyncGenerator<[string, FindingsEntry[] | undefined]> {
+  /** Every entry in the store (either layout), as its key (`e:...`, or `s:<id>` for a document of the earlier layout), string id and value. */
+  private async *keys(): AsyncGenerator<[string, number, unknown]> {
     for await (const [rawKey, value] of this.store.iterator!(undefined) as AsyncIterable<[string, unknown]>) {
       const key = String(rawKey).replace(/^[^:]*findings:/, '')
-      if (!key.startsWith('s:')) continue
-      const entries = (value as StringDoc | undefined)?.entries
-      yield [key, Array.isArray(entries) ? entries : undefined]
+      const id = stringIdOf(key)
+      if (id !== undefined) yield [key, id, value]
     }
   }
 

@@ -43,6 +43,11 @@ export interface Stores {
    * is absent or expired. The journal reads one batch of a stored group this way (issue 16).
    */
   extract?(name: StoreName, key: string, paths: string[]): Promise<unknown[] | undefined>
+  /**
+   * The keys of a namespace that begin with `prefix`, with their values, expired ones left out, by
+   * a range query on the key (SQLite, PostgreSQL); absent where the back end has none (Redis, memory).
+   */
+  scan?(name: StoreName, prefix: string): Promise<Array<[string, unknown]>>
   /** Can the back end be written and read right now (within `timeoutMs`, default 2 s)? Never throws. */
   ping(timeoutMs?: number): Promise<boolean>
   /** Disconnects every namespace's connection (and the PostgreSQL pool) so the process can exit. */
@@ -71,6 +76,8 @@ interface Backend {
    * where the back end can; the back end writes the second as its JSON text, as Keyv's set() would.
    */
   upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, { value: unknown; expires?: number }]>) => Promise<unknown>
+  /** Rows whose key lies in [from, until), as stored (the value as Keyv's JSON text of { value, expires }). */
+  scanRange?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, from: string, until: string) => Promise<Array<{ key: string; value: string }>>
   /** Values at JSON paths of the value stored under one key (as stored), where the back end can. */
   extract?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, key: string, paths: string[]) => Promise<{ expires: unknown; values: unknown[] } | undefined>
 }
@@ -122,6 +129,10 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
             `INSERT INTO ${a.opts.table} (key, value) SELECT json_extract(j.value, '$[0]'), json_extract(j.value, '$[1]') FROM json_each(?) AS j WHERE true ON CONFLICT(key) DO UPDATE SET value = excluded.value`,
             JSON.stringify(rows),
           )
+        },
+        scanRange: (adapter, from, until) => {
+          const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<{ key: string; value: string }>> }
+          return a.query(`SELECT key, value FROM ${a.opts.table} WHERE key >= ? AND key < ?`, from, until)
         },
         extract: async (adapter, key, paths) => {
           const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<Record<string, unknown>>> }
@@ -206,6 +217,11 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         kind: 'postgres',
         make: () => new PooledPostgres({ table, schema }),
         keyvPrefixes: true,
+        scanRange: async (_adapter, from, until) => {
+          await ensureTable()
+          // COLLATE "C": byte order, as the range's bounds are meant (the database's collation may not be).
+          return (await pool.query(`SELECT key, value FROM ${schema}.${table} WHERE key COLLATE "C" >= $1 AND key COLLATE "C" < $2`, [from, until])).rows as Array<{ key: string; value: string }>
+        },
         end: async () => {
           await pool.end().catch(() => undefined)
         },
@@ -255,6 +271,26 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
         await oneByOne()
       }
     },
+    ...(backend.scanRange
+      ? {
+          async scan(name: StoreName, keyPrefix: string) {
+            const ns = `${prefix}${name}:`
+            const from = ns + keyPrefix
+            // The first string after every one that begins with `from`: its last character, plus one.
+            const until = from.slice(0, -1) + String.fromCharCode(from.charCodeAt(from.length - 1) + 1)
+            const rows = await backend.scanRange!(adapters[STORE_NAMES.indexOf(name)]!, from, until)
+            const now = Date.now()
+            const out: Array<[string, unknown]> = []
+            for (const row of rows) {
+              if (!row.key.startsWith(from)) continue
+              const stored = (typeof row.value === 'string' ? JSON.parse(row.value) : row.value) as { value: unknown; expires?: number | null }
+              if (typeof stored?.expires === 'number' && stored.expires <= now) continue
+              out.push([row.key.slice(ns.length), stored.value])
+            }
+            return out
+          },
+        }
+      : {}),
     ...(backend.extract
       ? {
           async extract(name: StoreName, key: string, paths: string[]) {

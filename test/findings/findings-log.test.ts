@@ -67,7 +67,8 @@ describe('findings log', () => {
     await findings.sweep()
     const keys: string[] = []
     for await (const [k] of stores!.findings.iterator!(undefined) as AsyncIterable<[string, unknown]>) keys.push(String(k))
-    expect(keys.filter((k) => k.includes('s:'))).toHaveLength(1)
+    // One entry left, string 2's (string 1's expired one is gone from the store).
+    expect(keys.filter((k) => /(^|:)e:\d+:/.test(k))).toEqual([expect.stringMatching(/e:2:/)])
   })
 
   it('sweep trims to the most recent FINDINGS_MAX strings', async () => {
@@ -140,6 +141,83 @@ describe('findings log', () => {
     expect(await findings.search({ stringId: 2 })).toEqual([])
   })
 
+  it('an outcome reads and writes its own entry only, however many languages its string has', async () => {
+    stores = await createStores('memory://')
+    const writes: string[][] = []
+    const findings = new FindingsLog(stores.findings, {
+      retentionMs: 30 * DAY,
+      maxStrings: 1000,
+      setMany: async (entries, ttlMs) => {
+        writes.push(entries.map((e) => e.key))
+        for (const e of entries) await stores!.findings.set(e.key, e.value, ttlMs)
+      },
+    })
+    const languages = Array.from({ length: 30 }, (_, i) => `l${i}`)
+    await findings.recordMany(languages.map((languageId) => entry(1, { languageId, sentBack: false })))
+    writes.length = 0
+    const read = vi.spyOn(stores.findings, 'get')
+    const saved = await findings.record(entry(1, { languageId: 'l7', outcome: 'approved' }))
+    expect(saved).toMatchObject({ languageId: 'l7', outcome: 'approved' })
+    // One key written, holding one entry; what was read holds no other language's entry.
+    expect(writes).toEqual([[expect.stringMatching(/^e:1:/)]])
+    expect(await stores.findings.get(writes[0]![0]!)).toMatchObject({ languageId: 'l7', outcome: 'approved' })
+    const answers = await Promise.all(read.mock.results.map((r) => r.value))
+    expect(JSON.stringify(answers)).not.toMatch(/"l(?!7")\d+"/)
+    expect((await findings.search({ stringId: 1 })).map((e) => e.languageId).sort()).toEqual([...languages].sort())
+  })
+
+  it('reads a log of the earlier layout (one document per string), and splits a string\'s document when one of its entries is written', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(new Date('2026-11-01T00:00:00Z'))
+    const findings = await log()
+    const issues = [{ id: 9, hash: 'h', status: 'unresolved' as const, at: '2026-10-31T00:00:00.000Z' }]
+    const de = { ...entry(5, { at: '2026-10-31T00:00:00.000Z' }), issues }
+    const fr = entry(5, { languageId: 'fr', at: '2026-10-30T00:00:00.000Z' })
+    await stores!.findings.set('s:5', { entries: [de, fr] })
+    expect((await findings.search({ stringId: 5 })).map((e) => e.languageId)).toEqual(['de', 'fr'])
+    expect(await findings.get({ domain: 'acme', projectId: 7, languageId: 'fr', stringId: 5 })).toEqual(fr)
+    expect(await findings.sweep()).toMatchObject({ strings: 1, removed: 0 })
+    // A new outcome in German keeps what the issue sender remembered in the old document.
+    const saved = await findings.record(entry(5, { outcome: 'approved', output: 'passed', sentBack: false }))
+    expect(saved).toMatchObject({ outcome: 'approved', issues })
+    expect(await stores!.findings.get('s:5')).toBeUndefined()
+    expect((await findings.search({ stringId: 5 })).map((e) => [e.languageId, e.outcome])).toEqual([['de', 'approved'], ['fr', 'translated']])
+    const keys: string[] = []
+    for await (const [k] of stores!.findings.iterator!(undefined) as AsyncIterable<[string, unknown]>) keys.push(String(k))
+    expect(keys.filter((k) => /(^|:)e:5:/.test(k))).toHaveLength(2)
+    expect(await findings.sweep()).toMatchObject({ strings: 1, removed: 0 })
+  })
+
+  it('between the two layouts, the entry reported later counts', async () => {
+    vi.useFakeTimers({ toFake: ['Date'] })
+    vi.setSystemTime(new Date('2026-11-01T00:00:00Z'))
+    const findings = await log()
+    const ref = (stringId: number, languageId = 'de') => ({ domain: 'acme', projectId: 7, languageId, stringId })
+    // String 6: its own key older than the document (an instance of an earlier version wrote it
+    // afterwards); string 7: the other way round.
+    await findings.record(entry(6, { outcome: 'under-own-key' }))
+    await findings.record(entry(7, { outcome: 'under-own-key' }))
+    await stores!.findings.set('s:6', { entries: [entry(6, { outcome: 'in-document', at: '2026-11-02T00:00:00.000Z' })] })
+    await stores!.findings.set('s:7', { entries: [entry(7, { outcome: 'in-document', at: '2026-10-01T00:00:00.000Z' })] })
+    expect((await findings.get(ref(6)))?.outcome).toBe('in-document')
+    expect((await findings.get(ref(7)))?.outcome).toBe('under-own-key')
+    expect((await findings.search({ stringId: 6 })).map((e) => e.outcome)).toEqual(['in-document'])
+    expect((await findings.search({ stringId: 7 })).map((e) => e.outcome)).toEqual(['under-own-key'])
+    // Another language written splits each document: the German entry kept is the later one.
+    await findings.recordMany([entry(6, { languageId: 'fr' }), entry(7, { languageId: 'fr' })])
+    expect(await stores!.findings.get('s:6')).toBeUndefined()
+    expect(await stores!.findings.get('s:7')).toBeUndefined()
+    expect((await findings.get(ref(6)))?.outcome).toBe('in-document')
+    expect((await findings.get(ref(7)))?.outcome).toBe('under-own-key')
+    // The update of the issue sender sees the same entry.
+    const seen: Array<string | undefined> = []
+    await stores!.findings.set('s:8', { entries: [entry(8, { outcome: 'only-in-document' })] })
+    await findings.update(ref(8), (e) => (seen.push(e?.outcome), e && { ...e, issues: [] }))
+    expect(seen).toEqual(['only-in-document'])
+    expect(await findings.get(ref(8))).toMatchObject({ outcome: 'only-in-document', issues: [] })
+    expect(await stores!.findings.get('s:8')).toBeUndefined()
+  })
+
   it('writes of one string in parallel lose nothing', async () => {
     const findings = await log()
     await Promise.all(['de', 'fr', 'it', 'es', 'pt'].map((languageId) => findings.record(entry(1, { languageId }))))
@@ -162,6 +240,10 @@ describe('findings log on SQLite', () => {
       // One commit per batch of 500, not two per string (~4 ms each on a disk).
       expect(performance.now() - started).toBeLessThan(4000)
       expect((await findings.search({ stringId: 999 })).map((e) => e.languageId).sort()).toEqual(['de', 'fr'])
+      // A string's entries are found by a range of keys: those of 1, 12 and 123 do not mix.
+      const scan = vi.spyOn(sqlite, 'scan')
+      for (const id of [1, 12, 123]) expect((await findings.search({ stringId: id })).map((e) => `${e.stringId}/${e.languageId}`).sort()).toEqual([`${id}/de`, `${id}/fr`])
+      expect(scan).toHaveBeenCalledWith('findings', 'e:12:')
       expect(await findings.search({ key: 'key.500' })).toHaveLength(2)
       // Written as Keyv writes them: read back through Keyv, with the time to live honoured.
       await sqlite.setMany('findings', [{ key: 'probe', value: { a: 1 } }, { key: 'gone', value: 2 }], 60_000)

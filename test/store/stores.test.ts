@@ -158,6 +158,20 @@ function storeSuite(url: () => string, o: { persistent: boolean } = { persistent
     await stores.cache.delete('many:plain')
   })
 
+  it('scan answers the keys of a namespace that begin with a prefix, with their values, none expired (where the back end has a range query)', async () => {
+    if (stores.kind !== 'sqlite' && stores.kind !== 'postgres') return expect(stores.scan).toBeUndefined()
+    const values: Record<string, unknown> = { 'e:12:a': { n: 1, text: 'ünï ✓' }, 'e:12:b': 'two', 'e:123:a': 3, 'e:1:a': 4, 'e:12;': 5, 'e:12': 6, 'e:12:': 7 }
+    await stores.setMany('findings', Object.entries(values).map(([key, value]) => ({ key, value })), 60_000)
+    await stores.findings.set('e:12:gone', 8, 1)
+    await stores.cache.set('e:12:other-namespace', 9, 60_000)
+    await sleep(10)
+    const found = await stores.scan!('findings', 'e:12:')
+    expect(found.sort(([a], [b]) => a.localeCompare(b))).toEqual([['e:12:', 7], ['e:12:a', { n: 1, text: 'ünï ✓' }], ['e:12:b', 'two']])
+    expect(await stores.scan!('findings', 'e:9:')).toEqual([])
+    for (const key of [...Object.keys(values), 'e:12:gone']) await stores.findings.delete(key)
+    await stores.cache.delete('e:12:other-namespace')
+  })
+
   it('Journal: append, done, park and load; a second instance on the same store replays what the first left', async () => {
     const first = new Journal(stores.journal)
     const finished = first.newBatchId()
