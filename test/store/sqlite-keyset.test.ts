@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Journal } from '../../src/queue/journal.js'
-import { SQLITE_PAGE_ROWS, createStores, type Stores } from '../../src/store/create-stores.js'
+import { SQLITE_PAGE_CHARS, SQLITE_PAGE_ROWS, SQLITE_PAGE_ROWS_MAX, createStores, type Stores } from '../../src/store/create-stores.js'
 import type { Job } from '../../src/protocol/job.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-keyset-'))
@@ -39,7 +39,7 @@ describe('SQLite iteration pages by keyset', () => {
   it('sees every key of its namespace once, in key order, none of the neighbours, one index seek per page', async () => {
     const stores = await createStores(`sqlite://${path.join(dir, 'a.sqlite')}`, { prefix: 'x' })
     try {
-      const n = SQLITE_PAGE_ROWS * 25 + 3
+      const n = SQLITE_PAGE_ROWS_MAX * 3 + 7
       const keys = Array.from({ length: n }, (_, i) => `b:${String(i).padStart(6, '0')}`)
       await stores.setMany('journal', keys.map((key, i) => ({ key, value: { i } })))
       // Neighbours on either side of the namespace's key range ('xcache' < 'xjournal' < 'xsettings').
@@ -49,12 +49,13 @@ describe('SQLite iteration pages by keyset', () => {
       const { sql, query } = recordQueries(stores)
       const seen = await keysOf(stores.journal.iterator?.(undefined))
       expect(seen).toEqual(keys)
-      // One query per full page and the last short one: linear in the rows.
-      expect(sql.length).toBe(Math.ceil((n + 1) / SQLITE_PAGE_ROWS))
+      // One query per full page and the last short one: linear in the rows. Small values: the
+      // pages grow from SQLITE_PAGE_ROWS to SQLITE_PAGE_ROWS_MAX rows.
+      expect(sql.length).toBe(1 + Math.ceil((n + 1 - SQLITE_PAGE_ROWS) / SQLITE_PAGE_ROWS_MAX))
       for (const s of sql) {
         expect(s).not.toMatch(/OFFSET/i)
         // SQLite's plan: a search on the primary key's index, not a scan of the table.
-        const plan = (await query(`EXPLAIN QUERY PLAN ${s}`, 'xjournal:b:000100', 'xjournal;')).map((r) => String(r.detail)).join(' | ')
+        const plan = (await query(`EXPLAIN QUERY PLAN ${s}`, 'xjournal:b:000100', 'xjournal;', 16)).map((r) => String(r.detail)).join(' | ')
         expect(plan).toMatch(/SEARCH .* USING (INDEX|COVERING INDEX|PRIMARY KEY)/)
         expect(plan).not.toMatch(/SCAN/)
       }
@@ -68,7 +69,9 @@ describe('SQLite iteration pages by keyset', () => {
     try {
       const n = SQLITE_PAGE_ROWS * 6
       const keys = Array.from({ length: n }, (_, i) => `b:${String(i * 2).padStart(6, '0')}`)
-      await stores.setMany('journal', keys.map((key) => ({ key, value: 1 })))
+      // Values the size of journal entries: every page holds SQLITE_PAGE_ROWS rows.
+      const large = 'x'.repeat(Math.ceil(SQLITE_PAGE_CHARS / SQLITE_PAGE_ROWS))
+      await stores.setMany('journal', keys.map((key) => ({ key, value: large })))
       const deletedAhead = new Set<string>()
       const seen = await keysOf(stores.journal.iterator?.(undefined), async (key) => {
         const i = Number(key.split(':').at(-1)) / 2
