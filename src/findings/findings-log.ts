@@ -395,14 +395,21 @@ export class FindingsLog {
         if (t < cut || (t === cut && atCut-- > 0)) old.add(id)
       }
     }
-    // The removed strings' entries, found by a second pass (their keys are not kept); a Set: some
-    // stores' iteration (Redis SCAN) may name a key twice.
-    const doomed = new Set<string>()
-    if (old.size) for await (const [key, id] of this.keys()) if (old.has(id)) doomed.add(key)
-    if (doomed.size) {
-      await this.serial(async () => {
-        for (const key of doomed) await this.store.delete(key)
-      })
+    // The removed strings' entries, found by a second pass (their keys are not kept), deleted 500
+    // at a time as the pass goes (a key some stores' iteration names twice is deleted twice).
+    if (old.size) {
+      let doomed: string[] = []
+      const drop = async () => {
+        const keys = doomed
+        doomed = []
+        if (keys.length) await this.serial(() => this.store.delete(keys))
+      }
+      for await (const [key, id] of this.keys()) {
+        if (!old.has(id)) continue
+        doomed.push(key)
+        if (doomed.length >= MAX_BATCH) await drop()
+      }
+      await drop()
     }
     return { strings: strings - old.size, removed: old.size, owed: picked.filter((e) => !old.has(e.stringId)) }
   }

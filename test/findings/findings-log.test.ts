@@ -125,6 +125,28 @@ describe('findings log', () => {
     rmSync(dir, { recursive: true, force: true })
   })
 
+  it('sweep removes every entry of the strings it trims, in chunks, on SQLite', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'findings-trim-'))
+    stores = await createStores(`sqlite://${path.join(dir, 's.sqlite')}`)
+    const deletes: number[] = []
+    const del = stores.findings.delete.bind(stores.findings)
+    vi.spyOn(stores.findings, 'delete').mockImplementation((keys) => (deletes.push(Array.isArray(keys) ? keys.length : 1), del(keys)))
+    const findings = new FindingsLog(stores.findings, { retentionMs: 30 * DAY, maxStrings: 10, setMany: (e, t) => stores!.setMany('findings', e, t), scan: (p) => stores!.scan!('findings', p) })
+    const languages = ['de', 'fr', 'it', 'es', 'pt']
+    for (let id = 1; id <= 150; id++) await findings.recordMany(languages.map((languageId) => entry(id, { languageId, at: new Date(Date.UTC(2026, 10, 1, 0, 0, id)).toISOString() })))
+    expect(await findings.sweep()).toMatchObject({ strings: 10, removed: 140 })
+    // 700 entries in chunks of at most 500.
+    expect(deletes.reduce((a, b) => a + b, 0)).toBe(700)
+    expect(Math.max(...deletes)).toBeLessThanOrEqual(500)
+    const keys: string[] = []
+    for await (const [k] of stores.findings.iterator!(undefined) as AsyncIterable<[string, unknown]>) if (/(^|:)e:/.test(String(k))) keys.push(String(k))
+    expect(keys).toHaveLength(50)
+    expect((await findings.search({ stringId: 141 })).length).toBe(5)
+    expect(await findings.search({ stringId: 140 })).toEqual([])
+    expect(await findings.sweep()).toMatchObject({ strings: 10, removed: 0 })
+    rmSync(dir, { recursive: true, force: true })
+  })
+
   it('sweep judges a string by its newest entry, not the one an issue update moved to the front', async () => {
     vi.useFakeTimers({ toFake: ['Date'] })
     const findings = await log({ maxStrings: 1 })
