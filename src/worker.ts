@@ -83,7 +83,7 @@ export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'f
     retentionMs: config.findingsRetentionDays * 86_400_000,
     maxStrings: config.findingsMax,
     setMany: (entries, ttlMs) => stores.setMany('findings', entries, ttlMs),
-    ...(stores.scan ? { scan: (prefix: string) => stores.scan!('findings', prefix) } : {}),
+    ...(stores.scan ? { scan: (prefixes: string[]) => stores.scan!('findings', prefixes) } : {}),
   })
 }
 

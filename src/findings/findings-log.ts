@@ -72,10 +72,10 @@ export interface FindingsLogOptions {
   /** Write many keys at once (the store's), with the time to live given. */
   setMany?(entries: Array<{ key: string; value: unknown }>, ttlMs: number): Promise<void>
   /**
-   * The keys that begin with `prefix`, with their values (expired ones left out): the store's, where
-   * it can find them without reading every key (SQLite, PostgreSQL); else the whole namespace is read.
+   * The keys that begin with one of `prefixes`, with their values (expired ones left out): the
+   * store's range queries (SQLite, PostgreSQL); without, the whole namespace is read once.
    */
-  scan?(prefix: string): Promise<Array<[string, unknown]>>
+  scan?(prefixes: string[]): Promise<Array<[string, unknown]>>
   /** Strings kept at most (sweep() removes the oldest beyond). */
   maxStrings: number
   /** String ids kept per key. */
@@ -95,8 +95,17 @@ const oldEntries = (doc: unknown): FindingsEntry[] => {
   const entries = (doc as OldStringDoc | undefined)?.entries
   return Array.isArray(entries) ? entries : []
 }
-/** The entry reported later (either may be absent). */
-const newer = (a: FindingsEntry | undefined, b: FindingsEntry | undefined) => (!a ? b : !b ? a : Date.parse(b.at) > Date.parse(a.at) ? b : a)
+/**
+ * Of an entry under its own key and the same entry in a document of the earlier layout (either may
+ * be absent): the one reported later, with the issues and mark the other remembers if it has none
+ * (an instance of the earlier version writing the document does not see the entries split off).
+ */
+function newer(a: FindingsEntry | undefined, b: FindingsEntry | undefined): FindingsEntry | undefined {
+  if (!a || !b) return a ?? b
+  const [win, other] = Date.parse(b.at) > Date.parse(a.at) ? [b, a] : [a, b]
+  if ((win.issues || !other.issues) && (win.unsure || !other.unsure)) return win
+  return { ...win, ...(!win.issues && other.issues ? { issues: other.issues } : {}), ...(!win.unsure && other.unsure ? { unsure: other.unsure } : {}) }
+}
 /** The string id a stored key names (`e:<id>:...` or `s:<id>`), or undefined for another key. */
 function stringIdOf(key: string): number | undefined {
   if (!key.startsWith('e:') && !key.startsWith('s:')) return undefined
@@ -240,8 +249,10 @@ export class FindingsLog {
     // Each entry, and its string's document of the earlier layout (absent once split: a key that is
     // not there costs the store little).
     const [stored, more] = await Promise.all([this.getMany<unknown>([...unique, ...ids.map(oldKey)]), extra])
-    const current = new Map<string, FindingsEntry | undefined>()
-    unique.forEach((k, i) => current.set(k, stored[i] as FindingsEntry | undefined))
+    /** What each key holds in the store, and the entry as it stands (both layouts merged). */
+    const own = new Map<string, FindingsEntry | undefined>()
+    unique.forEach((k, i) => own.set(k, stored[i] as FindingsEntry | undefined))
+    const current = new Map(own)
     /** Per string of the earlier layout: its entries by key. */
     const olds = new Map<number, Map<string, FindingsEntry>>()
     ids.forEach((id, i) => {
@@ -255,10 +266,10 @@ export class FindingsLog {
     if (olds.size) {
       // Entries of those strings already under keys of their own (an instance of this version
       // wrote them while one of an earlier version still wrote the document): the newer counts.
-      const others = [...olds.values()].flatMap((m) => [...m.keys()]).filter((k) => !current.has(k))
+      const others = [...olds.values()].flatMap((m) => [...m.keys()]).filter((k) => !own.has(k))
       const found = await this.getMany<FindingsEntry>(others)
-      others.forEach((k, i) => current.set(k, found[i]))
-      for (const byKey of olds.values()) for (const [k, e] of byKey) current.set(k, newer(current.get(k), e))
+      others.forEach((k, i) => own.set(k, found[i]))
+      for (const byKey of olds.values()) for (const [k, e] of byKey) current.set(k, newer(own.get(k), e))
     }
     const out: Array<FindingsEntry | undefined> = []
     const written = new Map<string, FindingsEntry>()
@@ -272,9 +283,14 @@ export class FindingsLog {
       if (olds.has(c.ref.stringId)) split.add(c.ref.stringId)
     })
     const writes: Array<{ key: string; value: unknown }> = [...written].map(([key, value]) => ({ key, value }))
-    // A document of the earlier layout that a change wrote into: each of its other entries gets a
-    // key of its own (or keeps it, when that one is newer), and the document goes.
-    for (const id of split) for (const [k, e] of olds.get(id)!) if (!written.has(k) && current.get(k) === e) writes.push({ key: k, value: e })
+    // A document of the earlier layout that a change wrote into: each of its other entries goes to
+    // a key of its own (merged with what that key held), and the document goes.
+    for (const id of split) {
+      for (const k of olds.get(id)!.keys()) {
+        const merged = current.get(k)
+        if (!written.has(k) && merged && merged !== own.get(k)) writes.push({ key: k, value: merged })
+      }
+    }
     writes.push(...more)
     if (!writes.length) return out
     const { retentionMs } = this.options
@@ -289,24 +305,33 @@ export class FindingsLog {
     return newer(entry as FindingsEntry | undefined, oldEntries(doc).find((e) => sameRef(e, ref)))
   }
 
-  /** A string's entries (either layout). */
-  private async entriesOf(id: number): Promise<FindingsEntry[]> {
-    const prefix = `e:${id}:`
-    const found = this.options.scan ? await this.options.scan(prefix) : await this.scanAll(prefix)
-    const entries = found.map(([, v]) => v as FindingsEntry).filter((e) => e && typeof e === 'object')
-    for (const e of oldEntries(await this.store.get(oldKey(id)))) {
-      const i = entries.findIndex((n) => sameRef(n, e))
-      if (i < 0) entries.push(e)
-      else entries[i] = newer(entries[i], e)!
+  /** The entries of strings (either layout), by string id: one range query per id, or one read of the namespace. */
+  private async entriesOf(ids: number[]): Promise<Map<number, FindingsEntry[]>> {
+    const byId = new Map<number, FindingsEntry[]>(ids.map((id) => [id, []]))
+    if (!ids.length) return byId
+    const prefixes = ids.map((id) => `e:${id}:`)
+    const found = this.options.scan ? await this.options.scan(prefixes) : await this.scanAll(prefixes)
+    for (const [key, value] of found) {
+      const id = stringIdOf(key)
+      if (id !== undefined && value && typeof value === 'object') byId.get(id)?.push(value as FindingsEntry)
     }
-    return entries
+    const docs = await this.getMany<unknown>(ids.map(oldKey))
+    ids.forEach((id, i) => {
+      const entries = byId.get(id)!
+      for (const e of oldEntries(docs[i])) {
+        const at = entries.findIndex((n) => sameRef(n, e))
+        if (at < 0) entries.push(e)
+        else entries[at] = newer(entries[at], e)!
+      }
+    })
+    return byId
   }
 
-  /** `scan` by reading the whole namespace, for stores without a range query. */
-  private async scanAll(prefix: string): Promise<Array<[string, unknown]>> {
+  /** `scan` by reading the whole namespace once, for stores without a range query. */
+  private async scanAll(prefixes: string[]): Promise<Array<[string, unknown]>> {
     const out: Array<[string, unknown]> = []
     if (!this.store.iterator) return out
-    for await (const [key, , value] of this.keys()) if (key.startsWith(prefix)) out.push([key, value])
+    for await (const [key, , value] of this.keys()) if (prefixes.some((p) => key.startsWith(p))) out.push([key, value])
     return out
   }
 
@@ -320,8 +345,8 @@ export class FindingsLog {
       if (q.stringId !== undefined && !doc?.ids.includes(q.stringId)) ids.delete(q.stringId)
     }
     const out: FindingsEntry[] = []
-    for (const id of ids) {
-      for (const e of await this.entriesOf(id)) {
+    for (const entries of (await this.entriesOf([...ids])).values()) {
+      for (const e of entries) {
         if (q.key && e.key !== q.key) continue
         if (q.languageId && e.languageId !== q.languageId) continue
         out.push(e)
@@ -344,7 +369,9 @@ export class FindingsLog {
     // map of string ids. The log can hold hundreds of thousands of strings between two sweeps.
     const slot = new Map<number, number>()
     let times = new Float64Array(1024)
-    const picked: FindingsEntry[] = []
+    let picked: FindingsEntry[] = []
+    /** Strings with a document of the earlier layout: an entry may be there and under its own key. */
+    const inDocs = new Set<number>()
     const seen = (id: number, t: number) => {
       let i = slot.get(id)
       if (i === undefined) {
@@ -375,11 +402,27 @@ export class FindingsLog {
       } else {
         // A document of the old layout: its entries in it. One without a time counts as the oldest.
         seen(id, -Infinity)
+        inDocs.add(id)
         for (const entry of oldEntries(value)) {
           seen(id, Date.parse(entry.at))
           pick(entry)
         }
       }
+    }
+    if (inDocs.size) {
+      // An entry in both layouts is answered once, as get() has it (the filter's own judgement is
+      // made again by whoever takes the entry up).
+      const once = new Set<string>()
+      const resolved: FindingsEntry[] = []
+      for (const e of picked) {
+        if (!inDocs.has(e.stringId)) resolved.push(e)
+        else if (!once.has(entryKey(e))) {
+          once.add(entryKey(e))
+          const now = await this.get(e)
+          if (now) resolved.push(now)
+        }
+      }
+      picked = resolved
     }
     const strings = slot.size
     const old = new Set<number>()
@@ -396,7 +439,9 @@ export class FindingsLog {
       }
     }
     // The removed strings' entries, found by a second pass (their keys are not kept), deleted 500
-    // at a time as the pass goes (a key some stores' iteration names twice is deleted twice).
+    // at a time as the pass goes (a key some stores' iteration names twice is deleted twice). An
+    // entry reported since the first pass stays, and so does its string.
+    const spared = new Set<number>()
     if (old.size) {
       let doomed: string[] = []
       const drop = async () => {
@@ -404,14 +449,20 @@ export class FindingsLog {
         doomed = []
         if (keys.length) await this.serial(() => this.store.delete(keys))
       }
-      for await (const [key, id] of this.keys()) {
+      for await (const [key, id, value] of this.keys()) {
         if (!old.has(id)) continue
+        const entries = key.startsWith('e:') ? [value as FindingsEntry | undefined] : oldEntries(value)
+        if (entries.some((e) => e && Date.parse(e.at) > times[slot.get(id)!]!)) {
+          spared.add(id)
+          continue
+        }
         doomed.push(key)
         if (doomed.length >= MAX_BATCH) await drop()
       }
       await drop()
     }
-    return { strings: strings - old.size, removed: old.size, owed: picked.filter((e) => !old.has(e.stringId)) }
+    const removed = old.size - spared.size
+    return { strings: strings - removed, removed, owed: picked.filter((e) => !old.has(e.stringId)) }
   }
 
   /** Every entry in the store (either layout), as its key (`e:...`, or `s:<id>` for a document of the earlier layout), string id and value. */

@@ -44,10 +44,12 @@ export interface Stores {
    */
   extract?(name: StoreName, key: string, paths: string[]): Promise<unknown[] | undefined>
   /**
-   * The keys of a namespace that begin with `prefix`, with their values, expired ones left out, by
-   * a range query on the key (SQLite, PostgreSQL); absent where the back end has none (Redis, memory).
+   * The keys of a namespace that begin with one of `prefixes`, with their values, expired ones left
+   * out, by range queries on the key (SQLite: one seek on the primary key per prefix; PostgreSQL:
+   * one scan of the table for all of them, in byte order whatever the database's collation);
+   * absent where the back end has none (Redis, memory).
    */
-  scan?(name: StoreName, prefix: string): Promise<Array<[string, unknown]>>
+  scan?(name: StoreName, prefixes: string[]): Promise<Array<[string, unknown]>>
   /** Can the back end be written and read right now (within `timeoutMs`, default 2 s)? Never throws. */
   ping(timeoutMs?: number): Promise<boolean>
   /** Disconnects every namespace's connection (and the PostgreSQL pool) so the process can exit. */
@@ -76,8 +78,8 @@ interface Backend {
    * where the back end can; the back end writes the second as its JSON text, as Keyv's set() would.
    */
   upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, { value: unknown; expires?: number }]>) => Promise<unknown>
-  /** Rows whose key lies in [from, until), as stored (the value as Keyv's JSON text of { value, expires }). */
-  scanRange?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, from: string, until: string) => Promise<Array<{ key: string; value: string }>>
+  /** Rows whose key lies in one of the ranges [from, until), as stored (the value as Keyv's JSON text of { value, expires }). */
+  scanRanges?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, ranges: Array<[from: string, until: string]>) => Promise<Array<{ key: string; value: string }>>
   /** Values at JSON paths of the value stored under one key (as stored), where the back end can. */
   extract?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, key: string, paths: string[]) => Promise<{ expires: unknown; values: unknown[] } | undefined>
 }
@@ -130,9 +132,11 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
             JSON.stringify(rows),
           )
         },
-        scanRange: (adapter, from, until) => {
+        scanRanges: async (adapter, ranges) => {
           const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<{ key: string; value: string }>> }
-          return a.query(`SELECT key, value FROM ${a.opts.table} WHERE key >= ? AND key < ?`, from, until)
+          const rows: Array<{ key: string; value: string }> = []
+          for (const [from, until] of ranges) rows.push(...(await a.query(`SELECT key, value FROM ${a.opts.table} WHERE key >= ? AND key < ?`, from, until)))
+          return rows
         },
         extract: async (adapter, key, paths) => {
           const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<Record<string, unknown>>> }
@@ -217,10 +221,13 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         kind: 'postgres',
         make: () => new PooledPostgres({ table, schema }),
         keyvPrefixes: true,
-        scanRange: async (_adapter, from, until) => {
+        scanRanges: async (_adapter, ranges) => {
+          if (!ranges.length) return []
           await ensureTable()
-          // COLLATE "C": byte order, as the range's bounds are meant (the database's collation may not be).
-          return (await pool.query(`SELECT key, value FROM ${schema}.${table} WHERE key COLLATE "C" >= $1 AND key COLLATE "C" < $2`, [from, until])).rows as Array<{ key: string; value: string }>
+          // COLLATE "C": byte order, as the ranges' bounds are meant (the database's collation may
+          // not be); the primary key's index is in that collation, so this reads the table once.
+          const where = ranges.map((_, i) => `(key COLLATE "C" >= $${2 * i + 1} AND key COLLATE "C" < $${2 * i + 2})`).join(' OR ')
+          return (await pool.query(`SELECT key, value FROM ${schema}.${table} WHERE ${where}`, ranges.flat())).rows as Array<{ key: string; value: string }>
         },
         end: async () => {
           await pool.end().catch(() => undefined)
@@ -271,18 +278,20 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
         await oneByOne()
       }
     },
-    ...(backend.scanRange
+    ...(backend.scanRanges
       ? {
-          async scan(name: StoreName, keyPrefix: string) {
+          async scan(name: StoreName, keyPrefixes: string[]) {
             const ns = `${prefix}${name}:`
-            const from = ns + keyPrefix
+            const froms = [...new Set(keyPrefixes)].filter((p) => p.length > 0).map((p) => ns + p)
             // The first string after every one that begins with `from`: its last character, plus one.
-            const until = from.slice(0, -1) + String.fromCharCode(from.charCodeAt(from.length - 1) + 1)
-            const rows = await backend.scanRange!(adapters[STORE_NAMES.indexOf(name)]!, from, until)
+            const rows = await backend.scanRanges!(adapters[STORE_NAMES.indexOf(name)]!, froms.map((from) => [from, from.slice(0, -1) + String.fromCharCode(from.charCodeAt(from.length - 1) + 1)]))
             const now = Date.now()
             const out: Array<[string, unknown]> = []
+            const seen = new Set<string>()
             for (const row of rows) {
-              if (!row.key.startsWith(from)) continue
+              // Ranges that overlap (one prefix beginning another) name a row twice.
+              if (seen.has(row.key) || !froms.some((from) => row.key.startsWith(from))) continue
+              seen.add(row.key)
               const stored = (typeof row.value === 'string' ? JSON.parse(row.value) : row.value) as { value: unknown; expires?: number | null }
               if (typeof stored?.expires === 'number' && stored.expires <= now) continue
               out.push([row.key.slice(ns.length), stored.value])
@@ -322,12 +331,14 @@ type SqlQuery = { query: (sql: string) => Promise<unknown> }
 /** SQLite's page cache per connection, KiB (its default is 2,000). */
 export const SQLITE_CACHE_KIB = 256
 
-/** Rows a SQLite iteration reads per query at first, and at least: a few journal entries (each up to a group of batches). */
+/** Rows a SQLite iteration reads per query: a few journal entries (each up to a group of batches). */
 export const SQLITE_PAGE_ROWS = 16
-/** Rows a SQLite iteration reads per query at most: findings log entries (a few hundred bytes each). */
-export const SQLITE_PAGE_ROWS_MAX = 512
-/** What a page of a SQLite iteration is sized to hold, in characters of stored values. */
-export const SQLITE_PAGE_CHARS = 128 * 1024
+/**
+ * Rows per query when iterating the findings log, whose entries are a few hundred bytes each (a
+ * query per 16 made its sweep 2.3 times as costly). A row deleted ahead of the cursor within the
+ * page already read is still seen; the sweep takes that into account.
+ */
+export const SQLITE_FINDINGS_PAGE_ROWS = 512
 
 type SqliteClass = typeof import('@keyv/sqlite').default
 
@@ -347,25 +358,18 @@ export function keysetPaged(Base: SqliteClass): SqliteClass {
       // Keys of the namespace lie in [ "ns:", "ns;" ) (';' follows ':'); without one, every key.
       const from = namespace ? `${namespace}:` : ''
       const until = namespace ? `${namespace};` : undefined
-      const select = `SELECT key, value FROM ${self.opts.table} WHERE key > ?${until === undefined ? '' : ' AND key < ?'} ORDER BY key LIMIT ?`
+      const limit = namespace?.endsWith('findings') ? SQLITE_FINDINGS_PAGE_ROWS : SQLITE_PAGE_ROWS
+      const select = `SELECT key, value FROM ${self.opts.table} WHERE key > ?${until === undefined ? '' : ' AND key < ?'} ORDER BY key LIMIT ${limit}`
       // The first page: every key >= from, i.e. > the greatest string below it ("" has none below).
       let after: string | undefined = from
       let first = true
-      // Pages hold about SQLITE_PAGE_CHARS: a few journal entries, hundreds of small ones (a query
-      // per 16 findings log entries made its sweep 2.3 times as costly).
-      let limit = SQLITE_PAGE_ROWS
       for (;;) {
-        const args: unknown[] = [after, ...(until === undefined ? [] : [until]), limit]
+        const args: unknown[] = [after, ...(until === undefined ? [] : [until])]
         const rows = first && from ? await self.query(select.replace('key > ?', 'key >= ?'), ...args) : await self.query(select, ...args)
         first = false
-        let chars = 0
-        for (const row of rows) {
-          chars += typeof row.value === 'string' ? row.value.length : 0
-          yield [row.key, row.value]
-        }
+        for (const row of rows) yield [row.key, row.value]
         if (rows.length < limit) return
         after = rows[rows.length - 1]!.key
-        limit = Math.max(SQLITE_PAGE_ROWS, Math.min(SQLITE_PAGE_ROWS_MAX, Math.floor((SQLITE_PAGE_CHARS * rows.length) / Math.max(1, chars))))
       }
     }
   } as unknown as SqliteClass

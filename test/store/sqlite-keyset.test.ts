@@ -6,7 +6,7 @@ import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterAll, describe, expect, it } from 'vitest'
 import { Journal } from '../../src/queue/journal.js'
-import { SQLITE_PAGE_CHARS, SQLITE_PAGE_ROWS, SQLITE_PAGE_ROWS_MAX, createStores, type Stores } from '../../src/store/create-stores.js'
+import { SQLITE_FINDINGS_PAGE_ROWS, SQLITE_PAGE_ROWS, createStores, type Stores } from '../../src/store/create-stores.js'
 import type { Job } from '../../src/protocol/job.js'
 
 const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-keyset-'))
@@ -39,7 +39,7 @@ describe('SQLite iteration pages by keyset', () => {
   it('sees every key of its namespace once, in key order, none of the neighbours, one index seek per page', async () => {
     const stores = await createStores(`sqlite://${path.join(dir, 'a.sqlite')}`, { prefix: 'x' })
     try {
-      const n = SQLITE_PAGE_ROWS_MAX * 3 + 7
+      const n = SQLITE_PAGE_ROWS * 25 + 3
       const keys = Array.from({ length: n }, (_, i) => `b:${String(i).padStart(6, '0')}`)
       await stores.setMany('journal', keys.map((key, i) => ({ key, value: { i } })))
       // Neighbours on either side of the namespace's key range ('xcache' < 'xjournal' < 'xsettings').
@@ -49,16 +49,42 @@ describe('SQLite iteration pages by keyset', () => {
       const { sql, query } = recordQueries(stores)
       const seen = await keysOf(stores.journal.iterator?.(undefined))
       expect(seen).toEqual(keys)
-      // One query per full page and the last short one: linear in the rows. Small values: the
-      // pages grow from SQLITE_PAGE_ROWS to SQLITE_PAGE_ROWS_MAX rows.
-      expect(sql.length).toBe(1 + Math.ceil((n + 1 - SQLITE_PAGE_ROWS) / SQLITE_PAGE_ROWS_MAX))
+      // One query per full page and the last short one: linear in the rows.
+      expect(sql.length).toBe(Math.ceil((n + 1) / SQLITE_PAGE_ROWS))
       for (const s of sql) {
         expect(s).not.toMatch(/OFFSET/i)
         // SQLite's plan: a search on the primary key's index, not a scan of the table.
-        const plan = (await query(`EXPLAIN QUERY PLAN ${s}`, 'xjournal:b:000100', 'xjournal;', 16)).map((r) => String(r.detail)).join(' | ')
+        const plan = (await query(`EXPLAIN QUERY PLAN ${s}`, 'xjournal:b:000100', 'xjournal;')).map((r) => String(r.detail)).join(' | ')
         expect(plan).toMatch(/SEARCH .* USING (INDEX|COVERING INDEX|PRIMARY KEY)/)
         expect(plan).not.toMatch(/SCAN/)
       }
+    } finally {
+      await stores.close()
+    }
+  })
+
+  it('the findings log, whose entries are small, is read SQLITE_FINDINGS_PAGE_ROWS at a time; the journal SQLITE_PAGE_ROWS, whatever its entries\' sizes', async () => {
+    const stores = await createStores(`sqlite://${path.join(dir, 'd.sqlite')}`)
+    try {
+      const n = SQLITE_FINDINGS_PAGE_ROWS * 2 + 5
+      const keys = Array.from({ length: n }, (_, i) => `e:${String(i).padStart(6, '0')}:x`)
+      await stores.setMany('findings', keys.map((key, i) => ({ key, value: { i } })))
+      // Small journal entries first, then large ones: a page never holds more than SQLITE_PAGE_ROWS.
+      await stores.setMany('journal', Array.from({ length: 100 }, (_, i) => ({ key: `b:${String(i).padStart(6, '0')}`, value: i < 60 ? 1 : 'x'.repeat(100_000) })))
+      const limits: string[] = []
+      for (const [tag, adapter] of [['findings', stores.findings.store], ['journal', stores.journal.store]] as const) {
+        const a = adapter as unknown as { query: Query }
+        const q = a.query
+        a.query = (sql, ...args) => {
+          limits.push(`${tag} ${/LIMIT (\d+)/.exec(sql)?.[1]}`)
+          return q(sql, ...args)
+        }
+      }
+      expect(await keysOf(stores.findings.iterator?.(undefined))).toHaveLength(n)
+      expect(limits).toEqual(Array(3).fill(`findings ${SQLITE_FINDINGS_PAGE_ROWS}`))
+      limits.length = 0
+      expect(await keysOf(stores.journal.iterator?.(undefined))).toHaveLength(100)
+      expect(limits).toEqual(Array(Math.ceil(101 / SQLITE_PAGE_ROWS)).fill(`journal ${SQLITE_PAGE_ROWS}`))
     } finally {
       await stores.close()
     }
@@ -69,9 +95,7 @@ describe('SQLite iteration pages by keyset', () => {
     try {
       const n = SQLITE_PAGE_ROWS * 6
       const keys = Array.from({ length: n }, (_, i) => `b:${String(i * 2).padStart(6, '0')}`)
-      // Values the size of journal entries: every page holds SQLITE_PAGE_ROWS rows.
-      const large = 'x'.repeat(Math.ceil(SQLITE_PAGE_CHARS / SQLITE_PAGE_ROWS))
-      await stores.setMany('journal', keys.map((key) => ({ key, value: large })))
+      await stores.setMany('journal', keys.map((key) => ({ key, value: 1 })))
       const deletedAhead = new Set<string>()
       const seen = await keysOf(stores.journal.iterator?.(undefined), async (key) => {
         const i = Number(key.split(':').at(-1)) / 2
