@@ -221,14 +221,7 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         kind: 'postgres',
         make: () => new PooledPostgres({ table, schema }),
         keyvPrefixes: true,
-        scanRanges: async (_adapter, ranges) => {
-          if (!ranges.length) return []
-          await ensureTable()
-          // COLLATE "C": byte order, as the ranges' bounds are meant (the database's collation may
-          // not be); the primary key's index is in that collation, so this reads the table once.
-          const where = ranges.map((_, i) => `(key COLLATE "C" >= $${2 * i + 1} AND key COLLATE "C" < $${2 * i + 2})`).join(' OR ')
-          return (await pool.query(`SELECT key, value FROM ${schema}.${table} WHERE ${where}`, ranges.flat())).rows as Array<{ key: string; value: string }>
-        },
+        scanRanges: async (_adapter, ranges) => (ranges.length ? (await ensureTable(), pgScanRanges(pool, `${schema}.${table}`, ranges)) : []),
         end: async () => {
           await pool.end().catch(() => undefined)
         },
@@ -324,6 +317,16 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
       return closed
     },
   }
+}
+
+/**
+ * PostgreSQL rows in key ranges, compared in byte order (COLLATE "C") as the bounds are meant,
+ * whatever the database's collation; the primary key's index is not in that collation, so this
+ * reads the table once for all the ranges.
+ */
+async function pgScanRanges(pool: { query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }> }, table: string, ranges: Array<[string, string]>) {
+  const where = ranges.map((_, i) => `(key COLLATE "C" >= $${2 * i + 1} AND key COLLATE "C" < $${2 * i + 2})`).join(' OR ')
+  return (await pool.query(`SELECT key, value FROM ${table} WHERE ${where}`, ranges.flat())).rows as Array<{ key: string; value: string }>
 }
 
 type SqlQuery = { query: (sql: string) => Promise<unknown> }
