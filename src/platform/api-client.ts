@@ -6,7 +6,11 @@ import PQueue from 'p-queue'
 import { apiUrlFor, type Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
 import { parseRetryAfter } from '../util/retry-after.js'
+import { createHttpTransport, type Transport } from './http-transport.js'
 import type { TokenProvider } from './token-provider.js'
+
+/** The transport every client without its own shares (its connections are kept alive between requests). */
+let shared: Transport | undefined
 
 export class ApiError extends Error {
   constructor(readonly status: number, readonly body: string, readonly method: string, readonly path: string, readonly attempts: number) {
@@ -66,6 +70,7 @@ export interface ApiClientOptions {
   tokens: TokenProvider
   log: Logger
   observer?: ApiObserver
+  /** Instead of the http transport (http-transport.ts): a fetch (tests script answers with one). */
   fetch?: typeof fetch
   /** Longest single back-off, ms. */
   maxDelayMs?: number
@@ -76,12 +81,12 @@ const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 export class ApiClient {
   private readonly limiters = new Map<string, PQueue>()
-  private readonly doFetch: typeof fetch
+  private readonly doFetch: Transport
   private readonly maxDelayMs: number
   private readonly baseDelayMs: number
 
   constructor(private readonly options: ApiClientOptions) {
-    this.doFetch = options.fetch ?? fetch
+    this.doFetch = (options.fetch as unknown as Transport | undefined) ?? (shared ??= createHttpTransport())
     this.maxDelayMs = options.maxDelayMs ?? 30_000
     this.baseDelayMs = options.baseDelayMs ?? 200
   }
