@@ -1,13 +1,18 @@
 // The API client's transport: what it needs of `fetch` (status, the body as text, a header), on
 // node:http and node:https with connections kept alive. The global fetch (undici) cost the worker's
 // main thread about three times as much CPU per request as this, and the worker sends one to two
-// requests for every string it sends back (an issue's look-up and its POST). Bodies compressed with
-// gzip, deflate or br are decoded, as fetch does; redirects are not followed (the API answers
-// without them; one would be an error answer, not a hidden second request).
+// requests for every string it sends back (an issue's look-up and its POST). As fetch does: bodies
+// compressed with gzip, deflate or br are decoded, text is read as UTF-8 without a leading BOM, a
+// User-Agent is sent. Unlike fetch: redirects are not followed (the API answers without them; one
+// would be an error answer, not a hidden second request), and an answer is refused beyond
+// MAX_BODY_BYTES, compressed or not (fetch would read a compression bomb until memory ran out).
+import { readFileSync } from 'node:fs'
 import http from 'node:http'
 import https from 'node:https'
+import path from 'node:path'
 import { promisify } from 'node:util'
 import zlib from 'node:zlib'
+import { PACKAGE_ROOT } from '../config/package-root.js'
 
 /** What the client reads of an answer. */
 export interface TransportResponse {
@@ -32,29 +37,51 @@ export type Transport = (url: string, init?: TransportInit) => Promise<Transport
  */
 export const IDLE_SOCKET_MS = 4000
 
+/**
+ * The longest answer read, in bytes as received and again once decompressed: far above the largest
+ * the API sends (500 translations of long texts), far below what would exhaust the heap.
+ */
+export const MAX_BODY_BYTES = 64 * 1024 * 1024
+
 const gunzip = promisify(zlib.gunzip)
 const inflate = promisify(zlib.inflate)
 const inflateRaw = promisify(zlib.inflateRaw)
 const brotli = promisify(zlib.brotliDecompress)
 
-async function decode(raw: Buffer, encoding: string): Promise<Buffer> {
+async function decode(raw: Buffer, encoding: string, maxBytes: number): Promise<Buffer> {
   if (raw.length === 0) return raw
+  const limit = { maxOutputLength: maxBytes }
   switch (encoding) {
     case 'gzip':
     case 'x-gzip':
-      return gunzip(raw, { finishFlush: zlib.constants.Z_SYNC_FLUSH })
+      return gunzip(raw, { finishFlush: zlib.constants.Z_SYNC_FLUSH, ...limit })
     case 'deflate':
       // zlib-wrapped as the standard says, or raw as some servers send it.
-      return inflate(raw).catch(() => inflateRaw(raw))
+      return inflate(raw, limit).catch(() => inflateRaw(raw, limit))
     case 'br':
-      return brotli(raw)
+      return brotli(raw, limit)
     default:
       return raw
   }
 }
 
+let userAgent: string | undefined
+/** `switchyard/<version>`, as the package says. */
+function agentName(): string {
+  if (userAgent) return userAgent
+  let version = 'unknown'
+  try {
+    version = String((JSON.parse(readFileSync(path.join(PACKAGE_ROOT, 'package.json'), 'utf8')) as { version?: unknown }).version ?? version)
+  } catch {
+    // The name alone, then.
+  }
+  return (userAgent = `switchyard/${version}`)
+}
+
 /** A transport with its own connection pools (one per scheme). */
-export function createHttpTransport(): Transport & { close(): void } {
+export function createHttpTransport(options: { maxBodyBytes?: number } = {}): Transport & { close(): void } {
+  const maxBytes = options.maxBodyBytes ?? MAX_BODY_BYTES
+  const utf8 = new TextDecoder()
   const agents = {
     'http:': new http.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
     'https:': new https.Agent({ keepAlive: true, timeout: IDLE_SOCKET_MS }),
@@ -72,18 +99,25 @@ export function createHttpTransport(): Transport & { close(): void } {
         {
           method: init.method ?? 'GET',
           agent: agents[target.protocol as 'http:' | 'https:'],
-          headers: { 'accept-encoding': 'gzip, deflate, br', ...init.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
+          headers: { 'user-agent': agentName(), 'accept-encoding': 'gzip, deflate, br', ...init.headers, ...(body ? { 'content-length': String(body.length) } : {}) },
         },
         (res) => {
           const chunks: Buffer[] = []
-          res.on('data', (chunk: Buffer) => chunks.push(chunk))
+          let received = 0
+          res.on('data', (chunk: Buffer) => {
+            received += chunk.length
+            if (received > maxBytes) return fail(new Error(`the answer is longer than ${maxBytes} bytes`))
+            chunks.push(chunk)
+          })
           res.on('error', fail)
           res.on('end', () => {
             if (!res.complete) return fail(new Error('the connection closed before the answer was complete'))
             const encoding = String(res.headers['content-encoding'] ?? '').trim().toLowerCase()
-            decode(Buffer.concat(chunks), encoding).then((bytes) => {
+            // Everything that may throw is inside the chain: whatever happens, the promise settles.
+            decode(Buffer.concat(chunks), encoding, maxBytes).then((bytes) => {
+              // As fetch's text(): UTF-8, a leading BOM dropped, invalid bytes replaced.
+              const text = utf8.decode(bytes)
               signal?.removeEventListener('abort', onAbort)
-              const text = bytes.toString('utf8')
               resolve({
                 status: res.statusCode ?? 0,
                 headers: {
@@ -94,7 +128,7 @@ export function createHttpTransport(): Transport & { close(): void } {
                 },
                 text: () => Promise.resolve(text),
               })
-            }, fail)
+            }).catch(fail)
           })
         },
       )

@@ -117,6 +117,47 @@ describe('http transport', () => {
     await expect(t(`${url}/bad`)).rejects.toThrow()
   })
 
+  it('sends a User-Agent (switchyard and its version), and reads text as fetch did: a leading BOM dropped', async () => {
+    const agents: Array<string | undefined> = []
+    const { url } = await serve((req, res) => {
+      agents.push(req.headers['user-agent'])
+      res.writeHead(200, { 'content-type': 'application/json' })
+      res.end('\uFEFF{"data":[{"data":{"stringId":5,"text":"Hallo"}}]}')
+    })
+    const t = transport()
+    expect(await (await t(url)).text()).toBe('{"data":[{"data":{"stringId":5,"text":"Hallo"}}]}')
+    expect(agents[0]).toMatch(/^switchyard\/\d+\.\d+\.\d+/)
+    const api = new ApiClient({
+      config: { apiUrl: url, apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5_000 },
+      tokens: { getAccessToken: async () => 'token', refreshAfterUnauthorized: async () => 'token' } as never,
+      log: silentLogger(),
+    })
+    expect((await api.getTranslations('acme', 7, 'de', [5])).get(5)).toEqual({ stringId: 5, text: 'Hallo' })
+  })
+
+  it('refuses an answer beyond its limit, as received or once decompressed (a compression bomb), as a network error of the client', async () => {
+    const bomb = zlib.gzipSync(Buffer.alloc(8 * 1024 * 1024))
+    expect(bomb.length).toBeLessThan(64 * 1024)
+    const { url } = await serve((req, res) => {
+      if (req.url === '/big') return res.end('x'.repeat(300_000))
+      if (req.url === '/small') return res.end('x'.repeat(1000))
+      res.writeHead(200, { 'content-encoding': 'gzip' })
+      res.end(bomb)
+    })
+    const t = createHttpTransport({ maxBodyBytes: 256 * 1024 })
+    transports.push(t)
+    await expect(t(`${url}/big`)).rejects.toThrow(/longer than 262144 bytes/)
+    await expect(t(`${url}/bomb`)).rejects.toThrow()
+    expect((await (await t(`${url}/small`)).text()).length).toBe(1000)
+    const api = new ApiClient({
+      config: { apiUrl: url, apiMaxInFlight: 20, apiMaxAttempts: 1, apiTimeoutMs: 5_000 },
+      tokens: { getAccessToken: async () => 'token', refreshAfterUnauthorized: async () => 'token' } as never,
+      log: silentLogger(),
+      fetch: t as unknown as typeof fetch,
+    })
+    await expect(api.getStatuses('acme', 1, 2, 'de')).rejects.toMatchObject({ name: 'ApiError', status: 0 })
+  })
+
   it('carries the API client: Retry-After of a 429 honoured, then the answer read', async () => {
     let calls = 0
     const at: number[] = []
