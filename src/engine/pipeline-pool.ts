@@ -34,6 +34,7 @@ import type { Pipeline, PipelineSet } from './pipeline.js'
 import type { PipelineHost } from './pipeline-host.js'
 import type { Checkpoint, RunResult } from './run-pipeline.js'
 import { threadCpuMs } from './thread-priority.js'
+import { decodeResults, encodeItems, type ResultColumns } from './thread-items.js'
 import type { Item, PluginCache, PluginMetrics } from './types.js'
 
 /** How often an idle thread's event loop beats. */
@@ -110,9 +111,8 @@ export const threadElapsedFactor = (nice: number): number => (nice > 0 ? Math.ma
 export const LANE_ELAPSED_FACTOR = 10
 export const laneElapsedFactor = (nice: number): number => Math.max(LANE_ELAPSED_FACTOR, Math.ceil(1.25 ** nice))
 
-/** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
-export type ThreadItem = Omit<Item, 'log' | 'signal'>
-export interface ThreadResult { results: RunResult[]; metrics: Array<[string, number]> }
+/** What a thread sends back for a run: its results as columns (thread-items.ts), and the plugin metrics it counted. */
+export interface ThreadResult { results: ResultColumns; metrics: Array<[string, number]> }
 export interface ThreadData {
   source: string[] | { dir: string }
   pluginsDir?: string
@@ -347,13 +347,12 @@ export class PipelinePool {
   /** Run a pipeline over items on the pool: the results of an inline run, in the same order. */
   async run(pipeline: Pipeline, items: Item[], signal?: AbortSignal): Promise<RunResult[]> {
     const out: RunResult[] = new Array(items.length)
-    const plain = items.map(({ log: _log, signal: _signal, ...rest }) => rest)
     // The strings of `indices`, from the start or from where a stopped run stood (`resume`, one
     // state per index). What a stopped run had done before the check that ran away is not done again.
     const group = async (indices: number[], resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<void> => {
-      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => plain[i]!), signal, resume, onLane)
+      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => items[i]!), signal, resume, onLane)
       if (outcome.ok) {
-        outcome.value.results.forEach((r, j) => { out[indices[j]!] = r })
+        decodeResults(outcome.value.results).forEach((r, j) => { out[indices[j]!] = r })
         for (const [name, value] of outcome.value.metrics) this.options.metrics.add(name, value)
         return
       }
@@ -439,7 +438,7 @@ export class PipelinePool {
     while (this.waiting.length && this.free()) this.waiting.shift()!.go()
   }
 
-  private async runOnThread(key: string, items: ThreadItem[], signal: AbortSignal | undefined, resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<Outcome> {
+  private async runOnThread(key: string, items: Item[], signal: AbortSignal | undefined, resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<Outcome> {
     // The lane's runs wait in its own queue (piscina's), never for a slot of PIPELINE_THREADS.
     const on = onLane && this.lane ? this.lane : await this.acquire(signal)
     const sab = new SharedArrayBuffer(4 * Int32Array.BYTES_PER_ELEMENT)
@@ -459,7 +458,7 @@ export class PipelinePool {
       signal?.addEventListener('abort', onAbort, { once: true })
       this.serveCache(port1, (c) => { saved = c })
       this.watch(w)
-      const value = (await on.run({ generation: this.options.host.generation, key, items, stamp: sab, port: port2, ...(resume ? { resume } : {}) }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
+      const value = (await on.run({ generation: this.options.host.generation, key, items: encodeItems(items), stamp: sab, port: port2, ...(resume ? { resume } : {}) }, { transferList: [port2 as never], signal: stop.signal })) as ThreadResult
       return { ok: true, value }
     } catch (error) {
       if (w.loadStuck) throw new Error(`a pipeline thread did not load the pipelines within ${LOAD_LIMIT_MS} ms; it was stopped`)

@@ -12,7 +12,8 @@ import { lowerOwnPriority, ownThreadId } from './thread-priority.js'
 import type { PipelineSet } from './pipeline.js'
 import type { Checkpoint, RunResult } from './run-pipeline.js'
 import type { Item, PluginCache } from './types.js'
-import { CHECKPOINT_EVERY_MS, HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, type ThreadData, type ThreadItem, type ThreadResult } from './pipeline-pool.js'
+import { CHECKPOINT_EVERY_MS, HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, type ThreadData, type ThreadResult } from './pipeline-pool.js'
+import { decodeItems, encodeResults, type ItemColumns } from './thread-items.js'
 
 const data = workerData as ThreadData
 const log: Logger = createLogger({ level: data.logLevel }).child({ part: 'engine', thread: true })
@@ -109,7 +110,8 @@ function answered(m: { id: number; value?: unknown; error?: string }): void {
 export interface RunTask {
   generation: number
   key: string
-  items: ThreadItem[]
+  /** The run's strings, a column per field (thread-items.ts). */
+  items: ItemColumns
   stamp: SharedArrayBuffer
   port: MessagePort
   /** Go on from where a stopped run stood (the culprit taken out), if the pipelines are the same. */
@@ -137,9 +139,12 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
     const signal = new AbortController().signal
     // One logger per run, as on the main thread: a run's strings share organization, project and
     // step (a pino child per string would cost more than some checks).
-    const first = task.items[0]
-    const runLog = first ? log.child({ organization: first.organizationId, project: first.projectId, step: first.stepId }) : log
-    const items: Item[] = task.items.map((i) => ({ ...i, log: runLog, signal }))
+    const items: Item[] = decodeItems(task.items, log, signal)
+    const first = items[0]
+    if (first) {
+      const runLog = log.child({ organization: first.organizationId, project: first.projectId, step: first.stepId })
+      for (const item of items) item.log = runLog
+    }
     const generation = loaded?.generation ?? task.generation
     // A run that has taken a while sends where it stands after a check (at most every
     // CHECKPOINT_EVERY_MS): if a later check runs away, the others go on from there.
@@ -160,7 +165,7 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
     })
     const metrics = [...counted]
     counted.clear()
-    return { results, metrics }
+    return { results: encodeResults(results), metrics }
   } finally {
     clearInterval(heartbeat)
     for (const w of waiting.values()) w.reject(new Error('the run ended'))
