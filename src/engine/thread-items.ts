@@ -1,7 +1,7 @@
 // A run's items as they cross to a pipeline thread (pipeline-pool.ts -> pipeline-thread.ts): one
 // array per field instead of one object per string. A structured clone writes every property name
 // of every object and the thread reads each one back and looks it up; a run of 500 strings was 8,500
-// names each way. As columns, a field's name crosses not at all and its values as one array; the
+// names each way. As columns, a field's name crosses once and its values as one packed array; the
 // objects shared by a run's strings (languages, settings) still cross once (the clone keeps
 // identity). The thread then builds each item as one object literal of a fixed shape, which the
 // checks read faster than a copy spread from a cloned object. The results come back as columns too.
@@ -11,74 +11,70 @@ import type { Finding, Item } from './types.js'
 /** An item as it crosses to a thread: no logger, no signal (the thread makes its own). */
 export type ThreadItem = Omit<Item, 'log' | 'signal'>
 
-/** Every field of ThreadItem, in the order of `ItemColumns`. */
-export const ITEM_FIELDS = ['id', 'key', 'context', 'maxLength', 'source', 'translation', 'plurals', 'isPlural', 'fileType', 'filePath', 'labelIds', 'sourceLanguage', 'targetLanguage', 'settings', 'projectId', 'stepId', 'organizationId'] as const satisfies ReadonlyArray<keyof ThreadItem>
-
-// A field of ThreadItem left out of ITEM_FIELDS would not cross: this fails to compile then.
-type Missing = Exclude<keyof ThreadItem, (typeof ITEM_FIELDS)[number]>
-const everyField: [Missing] extends [never] ? true : Missing = true
-void everyField
-
-/** A run's items, one column per field of ITEM_FIELDS, each as long as the run. */
-type Columns<T extends ReadonlyArray<keyof ThreadItem>> = { -readonly [K in keyof T]: Array<ThreadItem[T[K] & keyof ThreadItem]> }
-export type ItemColumns = Columns<typeof ITEM_FIELDS>
+/**
+ * A run's items, one array per field of ThreadItem, by name: every field must have its column
+ * (the type says so), and no field can be read from another's column. Each column is built by
+ * push, so that V8 keeps it packed: a holey array (`new Array(n)` filled by index) is cloned in
+ * V8's sparse format, an index key before every value, which costs about what the property names
+ * did (found in review).
+ */
+export type ItemColumns = { [K in keyof Required<ThreadItem>]: Array<ThreadItem[K]> }
 
 /** The columns of a run's items (their loggers and signals stay behind). */
 export function encodeItems(items: ReadonlyArray<ThreadItem>): ItemColumns {
-  const n = items.length
-  const columns = ITEM_FIELDS.map(() => new Array<unknown>(n)) as unknown as ItemColumns
-  const [id, key, context, maxLength, source, translation, plurals, isPlural, fileType, filePath, labelIds, sourceLanguage, targetLanguage, settings, projectId, stepId, organizationId] = columns
-  // Each field by name (not items[k][field]): a load the JIT can make monomorphic.
-  for (let k = 0; k < n; k++) {
-    const item = items[k]!
-    id[k] = item.id
-    key[k] = item.key
-    context[k] = item.context
-    maxLength[k] = item.maxLength
-    source[k] = item.source
-    translation[k] = item.translation
-    plurals[k] = item.plurals
-    isPlural[k] = item.isPlural
-    fileType[k] = item.fileType
-    filePath[k] = item.filePath
-    labelIds[k] = item.labelIds
-    sourceLanguage[k] = item.sourceLanguage
-    targetLanguage[k] = item.targetLanguage
-    settings[k] = item.settings
-    projectId[k] = item.projectId
-    stepId[k] = item.stepId
-    organizationId[k] = item.organizationId
+  const c: ItemColumns = {
+    id: [], key: [], context: [], maxLength: [], source: [], translation: [], plurals: [], isPlural: [], fileType: [], filePath: [],
+    labelIds: [], sourceLanguage: [], targetLanguage: [], settings: [], projectId: [], stepId: [], organizationId: [],
   }
-  return columns
+  // Each field by name (not item[field] over a list): loads the JIT can make monomorphic.
+  for (const item of items) {
+    c.id.push(item.id)
+    c.key.push(item.key)
+    c.context.push(item.context)
+    c.maxLength.push(item.maxLength)
+    c.source.push(item.source)
+    c.translation.push(item.translation)
+    c.plurals.push(item.plurals)
+    c.isPlural.push(item.isPlural)
+    c.fileType.push(item.fileType)
+    c.filePath.push(item.filePath)
+    c.labelIds.push(item.labelIds)
+    c.sourceLanguage.push(item.sourceLanguage)
+    c.targetLanguage.push(item.targetLanguage)
+    c.settings.push(item.settings)
+    c.projectId.push(item.projectId)
+    c.stepId.push(item.stepId)
+    c.organizationId.push(item.organizationId)
+  }
+  return c
 }
 
 /** The items again, each with the run's logger and signal. */
-export function decodeItems(columns: ItemColumns, log: Item['log'], signal: AbortSignal): Item[] {
-  const [id, key, context, maxLength, source, translation, plurals, isPlural, fileType, filePath, labelIds, sourceLanguage, targetLanguage, settings, projectId, stepId, organizationId] = columns
-  const items = new Array<Item>(id.length)
-  for (let k = 0; k < id.length; k++) {
+export function decodeItems(c: ItemColumns, log: Item['log'], signal: AbortSignal): Item[] {
+  const items = new Array<Item>(c.id.length)
+  for (let k = 0; k < c.id.length; k++) {
     // One literal, fields in buildItem's order: every item of every run has the same shape.
     items[k] = {
-      id: id[k]!,
-      key: key[k]!,
-      context: context[k]!,
-      maxLength: maxLength[k]!,
-      source: source[k]!,
-      translation: translation[k],
-      plurals: plurals[k],
-      isPlural: isPlural[k]!,
-      fileType: fileType[k]!,
-      filePath: filePath[k]!,
-      labelIds: labelIds[k]!,
-      sourceLanguage: sourceLanguage[k]!,
-      targetLanguage: targetLanguage[k]!,
-      settings: settings[k]!,
-      projectId: projectId[k]!,
-      stepId: stepId[k]!,
-      organizationId: organizationId[k]!,
+      id: c.id[k]!,
+      key: c.key[k]!,
+      context: c.context[k]!,
+      maxLength: c.maxLength[k]!,
+      source: c.source[k]!,
+      translation: c.translation[k],
+      plurals: c.plurals[k],
+      isPlural: c.isPlural[k]!,
+      fileType: c.fileType[k]!,
+      filePath: c.filePath[k]!,
+      labelIds: c.labelIds[k]!,
+      sourceLanguage: c.sourceLanguage[k]!,
+      targetLanguage: c.targetLanguage[k]!,
+      settings: c.settings[k]!,
+      projectId: c.projectId[k]!,
+      stepId: c.stepId[k]!,
+      organizationId: c.organizationId[k]!,
       log,
       signal,
-    }
+    } satisfies Record<keyof Item, unknown>
   }
   return items
 }

@@ -2,11 +2,12 @@
 // (src/engine/thread-items.ts): through a structured clone, as piscina sends them, every field of
 // every item comes back as it was, in buildItem's shape; objects the run's strings share still are
 // one object; results keep their findings, null outputs and retries in place.
+import v8 from 'node:v8'
 import { describe, expect, it } from 'vitest'
 import { buildItem } from '../../src/engine/build-item.js'
 import { languageFromCode } from '../../src/engine/languages.js'
 import type { RunResult } from '../../src/engine/run-pipeline.js'
-import { decodeItems, decodeResults, encodeItems, encodeResults, ITEM_FIELDS, type ThreadItem } from '../../src/engine/thread-items.js'
+import { decodeItems, decodeResults, encodeItems, encodeResults, type ThreadItem } from '../../src/engine/thread-items.js'
 import type { Item } from '../../src/engine/types.js'
 import { silentLogger } from '../../src/util/logger.js'
 
@@ -18,8 +19,8 @@ const settings = { maxLength: 40 }
 
 function job(stringId: number, text: string, more: { fileType?: string; labelIds?: number[]; isPlural?: boolean } = {}) {
   return {
-    stringId, projectId: 7, stepId: 3, organizationId: `org-${stringId % 2}`,
-    string: { key: `key.${stringId}`, context: `context ${stringId}`, maxLength: stringId, isPlural: more.isPlural ?? false, fileType: more.fileType ?? 'json', filePath: `/f/${stringId}.json`, labelIds: more.labelIds ?? [], text },
+    stringId, projectId: 70, stepId: 30, organizationId: `org-${stringId % 2}`,
+    string: { key: `key.${stringId}`, context: `context ${stringId}`, maxLength: 100 + stringId * 7, isPlural: more.isPlural ?? false, fileType: more.fileType ?? 'json', filePath: `/f/${stringId}.json`, labelIds: more.labelIds ?? [], text },
     sourceLanguage: en, targetLanguage: de,
   }
 }
@@ -58,7 +59,19 @@ describe('items crossing to a pipeline thread', () => {
     const built = runItems()[0]!
     const back = decodeItems(encodeItems([built]), log, signal)[0]!
     expect(Object.keys(back)).toEqual(Object.keys(built))
-    expect([...ITEM_FIELDS, 'log', 'signal']).toEqual(Object.keys(built))
+    // A column for every field but the logger and signal, each as long as the run.
+    const columns = encodeItems(runItems())
+    expect(Object.keys(columns).sort()).toEqual(Object.keys(built).filter((k) => k !== 'log' && k !== 'signal').sort())
+    for (const column of Object.values(columns)) expect(column).toHaveLength(4)
+  })
+
+  it('cross in V8’s dense array format (a holey array is cloned with an index key before every value)', () => {
+    // The tag V8's serializer writes for an array, after its 2-byte header: 'A' dense, 'a' sparse.
+    const tag = (a: unknown[]) => String.fromCharCode(v8.serialize(a)[2]!)
+    const columns = encodeItems(runItems())
+    expect(Object.fromEntries(Object.entries(columns).map(([field, column]) => [field, tag(column)]))).toEqual(Object.fromEntries(Object.keys(columns).map((field) => [field, 'A'])))
+    const results = encodeResults([{ id: 1, output: 'o', port: 'p', findings: [] }, { id: 2, output: null, port: '', findings: [{ check: 'c', severity: 'error', message: 'm' }] }])
+    expect([results.ids, results.outputs, results.ports, results.findings].map(tag)).toEqual(['A', 'A', 'A', 'A'])
   })
 
   it('share the objects the run shares (languages, settings) after a clone, as before it', () => {
@@ -70,7 +83,7 @@ describe('items crossing to a pipeline thread', () => {
 
   it('an empty run stays empty', () => {
     const columns = structuredClone(encodeItems([]))
-    expect(columns).toHaveLength(ITEM_FIELDS.length)
+    expect(columns.id).toEqual([])
     expect(decodeItems(columns, log, signal)).toEqual([])
   })
 })
