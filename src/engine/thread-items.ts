@@ -16,7 +16,7 @@ export type ThreadItem = Omit<Item, 'log' | 'signal'>
  * (the type says so), and no field can be read from another's column. Each column is built by
  * push, so that V8 keeps it packed: a holey array (`new Array(n)` filled by index) is cloned in
  * V8's sparse format, an index key before every value, which costs about what the property names
- * did (found in review).
+ * did.
  */
 export type ItemColumns = { [K in keyof Required<ThreadItem>]: Array<ThreadItem[K]> }
 
