@@ -2,7 +2,7 @@
 // `{d, date, short}`, `{n, plural, …}`, `{g, select, …}`. A translation that turns a currency into
 // a bare value, or a select into a plain argument, formats differently or not at all.
 import { TYPE, type MessageFormatElement } from '@formatjs/icu-messageformat-parser'
-import { walkIcu } from '../_shared/icu-message.js'
+import { icuElements } from '../_shared/icu-message.js'
 
 type Style = string | { tokens?: { stem: string; options: string[] }[]; pattern?: string } | null | undefined
 
@@ -16,19 +16,14 @@ function styleText(style: Style): string {
 /** Each argument's formats, as written in ICU without the options: `{value, number, ::currency/USD}`. */
 export function icuArgumentTypes(elements: readonly MessageFormatElement[]): Map<string, Set<string>> {
   const out = new Map<string, Set<string>>()
-  const add = (name: string, shape: string) => {
-    const set = out.get(name)
-    if (set) set.add(shape)
-    else out.set(name, new Set([shape]))
-  }
-  walkIcu(elements, (el) => {
+  for (const el of icuElements(elements)) {
     switch (el.type) {
-      case TYPE.argument: add(el.value, `{${el.value}}`); break
-      case TYPE.number: add(el.value, `{${el.value}, number${styleText(el.style as Style)}}`); break
-      case TYPE.date: add(el.value, `{${el.value}, date${styleText(el.style as Style)}}`); break
-      case TYPE.time: add(el.value, `{${el.value}, time${styleText(el.style as Style)}}`); break
-      case TYPE.plural: add(el.value, `{${el.value}, ${el.pluralType === 'ordinal' ? 'selectordinal' : 'plural'}, …}`); break
-      case TYPE.select: add(el.value, `{${el.value}, select, …}`); break
+      case TYPE.argument: addShape(out, el.value, `{${el.value}}`); break
+      case TYPE.number: addShape(out, el.value, `{${el.value}, number${styleText(el.style as Style)}}`); break
+      case TYPE.date: addShape(out, el.value, `{${el.value}, date${styleText(el.style as Style)}}`); break
+      case TYPE.time: addShape(out, el.value, `{${el.value}, time${styleText(el.style as Style)}}`); break
+      case TYPE.plural: addShape(out, el.value, `{${el.value}, ${el.pluralType === 'ordinal' ? 'selectordinal' : 'plural'}, …}`); break
+      case TYPE.select: addShape(out, el.value, `{${el.value}, select, …}`); break
       case TYPE.literal:
       case TYPE.pound:
       case TYPE.tag:
@@ -38,8 +33,14 @@ export function icuArgumentTypes(elements: readonly MessageFormatElement[]): Map
         void never
       }
     }
-  })
+  }
   return out
+}
+
+function addShape(out: Map<string, Set<string>>, name: string, shape: string): void {
+  const set = out.get(name)
+  if (set) set.add(shape)
+  else out.set(name, new Set([shape]))
 }
 
 /** A plain count: `{n}`, `{n, number}`, `{n, number, integer}`. A language may pluralize it. */

@@ -45,30 +45,34 @@ function validGrouping(groups: string[]): boolean {
   return middle.every((g) => g.length === 3) || middle.every((g) => g.length === 2)
 }
 
+/** The whole token as one number (module-level: a closure made per token is compiled again after each full GC). */
+function whole(raw: string, start: number, values: string[]): NumberToken[] {
+  return [{ text: raw, start, end: start + raw.length, values: new Set(values) }]
+}
+
 /** One token of digits and separators as one or more numbers. */
 function parseToken(raw: string, start: number): NumberToken[] {
   const seps: string[] = raw.match(/[^\d]/g) ?? []
   const groups = raw.split(/[^\d]/)
-  const whole = (values: string[]): NumberToken[] => [{ text: raw, start, end: start + raw.length, values: new Set(values) }]
-  if (!seps.length) return whole([canonical(raw)])
+  if (!seps.length) return whole(raw, start, [canonical(raw)])
   const kinds = [...new Set(seps)]
   if (kinds.length === 1) {
     const sep = kinds[0]!
     if (seps.length === 1) {
       const [left, right] = groups as [string, string]
       if (GROUPING_ONLY.test(sep)) {
-        if (validGrouping(groups)) return whole([canonical(left + right)])
+        if (validGrouping(groups)) return whole(raw, start, [canonical(left + right)])
       } else if (validGrouping(groups) && left !== '0') {
-        return whole([canonical(left + right), canonical(left, right)])
+        return whole(raw, start, [canonical(left + right), canonical(left, right)])
       } else {
-        return whole([canonical(left, right)])
+        return whole(raw, start, [canonical(left, right)])
       }
     } else if (validGrouping(groups)) {
-      return whole([canonical(groups.join(''))])
+      return whole(raw, start, [canonical(groups.join(''))])
     }
   } else if (kinds.length === 2 && seps.lastIndexOf(seps[seps.length - 1]!) === seps.length - 1 && seps.indexOf(seps[seps.length - 1]!) === seps.length - 1) {
     const int = groups.slice(0, -1)
-    if (validGrouping(int) || int.length === 1) return whole([canonical(int.join(''), groups[groups.length - 1])])
+    if (validGrouping(int) || int.length === 1) return whole(raw, start, [canonical(int.join(''), groups[groups.length - 1])])
   }
   // Versions, dates, IP addresses: each part on its own.
   const out: NumberToken[] = []

@@ -29,6 +29,25 @@ function printfKeys(list: Placeholder[]): Map<Placeholder, string> {
   return keys
 }
 
+// What check() calls for every string is made once here, not as closures made for each call: V8
+// holds a function's optimized code only weakly once no closure of it is alive, so those would be
+// compiled again after each full GC.
+const isPrintf = (p: Placeholder) => p.format === 'printf'
+const notPrintf = (p: Placeholder) => p.format !== 'printf'
+const keyOf = (p: Placeholder) => p.key
+const order = (list: Placeholder[]) => list.map(keyOf).join(' ')
+/** Source spans first, each text's in order. */
+const bySpan = (a: FindingInput, b: FindingInput) => (a.span?.in === b.span?.in ? a.span!.start - b.span!.start : a.span?.in === 'source' ? -1 : 1)
+
+function reportDiff(findings: FindingInput[], missing: Placeholder[], extra: Placeholder[]): void {
+  for (const p of missing) {
+    findings.push(report('missing-placeholder', { placeholder: displayPlaceholder(p) }, { span: { start: p.start, end: p.end, in: 'source' } }))
+  }
+  for (const p of extra) {
+    findings.push(report('extra-placeholder', { placeholder: displayPlaceholder(p) }, { span: { start: p.start, end: p.end, in: 'translation' } }))
+  }
+}
+
 export default definePlugin({
   name: 'placeholders',
   description: 'Placeholders in the translation match those in the source.',
@@ -73,9 +92,9 @@ export default definePlugin({
         const translation = item.translation ?? ''
         const detected = candidates.length ? detectPlaceholderFormats(item.source, candidates) : []
         const formats = detected.length ? [...options.formats, ...detected] : options.formats
-        const find = (text: string) => findPlaceholders(text, { formats, custom })
-        const source = find(item.source)
-        const target = find(translation)
+        const how = { formats, custom }
+        const source = findPlaceholders(item.source, how)
+        const target = findPlaceholders(translation, how)
         const findings: FindingInput[] = []
         // `%%` in the source makes it a format string: there, a lone `%` breaks formatting.
         if (item.source.includes('%%')) {
@@ -83,17 +102,7 @@ export default definePlugin({
             findings.push(report('lone-percent', { span: { start: at, end: at + 1, in: 'translation' } }))
           }
         }
-        const reportDiff = (missing: Placeholder[], extra: Placeholder[]) => {
-          for (const p of missing) {
-            findings.push(report('missing-placeholder', { placeholder: displayPlaceholder(p) }, { span: { start: p.start, end: p.end, in: 'source' } }))
-          }
-          for (const p of extra) {
-            findings.push(report('extra-placeholder', { placeholder: displayPlaceholder(p) }, { span: { start: p.start, end: p.end, in: 'translation' } }))
-          }
-        }
-
-        const isPrintf = (p: Placeholder) => p.format === 'printf'
-        const other = multisetDiff(source.filter((p) => !isPrintf(p)), target.filter((p) => !isPrintf(p)), (p) => p.key)
+        const other = multisetDiff(source.filter(notPrintf), target.filter(notPrintf), keyOf)
         const sp = source.filter(isPrintf)
         const tp = target.filter(isPrintf)
         const positional = [...sp, ...tp].some((p) => p.position !== undefined)
@@ -101,17 +110,16 @@ export default definePlugin({
           const sk = printfKeys(sp)
           const tk = printfKeys(tp)
           const d = multisetDiff(sp, tp, (p) => (sk.get(p) ?? tk.get(p))!)
-          reportDiff(d.missing, d.extra)
+          reportDiff(findings, d.missing, d.extra)
         } else {
-          const d = multisetDiff(sp, tp, (p) => p.key)
-          reportDiff(d.missing, d.extra)
-          const order = (list: Placeholder[]) => list.map((p) => p.key).join(' ')
+          const d = multisetDiff(sp, tp, keyOf)
+          reportDiff(findings, d.missing, d.extra)
           if (options.checkOrder && !d.missing.length && !d.extra.length && order(sp) !== order(tp)) {
             findings.push(report('printf-order', { source: order(sp), translation: order(tp) }, { span: { start: tp[0]!.start, end: tp[tp.length - 1]!.end, in: 'translation' } }))
           }
         }
-        reportDiff(other.missing, other.extra)
-        return findings.sort((a, b) => (a.span?.in === b.span?.in ? a.span!.start - b.span!.start : a.span?.in === 'source' ? -1 : 1))
+        reportDiff(findings, other.missing, other.extra)
+        return findings.sort(bySpan)
       },
     }
   },

@@ -59,9 +59,16 @@ export default definePlugin({
         const locale = localeOf(item.targetLanguage)
         let required = cache.get(locale)
         if (!required) cache.set(locale, (required = requiredCategories(locale)))
-        const forms = new Map(item.plurals.map((p) => [p.plural, p.text]))
-        const missing = required.filter((c) => !ignore.has(c) && !forms.has(c))
-        const empty = required.filter((c) => !ignore.has(c) && forms.has(c) && isBlank(forms.get(c)!))
+        // Loops, not callbacks made for each string (compiled again after each full GC).
+        const forms = new Map<string, string>()
+        for (const p of item.plurals) forms.set(p.plural, p.text)
+        const missing: typeof required = []
+        const empty: typeof required = []
+        for (const c of required) {
+          if (ignore.has(c)) continue
+          if (!forms.has(c)) missing.push(c)
+          else if (isBlank(forms.get(c)!)) empty.push(c)
+        }
         const findings: FindingInput[] = []
         const needs = `${locale} needs ${required.join(', ')}`
         if (missing.length) {

@@ -104,6 +104,24 @@ function legitimate(text: string, i: number, traits: TextTraits): boolean {
 }
 
 /** Offsets of the first and the last character that is not whitespace (as `trim` sees it); -1 when none. */
+/**
+ * Runs of spaces between the first and the last visible character, not at a line's edge (module-
+ * level: a closure made per string is compiled again after each full GC).
+ */
+function innerSpaceRuns(text: string): RegExpExecArray[] {
+  // Between the first and the last visible character (not a slice and trim per run).
+  const [first, last] = contentBounds(text)
+  const runs: RegExpExecArray[] = []
+  if (first === -1) return runs
+  for (const m of text.matchAll(SPACE_RUN)) {
+    const start = m.index
+    const end = start + m[0].length
+    // Indentation and alignment at line edges are the leading/trailing check's concern.
+    if (first < start && last >= end && !/[\r\n]/.test(text[start - 1] ?? '') && !/[\r\n]/.test(text[end] ?? '')) runs.push(m)
+  }
+  return runs
+}
+
 function contentBounds(text: string): [number, number] {
   const first = text.search(/\S/)
   if (first === -1) return [-1, -1]
@@ -156,18 +174,8 @@ export default definePlugin({
         }
 
         if (options.doubleSpaces) {
-          const runs = (text: string) => {
-            // Between the first and the last visible character (not a slice and trim per run).
-            const [first, last] = contentBounds(text)
-            return [...text.matchAll(SPACE_RUN)].filter((m) => {
-              const start = m.index
-              const end = start + m[0].length
-              // Indentation and alignment at line edges are the leading/trailing check's concern.
-              return first !== -1 && first < start && last >= end && !/[\r\n]/.test(text[start - 1] ?? '') && !/[\r\n]/.test(text[end] ?? '')
-            })
-          }
-          const rs = runs(source)
-          const rt = runs(translation)
+          const rs = innerSpaceRuns(source)
+          const rt = innerSpaceRuns(translation)
           if (rt.length > rs.length) {
             for (const m of rt.slice(rs.length)) {
               findings.push(report('doubled-space', { span: { start: m.index, end: m.index + m[0].length, in: 'translation' } }))

@@ -350,9 +350,9 @@ export class PipelinePool {
     // The strings of `indices`, from the start or from where a stopped run stood (`resume`, one
     // state per index). What a stopped run had done before the check that ran away is not done again.
     const group = async (indices: number[], resume: ThreadCheckpoint | undefined, onLane: boolean): Promise<void> => {
-      const outcome = await this.runOnThread(pipeline.key, indices.map((i) => items[i]!), signal, resume, onLane)
+      const outcome = await this.runOnThread(pipeline.key, pick(items, indices), signal, resume, onLane)
       if (outcome.ok) {
-        decodeResults(outcome.value.results).forEach((r, j) => { out[indices[j]!] = r })
+        place(out, indices, decodeResults(outcome.value.results))
         for (const [name, value] of outcome.value.metrics) this.options.metrics.add(name, value)
         return
       }
@@ -376,7 +376,7 @@ export class PipelinePool {
     }
     const long: number[] = []
     const short: number[] = []
-    items.forEach((item, i) => (this.isLong(item) ? long : short).push(i))
+    for (let i = 0; i < items.length; i++) (this.isLong(items[i]!) ? long : short).push(i)
     if (long.length) this.options.onLongText?.(long.length)
     await Promise.all([short.length ? group(short, undefined, false) : undefined, long.length ? group(long, undefined, true) : undefined])
     return out
@@ -582,4 +582,19 @@ export function createPipelinePool(options: PipelinePoolOptions): PipelinePool |
     return undefined
   }
   return new PipelinePool(options, file)
+}
+
+// A run's loops over its strings live in functions made once, not in callbacks made for each run:
+// see statusOp in platform/reporter.ts.
+
+/** The items at `indices`, in that order. */
+function pick<T>(items: readonly T[], indices: readonly number[]): T[] {
+  const picked: T[] = []
+  for (const i of indices) picked.push(items[i]!)
+  return picked
+}
+
+/** Each result where its string stands in the run. */
+function place<T>(out: T[], indices: readonly number[], results: readonly T[]): void {
+  for (let j = 0; j < results.length; j++) out[indices[j]!] = results[j]!
 }

@@ -155,11 +155,16 @@ export class PipelineRunner {
   async run(items: Item[], signal?: AbortSignal, progress?: Progress, more?: RunMore): Promise<RunResult[]> {
     const n = this.checks.length + 1 // + the engine's own findings
     const resume = more?.resume && more.resume.states.length === items.length && more.resume.next <= this.checks.length ? more.resume : undefined
-    const states: State[] = items.map((item, at) => {
+    // Loops over a run's strings stay in the engine's methods, not in callbacks made for each run:
+    // V8 holds a function's optimized code only weakly once no closure of it is alive, so such a
+    // callback is compiled again after each full GC.
+    const states: State[] = []
+    for (let at = 0; at < items.length; at++) {
+      const item = items[at]!
       const saved = resume?.states[at]
-      if (saved && saved.byCheck.length === n * 3) return { item, sev: Int32Array.from(saved.sev), byCheck: Int32Array.from(saved.byCheck), findings: saved.findings, failed: saved.failed, at }
-      return { item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at }
-    })
+      if (saved && saved.byCheck.length === n * 3) states.push({ item, sev: Int32Array.from(saved.sev), byCheck: Int32Array.from(saved.byCheck), findings: saved.findings, failed: saved.failed, at })
+      else states.push({ item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at })
+    }
     const settings = items[0]?.settings ?? {}
     const save = (next: number) => (): Checkpoint => ({ next, states: states.map((s) => ({ sev: Array.from(s.sev), byCheck: Array.from(s.byCheck), findings: s.findings.slice(), failed: s.failed })) })
     for (let c = resume?.next ?? 0; c < this.checks.length; c++) {
@@ -167,7 +172,9 @@ export class PipelineRunner {
       more?.checkpoint?.(c + 1, save(c + 1))
     }
     progress?.(-1, -1)
-    return states.map((s) => this.route(s))
+    const results: RunResult[] = []
+    for (const s of states) results.push(this.route(s))
+    return results
   }
 
   private async runCheck(check: CompiledCheck, states: State[], settings: Record<string, unknown>, signal?: AbortSignal, progress?: Progress): Promise<void> {
@@ -225,7 +232,7 @@ export class PipelineRunner {
       for (const s of active) this.fail(s, check, 'plugin-bad-result', `checkBatch() returned ${Array.isArray(batch) ? `${batch.length} results for ${active.length} strings` : 'no array'}`)
       return
     }
-    active.forEach((s, i) => this.apply(s, check, batch[i]))
+    for (let i = 0; i < active.length; i++) this.apply(active[i]!, check, batch[i])
   }
 
   private async runEach(check: CompiledCheck, instance: PluginInstance, active: State[], progress?: Progress): Promise<void> {
@@ -251,11 +258,12 @@ export class PipelineRunner {
     // What runs from here on (the checks' async tails) belongs to no one string.
     progress?.(pending.length === 1 ? pendingStates![0]!.at : -1, check.index)
     const results = await settleWithin(pending, check.timeoutMs)
-    results.forEach((r, i) => {
+    for (let i = 0; i < results.length; i++) {
+      const r = results[i]!
       const s = pendingStates![i]!
       if ('error' in r) this.fail(s, check, r.code, r.error)
       else this.apply(s, check, r.value)
-    })
+    }
   }
 
   private apply(s: State, check: CompiledCheck, raw: unknown): void {
@@ -280,24 +288,26 @@ export class PipelineRunner {
   private add(s: State, check: CompiledCheck, list: FindingInput[]): void {
     // Most checks find nothing in most strings: nothing to count, and nothing allocated for it.
     if (list.length === 0) return
-    const severities = list.map((f): Severity => check.severity ?? (f.severity && Object.hasOwn(SEV_INDEX, f.severity) ? f.severity : 'error'))
+    const severities: Severity[] = []
+    for (const f of list) severities.push(check.severity ?? (f.severity && Object.hasOwn(SEV_INDEX, f.severity) ? f.severity : 'error'))
     const keep = list.length <= MAX_FINDINGS_PER_CHECK ? undefined : mostSevere(severities, MAX_FINDINGS_PER_CHECK)
     const dropped = [0, 0, 0]
-    list.forEach((f, k) => {
+    for (let k = 0; k < list.length; k++) {
+      const f = list[k]!
       const severity = severities[k]!
       const i = SEV_INDEX[severity]
       s.sev[i]!++
       s.byCheck[check.index * 3 + i]!++
       if (keep && !keep.has(k)) {
         dropped[i]!++
-        return
+        continue
       }
       const finding: Finding = { check: f.check ?? check.id, severity, message: f.message }
       if (typeof f.code === 'string') finding.code = f.code
       if (f.span) finding.span = f.span
       if (f.suggestion !== undefined) finding.suggestion = f.suggestion
       s.findings.push(finding)
-    })
+    }
     if (!keep) return
     const names = ['error', 'warning', 'info'] as const
     const worst = names.find((_, i) => dropped[i]! > 0)!
@@ -316,7 +326,11 @@ export class PipelineRunner {
     const item = s.item
     // Asked for every check of every string: the common answer (nothing is that long) without
     // building the list of texts each time.
-    s.longest ??= Math.max(item.source.length, item.translation?.length ?? 0, ...(item.plurals ?? []).map((p) => p.text?.length ?? 0))
+    if (s.longest === undefined) {
+      let longest = Math.max(item.source.length, item.translation?.length ?? 0)
+      for (const p of item.plurals ?? []) longest = Math.max(longest, p.text?.length ?? 0)
+      s.longest = longest
+    }
     if (s.longest <= limit) return undefined
     const texts: Array<[string, string | undefined]> = [['source', item.source], ['translation', item.translation]]
     for (const p of item.plurals ?? []) texts.push([`plural form "${p.plural}"`, p.text])

@@ -94,13 +94,14 @@ export interface ResultColumns {
 
 export function encodeResults(results: ReadonlyArray<RunResult>): ResultColumns {
   const columns: ResultColumns = { ids: [], outputs: [], ports: [], findings: [], retry: [] }
-  results.forEach((r, k) => {
+  for (let k = 0; k < results.length; k++) {
+    const r = results[k]!
     columns.ids.push(r.id)
     columns.outputs.push(r.output)
     columns.ports.push(r.port)
     if (r.findings.length) columns.findings.push(k, r.findings)
     if (r.retry) columns.retry.push(k)
-  })
+  }
   return columns
 }
 

@@ -131,8 +131,31 @@ function lowerBound(sorted: Float64Array, x: number): number {
   return lo
 }
 
-/** A change to one entry: `make` gets the current entry (or undefined) and returns the new one (undefined: no change). */
-interface EntryChange { ref: EntryRef; make(current: FindingsEntry | undefined): FindingsEntry | undefined }
+/**
+ * A change to one entry: `make` gets the current entry (or undefined) and the change's `ref`, and
+ * returns the new one (undefined: no change).
+ */
+interface EntryChange<R extends EntryRef = EntryRef> { ref: R; make(current: FindingsEntry | undefined, ref: R): FindingsEntry | undefined }
+
+// The functions a batch's writes call per string are made once (not a callback, or a `make`, made
+// for each string or each batch): see statusOp in platform/reporter.ts.
+
+/** An outcome replaces the entry; what the issue sender knows (or knows it does not know) outlives it. */
+const keepIssues = (current: FindingsEntry | undefined, r: Omit<FindingsEntry, 'issues'>): FindingsEntry => ({ ...r, ...(current?.issues ? { issues: current.issues } : {}), ...(current?.unsure ? { unsure: current.unsure } : {}) })
+const outcomeChange = (r: Omit<FindingsEntry, 'issues'>): EntryChange<Omit<FindingsEntry, 'issues'>> => ({ ref: r, make: keepIssues })
+
+/** The key documents that gain string ids (`indexFor`: the ids each key's strings have now). */
+function keyDocWrites(keys: string[], keyDocs: Array<KeyDoc | undefined>, indexFor: Map<string, Set<number>>, perKey: number): Array<{ key: string; value: unknown }> {
+  const writes: Array<{ key: string; value: unknown }> = []
+  for (let i = 0; i < keys.length; i++) {
+    const key = keys[i]!
+    const doc = keyDocs[i] ?? { key, ids: [] }
+    const fresh: number[] = []
+    for (const id of indexFor.get(key)!) if (!doc.ids.includes(id)) fresh.push(id)
+    if (fresh.length) writes.push({ key: keyDocKey(key), value: { key, ids: [...fresh, ...doc.ids].slice(0, perKey) } satisfies KeyDoc })
+  }
+  return writes
+}
 
 export class FindingsLog {
   /** Every write of this process, one after the other. */
@@ -217,20 +240,8 @@ export class FindingsLog {
     }
     const keys = [...indexFor.keys()]
     // The key documents that gain a string id, read beside the entries.
-    const extra = this.getMany<KeyDoc>(keys.map(keyDocKey)).then((keyDocs) => {
-      const writes: Array<{ key: string; value: unknown }> = []
-      keys.forEach((key, i) => {
-        const doc = keyDocs[i] ?? { key, ids: [] }
-        const fresh = [...indexFor.get(key)!].filter((id) => !doc.ids.includes(id))
-        if (fresh.length) writes.push({ key: keyDocKey(key), value: { key, ids: [...fresh, ...doc.ids].slice(0, this.perKey) } satisfies KeyDoc })
-      })
-      return writes
-    })
-    // What the issue sender knows (or knows it does not know) outlives the outcome it replaces.
-    const saved = await this.change(
-      records.map((r) => ({ ref: r, make: (current) => ({ ...r, ...(current?.issues ? { issues: current.issues } : {}), ...(current?.unsure ? { unsure: current.unsure } : {}) }) })),
-      extra,
-    )
+    const extra = this.getMany<KeyDoc>(keys.map(keyDocKey)).then((keyDocs) => keyDocWrites(keys, keyDocs, indexFor, this.perKey))
+    const saved = await this.change(records.map(outcomeChange), extra)
     // Remembered for a while so that a string reported again costs no index write.
     if (this.indexed.size >= 10_000) this.indexed.clear()
     for (const [key, ids] of indexFor) for (const id of ids) this.indexed.add(`${id}|${key}`)
@@ -243,26 +254,31 @@ export class FindingsLog {
    * document of the earlier layout is split into entries. Run inside serial().
    */
   private async change(changes: EntryChange[], extra: Promise<Array<{ key: string; value: unknown }>> | Array<{ key: string; value: unknown }> = []): Promise<Array<FindingsEntry | undefined>> {
-    const eKeys = changes.map((c) => entryKey(c.ref))
+    const eKeys: string[] = []
+    const stringIds = new Set<number>()
+    for (const c of changes) {
+      eKeys.push(entryKey(c.ref))
+      stringIds.add(c.ref.stringId)
+    }
     const unique = [...new Set(eKeys)]
-    const ids = [...new Set(changes.map((c) => c.ref.stringId))]
+    const ids = [...stringIds]
     // Each entry, and its string's document of the earlier layout (absent once split: a key that is
     // not there costs the store little).
     const [stored, more] = await Promise.all([this.getMany<unknown>([...unique, ...ids.map(oldKey)]), extra])
     /** What each key holds in the store, and the entry as it stands (both layouts merged). */
     const own = new Map<string, FindingsEntry | undefined>()
-    unique.forEach((k, i) => own.set(k, stored[i] as FindingsEntry | undefined))
+    for (let i = 0; i < unique.length; i++) own.set(unique[i]!, stored[i] as FindingsEntry | undefined)
     const current = new Map(own)
     /** Per string of the earlier layout: its entries by key. */
     const olds = new Map<number, Map<string, FindingsEntry>>()
-    ids.forEach((id, i) => {
+    for (let i = 0; i < ids.length; i++) {
       const entries = oldEntries(stored[unique.length + i])
-      if (!stored[unique.length + i]) return
+      if (!stored[unique.length + i]) continue
       const byKey = new Map<string, FindingsEntry>()
       // Newest first in the document: the first of a ref is its latest.
       for (const e of entries) if (!byKey.has(entryKey(e))) byKey.set(entryKey(e), e)
-      olds.set(id, byKey)
-    })
+      olds.set(ids[i]!, byKey)
+    }
     if (olds.size) {
       // Entries of those strings already under keys of their own (an instance of this version
       // wrote them while one of an earlier version still wrote the document): the newer counts.
@@ -274,15 +290,17 @@ export class FindingsLog {
     const out: Array<FindingsEntry | undefined> = []
     const written = new Map<string, FindingsEntry>()
     const split = new Set<number>()
-    changes.forEach((c, i) => {
+    for (let i = 0; i < changes.length; i++) {
+      const c = changes[i]!
       const k = eKeys[i]!
-      const next = c.make(written.get(k) ?? current.get(k))
+      const next = c.make(written.get(k) ?? current.get(k), c.ref)
       out.push(next)
-      if (!next) return
+      if (!next) continue
       written.set(k, next)
       if (olds.has(c.ref.stringId)) split.add(c.ref.stringId)
-    })
-    const writes: Array<{ key: string; value: unknown }> = [...written].map(([key, value]) => ({ key, value }))
+    }
+    const writes: Array<{ key: string; value: unknown }> = []
+    for (const [key, value] of written) writes.push({ key, value })
     // A document of the earlier layout that a change wrote into: each of its other entries goes to
     // a key of its own (merged with what that key held), and the document goes.
     for (const id of split) {

@@ -65,6 +65,19 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
     else if (review.issues === 'resolve' && (saved.unsure || saved.issues?.some((i) => i.status === 'unresolved'))) deps.issues?.passed(ref)
   }
 
+  // The loop lives in a function made once (not in the callback made for each run): see statusOp
+  // in platform/reporter.ts.
+  const allSaved = (reviewed: Decision[], saved: FindingsEntry[]) => {
+    for (let i = 0; i < reviewed.length; i++) {
+      const d = reviewed[i]!
+      try {
+        afterSaved(d, saved[i]!)
+      } catch (error) {
+        failed(d, error)
+      }
+    }
+  }
+
   const failed = (d: Decision, error: unknown) => {
     deps.failed?.()
     deps.log.warn({ err: error, string: d.job.stringId, language: d.job.languageId }, 'findings could not be logged; the status was reported')
@@ -78,15 +91,7 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
       for (const d of reviewed) for (const f of d.review!.findings) deps.countFinding?.(f.check, f.severity)
       waiting += reviewed.length
       const p = deps.findings.recordMany(reviewed.map(recordOf)).then(
-        (saved) => {
-          reviewed.forEach((d, i) => {
-            try {
-              afterSaved(d, saved[i]!)
-            } catch (error) {
-              failed(d, error)
-            }
-          })
-        },
+        (saved) => allSaved(reviewed, saved),
         (error) => { for (const d of reviewed) failed(d, error) },
       )
       const settled = p.finally(() => { waiting -= reviewed.length })

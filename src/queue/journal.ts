@@ -291,14 +291,15 @@ export class Journal implements IntakeJournal {
           continue
         }
         this.book(entryId, parts.map((p, i) => ({ organization: group[i]!.counted.organization, domain: group[i]!.counted.domain, strings: p.n!, bytes: p.b! })))
-        group.forEach((g, i) => {
+        for (let i = 0; i < group.length; i++) {
+          const g = group[i]!
           for (const job of g.jobs) {
             job.batchId = entryId
             if (i) job.part = i
             else delete job.part
           }
           g.resolve({ entryId, part: i })
-        })
+        }
       }
     } finally {
       this.writing = false

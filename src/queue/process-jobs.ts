@@ -139,13 +139,16 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     let translations: Map<number, TranslationRecord> | undefined
     if (pipeline.needsTranslation) {
       try {
-        translations = await deps.api.getTranslations(first.domain, first.projectId, first.languageId, jobs.map((j) => j.stringId))
+        translations = await deps.api.getTranslations(first.domain, first.projectId, first.languageId, jobs.map(stringIdOf))
       } catch (error) {
         return apiFailed(jobs, error, 'translations could not be fetched', log)
       }
     }
 
-    const items = jobs.map((job) => buildItem(job, { translation: pipeline.needsTranslation ? (translations!.get(job.stringId) ?? { text: '' }) : undefined, settings, log, signal: deps.signal }))
+    // A loop in processJobs (made once), not a callback made for each run: see statusOp in
+    // platform/reporter.ts.
+    const items: Item[] = []
+    for (const job of jobs) items.push(buildItem(job, { translation: translations ? (translations.get(job.stringId) ?? { text: '' }) : undefined, settings, log, signal: deps.signal }))
     deps.countRun(pipeline.key)
     // Long strings (a translator's 50 KB text) run apart, on the pipelines' long-text lane,
     // beside the queue's slots when it has room: the others are reported without waiting for them.
@@ -208,16 +211,19 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
   }
 }
 
+const stringIdOf = (j: Job) => j.stringId
+
 /** A group's strings parted: those of the long-text lane (and their characters), and the others. */
 function apartLong(jobs: Job[], items: Item[], isLong: ((item: Item) => boolean) | undefined) {
   const long = { jobs: [] as Job[], items: [] as Item[], weight: 0 }
   const short = { jobs: [] as Job[], items: [] as Item[] }
-  items.forEach((item, i) => {
+  for (let i = 0; i < items.length; i++) {
+    const item = items[i]!
     const to = isLong?.(item) ? long : short
     to.jobs.push(jobs[i]!)
     to.items.push(item)
     if (to === long) long.weight += textChars(item)
-  })
+  }
   return { long, short }
 }
 

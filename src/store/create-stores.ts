@@ -263,7 +263,7 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
       // Stored as Keyv stores them: the namespaced key, and { value, expires } as JSON.
       const expires = ttlMs ? Date.now() + ttlMs : undefined
       try {
-        await upsert(adapters[STORE_NAMES.indexOf(name)]!, entries.map((e) => [`${prefix}${name}:${e.key}`, { value: e.value, expires }]))
+        await upsert(adapters[STORE_NAMES.indexOf(name)]!, keyvRows(`${prefix}${name}:`, entries, expires))
       } catch (error) {
         // SQLite's JSON parser refuses a value nested about 1,000 deep, which set() stores as plain
         // text: the statement wrote nothing, and the rows go one by one instead.
@@ -379,6 +379,13 @@ export function keysetPaged(Base: SqliteClass): SqliteClass {
 }
 
 /** `promise`, or `fallback` if it has not settled within `ms`. */
+/** Rows as Keyv stores them: the namespaced key, and { value, expires }. A loop in a function made once, not a callback made per call (see statusOp in platform/reporter.ts). */
+function keyvRows(keyPrefix: string, entries: ReadonlyArray<{ key: string; value: unknown }>, expires: number | undefined): Array<[string, { value: unknown; expires?: number }]> {
+  const rows: Array<[string, { value: unknown; expires?: number }]> = []
+  for (const e of entries) rows.push([keyPrefix + e.key, { value: e.value, expires }])
+  return rows
+}
+
 function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<T>((resolve) => {
