@@ -5,7 +5,7 @@ import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
-import { afterAll, beforeAll, describe, expect, it } from 'vitest'
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { Journal } from '../../src/queue/journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { SettingsService, type StepRef } from '../../src/settings/settings-service.js'
@@ -144,6 +144,22 @@ function storeSuite(url: () => string, o: { persistent: boolean } = { persistent
     ]
     await stores.setMany('cache', values.map((value, i) => ({ key: `many:${i}`, value })), 60_000)
     for (const [i, value] of values.entries()) expect(await stores.cache.get(`many:${i}`)).toEqual(value)
+    if (stores.kind === 'sqlite') {
+      // The rows go to SQLite as UTF-8 bytes: stored as text, what set() stores.
+      const adapter = stores.cache.store as unknown as { query(sql: string, ...args: unknown[]): Promise<Array<{ t: string; value: string }>> }
+      await stores.cache.set('one:0', values[0], 60_000)
+      const [many] = await adapter.query('SELECT typeof(value) AS t, value FROM keyv WHERE key = ?', `${prefix}cache:many:0`)
+      const [one] = await adapter.query('SELECT typeof(value) AS t, value FROM keyv WHERE key = ?', `${prefix}cache:one:0`)
+      expect([many!.t, one!.t]).toEqual(['text', 'text'])
+      expect(JSON.parse(many!.value).value).toEqual(values[0])
+      expect(JSON.parse(many!.value).value).toEqual(JSON.parse(one!.value).value)
+      await stores.cache.delete('one:0')
+      // In one statement: not the row-by-row fallback kept for values SQLite's JSON parser refuses.
+      const statements = vi.spyOn(adapter, 'query')
+      await stores.setMany('cache', values.map((value, i) => ({ key: `many:${i}`, value })), 60_000)
+      expect(statements).toHaveBeenCalledTimes(1)
+      statements.mockRestore()
+    }
     await stores.setMany('cache', [{ key: 'many:brief', value: { gone: 'soon' } }], 1)
     await new Promise((r) => setTimeout(r, 10))
     expect(await stores.cache.get('many:brief')).toBeUndefined()
