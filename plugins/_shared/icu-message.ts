@@ -16,23 +16,10 @@ export function parseIcu(text: string): IcuParse {
   }
 }
 
-type Visit = (el: MessageFormatElement) => void
-
-export function walkIcu(elements: readonly MessageFormatElement[], visit: Visit): void {
-  for (const el of elements) {
-    visit(el)
-    if (el.type === TYPE.plural || el.type === TYPE.select) {
-      for (const option of Object.values(el.options)) walkIcu(option.value, visit)
-    } else if (el.type === TYPE.tag) {
-      walkIcu(el.children, visit)
-    }
-  }
-}
-
 /**
- * Every element at any depth, in walkIcu's order. Checks loop over this rather than hand walkIcu a
- * closure made for each text: V8 holds a function's optimized code only weakly once no closure of
- * it is alive, so such a closure is compiled again after each full GC.
+ * Every element at any depth, each before those of its options or children. Checks loop over this
+ * rather than hand a walker a visitor made for each text: V8 holds a function's optimized code only
+ * weakly once no closure of it is alive, so such a visitor is compiled again after each full GC.
  */
 export function icuElements(elements: readonly MessageFormatElement[], out: MessageFormatElement[] = []): MessageFormatElement[] {
   for (const el of elements) {

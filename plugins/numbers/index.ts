@@ -5,7 +5,7 @@
 // Arabic duals), unless the translation puts a different number in their place.
 import { TYPE } from '@formatjs/icu-messageformat-parser'
 import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
-import { parseIcu, walkIcu } from '../_shared/icu-message.js'
+import { icuElements, parseIcu } from '../_shared/icu-message.js'
 import { toAsciiDigits } from '../_shared/locale-digits.js'
 import { findTags } from '../_shared/markup-tags.js'
 import { maskSpans, type TextRange } from '../_shared/mask-spans.js'
@@ -97,12 +97,12 @@ function placeholderMask(p: Placeholder): TextRange[] {
   if (!parsed.ok) return [p]
   const out: TextRange[] = []
   let at = p.start
-  walkIcu(parsed.elements, (el) => {
-    if (el.type !== TYPE.literal || !el.location) return
+  for (const el of icuElements(parsed.elements)) {
+    if (el.type !== TYPE.literal || !el.location) continue
     const start = p.start + el.location.start.offset
     if (start > at) out.push({ start: at, end: start })
     at = Math.max(at, p.start + el.location.end.offset)
-  })
+  }
   if (at < p.end) out.push({ start: at, end: p.end })
   return out
 }

@@ -103,7 +103,6 @@ function legitimate(text: string, i: number, traits: TextTraits): boolean {
   }
 }
 
-/** Offsets of the first and the last character that is not whitespace (as `trim` sees it); -1 when none. */
 /**
  * Runs of spaces between the first and the last visible character, not at a line's edge (module-
  * level: a closure made per string is compiled again after each full GC).
@@ -122,6 +121,7 @@ function innerSpaceRuns(text: string): RegExpExecArray[] {
   return runs
 }
 
+/** Offsets of the first and the last character that is not whitespace (as `trim` sees it); -1 when none. */
 function contentBounds(text: string): [number, number] {
   const first = text.search(/\S/)
   if (first === -1) return [-1, -1]

@@ -135,7 +135,7 @@ function lowerBound(sorted: Float64Array, x: number): number {
  * A change to one entry: `make` gets the current entry (or undefined) and the change's `ref`, and
  * returns the new one (undefined: no change).
  */
-interface EntryChange<R extends EntryRef = EntryRef> { ref: R; make(current: FindingsEntry | undefined, ref: R): FindingsEntry | undefined }
+interface EntryChange<R extends EntryRef = EntryRef> { ref: R; make: (current: FindingsEntry | undefined, ref: R) => FindingsEntry | undefined }
 
 // The functions a batch's writes call per string are made once (not a callback, or a `make`, made
 // for each string or each batch): see statusOp in platform/reporter.ts.
@@ -253,7 +253,7 @@ export class FindingsLog {
    * result) and write them, with `extra`, in one write where the store can. A string still in a
    * document of the earlier layout is split into entries. Run inside serial().
    */
-  private async change(changes: EntryChange[], extra: Promise<Array<{ key: string; value: unknown }>> | Array<{ key: string; value: unknown }> = []): Promise<Array<FindingsEntry | undefined>> {
+  private async change<R extends EntryRef>(changes: Array<EntryChange<R>>, extra: Promise<Array<{ key: string; value: unknown }>> | Array<{ key: string; value: unknown }> = []): Promise<Array<FindingsEntry | undefined>> {
     const eKeys: string[] = []
     const stringIds = new Set<number>()
     for (const c of changes) {

@@ -382,7 +382,6 @@ export function keysetPaged(Base: SqliteClass): SqliteClass {
   } as unknown as SqliteClass
 }
 
-/** `promise`, or `fallback` if it has not settled within `ms`. */
 /** Rows as Keyv stores them: the namespaced key, and { value, expires }. A loop in a function made once, not a callback made per call (see statusOp in platform/reporter.ts). */
 function keyvRows(keyPrefix: string, entries: ReadonlyArray<{ key: string; value: unknown }>, expires: number | undefined): Array<[string, { value: unknown; expires?: number }]> {
   const rows: Array<[string, { value: unknown; expires?: number }]> = []
@@ -390,6 +389,7 @@ function keyvRows(keyPrefix: string, entries: ReadonlyArray<{ key: string; value
   return rows
 }
 
+/** `promise`, or `fallback` if it has not settled within `ms`. */
 function withTimeout<T>(promise: Promise<T>, ms: number, fallback: T): Promise<T> {
   let timer: NodeJS.Timeout | undefined
   const late = new Promise<T>((resolve) => {
