@@ -39,7 +39,7 @@ import { createDecodePool } from './webhooks/decode-pool.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
 import type { OtherEvent } from './protocol/service-events.js'
 import type { BatchOrigin } from './queue/job-codec.js'
-import { stringKeyOf, type Job } from './protocol/job.js'
+import type { Job } from './protocol/job.js'
 
 export type { PipelineSource } from './engine/pipeline.js'
 
@@ -289,7 +289,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     log,
     maxAttempts: Math.max(1, config.apiMaxAttempts),
     signal: shutdown,
-    isCurrent: (job) => dedupe.isCurrent(stringKeyOf(job), job.revision),
+    isCurrent: (job) => dedupe.isCurrent(job, job.revision),
     superseded: outcomes.superseded,
     absorbed: outcomes.absorbed,
     park: outcomes.park,

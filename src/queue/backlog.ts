@@ -14,7 +14,7 @@
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Dedupe } from './dedupe.js'
-import { stringKeyOf, type Job } from '../protocol/job.js'
+import type { Job } from '../protocol/job.js'
 import { entryTime, organizationOf, type Journal, type ParkedJob, type Placement } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
@@ -151,7 +151,7 @@ export class Backlog {
     this.add(organizationOf(jobs[0]!), jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck) }, true)
     for (const job of jobs) {
       await journal.done(job)
-      dedupe.release(stringKeyOf(job), job.revision)
+      dedupe.release(job, job.revision)
     }
   }
 
@@ -252,7 +252,7 @@ export class Backlog {
     const run: Job[] = []
     const decided: Job[] = []
     for (const job of jobs) {
-      const a = dedupe.arrive(stringKeyOf(job), job.revision)
+      const a = dedupe.arrive(job, job.revision)
       if (a === 'duplicate' || a === 'stale') {
         await journal.done(job)
         continue

@@ -5,7 +5,13 @@
 // It arrives as `finished`, and the service's status decides (platform notes, "A string comes
 // back"). A newer revision supersedes an older one still in flight.
 // The memory of finished strings is bounded twice: by time (ttlMs) and by count (maxFinished),
-// so a flood can't grow it without end; a string forgotten is simply `new`.
+// so a flood can't grow it without end; a string forgotten is simply `new`. Finished strings are
+// kept as columns, not as keys (finished-strings.ts): a hundred thousand of them are remembered
+// through every large burst.
+import { stringKeyOf } from '../protocol/job.js'
+import { FinishedStrings, type StringRef } from './finished-strings.js'
+
+export type { StringRef }
 
 /**
  * `new`: run it. `duplicate`: the same revision is queued or running. `stale`: a newer revision is
@@ -15,20 +21,10 @@
 export type Arrival = 'new' | 'duplicate' | 'stale' | 'finished'
 
 export class Dedupe {
-  // Two maps, so that nothing per string is an object of its own: a finished string can be a
-  // hundred thousand entries (DEDUPE_MAX), 277 bytes each as one object per entry with its time
-  // boxed, about 40% of the main heap's live set in the million-pair burst (issue 16).
-  /** Strings queued or running: their revision. */
+  /** Strings queued or running: their revision, by key. */
   private readonly active = new Map<string, number>()
-  /** Finished strings: the sequence number of their finish (a place in the arrays below). */
-  private readonly finished = new Map<string, number>()
-  /** Finishes in the order they happened (sequence numbers from `base`): key, when (ms), revision. */
-  private finishedKeys: string[] = []
-  private finishedAt: number[] = []
-  private finishedRevision: number[] = []
-  /** Sequence number of the arrays' first element, and of the first finish not yet expired. */
-  private base = 0
-  private head = 0
+  /** Finished strings, in columns (see finished-strings.ts). */
+  private readonly finished = new FinishedStrings()
 
   /**
    * Until then, a string unknown here may still have finished before the process restarted (its
@@ -51,62 +47,59 @@ export class Dedupe {
   }
 
   /** The newest revision known for the string, if any. */
-  private revisionOf(stringKey: string): number | undefined {
-    const active = this.active.get(stringKey)
-    if (active !== undefined) return active
-    const seq = this.finished.get(stringKey)
-    return seq === undefined ? undefined : this.finishedRevision[seq - this.base]
+  private revisionOf(ref: StringRef, key: string): number | undefined {
+    return this.active.get(key) ?? this.finished.revisionOf(ref)
   }
 
   /** What an arriving job is and, unless it is a duplicate or stale, remember it as active. */
-  arrive(stringKey: string, revision: number): Arrival {
+  arrive(ref: StringRef, revision: number): Arrival {
     this.expire()
-    const active = this.active.get(stringKey)
+    const key = stringKeyOf(ref)
+    const active = this.active.get(key)
     if (active !== undefined) {
       if (revision < active) return 'stale'
       if (revision === active) return 'duplicate'
-      this.active.set(stringKey, revision)
+      this.active.set(key, revision)
       return 'new'
     }
-    const known = this.revisionOf(stringKey)
+    const known = this.finished.revisionOf(ref)
     if (known !== undefined) {
       if (revision < known) return 'stale'
-      this.finished.delete(stringKey)
-      this.active.set(stringKey, revision)
+      this.finished.forget(ref)
+      this.active.set(key, revision)
       return revision === known ? 'finished' : 'new'
     }
-    this.active.set(stringKey, revision)
+    this.active.set(key, revision)
     return this.now() < this.uncertainUntil ? 'finished' : 'new'
   }
 
   /** Forget an arrival that was never acknowledged (the journal write failed). */
-  release(stringKey: string, revision: number): void {
-    if (this.active.get(stringKey) === revision) this.active.delete(stringKey)
+  release(ref: StringRef, revision: number): void {
+    const key = stringKeyOf(ref)
+    if (this.active.get(key) === revision) this.active.delete(key)
   }
 
   /** Is this revision still the newest known for the string? Older ones are not reported. */
-  isCurrent(stringKey: string, revision: number): boolean {
-    const known = this.revisionOf(stringKey)
+  isCurrent(ref: StringRef, revision: number): boolean {
+    const known = this.revisionOf(ref, stringKeyOf(ref))
     return known === undefined || known <= revision
   }
 
-  finish(stringKey: string, revision: number): void {
+  finish(ref: StringRef, revision: number): void {
+    const key = stringKeyOf(ref)
     // The revision known for it (a finished one finishing again starts its window anew).
-    if (this.revisionOf(stringKey) !== revision) return
-    this.active.delete(stringKey)
+    if (this.revisionOf(ref, key) !== revision) return
+    this.active.delete(key)
     if (this.ttlMs <= 0) {
-      this.finished.delete(stringKey)
+      this.finished.forget(ref)
       return
     }
-    this.finished.set(stringKey, this.base + this.finishedKeys.length)
-    this.finishedKeys.push(stringKey)
-    this.finishedAt.push(this.now())
-    this.finishedRevision.push(revision)
-    if (this.base + this.finishedKeys.length - this.head > this.maxFinished) this.expire(true)
+    this.finished.add(ref, revision, this.now())
+    if (this.finished.finishes > this.maxFinished) this.expire(true)
   }
 
-  isActive(stringKey: string): boolean {
-    return this.active.has(stringKey)
+  isActive(ref: StringRef): boolean {
+    return this.active.has(stringKeyOf(ref))
   }
 
   get size(): number {
@@ -116,21 +109,8 @@ export class Dedupe {
   /** Forget finished strings older than the window, or beyond the count (`overCount`). */
   private expire(overCount = false): void {
     const cutoff = this.now() - this.ttlMs
-    const keys = this.finishedKeys
-    const end = this.base + keys.length
-    while (this.head < end && (this.finishedAt[this.head - this.base]! <= cutoff || (overCount && end - this.head > this.maxFinished))) {
-      const i = this.head - this.base
-      const key = keys[i]!
-      // Only if this finish is the string's latest (it may have come back and finished again since).
-      if (this.finished.get(key) === this.head) this.finished.delete(key)
-      this.head++
-    }
-    const drop = this.head - this.base
-    if (drop > 4096 && drop * 2 > keys.length) {
-      this.finishedKeys = keys.slice(drop)
-      this.finishedAt = this.finishedAt.slice(drop)
-      this.finishedRevision = this.finishedRevision.slice(drop)
-      this.base = this.head
+    for (let at = this.finished.oldestAt(); at !== undefined && (at <= cutoff || (overCount && this.finished.finishes > this.maxFinished)); at = this.finished.oldestAt()) {
+      this.finished.dropOldest()
     }
   }
 }

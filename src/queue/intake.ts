@@ -6,7 +6,7 @@
 import type { Backlog } from './backlog.js'
 import type { Dedupe } from './dedupe.js'
 import type { IntakeJournal } from './intake-journal.js'
-import { stringKeyOf, type Job } from '../protocol/job.js'
+import type { Job } from '../protocol/job.js'
 import { organizationOf, type EncodedJobs, type Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
@@ -100,7 +100,7 @@ export class Intake {
       await journal.append(batchId, fresh, encoded && { ...encoded, skip })
     } catch (error) {
       queue.finish(fresh.length)
-      for (const job of fresh) this.options.dedupe.release(stringKeyOf(job), job.revision)
+      for (const job of fresh) this.options.dedupe.release(job, job.revision)
       throw error
     }
     queue.push(fresh)
@@ -109,7 +109,7 @@ export class Intake {
 
   /** Is the job work to do? A string that finished here before is done again only if the service says so. */
   private isWork(job: Job): boolean {
-    switch (this.options.dedupe.arrive(stringKeyOf(job), job.revision)) {
+    switch (this.options.dedupe.arrive(job, job.revision)) {
       case 'new':
         return true
       case 'finished':

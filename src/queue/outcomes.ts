@@ -9,7 +9,7 @@ import type { Metrics } from '../util/metrics.js'
 import type { Dedupe } from './dedupe.js'
 import type { HeldOrganizations } from './held-organizations.js'
 import type { IntakeJournal } from './intake-journal.js'
-import { stringKeyOf, type Job } from '../protocol/job.js'
+import type { Job } from '../protocol/job.js'
 import type { WorkQueue } from './work-queue.js'
 
 export interface OutcomesDeps {
@@ -44,13 +44,13 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
 
   const finish = async (job: Job, outcome: string, port = '') => {
     await journal.done(job)
-    dedupe.finish(stringKeyOf(job), job.revision)
+    dedupe.finish(job, job.revision)
     queue.finish()
     metrics.jobs.inc({ outcome, port })
   }
   const park = async (job: Job, reason: string, port = '') => {
     await journal.park(job, reason)
-    dedupe.finish(stringKeyOf(job), job.revision)
+    dedupe.finish(job, job.revision)
     queue.finish()
     metrics.jobs.inc({ outcome: 'parked', port })
   }

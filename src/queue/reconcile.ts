@@ -7,7 +7,7 @@ import type { ApiClient } from '../platform/api-client.js'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
 import type { Dedupe } from './dedupe.js'
-import { stringKeyOf, type Job } from '../protocol/job.js'
+import type { Job } from '../protocol/job.js'
 
 type Step = Pick<Job, 'organizationId' | 'domain' | 'projectId' | 'stepId' | 'languageId'>
 
@@ -34,7 +34,7 @@ export class Reconciler {
           const records = await api.getStatuses(s.domain, s.projectId, s.stepId, s.languageId, { status: 'NEED_PROCESS', limit: PAGE, offset })
           for (const r of records) {
             checked++
-            if (!dedupe.isActive(stringKeyOf({ ...s, stringId: r.stringId }))) orphans++
+            if (!dedupe.isActive({ ...s, stringId: r.stringId })) orphans++
           }
           if (records.length < PAGE) break
         }

@@ -5,7 +5,7 @@
 import Keyv from 'keyv'
 import { describe, expect, it } from 'vitest'
 import type { Decision } from '../../src/protocol/decision.js'
-import { stringKeyOf, type Job } from '../../src/protocol/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { Backlog, type BacklogOptions } from '../../src/queue/backlog.js'
 import { Dedupe } from '../../src/queue/dedupe.js'
 import { entryTime, Journal } from '../../src/queue/journal.js'
@@ -181,8 +181,8 @@ describe('refilling the window', () => {
   it('drops a repeat delivery or an older revision that waited on disk, and finishes it in the journal', async () => {
     const { spill, window, journal, dedupe, backlog } = await setUp()
     const [dup, older] = jobs(2, 'A')
-    dedupe.arrive(stringKeyOf(dup!), 1)
-    dedupe.arrive(stringKeyOf(older!), 2)
+    dedupe.arrive(dup!, 1)
+    dedupe.arrive(older!, 2)
     await spill(4, 'A')
     expect(journal.size).toBe(4)
     expect(ids(await window())).toEqual(range('A', 2, 2))
@@ -193,8 +193,8 @@ describe('refilling the window', () => {
   it("asks the service again for a string finished before, and for a part read back after a restart or a hold", async () => {
     const { spill, window, journal, dedupe, backlog } = await setUp()
     const [first] = jobs(1, 'A')
-    dedupe.arrive(stringKeyOf(first!), 1)
-    dedupe.finish(stringKeyOf(first!), 1)
+    dedupe.arrive(first!, 1)
+    dedupe.finish(first!, 1)
     await spill(2, 'A')
     expect((await window()).map((j) => [j.stringId, j.recheck ?? false])).toEqual([[0, true], [1, false]])
     const at = await journal.append(journal.newBatchId(), jobs(2, 'B'))
@@ -228,8 +228,8 @@ describe('refilling the window', () => {
     // Reported since by another copy (a stash left the first on disk): asked about, not PATCHed again.
     const { spill, dedupe, reported, queue, backlog } = await setUp()
     const [first] = jobs(1, 'A')
-    dedupe.arrive(stringKeyOf(first!), 1)
-    dedupe.finish(stringKeyOf(first!), 1)
+    dedupe.arrive(first!, 1)
+    dedupe.finish(first!, 1)
     await spill(2, 'A', 0, { decidedPort: 'approved' })
     await backlog.refill()
     expect(reported.map((d) => d.job.stringId)).toEqual([1])
@@ -360,13 +360,13 @@ describe('stash: a held organization leaves the window', () => {
     await spill(2, 'A', 100)
     const inWindow = jobs(3, 'A', 0, { attempts: 2 })
     await journal.append(journal.newBatchId(), inWindow)
-    for (const j of inWindow) dedupe.arrive(stringKeyOf(j), 1)
+    for (const j of inWindow) dedupe.arrive(j, 1)
     expect(journal.size).toBe(5)
     await backlog.stash(inWindow)
     expect(journal.size).toBe(5)
     expect(backlog.waiting('a')).toBe(5)
     // Released by the dedupe: they are new again when they come back.
-    expect(dedupe.isActive(stringKeyOf(inWindow[0]!))).toBe(false)
+    expect(dedupe.isActive(inWindow[0]!)).toBe(false)
     held.delete('a')
     const back = await window()
     expect(ids(back)).toEqual([...range('A', 0, 3), ...range('A', 100, 2)])

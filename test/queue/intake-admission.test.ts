@@ -4,11 +4,13 @@
 import { describe, expect, it } from 'vitest'
 import { Dedupe } from '../../src/queue/dedupe.js'
 import { ALIVE_EVERY_MS, incoming, Intake } from '../../src/queue/intake.js'
-import { stringKeyOf, type Job } from '../../src/protocol/job.js'
+import type { Job } from '../../src/protocol/job.js'
 import { WorkQueue } from '../../src/queue/work-queue.js'
 
 const job = (stringId: number, revision = 1, organizationId = '1', domain = 'acme'): Job =>
   ({ key: `k${stringId}`, organizationId, domain, moduleKey: 'm', projectId: 7, stepId: 11, languageId: 'de', stringId, revision, batchId: '', attempts: 0 }) as unknown as Job
+/** A string no batch of these tests names. */
+const neverSeen = job(999_999)
 
 function setup(options: { direct?: boolean; refuse?: string; failAppend?: boolean; lastAlive?: number } = {}) {
   const events: string[] = []
@@ -61,7 +63,7 @@ describe('Intake', () => {
     const newer = job(1, 3)
     expect(await intake.accept('b3', incoming([newer]))).toMatchObject({ accepted: 1, duplicates: 0 })
     expect(newer.recheck).toBeUndefined()
-    dedupe.finish(stringKeyOf(newer), 3)
+    dedupe.finish(newer, 3)
     const again = job(1, 3)
     expect(await intake.accept('b4', incoming([again]))).toMatchObject({ accepted: 1, duplicates: 0 })
     expect(again.recheck).toBe(true)
@@ -71,8 +73,8 @@ describe('Intake', () => {
     const { intake, queue, dedupe, processed } = setup({ failAppend: true })
     await expect(intake.accept('b1', incoming([job(1), job(2)]))).rejects.toThrow('disk write failed')
     expect(queue.depth).toBe(0)
-    expect(dedupe.isActive(stringKeyOf(job(1)))).toBe(false)
-    expect(dedupe.arrive(stringKeyOf(job(1)), 1)).toBe('new')
+    expect(dedupe.isActive(job(1))).toBe(false)
+    expect(dedupe.arrive(job(1), 1)).toBe('new')
     await queue.onIdle()
     expect(processed).toEqual([])
   })
@@ -133,19 +135,19 @@ describe('Intake', () => {
     const { intake, dedupe, events } = setup({ lastAlive: 1_000_000 - 75_000 })
     expect(await intake.replay()).toEqual({ strings: 3, batches: 1, parked: 0 })
     expect(events).toEqual(['alive'])
-    expect(dedupe.arrive('never-seen', 1)).toBe('finished')
+    expect(dedupe.arrive(neverSeen, 1)).toBe('finished')
   })
 
   it('takes strings as new again once that memory would have run out', async () => {
     const { intake, dedupe } = setup({ lastAlive: 1_000_000 - 95_000 })
     await intake.replay()
-    expect(dedupe.arrive('never-seen', 1)).toBe('new')
+    expect(dedupe.arrive(neverSeen, 1)).toBe('new')
   })
 
   it('takes everything as new on a first start', async () => {
     const { intake, dedupe } = setup()
     await intake.replay()
-    expect(dedupe.arrive('never-seen', 1)).toBe('new')
+    expect(dedupe.arrive(neverSeen, 1)).toBe('new')
   })
 
   it('replays from a journal that keeps no liveness, taking everything as new', async () => {
@@ -154,7 +156,7 @@ describe('Intake', () => {
     const backlog = { replay: async () => ({ strings: 0, batches: 0, parked: 0 }) }
     const intake = new Intake({ dedupe, queue: new WorkQueue({ concurrency: 1, limit: 10, process: async () => {}, onError: () => {} }), local: { journal: journal as never, backlog: backlog as never } })
     expect(await intake.replay()).toEqual({ strings: 0, batches: 0, parked: 0 })
-    expect(dedupe.arrive('never-seen', 1)).toBe('new')
+    expect(dedupe.arrive(neverSeen, 1)).toBe('new')
   })
 
   it("sizes a batch made of jobs by their count, and an empty one as nobody's", () => {

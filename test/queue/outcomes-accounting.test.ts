@@ -4,7 +4,7 @@
 // their room in the window even when the disk write fails.
 import { describe, expect, it } from 'vitest'
 import type { Decision } from '../../src/protocol/decision.js'
-import type { Job } from '../../src/protocol/job.js'
+import { stringKeyOf, type Job } from '../../src/protocol/job.js'
 import { createOutcomes } from '../../src/queue/outcomes.js'
 import { createLogger } from '../../src/util/logger.js'
 
@@ -22,7 +22,7 @@ function setup(options: { stash?: (jobs: Job[]) => Promise<void> } = {}) {
       done: async (j: Job) => void events.push(`done ${j.stringId}`),
       park: async (j: Job, reason: string) => void events.push(`park ${j.stringId} ${reason}`),
     } as never,
-    dedupe: { finish: (key: string, revision: number) => void events.push(`forget ${key} r${revision}`) } as never,
+    dedupe: { finish: (ref: Job, revision: number) => void events.push(`forget ${stringKeyOf(ref)} r${revision}`) } as never,
     queue: { finish: (n = 1) => void events.push(`room ${n}`) } as never,
     held: {
       hold: (domain: string, n: number, reason: string, cause: string) => void events.push(`hold ${domain} ${n} ${reason} ${cause}`),

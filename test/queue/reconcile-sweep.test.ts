@@ -4,6 +4,7 @@
 // the sweep goes on.
 import { describe, expect, it } from 'vitest'
 import { stringKeyOf } from '../../src/protocol/job.js'
+import type { StringRef } from '../../src/queue/dedupe.js'
 import { Reconciler } from '../../src/queue/reconcile.js'
 import { createLogger } from '../../src/util/logger.js'
 
@@ -24,7 +25,7 @@ function setup(waiting: (domain: string, stepId: number, languageId: string) => 
   const metrics = { reconcileOrphans: { inc: (n = 1) => void (orphanCount += n) } }
   const lines: Array<Record<string, unknown>> = []
   const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
-  const reconciler = new Reconciler({ api, dedupe: { isActive: (key: string) => active.has(key) }, metrics: metrics as never, log })
+  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log })
   return { reconciler, calls, lines, orphans: () => orphanCount }
 }
 

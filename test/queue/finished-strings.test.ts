@@ -1,0 +1,262 @@
+// The de-duplication's finished strings are columns and a hash index of our own (finished-strings.ts):
+// checked here against a plain model of what Dedupe promises (dedupe.ts's comments), over random
+// arrivals, finishes, releases and time, with several scopes, string ids past 2^32, a ring that
+// grows and shrinks again, and expiry by time and by count.
+import { describe, expect, it } from 'vitest'
+import { stringKeyOf } from '../../src/protocol/job.js'
+import { Dedupe, type Arrival, type StringRef } from '../../src/queue/dedupe.js'
+import { FinishedStrings, hashOf } from '../../src/queue/finished-strings.js'
+
+/** What Dedupe promises, kept the plainest way: a map of active strings and a list of finishes. */
+class Model {
+  readonly active = new Map<string, number>()
+  /** Finishes, oldest first; `latest` while no later finish or arrival of the string replaced it. */
+  finishes: Array<{ key: string; revision: number; at: number; latest: boolean }> = []
+  constructor(private readonly ttl: number, private readonly now: () => number, private readonly max: number) {}
+  private known(key: string) {
+    return this.active.get(key) ?? this.finishes.find((f) => f.latest && f.key === key)?.revision
+  }
+  private unlatest(key: string) {
+    for (const f of this.finishes) if (f.key === key) f.latest = false
+  }
+  private expire(overCount = false) {
+    const cutoff = this.now() - this.ttl
+    while (this.finishes.length && (this.finishes[0]!.at <= cutoff || (overCount && this.finishes.length > this.max))) this.finishes.shift()
+  }
+  arrive(key: string, revision: number): Arrival {
+    this.expire()
+    const active = this.active.get(key)
+    if (active !== undefined) {
+      if (revision < active) return 'stale'
+      if (revision === active) return 'duplicate'
+      this.active.set(key, revision)
+      return 'new'
+    }
+    const known = this.known(key)
+    this.active.set(key, revision)
+    if (known === undefined) return 'new'
+    if (revision < known) {
+      this.active.delete(key)
+      return 'stale'
+    }
+    this.unlatest(key)
+    return revision === known ? 'finished' : 'new'
+  }
+  release(key: string, revision: number) {
+    if (this.active.get(key) === revision) this.active.delete(key)
+  }
+  isCurrent(key: string, revision: number) {
+    const known = this.known(key)
+    return known === undefined || known <= revision
+  }
+  finish(key: string, revision: number) {
+    if (this.known(key) !== revision) return
+    this.active.delete(key)
+    this.unlatest(key)
+    if (this.ttl <= 0) return
+    this.finishes.push({ key, revision, at: this.now(), latest: true })
+    if (this.finishes.length > this.max) this.expire(true)
+  }
+  get size() {
+    return this.active.size + this.finishes.filter((f) => f.latest).length
+  }
+}
+
+/** A small deterministic generator (mulberry32), so that a failure can be run again. */
+function random(seed: number) {
+  let a = seed >>> 0
+  return () => {
+    a = (a + 0x6d2b79f5) | 0
+    let t = Math.imul(a ^ (a >>> 15), 1 | a)
+    t = (t + Math.imul(t ^ (t >>> 7), 61 | t)) ^ t
+    return ((t ^ (t >>> 14)) >>> 0) / 4294967296
+  }
+}
+
+function refs(rand: () => number, count: number): StringRef[] {
+  const organizations = ['b7f3c2a1-1234-4cde-9abc-0123456789ab', 'acme', 'a|b']
+  const out: StringRef[] = []
+  for (let i = 0; i < count; i++) {
+    const big = rand() < 0.2
+    out.push({
+      organizationId: organizations[Math.floor(rand() * organizations.length)]!,
+      projectId: 1 + Math.floor(rand() * 3),
+      stepId: 10 + Math.floor(rand() * 2),
+      languageId: rand() < 0.5 ? 'de' : 'pt-BR',
+      // Ids past 2^32 differ in their high half only from some below.
+      stringId: big ? 2 ** 32 * (1 + Math.floor(rand() * 4)) + Math.floor(rand() * 50) : Math.floor(rand() * 4000),
+    })
+  }
+  return out
+}
+
+describe('Dedupe against a plain model', () => {
+  for (const { seed, ttl, max, strings, ops } of [
+    { seed: 1, ttl: 500, max: 3000, strings: 5000, ops: 40_000 },
+    { seed: 2, ttl: 50, max: 200, strings: 300, ops: 30_000 },
+    { seed: 3, ttl: 100_000, max: 2500, strings: 8000, ops: 40_000 },
+    { seed: 4, ttl: 0, max: 100, strings: 200, ops: 5000 },
+  ]) {
+    it(`answers as the model does (seed ${seed}, ttl ${ttl} ms, at most ${max} finished)`, () => {
+      const rand = random(seed)
+      let now = 1_000_000
+      const d = new Dedupe(ttl, () => now, max)
+      const m = new Model(ttl, () => now, max)
+      const pool = refs(rand, strings)
+      for (let op = 0; op < ops; op++) {
+        // Mostly in the same millisecond (ties in expiry), now and then a jump past the window.
+        const r = rand()
+        now += r < 0.7 ? 0 : r < 0.995 ? Math.floor(rand() * 5) : ttl + 1
+        const ref = pool[Math.floor(rand() * pool.length)]!
+        const key = stringKeyOf(ref)
+        const revision = Math.floor(rand() * 4)
+        const what = rand()
+        const where = `op ${op}: ${key} r${revision}`
+        if (what < 0.4) expect(d.arrive(ref, revision), where).toBe(m.arrive(key, revision))
+        else if (what < 0.75) {
+          // Finish what is active (as the worker does), now and then another revision.
+          const active = m.active.get(key)
+          const rev = active !== undefined && rand() < 0.9 ? active : revision
+          d.finish(ref, rev)
+          m.finish(key, rev)
+        } else if (what < 0.8) {
+          d.release(ref, revision)
+          m.release(key, revision)
+        } else if (what < 0.9) expect(d.isCurrent(ref, revision), where).toBe(m.isCurrent(key, revision))
+        else expect(d.isActive(ref), where).toBe(m.active.has(key))
+        if (op % 97 === 0) expect(d.size, where).toBe(m.size)
+      }
+      expect(d.size).toBe(m.size)
+    })
+  }
+})
+
+describe('FinishedStrings', () => {
+  const ref = (stringId: number, languageId = 'de', organizationId = 'o'): StringRef => ({ organizationId, projectId: 1, stepId: 2, languageId, stringId })
+  const inside = (f: FinishedStrings) => f as unknown as { capacity: number; scopes: Map<string, number> }
+
+  it('grows its ring as finishes come, and gives the room back once they are dropped', () => {
+    const f = new FinishedStrings()
+    for (let i = 0; i < 10_000; i++) f.add(ref(i, i % 3 ? 'de' : 'fr'), 1, i)
+    expect(f.size).toBe(10_000)
+    expect(inside(f).capacity).toBe(16_384)
+    expect(inside(f).scopes.size).toBe(2)
+    for (let i = 0; i < 9_990; i++) f.dropOldest()
+    expect(f.size).toBe(10)
+    expect(inside(f).capacity).toBe(1024)
+    // What is left is still found, with its own revision and time.
+    for (let i = 9_990; i < 10_000; i++) expect(f.revisionOf(ref(i, i % 3 ? 'de' : 'fr'))).toBe(1)
+    expect(f.oldestAt()).toBe(9_990)
+    for (let i = 0; i < 10; i++) f.dropOldest()
+    expect(f.size).toBe(0)
+    expect(f.oldestAt()).toBeUndefined()
+    // A scope is forgotten with its last finish.
+    expect(inside(f).scopes.size).toBe(0)
+  })
+
+  it('tells strings apart by every part of their scope and by their id', () => {
+    const f = new FinishedStrings()
+    f.add(ref(7), 1, 0)
+    f.add(ref(7, 'fr'), 2, 0)
+    f.add(ref(7, 'de', 'p'), 3, 0)
+    f.add({ ...ref(7), projectId: 9 }, 4, 0)
+    f.add({ ...ref(7), stepId: 9 }, 5, 0)
+    f.add(ref(7 + 2 ** 32), 6, 0)
+    expect([ref(7), ref(7, 'fr'), ref(7, 'de', 'p'), { ...ref(7), projectId: 9 }, { ...ref(7), stepId: 9 }, ref(7 + 2 ** 32)].map((r) => f.revisionOf(r))).toEqual([1, 2, 3, 4, 5, 6])
+    expect(f.revisionOf(ref(8))).toBeUndefined()
+    expect(f.revisionOf(ref(7, 'it'))).toBeUndefined()
+  })
+
+  it('tells apart two strings whose hashes collide', () => {
+    // The first scope looked up is number 0, the second number 1: find ids whose hashes meet
+    // (ids drawn from the low 2^32, where within a scope the hash is one-to-one).
+    const rand = random(11)
+    const byHash = new Map<number, number>()
+    for (let i = 0; i < 1 << 18; i++) {
+      const id = Math.floor(rand() * 2 ** 32)
+      byHash.set(hashOf(1, id), id)
+    }
+    let pair: [number, number] | undefined
+    while (!pair) {
+      const id = Math.floor(rand() * 2 ** 32)
+      const other = byHash.get(hashOf(0, id))
+      if (other !== undefined) pair = [id, other]
+    }
+    const [a, b] = pair
+    const f = new FinishedStrings()
+    f.add(ref(a), 1, 0)
+    f.add(ref(b, 'fr'), 2, 0)
+    expect(f.revisionOf(ref(a))).toBe(1)
+    expect(f.revisionOf(ref(b, 'fr'))).toBe(2)
+    expect(f.revisionOf(ref(b))).toBeUndefined()
+    expect(f.revisionOf(ref(a, 'fr'))).toBeUndefined()
+    f.forget(ref(a))
+    expect(f.revisionOf(ref(b, 'fr'))).toBe(2)
+  })
+
+  it('a string finished again replaces its earlier finish, which still takes its place in the ring', () => {
+    const f = new FinishedStrings()
+    f.add(ref(1), 1, 0)
+    f.add(ref(2), 1, 1)
+    f.add(ref(1), 2, 2)
+    expect(f.size).toBe(2)
+    expect(f.finishes).toBe(3)
+    f.dropOldest()
+    // The first finish of string 1 went; its later one stays.
+    expect(f.revisionOf(ref(1))).toBe(2)
+    f.forget(ref(2))
+    expect(f.revisionOf(ref(2))).toBeUndefined()
+    expect(f.size).toBe(1)
+  })
+
+  it('moves an earlier finish of a string with the ring without taking it for the latest', () => {
+    const f = new FinishedStrings()
+    // The ring grows (1024, 2048, 4096 places) with both finishes of string 1 in it...
+    f.add(ref(1), 1, 0)
+    f.add(ref(1), 2, 1)
+    for (let i = 0; i < 3000; i++) f.add(ref(100 + i), 1, 2)
+    expect(f.revisionOf(ref(1))).toBe(2)
+    expect(f.size).toBe(3001)
+    // ... and shrinks again (to 1024 places) with both finishes of string 2 in it.
+    f.add(ref(2), 1, 3)
+    f.add(ref(2), 2, 4)
+    while (f.finishes > 2) f.dropOldest()
+    expect(inside(f).capacity).toBe(1024)
+    expect(f.revisionOf(ref(1))).toBeUndefined()
+    expect(f.revisionOf(ref(2))).toBe(2)
+    expect(f.size).toBe(1)
+    f.dropOldest()
+    expect(f.revisionOf(ref(2))).toBe(2)
+    expect(f.size).toBe(1)
+    f.dropOldest()
+    expect(f.size).toBe(0)
+  })
+
+  it('finds every string after many deletions in crowded runs of the index', () => {
+    // One scope, ids that hash close together, and removals out of order: backward-shift deletion
+    // must leave every remaining string reachable from its home.
+    const f = new FinishedStrings()
+    const rand = random(7)
+    const live = new Map<number, number>()
+    for (let round = 0; round < 20_000; round++) {
+      const id = Math.floor(rand() * 900)
+      if (rand() < 0.6) {
+        f.add(ref(id), round, round)
+        live.set(id, round)
+      } else {
+        f.forget(ref(id))
+        live.delete(id)
+      }
+      if (f.finishes > 1000) f.dropOldest()
+      // What dropOldest took out of the model: strings whose latest finish left the ring.
+      if (round % 500 === 0) {
+        for (const [k, v] of live) if (f.revisionOf(ref(k)) === undefined) expect(v, `string ${k}`).toBeLessThan(round - 999)
+        expect(f.size).toBeLessThanOrEqual(live.size)
+      }
+    }
+    for (let id = 0; id < 900; id++) {
+      const found = f.revisionOf(ref(id))
+      if (found !== undefined) expect(found).toBe(live.get(id))
+    }
+  })
+})
