@@ -2,10 +2,12 @@
 // order they happened (typed arrays), and an open-addressing index over it. A string is its scope
 // (organization, project, step, language; interned to a small number while a finish in the ring
 // names it) and its id, so that nothing per finished string is a JavaScript object or a string.
-// With a Map of key strings it was about 140 bytes per finished string, most of it the keys (an
-// organization's id is a UUID) and the Map's table, and up to 175 with the arrays' slack: 17 MB of the main thread's live heap in the
-// million-pair burst (a hundred thousand remembered, DEDUPE_MAX), a quarter of it (issue 16). Here
-// it is 37 bytes per place in the ring and 8 per place in the index.
+// With a Map of key strings it was 140-170 bytes per finished string (by how full the Map's table
+// and the arrays were), most of it the keys (an organization's id is a UUID) and the table: 17.5
+// MB, a quarter of the main thread's live heap, in the million-pair burst, where a hundred
+// thousand finished strings are remembered (DEDUPE_MAX; issue 16). Here it is 41 bytes per place
+// in the ring (33 in its columns, 8 in the index): 41-82 per string as the ring grows by
+// doubling, 5.4 MB for a hundred thousand.
 import type { Job } from '../protocol/job.js'
 
 /** A string as the de-duplication knows it, whatever its revision. */
@@ -21,12 +23,20 @@ export function hashOf(scope: number, id: number): number {
   return (h ^ (h >>> 16)) | 0
 }
 
+/** Put a ring place with hash `h` into an index (linear probing; the index always has room). */
+function insert(index: Int32Array, h: number, place: number): void {
+  const mask = index.length - 1
+  let i = h & mask
+  while (index[i] !== 0) i = (i + 1) & mask
+  index[i] = place + 1
+}
+
 export class FinishedStrings {
   /** Ring places (a power of two); a finish's place is its sequence number modulo this. */
   private capacity = 0
   private scope = new Int32Array(0)
   private id = new Float64Array(0)
-  private revisionAt = new Float64Array(0)
+  private revision = new Float64Array(0)
   private finishedAt = new Float64Array(0)
   private hash = new Int32Array(0)
   /** 1 while the finish at this place is its string's latest (the index points at it). */
@@ -44,8 +54,12 @@ export class FinishedStrings {
   private scopeKeys: string[] = []
   private scopeRefs: number[] = []
   private freeScopes: number[] = []
-  /** The last scope looked up (finishes come in runs of one step and language). */
-  private last?: { organizationId: string; projectId: number; stepId: number; languageId: string; scope: number }
+  /** The last scope looked up, -1 for none (finishes come in runs of one step and language). */
+  private lastScope = -1
+  private lastOrganization = ''
+  private lastProject = 0
+  private lastStep = 0
+  private lastLanguage = ''
 
   /** Strings remembered. */
   get size(): number {
@@ -65,7 +79,7 @@ export class FinishedStrings {
   /** The revision remembered for the string, or undefined. */
   revisionOf(ref: StringRef): number | undefined {
     const place = this.find(ref)
-    return place < 0 ? undefined : this.revisionAt[place]
+    return place < 0 ? undefined : this.revision[place]
   }
 
   /** Remember the string's finish of a revision at a time; it replaces what was remembered of it. */
@@ -77,17 +91,14 @@ export class FinishedStrings {
     const h = hashOf(scope, ref.stringId)
     this.scope[place] = scope
     this.id[place] = ref.stringId
-    this.revisionAt[place] = revision
+    this.revision[place] = revision
     this.finishedAt[place] = at
     this.hash[place] = h
     this.latest[place] = 1
     this.scopeRefs[scope]!++
     this.end++
     this.strings++
-    const mask = this.index.length - 1
-    let i = h & mask
-    while (this.index[i] !== 0) i = (i + 1) & mask
-    this.index[i] = place + 1
+    insert(this.index, h, place)
   }
 
   /** Forget the string (its finishes stay in the ring until they are the oldest, but count for nothing). */
@@ -145,33 +156,35 @@ export class FinishedStrings {
   private relayout(capacity: number): void {
     const scope = new Int32Array(capacity)
     const id = new Float64Array(capacity)
-    const revisionAt = new Float64Array(capacity)
+    const revision = new Float64Array(capacity)
     const finishedAt = new Float64Array(capacity)
     const hash = new Int32Array(capacity)
     const latest = new Uint8Array(capacity)
     const index = new Int32Array(capacity * 2)
-    const mask = index.length - 1
     for (let seq = this.head; seq < this.end; seq++) {
       const from = seq & (this.capacity - 1)
       const to = seq & (capacity - 1)
       scope[to] = this.scope[from]!
       id[to] = this.id[from]!
-      revisionAt[to] = this.revisionAt[from]!
+      revision[to] = this.revision[from]!
       finishedAt[to] = this.finishedAt[from]!
       hash[to] = this.hash[from]!
       latest[to] = this.latest[from]!
-      if (!latest[to]) continue
-      let i = hash[to]! & mask
-      while (index[i] !== 0) i = (i + 1) & mask
-      index[i] = to + 1
+      if (latest[to]) insert(index, hash[to]!, to)
     }
-    Object.assign(this, { capacity, scope, id, revisionAt, finishedAt, hash, latest, index })
+    this.capacity = capacity
+    this.scope = scope
+    this.id = id
+    this.revision = revision
+    this.finishedAt = finishedAt
+    this.hash = hash
+    this.latest = latest
+    this.index = index
   }
 
   /** The scope's number; with `create`, made if there is none (else -1). */
   private scopeOf(ref: StringRef, create: boolean): number {
-    const last = this.last
-    if (last && last.organizationId === ref.organizationId && last.projectId === ref.projectId && last.stepId === ref.stepId && last.languageId === ref.languageId) return last.scope
+    if (this.lastScope >= 0 && this.lastOrganization === ref.organizationId && this.lastProject === ref.projectId && this.lastStep === ref.stepId && this.lastLanguage === ref.languageId) return this.lastScope
     const key = `${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`
     let scope = this.scopes.get(key)
     if (scope === undefined) {
@@ -181,7 +194,11 @@ export class FinishedStrings {
       this.scopeKeys[scope] = key
       this.scopeRefs[scope] = 0
     }
-    this.last = { organizationId: ref.organizationId, projectId: ref.projectId, stepId: ref.stepId, languageId: ref.languageId, scope }
+    this.lastScope = scope
+    this.lastOrganization = ref.organizationId
+    this.lastProject = ref.projectId
+    this.lastStep = ref.stepId
+    this.lastLanguage = ref.languageId
     return scope
   }
 
@@ -190,6 +207,6 @@ export class FinishedStrings {
     this.scopes.delete(this.scopeKeys[scope]!)
     this.scopeKeys[scope] = ''
     this.freeScopes.push(scope)
-    if (this.last?.scope === scope) this.last = undefined
+    if (this.lastScope === scope) this.lastScope = -1
   }
 }
