@@ -232,6 +232,83 @@ describe('FinishedStrings', () => {
     expect(f.size).toBe(0)
   })
 
+  it('keeps every string reachable when a deletion shifts a run that wraps around the end of the index', () => {
+    // A fresh ring has 1,024 places and an index of 2,048 slots; its first scope is number 0. Ids
+    // whose home slot is among the last four or the first four make runs that wrap around.
+    const homeOf = (id: number) => hashOf(0, id) & 2047
+    const near: number[] = []
+    for (let id = 0; near.length < 14; id++) if (homeOf(id) >= 2044 || homeOf(id) <= 3) near.push(id)
+    const rand = random(5)
+    for (let round = 0; round < 300; round++) {
+      const f = new FinishedStrings()
+      const order = [...near].sort(() => rand() - 0.5)
+      for (const id of order) f.add(ref(id), id, 0)
+      const left = new Set(order)
+      for (const id of order.sort(() => rand() - 0.5).slice(0, 10)) {
+        f.forget(ref(id))
+        left.delete(id)
+        for (const other of near) expect(f.revisionOf(ref(other)), `round ${round}: ${other} after ${id}`).toBe(left.has(other) ? other : undefined)
+      }
+    }
+  })
+
+  it('grows when it is full even after its oldest finishes went', () => {
+    const f = new FinishedStrings()
+    for (let i = 0; i < 1000; i++) f.add(ref(i), 1, i)
+    for (let i = 0; i < 500; i++) f.dropOldest()
+    // 1,024 finishes in 1,024 places, the ring's start at place 500; one more must grow it.
+    for (let i = 1000; i < 1525; i++) f.add(ref(i), 1, i)
+    expect(inside(f).capacity).toBe(2048)
+    for (let i = 500; i < 1525; i++) expect(f.revisionOf(ref(i)), `string ${i}`).toBe(1)
+    expect(f.oldestAt()).toBe(500)
+  })
+
+  it('tells apart two strings of one scope whose hashes collide (ids past 2^32)', () => {
+    const rand = random(13)
+    const byHash = new Map<number, number>()
+    let pair: [number, number] | undefined
+    while (!pair) {
+      const id = 2 ** 32 + Math.floor(rand() * (Number.MAX_SAFE_INTEGER - 2 ** 32))
+      const other = byHash.get(hashOf(0, id))
+      if (other !== undefined && other !== id) pair = [id, other]
+      byHash.set(hashOf(0, id), id)
+    }
+    const [a, b] = pair
+    const f = new FinishedStrings()
+    f.add(ref(a), 1, 0)
+    expect(f.revisionOf(ref(b))).toBeUndefined()
+    f.add(ref(b), 2, 0)
+    expect([f.revisionOf(ref(a)), f.revisionOf(ref(b))]).toEqual([1, 2])
+    f.forget(ref(b))
+    expect([f.revisionOf(ref(a)), f.revisionOf(ref(b))]).toEqual([1, undefined])
+  })
+
+  it('a look-up does not take a scope, and a scope given back is not handed out twice', () => {
+    const f = new FinishedStrings()
+    f.add(ref(1), 1, 0)
+    expect(f.revisionOf(ref(1, 'fr'))).toBeUndefined()
+    f.forget(ref(2, 'it'))
+    expect(inside(f).scopes.size).toBe(1)
+    // Dropping from an empty ring gives nothing back a second time.
+    f.dropOldest()
+    f.dropOldest()
+    expect(inside(f).scopes.size).toBe(0)
+    f.add(ref(5, 'de'), 1, 1)
+    f.add(ref(5, 'fr'), 2, 1)
+    expect([f.revisionOf(ref(5, 'de')), f.revisionOf(ref(5, 'fr'))]).toEqual([1, 2])
+  })
+
+  it('the last scope looked up is forgotten with its scope', () => {
+    const f = new FinishedStrings()
+    f.add(ref(5, 'de'), 1, 0)
+    f.dropOldest()
+    // 'de' comes back (it must get a number again) and then another scope: not the same number.
+    f.add(ref(5, 'de'), 2, 1)
+    f.add(ref(5, 'fr'), 3, 1)
+    expect([f.revisionOf(ref(5, 'de')), f.revisionOf(ref(5, 'fr'))]).toEqual([2, 3])
+    expect(inside(f).scopes.size).toBe(2)
+  })
+
   it('finds every string after many deletions in crowded runs of the index', () => {
     // One scope, ids that hash close together, and removals out of order: backward-shift deletion
     // must leave every remaining string reachable from its home.
