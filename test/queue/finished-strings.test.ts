@@ -133,7 +133,9 @@ describe('Dedupe against a plain model', () => {
 
 describe('FinishedStrings', () => {
   const ref = (stringId: number, languageId = 'de', organizationId = 'o'): StringRef => ({ organizationId, projectId: 1, stepId: 2, languageId, stringId })
-  const inside = (f: FinishedStrings) => f as unknown as { capacity: number; scopes: Map<string, number> }
+  const inside = (f: FinishedStrings) => f as unknown as { capacity: number; scopes: Map<string, number>; index: Int32Array }
+  /** Slots of the index in use: one per string remembered, nothing left pointing elsewhere. */
+  const indexed = (f: FinishedStrings) => inside(f).index.reduce((n, v) => n + (v !== 0 ? 1 : 0), 0)
 
   it('grows its ring as finishes come, and gives the room back once they are dropped', () => {
     const f = new FinishedStrings()
@@ -222,6 +224,7 @@ describe('FinishedStrings', () => {
     f.add(ref(2), 2, 4)
     while (f.finishes > 2) f.dropOldest()
     expect(inside(f).capacity).toBe(1024)
+    expect(indexed(f)).toBe(f.size)
     expect(f.revisionOf(ref(1))).toBeUndefined()
     expect(f.revisionOf(ref(2))).toBe(2)
     expect(f.size).toBe(1)
@@ -259,6 +262,7 @@ describe('FinishedStrings', () => {
     // 1,024 finishes in 1,024 places, the ring's start at place 500; one more must grow it.
     for (let i = 1000; i < 1525; i++) f.add(ref(i), 1, i)
     expect(inside(f).capacity).toBe(2048)
+    expect(indexed(f)).toBe(f.size)
     for (let i = 500; i < 1525; i++) expect(f.revisionOf(ref(i)), `string ${i}`).toBe(1)
     expect(f.oldestAt()).toBe(500)
   })
