@@ -25,22 +25,15 @@ class Model {
   }
   arrive(key: string, revision: number): Arrival {
     this.expire()
-    const active = this.active.get(key)
-    if (active !== undefined) {
-      if (revision < active) return 'stale'
-      if (revision === active) return 'duplicate'
-      this.active.set(key, revision)
-      return 'new'
-    }
+    // The rules in one pass: older than anything known is stale; the active revision again is a
+    // repeat; otherwise the string is active at this revision, a finished one arriving as finished.
+    const wasActive = this.active.has(key)
     const known = this.known(key)
-    this.active.set(key, revision)
-    if (known === undefined) return 'new'
-    if (revision < known) {
-      this.active.delete(key)
-      return 'stale'
-    }
+    if (known !== undefined && revision < known) return 'stale'
+    if (wasActive && revision === known) return 'duplicate'
     this.unlatest(key)
-    return revision === known ? 'finished' : 'new'
+    this.active.set(key, revision)
+    return !wasActive && revision === known ? 'finished' : 'new'
   }
   release(key: string, revision: number) {
     if (this.active.get(key) === revision) this.active.delete(key)
