@@ -334,6 +334,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
     organizations: tokens,
     storeReachable: () => stores.ping(),
     pipelinesLoaded: () => pipelines().all().length,
+    pipelinesReady: () => deps.pipelines.ready?.() ?? true,
   })
   const app = createApp({
     log,

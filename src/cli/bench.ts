@@ -268,7 +268,9 @@ class Bench {
       ...env,
     })
     this.children.push(child)
-    await waitFor(async () => ((await fetch(`${url}/healthz`)).ok ? true : undefined), 30_000, 100, `the worker at ${url}: ${child.tail()}`)
+    // Ready as a load balancer would see it (/readyz): the store answers and the pipeline threads
+    // have loaded the pipelines, so that no scenario's first strings wait for that load.
+    await waitFor(async () => ((await fetch(`${url}/readyz`)).ok ? true : undefined), 30_000, 100, `the worker at ${url}: ${child.tail()}`)
     if (connect) await connectThroughBrowser(url, this.emulator.organization.domain)
     return { child, url }
   }

@@ -39,6 +39,8 @@ import type { Item, PluginCache, PluginMetrics } from './types.js'
 
 /** How often an idle thread's event loop beats. */
 export const HEARTBEAT_MS = 50
+/** Slots of the pool's shared cell (ThreadData.current). */
+export const CELL = { generation: 0, loaded: 1 } as const
 /** Slots of a task's stamp. */
 export const STAMP = { beat: 0, item: 1, check: 2, thread: 3 } as const
 /** The `check` slot while the thread loads its pipelines: not a check, not under the budget. */
@@ -121,7 +123,11 @@ export interface ThreadData {
   generation: number
   /** Lower the thread's priority by this many nice values once its pipelines are loaded (the ordinary threads by threadNice, the long-text lane by longTextNice). */
   nice?: number
-  /** The host's generation now (one Int32, updated before every task): what a new thread loads as it starts. */
+  /**
+   * Two Int32s: the host's generation now (CELL.generation, updated before every task: what a new
+   * thread loads as it starts), and how many threads have loaded pipelines (CELL.loaded, added to
+   * once by each thread on its first load: what /readyz waits for).
+   */
   current: SharedArrayBuffer
 }
 export interface CacheRequest { id: number; op: 'get' | 'set'; ns: string; key: string; value?: unknown; ttlMs?: number }
@@ -259,8 +265,8 @@ export class PipelinePool {
     this.laneElapsedFactor = laneElapsedFactor(laneNice)
     this.threadElapsedFactor = threadElapsedFactor(threadNice)
     const { source, pluginsDir } = options.host.origin
-    this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
-    Atomics.store(this.generationCell, 0, options.host.generation)
+    this.generationCell = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT))
+    Atomics.store(this.generationCell, CELL.generation, options.host.generation)
     const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
     const pool = (threads: { min: number; max: number; idleMs: number; nice?: number; youngMb: number }) => {
       letThreadsSizeTheirYoungGeneration()
@@ -305,6 +311,15 @@ export class PipelinePool {
   /** Runs handed to a thread while every thread of PIPELINE_THREADS was taken by a long run. */
   get spareRuns(): number {
     return this.sparesStarted
+  }
+
+  /**
+   * Have the PIPELINE_THREADS threads loaded the pipelines (each loads them as it starts, a few
+   * hundred ms of CPU)? Until then a run waits for a thread's load. A thread that replaces a
+   * stopped one counts as it loads; spare and lane threads count too, so this stays true once it is.
+   */
+  ready(): boolean {
+    return Atomics.load(this.generationCell, CELL.loaded) >= this.threads
   }
 
   /** The worker's PipelineSource: the host's pipelines, with run() going to the pool. */
@@ -452,7 +467,7 @@ export class PipelinePool {
       // Inside the try: whatever happens from here, the slot taken above is given back.
       signal?.throwIfAborted()
       if (this.closed) throw new Error('the pipeline pool is closed')
-      Atomics.store(this.generationCell, 0, this.options.host.generation)
+      Atomics.store(this.generationCell, CELL.generation, this.options.host.generation)
       Atomics.store(stamp, STAMP.item, -1)
       Atomics.store(stamp, STAMP.check, -1)
       signal?.addEventListener('abort', onAbort, { once: true })

@@ -51,4 +51,6 @@ export interface PipelineSource {
   reload?(): Promise<{ ok: boolean; errors: unknown[] }>
   /** Does this string run apart, on a long-text lane (the pipeline pool)? */
   isLong?(item: Item): boolean
+  /** Can the pipelines run now without loading first (the pool: its threads have loaded them)? Absent: always. */
+  ready?(): boolean
 }

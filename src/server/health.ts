@@ -1,7 +1,7 @@
 // What /healthz and /readyz say: the worker's state (queue, journal, parked and held strings) and
-// whether it can take work (store reachable, pipelines loaded, not stopping). Status and counts
-// only, for anyone who reaches them: which organizations are served, and their state, is on the
-// operator page, behind OPERATOR_PASSWORD.
+// whether it can take work (store reachable, pipelines loaded here and in the pipeline threads,
+// not stopping). Status and counts only, for anyone who reaches them: which organizations are
+// served, and their state, is on the operator page, behind OPERATOR_PASSWORD.
 import type { Backlog } from '../queue/backlog.js'
 import type { HeldOrganizations } from '../queue/held-organizations.js'
 import type { IntakeJournal } from '../queue/intake-journal.js'
@@ -18,6 +18,8 @@ export interface HealthDeps {
   organizations: OrganizationDirectory
   storeReachable(): Promise<boolean>
   pipelinesLoaded(): number
+  /** Can the pipelines run without loading first (the pipeline threads have loaded them)? */
+  pipelinesReady(): boolean
 }
 
 export function createHealth(deps: HealthDeps) {
@@ -39,10 +41,11 @@ export function createHealth(deps: HealthDeps) {
     async ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }> {
       const store = await deps.storeReachable()
       const loaded = deps.pipelinesLoaded()
+      const threads = deps.pipelinesReady()
       const organizations = (await deps.organizations.status?.()) ?? []
       return {
-        ready: store && loaded > 0 && !deps.closing(),
-        checks: { store, pipelines: loaded, disconnected: organizations.filter((o) => !o.connected).length },
+        ready: store && loaded > 0 && threads && !deps.closing(),
+        checks: { store, pipelines: loaded, pipelineThreads: threads, disconnected: organizations.filter((o) => !o.connected).length },
       }
     },
   }

@@ -108,6 +108,20 @@ export default {
     } }
   },
 }`,
+  'uneven-load.mjs': `import { appendFileSync, closeSync, openSync } from 'node:fs'
+import { isMainThread } from 'node:worker_threads'
+// The first thread to import it takes UNEVEN_LOCK and loads at once; any other spins UNEVEN_MS.
+let ms = 0
+if (!isMainThread) try { closeSync(openSync(process.env.UNEVEN_LOCK, 'wx')) } catch { ms = Number(process.env.UNEVEN_MS) }
+const until = Date.now() + ms
+while (Date.now() < until) {}
+export default {
+  name: 'uneven-load', description: 'Slow to import in every thread but the first; notes each load of a thread in UNEVEN_LOG.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    if (!isMainThread) appendFileSync(process.env.UNEVEN_LOG, 'load\\n')
+    return { check: () => [] }
+  },
+}`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
   create(_o, context) {
@@ -618,6 +632,38 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane 
 })
 
 describe('pipeline pool in the worker', () => {
+  it('/readyz waits for every pipeline thread to have loaded the pipelines; /healthz does not', async () => {
+    const scratch = mkdtempSync(path.join(tmpdir(), 'switchyard-uneven-'))
+    Object.assign(process.env, { UNEVEN_LOCK: path.join(scratch, 'lock'), UNEVEN_LOG: path.join(scratch, 'log'), UNEVEN_MS: '2500' })
+    writeFileSync(process.env.UNEVEN_LOG!, '')
+    try {
+      const { pool } = await start({ 't.yaml': gate('  - uses: uneven-load') }, { threads: 2 })
+      const w = await startTestWorker({ pipelines: pool, fetch: fakeServiceFetch().fetch })
+      try {
+        const loads = () => readFileSync(process.env.UNEVEN_LOG!, 'utf8').split('\n').filter(Boolean).length
+        while (loads() < 1) await new Promise((r) => setTimeout(r, 10))
+        // One thread has loaded, the other still imports: not ready, though alive.
+        expect(pool.ready()).toBe(false)
+        const early = await fetch(`${w.url}/readyz`)
+        expect(early.status).toBe(503)
+        expect(((await early.json()) as { checks: Record<string, unknown> }).checks).toMatchObject({ pipelines: 1, pipelineThreads: false })
+        expect((await fetch(`${w.url}/healthz`)).status).toBe(200)
+        let res = early
+        while (res.status !== 200) {
+          await new Promise((r) => setTimeout(r, 25))
+          res = await fetch(`${w.url}/readyz`)
+        }
+        expect(((await res.json()) as { checks: Record<string, unknown> }).checks).toMatchObject({ pipelineThreads: true })
+        expect(loads()).toBe(2)
+        expect(pool.ready()).toBe(true)
+      } finally {
+        await w.stop()
+      }
+    } finally {
+      for (const k of ['UNEVEN_LOCK', 'UNEVEN_LOG', 'UNEVEN_MS']) delete process.env[k]
+    }
+  }, 30_000)
+
   it('/healthz answers while a check spins on a thread; the batch gets every outcome', async () => {
     const { pool } = await start({ 't.yaml': gate('  - uses: spin') })
     const service = fakeServiceFetch()
