@@ -88,8 +88,22 @@ interface KeyDoc { key: string; ids: number[] }
 
 const sameRef = (a: EntryRef, b: EntryRef) => a.domain === b.domain && a.projectId === b.projectId && a.languageId === b.languageId && a.stringId === b.stringId
 const keyDocKey = (key: string) => `k:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`
+/** Scopes' hashes kept at most (a scope is a domain, project and language: a few per organization). */
+export const SCOPE_HASHES_KEPT = 10_000
+const scopeHashes = new Map<string, string>()
+/** The hashed part of an entry's key: its domain, project and language, hashed once per scope (not per outcome). */
+function scopeHashOf(ref: EntryRef): string {
+  const scope = `${ref.domain}\n${ref.projectId}\n${ref.languageId}`
+  let hash = scopeHashes.get(scope)
+  if (hash === undefined) {
+    if (scopeHashes.size >= SCOPE_HASHES_KEPT) scopeHashes.clear()
+    hash = createHash('sha256').update(scope).digest('hex').slice(0, 24)
+    scopeHashes.set(scope, hash)
+  }
+  return hash
+}
 /** An entry's key: the string id, then its domain, project and language hashed (a key's length is bounded in PostgreSQL). */
-const entryKey = (ref: EntryRef) => `e:${ref.stringId}:${createHash('sha256').update(`${ref.domain}\n${ref.projectId}\n${ref.languageId}`).digest('hex').slice(0, 24)}`
+export const entryKey = (ref: EntryRef) => `e:${ref.stringId}:${scopeHashOf(ref)}`
 const oldKey = (stringId: number) => `s:${stringId}`
 const oldEntries = (doc: unknown): FindingsEntry[] => {
   const entries = (doc as OldStringDoc | undefined)?.entries
@@ -145,14 +159,14 @@ const keepIssues = (current: FindingsEntry | undefined, r: Omit<FindingsEntry, '
 const outcomeChange = (r: Omit<FindingsEntry, 'issues'>): EntryChange<Omit<FindingsEntry, 'issues'>> => ({ ref: r, make: keepIssues })
 
 /** The key documents that gain string ids (`indexFor`: the ids each key's strings have now). */
-function keyDocWrites(keys: string[], keyDocs: Array<KeyDoc | undefined>, indexFor: Map<string, Set<number>>, perKey: number): Array<{ key: string; value: unknown }> {
+function keyDocWrites(keys: string[], docKeys: string[], keyDocs: Array<KeyDoc | undefined>, indexFor: Map<string, Set<number>>, perKey: number): Array<{ key: string; value: unknown }> {
   const writes: Array<{ key: string; value: unknown }> = []
   for (let i = 0; i < keys.length; i++) {
     const key = keys[i]!
     const doc = keyDocs[i] ?? { key, ids: [] }
     const fresh: number[] = []
     for (const id of indexFor.get(key)!) if (!doc.ids.includes(id)) fresh.push(id)
-    if (fresh.length) writes.push({ key: keyDocKey(key), value: { key, ids: [...fresh, ...doc.ids].slice(0, perKey) } satisfies KeyDoc })
+    if (fresh.length) writes.push({ key: docKeys[i]!, value: { key, ids: [...fresh, ...doc.ids].slice(0, perKey) } satisfies KeyDoc })
   }
   return writes
 }
@@ -240,7 +254,8 @@ export class FindingsLog {
     }
     const keys = [...indexFor.keys()]
     // The key documents that gain a string id, read beside the entries.
-    const extra = this.getMany<KeyDoc>(keys.map(keyDocKey)).then((keyDocs) => keyDocWrites(keys, keyDocs, indexFor, this.perKey))
+    const docKeys = keys.map(keyDocKey)
+    const extra = this.getMany<KeyDoc>(docKeys).then((keyDocs) => keyDocWrites(keys, docKeys, keyDocs, indexFor, this.perKey))
     const saved = await this.change(records.map(outcomeChange), extra)
     // Remembered for a while so that a string reported again costs no index write.
     if (this.indexed.size >= 10_000) this.indexed.clear()

@@ -1,7 +1,8 @@
 // The findings log: the latest outcome per string and language, found by string id or key, kept
 // for FINDINGS_RETENTION_DAYS and trimmed to FINDINGS_MAX strings.
 import { afterEach, describe, expect, it, vi } from 'vitest'
-import { FindingsLog, type FindingsEntry } from '../../src/findings/findings-log.js'
+import { createHash } from 'node:crypto'
+import { entryKey, FindingsLog, SCOPE_HASHES_KEPT, type FindingsEntry } from '../../src/findings/findings-log.js'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -28,6 +29,19 @@ const entry = (stringId: number, o: Partial<FindingsEntry> = {}): Omit<FindingsE
 })
 
 describe('findings log', () => {
+  it('stores each entry under the key of earlier versions: string id, then the first 24 hex digits of sha256(domain, project, language), whatever scopes came before', async () => {
+    const stored = (stringId: number, domain: string, projectId: number, languageId: string) => `e:${stringId}:${createHash('sha256').update(`${domain}\n${projectId}\n${languageId}`).digest('hex').slice(0, 24)}`
+    expect(entryKey({ domain: 'acme', projectId: 7, languageId: 'de', stringId: 12 })).toBe(stored(12, 'acme', 7, 'de'))
+    // Past the hashes kept, and back to scopes seen before: the same keys, scopes that differ in one field apart.
+    for (let p = 0; p < SCOPE_HASHES_KEPT + 10; p++) expect(entryKey({ domain: 'acme', projectId: p, languageId: 'de', stringId: 1 })).toBe(stored(1, 'acme', p, 'de'))
+    expect(entryKey({ domain: 'acme', projectId: 7, languageId: 'de', stringId: 13 })).toBe(stored(13, 'acme', 7, 'de'))
+    expect(entryKey({ domain: 'acme', projectId: 7, languageId: 'fr', stringId: 13 })).toBe(stored(13, 'acme', 7, 'fr'))
+    expect(entryKey({ domain: 'other', projectId: 7, languageId: 'de', stringId: 13 })).toBe(stored(13, 'other', 7, 'de'))
+    const findings = await log()
+    await findings.record(entry(5))
+    expect(await stores!.findings.get(stored(5, 'acme', 7, 'de'))).toMatchObject({ stringId: 5, languageId: 'de' })
+  })
+
   it('keeps the latest outcome per string and language, and finds it by string id or key', async () => {
     const findings = await log()
     await findings.record(entry(1))
