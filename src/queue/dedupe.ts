@@ -8,7 +8,6 @@
 // so a flood can't grow it without end; a string forgotten is simply `new`. Finished strings are
 // kept as columns, not as keys (finished-strings.ts): a hundred thousand of them are remembered
 // through every large burst.
-import { stringKeyOf } from '../protocol/job.js'
 import { FinishedStrings, type StringRef } from './finished-strings.js'
 
 export type { StringRef }
@@ -20,9 +19,18 @@ export type { StringRef }
  */
 export type Arrival = 'new' | 'duplicate' | 'stale' | 'finished'
 
+/** The strings of one scope (organization, project, step, language) queued or running: their revision, by string id. */
+type ActiveScope = Map<number, number>
+
 export class Dedupe {
-  /** Strings queued or running: their revision, by key. */
-  private readonly active = new Map<string, number>()
+  /**
+   * Strings queued or running, by scope (`org|project|step|language`), then by string id: a job's
+   * fields find its string without building a key per call (four or five calls per string).
+   */
+  private readonly active = new Map<string, ActiveScope>()
+  private activeCount = 0
+  /** The scope looked up last, for the next call of the same run (undefined: none, or it emptied). */
+  private last: { organizationId: string; projectId: number; stepId: number; languageId: string; ids: ActiveScope } | undefined
   /** Finished strings, in columns (see finished-strings.ts). */
   private readonly finished = new FinishedStrings()
 
@@ -46,50 +54,78 @@ export class Dedupe {
     this.uncertainUntil = Math.max(this.uncertainUntil, lastAliveAt + this.ttlMs)
   }
 
+  /** The active strings of the job's scope; with `create`, made if there are none. */
+  private scopeOf(ref: StringRef, create: boolean): ActiveScope | undefined {
+    const last = this.last
+    if (last && last.organizationId === ref.organizationId && last.projectId === ref.projectId && last.stepId === ref.stepId && last.languageId === ref.languageId) return last.ids
+    const key = `${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`
+    let ids = this.active.get(key)
+    if (!ids) {
+      if (!create) return undefined
+      ids = new Map()
+      this.active.set(key, ids)
+    }
+    this.last = { organizationId: ref.organizationId, projectId: ref.projectId, stepId: ref.stepId, languageId: ref.languageId, ids }
+    return ids
+  }
+
+  private setActive(ref: StringRef, revision: number): void {
+    const ids = this.scopeOf(ref, true)!
+    if (!ids.has(ref.stringId)) this.activeCount++
+    ids.set(ref.stringId, revision)
+  }
+
+  private deleteActive(ref: StringRef, ids: ActiveScope): void {
+    if (!ids.delete(ref.stringId)) return
+    this.activeCount--
+    if (ids.size > 0) return
+    this.active.delete(`${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`)
+    if (this.last?.ids === ids) this.last = undefined
+  }
+
   /** The newest revision known for the string, if any. */
-  private revisionOf(ref: StringRef, key: string): number | undefined {
-    return this.active.get(key) ?? this.finished.revisionOf(ref)
+  private revisionOf(ref: StringRef): number | undefined {
+    return this.scopeOf(ref, false)?.get(ref.stringId) ?? this.finished.revisionOf(ref)
   }
 
   /** What an arriving job is and, unless it is a duplicate or stale, remember it as active. */
   arrive(ref: StringRef, revision: number): Arrival {
     this.expire()
-    const key = stringKeyOf(ref)
-    const active = this.active.get(key)
+    const active = this.scopeOf(ref, false)?.get(ref.stringId)
     if (active !== undefined) {
       if (revision < active) return 'stale'
       if (revision === active) return 'duplicate'
-      this.active.set(key, revision)
+      this.setActive(ref, revision)
       return 'new'
     }
     const known = this.finished.revisionOf(ref)
     if (known !== undefined) {
       if (revision < known) return 'stale'
       this.finished.forget(ref)
-      this.active.set(key, revision)
+      this.setActive(ref, revision)
       return revision === known ? 'finished' : 'new'
     }
-    this.active.set(key, revision)
+    this.setActive(ref, revision)
     return this.now() < this.uncertainUntil ? 'finished' : 'new'
   }
 
   /** Forget an arrival that was never acknowledged (the journal write failed). */
   release(ref: StringRef, revision: number): void {
-    const key = stringKeyOf(ref)
-    if (this.active.get(key) === revision) this.active.delete(key)
+    const ids = this.scopeOf(ref, false)
+    if (ids && ids.get(ref.stringId) === revision) this.deleteActive(ref, ids)
   }
 
   /** Is this revision still the newest known for the string? Older ones are not reported. */
   isCurrent(ref: StringRef, revision: number): boolean {
-    const known = this.revisionOf(ref, stringKeyOf(ref))
+    const known = this.revisionOf(ref)
     return known === undefined || known <= revision
   }
 
   finish(ref: StringRef, revision: number): void {
-    const key = stringKeyOf(ref)
     // The revision known for it (a finished one finishing again starts its window anew).
-    if (this.revisionOf(ref, key) !== revision) return
-    this.active.delete(key)
+    if (this.revisionOf(ref) !== revision) return
+    const ids = this.scopeOf(ref, false)
+    if (ids) this.deleteActive(ref, ids)
     if (this.ttlMs <= 0) {
       this.finished.forget(ref)
       return
@@ -99,11 +135,11 @@ export class Dedupe {
   }
 
   isActive(ref: StringRef): boolean {
-    return this.active.has(stringKeyOf(ref))
+    return this.scopeOf(ref, false)?.has(ref.stringId) ?? false
   }
 
   get size(): number {
-    return this.active.size + this.finished.size
+    return this.activeCount + this.finished.size
   }
 
   /** Forget finished strings older than the window, or beyond the count (`overCount`). */
