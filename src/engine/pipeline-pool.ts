@@ -39,8 +39,6 @@ import type { Item, PluginCache, PluginMetrics } from './types.js'
 
 /** How often an idle thread's event loop beats. */
 export const HEARTBEAT_MS = 50
-/** Slots of the pool's shared cell (ThreadData.current). */
-export const CELL = { generation: 0, loaded: 1 } as const
 /** Slots of a task's stamp. */
 export const STAMP = { beat: 0, item: 1, check: 2, thread: 3 } as const
 /** The `check` slot while the thread loads its pipelines: not a check, not under the budget. */
@@ -123,12 +121,14 @@ export interface ThreadData {
   generation: number
   /** Lower the thread's priority by this many nice values once its pipelines are loaded (the ordinary threads by threadNice, the long-text lane by longTextNice). */
   nice?: number
-  /**
-   * Two Int32s: the host's generation now (CELL.generation, updated before every task: what a new
-   * thread loads as it starts), and how many threads have loaded pipelines (CELL.loaded, added to
-   * once by each thread on its first load: what /readyz waits for).
-   */
+  /** The host's generation now (one Int32, updated before every task): what a new thread loads as it starts. */
   current: SharedArrayBuffer
+  /**
+   * PIPELINE_THREADS' threads only (not spare or lane ones): Int32 slots where each writes its
+   * threadId once its first load of the pipelines is done; the pool clears a thread's slot when it
+   * leaves. What ready() (/readyz) reads.
+   */
+  loadedBy?: SharedArrayBuffer
 }
 export interface CacheRequest { id: number; op: 'get' | 'set'; ns: string; key: string; value?: unknown; ttlMs?: number }
 
@@ -251,6 +251,8 @@ export class PipelinePool {
   private timeouts = 0
   /** The host's pipeline generation, shared with the threads: a replacement thread loads that one. */
   private readonly generationCell: Int32Array
+  /** Thread ids of PIPELINE_THREADS' threads that have loaded (ThreadData.loadedBy). */
+  private readonly loadedBy: Int32Array
 
   constructor(private readonly options: PipelinePoolOptions, file: string) {
     this.threads = options.threads
@@ -265,17 +267,24 @@ export class PipelinePool {
     this.laneElapsedFactor = laneElapsedFactor(laneNice)
     this.threadElapsedFactor = threadElapsedFactor(threadNice)
     const { source, pluginsDir } = options.host.origin
-    this.generationCell = new Int32Array(new SharedArrayBuffer(2 * Int32Array.BYTES_PER_ELEMENT))
-    Atomics.store(this.generationCell, CELL.generation, options.host.generation)
+    this.generationCell = new Int32Array(new SharedArrayBuffer(Int32Array.BYTES_PER_ELEMENT))
+    Atomics.store(this.generationCell, 0, options.host.generation)
+    // Room for every thread and for replacements that start before the thread they replace has gone.
+    this.loadedBy = new Int32Array(new SharedArrayBuffer((options.threads + 16) * Int32Array.BYTES_PER_ELEMENT))
     const data: ThreadData = { source, pluginsDir, env: options.env, logLevel: options.logLevel, generation: options.host.generation, current: this.generationCell.buffer as SharedArrayBuffer }
-    const pool = (threads: { min: number; max: number; idleMs: number; nice?: number; youngMb: number }) => {
+    const pool = (threads: { min: number; max: number; idleMs: number; nice?: number; youngMb: number; loadedBy?: Int32Array }) => {
       letThreadsSizeTheirYoungGeneration()
       const p = new Piscina({
         filename: file,
         minThreads: threads.min,
         maxThreads: threads.max,
         idleTimeout: threads.idleMs,
-        workerData: threads.nice ? { ...data, nice: threads.nice } : data,
+        // An idle thread waits with Atomics.waitAsync, its event loop turning: a thread loads its
+        // pipelines (asynchronous: plugin imports, file reads) as it starts. Parked in Atomics.wait
+        // (piscina's default), the load went on only once the first run woke the thread, and that
+        // run waited for all of it (the e2e bench's first strings: DONE 0.88 s after the first batch).
+        atomics: 'async',
+        workerData: { ...data, ...(threads.nice ? { nice: threads.nice } : {}), ...(threads.loadedBy ? { loadedBy: threads.loadedBy.buffer as SharedArrayBuffer } : {}) },
         // As the ingest threads: V8 would size a thread's young generation from the host's memory.
         resourceLimits: { maxYoungGenerationSizeMb: threads.youngMb },
       })
@@ -283,12 +292,17 @@ export class PipelinePool {
       p.on('error', (e: unknown) => options.log.error({ err: (e as Error).message }, 'a pipeline thread failed'))
       p.on('workerCreate', count)
       // Told before the pool forgets the thread: counted once it has.
-      p.on('workerDestroy', () => queueMicrotask(count))
+      p.on('workerDestroy', (w: { id?: number }) => {
+        // A thread that leaves no longer counts as loaded (its replacement counts once it has
+        // loaded). Piscina tells the thread's id as `id`.
+        if (threads.loadedBy && w?.id) for (let i = 0; i < threads.loadedBy.length; i++) Atomics.compareExchange(threads.loadedBy, i, w.id, 0)
+        queueMicrotask(count)
+      })
       return p
     }
     const count = () => options.onThreadCount?.(this.threadCount)
     const youngMb = THREAD_YOUNG_GENERATION_MB
-    this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY, nice: threadNice, youngMb })
+    this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY, nice: threadNice, youngMb, loadedBy: this.loadedBy })
     this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS, nice: threadNice, youngMb }) : undefined
     this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: laneNice, youngMb: LANE_YOUNG_GENERATION_MB }) : undefined
   }
@@ -314,12 +328,31 @@ export class PipelinePool {
   }
 
   /**
-   * Have the PIPELINE_THREADS threads loaded the pipelines (each loads them as it starts, a few
-   * hundred ms of CPU)? Until then a run waits for a thread's load. A thread that replaces a
-   * stopped one counts as it loads; spare and lane threads count too, so this stays true once it is.
+   * Are PIPELINE_THREADS threads there, each done with its first load of the pipelines (a few
+   * hundred ms of CPU as it starts)? Until then a run may wait for a load. Spare and lane threads do
+   * not count; a thread that replaces a stopped one counts once it has loaded. A thread whose load
+   * failed (it logs why) never counts.
    */
   ready(): boolean {
-    return Atomics.load(this.generationCell, CELL.loaded) >= this.threads
+    const threads = this.pool.threads
+    if (threads.length < this.threads) return false
+    const loaded = this.loadedThreadIds()
+    return threads.every((t) => loaded.includes(t.threadId))
+  }
+
+  /** The ids of PIPELINE_THREADS' threads noted as loaded (a thread that left is not among them). */
+  loadedThreadIds(): number[] {
+    const ids: number[] = []
+    for (let i = 0; i < this.loadedBy.length; i++) {
+      const id = Atomics.load(this.loadedBy, i)
+      if (id !== 0) ids.push(id)
+    }
+    return ids
+  }
+
+  /** The ids of PIPELINE_THREADS' threads alive now. */
+  threadIds(): number[] {
+    return this.pool.threads.map((t) => t.threadId)
   }
 
   /** The worker's PipelineSource: the host's pipelines, with run() going to the pool. */
@@ -467,7 +500,7 @@ export class PipelinePool {
       // Inside the try: whatever happens from here, the slot taken above is given back.
       signal?.throwIfAborted()
       if (this.closed) throw new Error('the pipeline pool is closed')
-      Atomics.store(this.generationCell, CELL.generation, this.options.host.generation)
+      Atomics.store(this.generationCell, 0, this.options.host.generation)
       Atomics.store(stamp, STAMP.item, -1)
       Atomics.store(stamp, STAMP.check, -1)
       signal?.addEventListener('abort', onAbort, { once: true })

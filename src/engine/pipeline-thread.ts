@@ -4,7 +4,7 @@
 // runs away. Plugin caches are served by the main thread (the worker's store) over the task's
 // port; plugin metrics are counted here and go back with the results.
 import os from 'node:os'
-import type { MessagePort } from 'node:worker_threads'
+import { threadId, type MessagePort } from 'node:worker_threads'
 import { workerData } from 'piscina'
 import { createLogger, type Logger } from '../util/logger.js'
 import { loadPipelines } from './load-pipelines.js'
@@ -12,7 +12,7 @@ import { lowerOwnPriority, ownThreadId } from './thread-priority.js'
 import type { PipelineSet } from './pipeline.js'
 import type { Checkpoint, RunResult } from './run-pipeline.js'
 import type { Item, PluginCache } from './types.js'
-import { CELL, CHECKPOINT_EVERY_MS, HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, type ThreadData, type ThreadResult } from './pipeline-pool.js'
+import { CHECKPOINT_EVERY_MS, HEARTBEAT_MS, LOADING, STAMP, type CacheRequest, type ThreadData, type ThreadResult } from './pipeline-pool.js'
 import { decodeItems, encodeResults, type ItemColumns } from './thread-items.js'
 
 const data = workerData as ThreadData
@@ -59,8 +59,14 @@ function lowerPriorityOnce(): void {
   log[expected ? 'warn' : 'debug']({ nice: data.nice }, 'a pipeline thread could not lower its CPU priority; checks compete with webhooks and reports for the CPU')
 }
 
-/** The pool's shared cell (CELL): the host's generation now, and how many threads have loaded. */
-const cell = new Int32Array(data.current)
+/** This thread's first load is done: noted where the pool's ready() (/readyz) reads it (PIPELINE_THREADS' threads only). */
+function registerLoaded(): void {
+  if (!data.loadedBy) return
+  const slots = new Int32Array(data.loadedBy)
+  for (let i = 0; i < slots.length; i++) if (Atomics.compareExchange(slots, i, 0, threadId) === 0) return
+  log.warn('no slot left to note this pipeline thread as loaded; /readyz will not count it')
+}
+
 let loaded: { generation: number; set: PipelineSet } | undefined
 let loading: { generation: number; done: Promise<PipelineSet> } | undefined
 
@@ -83,8 +89,7 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
       })
       if (!result.ok) throw new Error(`the pipeline thread could not load the pipelines: ${result.errors.map((e) => `${e.file}:${e.line}:${e.col} ${e.message}`).join('; ')}`)
       const old = loaded?.set
-      // This thread's first load: counted once, for the pool's ready() (/readyz).
-      if (!old) Atomics.add(cell, CELL.loaded, 1)
+      if (!old) registerLoaded()
       loaded = { generation, set: result.set }
       lowerPriorityOnce()
       if (old) void old.close().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'closing old pipelines failed'))
@@ -97,17 +102,11 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
   return done
 }
 
-// Loaded as the thread starts, so that the first run does not wait for it: the generation the
+// Loaded as the thread starts (its event loop turns while it waits for tasks: piscina's async
+// atomics, see pipeline-pool.ts), so that the first run does not wait for it: the generation the
 // host has now (a thread that replaces a stopped one, after a reload, loads the current pipelines
-// at once rather than the ones of the pool's start and then again). The load is asynchronous
-// (plugin imports, file reads) and piscina parks an idle thread in Atomics.wait, where its event
-// loop does not turn: the thread's entry (pipeline-thread-entry.cts) waits for `firstLoad` before
-// the thread tells piscina it is ready, else the load would only go on once the first run woke
-// the thread, and that run would wait for all of it.
-export const firstLoad: Promise<void> = pipelinesOf(Math.max(data.generation, Atomics.load(cell, CELL.generation))).then(
-  () => undefined,
-  (e: unknown) => { log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread') },
-)
+// at once rather than the ones of the pool's start and then again).
+void pipelinesOf(Math.max(data.generation, Atomics.load(new Int32Array(data.current), 0))).catch((e: unknown) => log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread'))
 
 /** An answer of the main thread to a cache request (made at module level: see run's finally). */
 function answered(m: { id: number; value?: unknown; error?: string }): void {

@@ -3,7 +3,7 @@
 // its string given "check timed out" and the pipeline's on-error, and the other strings of the run
 // still get their outcomes; an awaited call is not stopped; reloads reach the threads; plugin
 // metrics and cache go through the main thread. Runs the built thread module (npm run build).
-import { copyFileSync, mkdtempSync, readFileSync, readdirSync, writeFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readFileSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import os, { tmpdir } from 'node:os'
 import path from 'node:path'
 import { afterEach, beforeAll, describe, expect, it } from 'vitest'
@@ -121,6 +121,14 @@ export default {
     if (!isMainThread) appendFileSync(process.env.UNEVEN_LOG, 'load\\n')
     return { check: () => [] }
   },
+}`,
+  'ordinary-slow.mjs': `import { isMainThread, workerData } from 'node:worker_threads'
+// Spins ORDINARY_SLOW_MS at import in a thread started without a nice value (an ordinary one).
+const until = Date.now() + (!isMainThread && !workerData?.nice ? Number(process.env.ORDINARY_SLOW_MS ?? 0) : 0)
+while (Date.now() < until) {}
+export default {
+  name: 'ordinary-slow', description: 'Slow to import in ordinary pipeline threads only.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() { return { check: () => [] } },
 }`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
@@ -321,17 +329,22 @@ describe('pipeline pool', () => {
     for (let i = 0; i < 4; i++) expect((await pooled.get('t')!.run(one))[0]!.output).toBe('failed')
   }, 30_000)
 
-  it('a thread loading its pipelines slowly is not stopped by the check budget', async () => {
-    process.env.SLOW_LOAD_MS = String(BUDGET * 2)
-    try {
-      // A plugins directory of its own: modules are imported once per thread and path.
-      const { pooled, pool } = await start({ 't.yaml': gate('  - uses: slow-load') }, { threads: 1 })
-      const r = await pooled.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
-      expect(pool.stopped).toBe(0)
-      expect(r[0]!.output).toBe('passed')
-    } finally {
-      delete process.env.SLOW_LOAD_MS
-    }
+  it('a thread loading its pipelines slowly inside a run (after a reload) is not stopped by the check budget', async () => {
+    const { dir, host, pooled, pool } = await start({ 't.yaml': gate('  - uses: shout') }, { threads: 1 })
+    const one = items([{ source: 'a', translation: 'b' }])
+    expect((await pooled.get('t')!.run(one))[0]!.output).toBe('passed')
+    // A new version of the plugin (its file changed: imported anew) that spins twice the budget as
+    // it is imported, in a new generation: the thread loads it inside the next run. (A thread's
+    // environment is copied as it starts: the time is in the file, not in SLOW_LOAD_MS.)
+    const file = path.join(host.origin.pluginsDir!, 'slow-load.mjs')
+    writeFileSync(file, readFileSync(file, 'utf8').replace('Number(process.env.SLOW_LOAD_MS ?? 0)', String(BUDGET * 2)))
+    writeFileSync(path.join(dir, 't.yaml'), gate('  - uses: slow-load'))
+    expect((await host.reload()).ok).toBe(true)
+    const started = Date.now()
+    const r = await pooled.get('t')!.run(one)
+    expect(Date.now() - started).toBeGreaterThanOrEqual(BUDGET * 2)
+    expect(pool.stopped).toBe(0)
+    expect(r[0]!.output).toBe('passed')
   }, 30_000)
 
   it('plugin metrics are counted on the main thread and the plugin cache is the main thread\'s', async () => {
@@ -631,6 +644,44 @@ describe.skipIf(ownThreadId() === undefined)('pipeline pool: the long-text lane 
   }, 30_000)
 })
 
+describe('pipeline pool: ready()', () => {
+  it('counts PIPELINE_THREADS\' threads only: a lane thread that has loaded does not make the pool ready', async () => {
+    process.env.ORDINARY_SLOW_MS = '6000'
+    try {
+      const { pool, pooled } = await start({ 't.yaml': gate('  - uses: ordinary-slow') }, { threads: 1, longTextChars: 100 })
+      const r = await pooled.get('t')!.run(items([{ source: 'a'.repeat(200), translation: 'b'.repeat(200) }]))
+      expect(r[0]!.output).toBe('passed')
+      expect(pool.threadCount).toBe(2)
+      // The lane's thread loaded and ran the string; the ordinary one still imports.
+      expect(pool.ready()).toBe(false)
+      while (!pool.ready()) await new Promise((resolve) => setTimeout(resolve, 25))
+    } finally {
+      delete process.env.ORDINARY_SLOW_MS
+    }
+  }, 30_000)
+
+  it('a thread that replaces a stopped one counts once it has loaded, not before', async () => {
+    const scratch = mkdtempSync(path.join(tmpdir(), 'switchyard-uneven-'))
+    Object.assign(process.env, { UNEVEN_LOCK: path.join(scratch, 'lock'), UNEVEN_LOG: path.join(scratch, 'log'), UNEVEN_MS: '3000' })
+    writeFileSync(process.env.UNEVEN_LOG!, '')
+    try {
+      const { pool, pooled } = await start({ 't.yaml': gate('  - uses: uneven-load\n  - uses: spin') }, { threads: 1 })
+      while (!pool.ready()) await new Promise((resolve) => setTimeout(resolve, 25))
+      const r = await pooled.get('t')!.run(items([{ source: 'SPIN', translation: 'x' }]))
+      expect(r[0]!.findings.at(-1)!.message).toMatch(/check timed out/)
+      // The replacement imports the plugin slowly (the lock is taken): not ready meanwhile.
+      expect(pool.ready()).toBe(false)
+      while (!pool.ready()) await new Promise((resolve) => setTimeout(resolve, 25))
+      expect(readFileSync(process.env.UNEVEN_LOG!, 'utf8').split('\n').filter(Boolean)).toHaveLength(2)
+      // The stopped thread's note went with it: only the live thread is noted.
+      expect(pool.loadedThreadIds()).toEqual(pool.threadIds())
+    } finally {
+      for (const k of ['UNEVEN_LOCK', 'UNEVEN_LOG', 'UNEVEN_MS']) delete process.env[k]
+      rmSync(scratch, { recursive: true, force: true })
+    }
+  }, 30_000)
+})
+
 describe('pipeline pool in the worker', () => {
   it('/readyz waits for every pipeline thread to have loaded the pipelines; /healthz does not', async () => {
     const scratch = mkdtempSync(path.join(tmpdir(), 'switchyard-uneven-'))
@@ -661,6 +712,7 @@ describe('pipeline pool in the worker', () => {
       }
     } finally {
       for (const k of ['UNEVEN_LOCK', 'UNEVEN_LOG', 'UNEVEN_MS']) delete process.env[k]
+      rmSync(scratch, { recursive: true, force: true })
     }
   }, 30_000)
 
