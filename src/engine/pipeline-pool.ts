@@ -125,8 +125,9 @@ export interface ThreadData {
   current: SharedArrayBuffer
   /**
    * PIPELINE_THREADS' threads only (not spare or lane ones): Int32 slots where each writes its
-   * threadId once its first load of the pipelines is done; the pool clears a thread's slot when it
-   * leaves. What ready() (/readyz) reads.
+   * threadId once it has loaded the pipelines; the pool clears a thread's slot when it leaves. What
+   * ready() (/readyz) reads. Such a thread loads before it tells piscina it is ready (see
+   * pipeline-thread-entry.cts); spare and lane threads load with their first run.
    */
   loadedBy?: SharedArrayBuffer
 }
@@ -279,11 +280,6 @@ export class PipelinePool {
         minThreads: threads.min,
         maxThreads: threads.max,
         idleTimeout: threads.idleMs,
-        // An idle thread waits with Atomics.waitAsync, its event loop turning: a thread loads its
-        // pipelines (asynchronous: plugin imports, file reads) as it starts. Parked in Atomics.wait
-        // (piscina's default), the load went on only once the first run woke the thread, and that
-        // run waited for all of it (the e2e bench's first strings: DONE 0.88 s after the first batch).
-        atomics: 'async',
         workerData: { ...data, ...(threads.nice ? { nice: threads.nice } : {}), ...(threads.loadedBy ? { loadedBy: threads.loadedBy.buffer as SharedArrayBuffer } : {}) },
         // As the ingest threads: V8 would size a thread's young generation from the host's memory.
         resourceLimits: { maxYoungGenerationSizeMb: threads.youngMb },
@@ -292,11 +288,10 @@ export class PipelinePool {
       p.on('error', (e: unknown) => options.log.error({ err: (e as Error).message }, 'a pipeline thread failed'))
       p.on('workerCreate', count)
       // Told before the pool forgets the thread: counted once it has.
-      p.on('workerDestroy', (w: { id?: number }) => {
-        // A thread that leaves no longer counts as loaded (its replacement counts once it has
-        // loaded). Piscina tells the thread's id as `id`.
-        if (threads.loadedBy && w?.id) for (let i = 0; i < threads.loadedBy.length; i++) Atomics.compareExchange(threads.loadedBy, i, w.id, 0)
+      p.on('workerDestroy', () => {
         queueMicrotask(count)
+        // A thread that leaves no longer counts as loaded (its replacement counts once it has).
+        if (threads.loadedBy) queueMicrotask(() => this.forgetGoneThreads())
       })
       return p
     }
@@ -334,10 +329,24 @@ export class PipelinePool {
    * failed (it logs why) never counts.
    */
   ready(): boolean {
+    this.forgetGoneThreads()
     const threads = this.pool.threads
     if (threads.length < this.threads) return false
     const loaded = this.loadedThreadIds()
     return threads.every((t) => loaded.includes(t.threadId))
+  }
+
+  /**
+   * Clear the notes of threads that are no longer the pool's. Piscina names a thread that ended by
+   * itself (process.exit in a plugin, out of memory) as -1 when it tells it is gone, so its note is
+   * found this way, not by that id.
+   */
+  private forgetGoneThreads(): void {
+    const live = this.pool.threads.map((t) => t.threadId)
+    for (let i = 0; i < this.loadedBy.length; i++) {
+      const id = Atomics.load(this.loadedBy, i)
+      if (id !== 0 && !live.includes(id)) Atomics.compareExchange(this.loadedBy, i, id, 0)
+    }
   }
 
   /** The ids of PIPELINE_THREADS' threads noted as loaded (a thread that left is not among them). */

@@ -102,11 +102,20 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
   return done
 }
 
-// Loaded as the thread starts (its event loop turns while it waits for tasks: piscina's async
-// atomics, see pipeline-pool.ts), so that the first run does not wait for it: the generation the
-// host has now (a thread that replaces a stopped one, after a reload, loads the current pipelines
-// at once rather than the ones of the pool's start and then again).
-void pipelinesOf(Math.max(data.generation, Atomics.load(new Int32Array(data.current), 0))).catch((e: unknown) => log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread'))
+// Loaded as the thread starts: the generation the host has now (a thread that replaces a stopped
+// one, after a reload, loads the current pipelines at once rather than the ones of the pool's start
+// and then again). The load is asynchronous (plugin imports, file reads), and piscina parks an idle
+// thread in Atomics.wait, where its event loop does not turn: there the load goes on only when a
+// run wakes the thread, and that run waits for it (the e2e bench's first strings: DONE 0.88 s after
+// the first batch). So a thread of PIPELINE_THREADS (`loadedBy`) is ready only once this has
+// settled: its entry (pipeline-thread-entry.cts) waits for `startLoad`. Spare and lane threads,
+// started for a run, load with it, under the pool's watchdog (LOADING, LOAD_LIMIT_MS).
+const firstLoad = pipelinesOf(Math.max(data.generation, Atomics.load(new Int32Array(data.current), 0))).then(
+  () => undefined,
+  (e: unknown) => { log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread') },
+)
+/** What the thread's entry waits for before the thread is ready (settles, never rejects). */
+export const startLoad: Promise<void> = data.loadedBy ? firstLoad : Promise.resolve()
 
 /** An answer of the main thread to a cache request (made at module level: see run's finally). */
 function answered(m: { id: number; value?: unknown; error?: string }): void {

@@ -130,6 +130,10 @@ export default {
   name: 'ordinary-slow', description: 'Slow to import in ordinary pipeline threads only.', options: { type: 'object', additionalProperties: false, properties: {} },
   create() { return { check: () => [] } },
 }`,
+  'exits.mjs': `export default {
+  name: 'exits', description: 'Ends its thread (process.exit) on a source of EXIT.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() { return { check(item) { if (item.source === 'EXIT') process.exit(1); return [] } } },
+}`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
   create(_o, context) {
@@ -679,6 +683,18 @@ describe('pipeline pool: ready()', () => {
       for (const k of ['UNEVEN_LOCK', 'UNEVEN_LOG', 'UNEVEN_MS']) delete process.env[k]
       rmSync(scratch, { recursive: true, force: true })
     }
+  }, 30_000)
+})
+
+describe('pipeline pool: ready() after a thread ended by itself', () => {
+  it('the note of a thread that ended by itself (process.exit) goes with it: only live threads are noted', async () => {
+    const { pool, pooled } = await start({ 't.yaml': gate('  - uses: exits') }, { threads: 1 })
+    while (!pool.ready()) await new Promise((resolve) => setTimeout(resolve, 25))
+    const first = pool.threadIds()
+    await pooled.get('t')!.run(items([{ source: 'EXIT', translation: 'x' }])).catch(() => undefined)
+    while (!pool.ready() || pool.threadIds()[0] === first[0]) await new Promise((resolve) => setTimeout(resolve, 25))
+    expect(pool.loadedThreadIds()).toEqual(pool.threadIds())
+    expect(pool.loadedThreadIds()).not.toContain(first[0])
   }, 30_000)
 })
 
