@@ -125,7 +125,8 @@ export interface ThreadData {
   current: SharedArrayBuffer
   /**
    * PIPELINE_THREADS' threads only (not spare or lane ones): Int32 slots where each writes its
-   * threadId once it has loaded the pipelines; the pool clears a thread's slot when it leaves. What
+   * threadId once it has loaded the pipelines (negated if its start load failed); the pool clears a
+   * thread's slot when it leaves. What
    * ready() (/readyz) reads. Such a thread loads before it tells piscina it is ready (see
    * pipeline-thread-entry.cts); spare and lane threads load with their first run.
    */
@@ -136,6 +137,8 @@ export interface CacheRequest { id: number; op: 'get' | 'set'; ns: string; key: 
 export interface PipelinePoolOptions {
   host: PipelineHost
   threads: number
+  /** How long a PIPELINE_THREADS thread may take to load the pipelines as it starts before it is stopped (LOAD_LIMIT_MS). */
+  loadLimitMs?: number
   /** How long one check of one string may hold its thread without a beat, in ms. */
   budgetMs?: number
   /** Threads beyond `threads` that runs may start while others are long (0: none). */
@@ -248,6 +251,10 @@ export class PipelinePool {
   private sparesStarted = 0
   private readonly watched = new Set<Watched>()
   private watchdog: NodeJS.Timeout | undefined
+  /** Watches PIPELINE_THREADS' threads as they load at start (no run is on them to watch). */
+  private readonly startWatch: NodeJS.Timeout
+  /** When each PIPELINE_THREADS thread not yet done with its start load was first seen, by threadId. */
+  private readonly loadingSince = new Map<number, number>()
   private readonly wrapped = new WeakMap<Pipeline, Pipeline>()
   private timeouts = 0
   /** The host's pipeline generation, shared with the threads: a replacement thread loads that one. */
@@ -298,6 +305,9 @@ export class PipelinePool {
     const count = () => options.onThreadCount?.(this.threadCount)
     const youngMb = THREAD_YOUNG_GENERATION_MB
     this.pool = pool({ min: options.threads, max: options.threads, idleMs: Number.POSITIVE_INFINITY, nice: threadNice, youngMb, loadedBy: this.loadedBy })
+    const loadLimitMs = options.loadLimitMs ?? LOAD_LIMIT_MS
+    this.startWatch = setInterval(() => this.watchStartLoads(loadLimitMs), Math.max(10, Math.min(1000, Math.floor(loadLimitMs / 4))))
+    this.startWatch.unref()
     this.spares = this.spareThreads > 0 ? pool({ min: 0, max: this.spareThreads, idleMs: options.spareIdleMs ?? SPARE_IDLE_MS, nice: threadNice, youngMb }) : undefined
     this.lane = this.longTextChars > 0 ? pool({ min: 0, max: Math.max(1, options.longTextThreads ?? options.threads), idleMs: options.laneIdleMs ?? LANE_IDLE_MS, nice: laneNice, youngMb: LANE_YOUNG_GENERATION_MB }) : undefined
   }
@@ -345,12 +355,40 @@ export class PipelinePool {
     const live = this.pool.threads.map((t) => t.threadId)
     for (let i = 0; i < this.loadedBy.length; i++) {
       const id = Atomics.load(this.loadedBy, i)
-      if (id !== 0 && !live.includes(id)) Atomics.compareExchange(this.loadedBy, i, id, 0)
+      if (id !== 0 && !live.includes(Math.abs(id))) Atomics.compareExchange(this.loadedBy, i, id, 0)
     }
+  }
+
+  /**
+   * A PIPELINE_THREADS thread loads before piscina may give it a run, so no run's stamp shows the
+   * load to the watchdog: one whose start load has neither ended nor failed within the load limit
+   * is stopped here (piscina starts another), as a run's load would be.
+   */
+  private watchStartLoads(limitMs: number): void {
+    const now = Date.now()
+    const done = new Set(this.notes().map(Math.abs))
+    const live = new Set<number>()
+    for (const t of this.pool.threads) {
+      live.add(t.threadId)
+      if (done.has(t.threadId)) continue
+      const since = this.loadingSince.get(t.threadId)
+      if (since === undefined) this.loadingSince.set(t.threadId, now)
+      else if (now - since > limitMs) {
+        this.options.log.error({ limitMs }, `a pipeline thread did not load the pipelines within ${limitMs} ms as it started; it was stopped (a plugin that hangs as it is imported?)`)
+        this.loadingSince.delete(t.threadId)
+        void t.terminate()
+      }
+    }
+    for (const id of this.loadingSince.keys()) if (done.has(id) || !live.has(id)) this.loadingSince.delete(id)
   }
 
   /** The ids of PIPELINE_THREADS' threads noted as loaded (a thread that left is not among them). */
   loadedThreadIds(): number[] {
+    return this.notes().filter((id) => id > 0)
+  }
+
+  /** Every note: a thread's id once it has loaded, its id negated if its start load failed. */
+  private notes(): number[] {
     const ids: number[] = []
     for (let i = 0; i < this.loadedBy.length; i++) {
       const id = Atomics.load(this.loadedBy, i)
@@ -384,6 +422,7 @@ export class PipelinePool {
   }
 
   async close(): Promise<void> {
+    clearInterval(this.startWatch)
     clearInterval(this.watchdog)
     this.watchdog = undefined
     // Runs still waiting for a thread get an error (their strings are tried again later), not silence.

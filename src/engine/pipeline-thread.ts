@@ -59,12 +59,19 @@ function lowerPriorityOnce(): void {
   log[expected ? 'warn' : 'debug']({ nice: data.nice }, 'a pipeline thread could not lower its CPU priority; checks compete with webhooks and reports for the CPU')
 }
 
-/** This thread's first load is done: noted where the pool's ready() (/readyz) reads it (PIPELINE_THREADS' threads only). */
-function registerLoaded(): void {
+/**
+ * This thread's first load is done (`ok`), or its start load failed: noted where the pool reads it
+ * (PIPELINE_THREADS' threads only): ready() (/readyz) counts the loaded, the start-load watch stops
+ * a thread noted neither way in time. A failure is noted as the id negated, replaced once a later
+ * load succeeds.
+ */
+function note(ok: boolean): void {
   if (!data.loadedBy) return
   const slots = new Int32Array(data.loadedBy)
-  for (let i = 0; i < slots.length; i++) if (Atomics.compareExchange(slots, i, 0, threadId) === 0) return
-  log.warn('no slot left to note this pipeline thread as loaded; /readyz will not count it')
+  const value = ok ? threadId : -threadId
+  for (let i = 0; i < slots.length; i++) if (Atomics.compareExchange(slots, i, -threadId, value) === -threadId) return
+  for (let i = 0; i < slots.length; i++) if (Atomics.compareExchange(slots, i, 0, value) === 0) return
+  log.warn('no slot left to note this pipeline thread\'s load; /readyz will not count it')
 }
 
 let loaded: { generation: number; set: PipelineSet } | undefined
@@ -89,7 +96,7 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
       })
       if (!result.ok) throw new Error(`the pipeline thread could not load the pipelines: ${result.errors.map((e) => `${e.file}:${e.line}:${e.col} ${e.message}`).join('; ')}`)
       const old = loaded?.set
-      if (!old) registerLoaded()
+      if (!old) note(true)
       loaded = { generation, set: result.set }
       lowerPriorityOnce()
       if (old) void old.close().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'closing old pipelines failed'))
@@ -112,7 +119,10 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
 // started for a run, load with it, under the pool's watchdog (LOADING, LOAD_LIMIT_MS).
 const firstLoad = pipelinesOf(Math.max(data.generation, Atomics.load(new Int32Array(data.current), 0))).then(
   () => undefined,
-  (e: unknown) => { log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread') },
+  (e: unknown) => {
+    log.error({ err: (e as Error).message }, 'pipelines not loaded in a pipeline thread')
+    if (!loaded) note(false)
+  },
 )
 /** What the thread's entry waits for before the thread is ready (settles, never rejects). */
 export const startLoad: Promise<void> = data.loadedBy ? firstLoad : Promise.resolve()

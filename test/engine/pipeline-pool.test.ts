@@ -134,6 +134,12 @@ export default {
   name: 'exits', description: 'Ends its thread (process.exit) on a source of EXIT.', options: { type: 'object', additionalProperties: false, properties: {} },
   create() { return { check(item) { if (item.source === 'EXIT') process.exit(1); return [] } } },
 }`,
+  'thread-broken.mjs': `import { isMainThread } from 'node:worker_threads'
+if (!isMainThread && process.env.THREAD_BROKEN) throw new Error('broken in threads')
+export default {
+  name: 'thread-broken', description: 'Fails to import in a pipeline thread started with THREAD_BROKEN set.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() { return { check: () => [] } },
+}`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
   create(_o, context) {
@@ -162,7 +168,7 @@ afterEach(async () => {
   }
 })
 
-async function start(files: Record<string, string>, o: { threads?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number; laneIdleMs?: number; longTextChars?: number; longTextNice?: number; threadNice?: number } = {}) {
+async function start(files: Record<string, string>, o: { threads?: number; loadLimitMs?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number; laneIdleMs?: number; longTextChars?: number; longTextNice?: number; threadNice?: number } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pool-'))
   for (const [f, text] of Object.entries(files)) writeFileSync(path.join(dir, f), text)
   const plugins = pluginsDir()
@@ -180,6 +186,7 @@ async function start(files: Record<string, string>, o: { threads?: number; budge
     onTimeout: (t) => timeouts.push(t.stringId),
     onThreadCount: (n) => threadCounts.push(n),
     ...(o.spareThreads !== undefined ? { spareThreads: o.spareThreads } : {}),
+    ...(o.loadLimitMs !== undefined ? { loadLimitMs: o.loadLimitMs } : {}),
     ...(o.longRunMs !== undefined ? { longRunMs: o.longRunMs } : {}),
     ...(o.stallMs !== undefined ? { stallMs: o.stallMs } : {}),
     ...(o.spareIdleMs !== undefined ? { spareIdleMs: o.spareIdleMs } : {}),
@@ -682,6 +689,38 @@ describe('pipeline pool: ready()', () => {
     } finally {
       for (const k of ['UNEVEN_LOCK', 'UNEVEN_LOG', 'UNEVEN_MS']) delete process.env[k]
       rmSync(scratch, { recursive: true, force: true })
+    }
+  }, 30_000)
+})
+
+describe('pipeline pool: the start load', () => {
+  it('a PIPELINE_THREADS thread whose start load hangs is stopped after the load limit, and another started', async () => {
+    process.env.ORDINARY_SLOW_MS = '600000'
+    try {
+      const { pool } = await start({ 't.yaml': gate('  - uses: ordinary-slow') }, { threads: 1, loadLimitMs: 800 })
+      while (pool.threadIds().length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+      const first = pool.threadIds()[0]
+      const began = Date.now()
+      while (pool.threadIds()[0] === first || pool.threadIds().length === 0) await new Promise((resolve) => setTimeout(resolve, 25))
+      expect(Date.now() - began).toBeGreaterThanOrEqual(700)
+      expect(pool.ready()).toBe(false)
+    } finally {
+      delete process.env.ORDINARY_SLOW_MS
+    }
+  }, 30_000)
+
+  it('a thread whose start load failed is not stopped for it (it logged why); it does not count as loaded', async () => {
+    process.env.THREAD_BROKEN = '1'
+    try {
+      const { pool } = await start({ 't.yaml': gate('  - uses: thread-broken') }, { threads: 1, loadLimitMs: 300 })
+      while (pool.threadIds().length === 0) await new Promise((resolve) => setTimeout(resolve, 10))
+      const first = pool.threadIds()
+      await new Promise((resolve) => setTimeout(resolve, 1500))
+      expect(pool.threadIds()).toEqual(first)
+      expect(pool.ready()).toBe(false)
+      expect(pool.loadedThreadIds()).toEqual([])
+    } finally {
+      delete process.env.THREAD_BROKEN
     }
   }, 30_000)
 })
