@@ -108,7 +108,7 @@ export default {
     } }
   },
 }`,
-  'uneven-load.mjs': `import { appendFileSync, closeSync, openSync } from 'node:fs'
+  'uneven-load.mjs': `import { closeSync, openSync } from 'node:fs'
 import { isMainThread } from 'node:worker_threads'
 // The first thread to import it takes UNEVEN_LOCK and loads at once; any other spins UNEVEN_MS.
 let ms = 0
@@ -116,11 +116,8 @@ if (!isMainThread) try { closeSync(openSync(process.env.UNEVEN_LOCK, 'wx')) } ca
 const until = Date.now() + ms
 while (Date.now() < until) {}
 export default {
-  name: 'uneven-load', description: 'Slow to import in every thread but the first; notes each load of a thread in UNEVEN_LOG.', options: { type: 'object', additionalProperties: false, properties: {} },
-  create() {
-    if (!isMainThread) appendFileSync(process.env.UNEVEN_LOG, 'load\\n')
-    return { check: () => [] }
-  },
+  name: 'uneven-load', description: 'Slow to import in every thread but the first.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() { return { check: () => [] } },
 }`,
   'ordinary-slow.mjs': `import { isMainThread, workerData } from 'node:worker_threads'
 // Spins ORDINARY_SLOW_MS at import in a thread started without a nice value (an ordinary one).
@@ -673,21 +670,21 @@ describe('pipeline pool: ready()', () => {
 
   it('a thread that replaces a stopped one counts once it has loaded, not before', async () => {
     const scratch = mkdtempSync(path.join(tmpdir(), 'switchyard-uneven-'))
-    Object.assign(process.env, { UNEVEN_LOCK: path.join(scratch, 'lock'), UNEVEN_LOG: path.join(scratch, 'log'), UNEVEN_MS: '3000' })
-    writeFileSync(process.env.UNEVEN_LOG!, '')
+    Object.assign(process.env, { UNEVEN_LOCK: path.join(scratch, 'lock'), LOADS_LOG: path.join(scratch, 'log'), UNEVEN_MS: '3000' })
+    writeFileSync(process.env.LOADS_LOG!, '')
     try {
-      const { pool, pooled } = await start({ 't.yaml': gate('  - uses: uneven-load\n  - uses: spin') }, { threads: 1 })
+      const { pool, pooled } = await start({ 't.yaml': gate('  - uses: loads\n  - uses: uneven-load\n  - uses: spin') }, { threads: 1 })
       while (!pool.ready()) await new Promise((resolve) => setTimeout(resolve, 25))
       const r = await pooled.get('t')!.run(items([{ source: 'SPIN', translation: 'x' }]))
       expect(r[0]!.findings.at(-1)!.message).toMatch(/check timed out/)
       // The replacement imports the plugin slowly (the lock is taken): not ready meanwhile.
       expect(pool.ready()).toBe(false)
       while (!pool.ready()) await new Promise((resolve) => setTimeout(resolve, 25))
-      expect(readFileSync(process.env.UNEVEN_LOG!, 'utf8').split('\n').filter(Boolean)).toHaveLength(2)
+      expect(readFileSync(process.env.LOADS_LOG!, 'utf8').split('\n').filter(Boolean)).toHaveLength(2)
       // The stopped thread's note went with it: only the live thread is noted.
       expect(pool.loadedThreadIds()).toEqual(pool.threadIds())
     } finally {
-      for (const k of ['UNEVEN_LOCK', 'UNEVEN_LOG', 'UNEVEN_MS']) delete process.env[k]
+      for (const k of ['UNEVEN_LOCK', 'LOADS_LOG', 'UNEVEN_MS']) delete process.env[k]
       rmSync(scratch, { recursive: true, force: true })
     }
   }, 30_000)
@@ -740,13 +737,13 @@ describe('pipeline pool: ready() after a thread ended by itself', () => {
 describe('pipeline pool in the worker', () => {
   it('/readyz waits for every pipeline thread to have loaded the pipelines; /healthz does not', async () => {
     const scratch = mkdtempSync(path.join(tmpdir(), 'switchyard-uneven-'))
-    Object.assign(process.env, { UNEVEN_LOCK: path.join(scratch, 'lock'), UNEVEN_LOG: path.join(scratch, 'log'), UNEVEN_MS: '2500' })
-    writeFileSync(process.env.UNEVEN_LOG!, '')
+    Object.assign(process.env, { UNEVEN_LOCK: path.join(scratch, 'lock'), LOADS_LOG: path.join(scratch, 'log'), UNEVEN_MS: '2500' })
+    writeFileSync(process.env.LOADS_LOG!, '')
     try {
-      const { pool } = await start({ 't.yaml': gate('  - uses: uneven-load') }, { threads: 2 })
+      const { pool } = await start({ 't.yaml': gate('  - uses: loads\n  - uses: uneven-load') }, { threads: 2 })
       const w = await startTestWorker({ pipelines: pool, fetch: fakeServiceFetch().fetch })
       try {
-        const loads = () => readFileSync(process.env.UNEVEN_LOG!, 'utf8').split('\n').filter(Boolean).length
+        const loads = () => readFileSync(process.env.LOADS_LOG!, 'utf8').split('\n').filter(Boolean).length
         while (loads() < 1) await new Promise((r) => setTimeout(r, 10))
         // One thread has loaded, the other still imports: not ready, though alive.
         expect(pool.ready()).toBe(false)
@@ -766,7 +763,7 @@ describe('pipeline pool in the worker', () => {
         await w.stop()
       }
     } finally {
-      for (const k of ['UNEVEN_LOCK', 'UNEVEN_LOG', 'UNEVEN_MS']) delete process.env[k]
+      for (const k of ['UNEVEN_LOCK', 'LOADS_LOG', 'UNEVEN_MS']) delete process.env[k]
       rmSync(scratch, { recursive: true, force: true })
     }
   }, 30_000)
