@@ -32,7 +32,7 @@ import { createApp } from './server/app.js'
 import { createHealth } from './server/health.js'
 import { listen } from './server/listen.js'
 import { WEBHOOK_MODULE_KEY, renderManifest } from './server/manifest.js'
-import type { Stores } from './store/create-stores.js'
+import type { ScanFilter, Stores } from './store/create-stores.js'
 import type { Logger } from './util/logger.js'
 import { boundedLabels, createMetrics, type Metrics } from './util/metrics.js'
 import { createDecodePool } from './webhooks/decode-pool.js'
@@ -83,7 +83,7 @@ export function findingsLogFor(config: Pick<Config, 'findingsRetentionDays' | 'f
     retentionMs: config.findingsRetentionDays * 86_400_000,
     maxStrings: config.findingsMax,
     setMany: (entries, ttlMs) => stores.setMany('findings', entries, ttlMs),
-    ...(stores.scan ? { scan: (prefixes: string[]) => stores.scan!('findings', prefixes) } : {}),
+    ...(stores.scan ? { scan: (prefixes: string[], filter?: ScanFilter) => stores.scan!('findings', prefixes, filter) } : {}),
   })
 }
 

@@ -2,8 +2,12 @@
 // its findings, so that "why was string 1234 sent back?" has an answer. Kept in the `findings`
 // store namespace:
 //   e:<stringId>:<hash(domain, project, language)>   one entry: the outcome in one language
-//   k:<hash(key)>  the string ids that carried this key, for search by key
-// A string's entries are found by their keys' common beginning (the store's `scan`). Each outcome
+// A string's entries are found by their keys' common beginning (the store's `scan`); a search by
+// the string's key reads the namespace once, the database passing over the entries that do not
+// hold its text (search()). Logs written before kept an index document per key (`k:<hash(key)>`,
+// the string ids that carried it): read, changed and written again for every new string, it cost
+// more than the entries themselves, for a search an operator makes now and then. It is no longer
+// written or read; what is left of it expires with its time to live. Each outcome
 // reads and writes its own entry only: when a string's entries shared one document, each outcome
 // read and wrote all of them (a string in 30 languages: 30 entries for each one's outcome). Logs
 // written before kept that document (`s:<stringId>`, `{ entries }`); it is read as it is, and
@@ -18,6 +22,7 @@
 import { createHash } from 'node:crypto'
 import type Keyv from 'keyv'
 import type { FindingRecord } from '../protocol/findings.js'
+import type { ScanFilter } from '../store/create-stores.js'
 
 export interface RaisedIssue {
   id: number
@@ -75,19 +80,15 @@ export interface FindingsLogOptions {
    * The keys that begin with one of `prefixes`, with their values (expired ones left out): the
    * store's range queries (SQLite, PostgreSQL); without, the whole namespace is read once.
    */
-  scan?(prefixes: string[]): Promise<Array<[string, unknown]>>
+  scan?(prefixes: string[], filter?: ScanFilter): Promise<Array<[string, unknown]>>
   /** Strings kept at most (sweep() removes the oldest beyond). */
   maxStrings: number
-  /** String ids kept per key. */
-  perKey?: number
 }
 
 /** A string's document of the earlier layout: every entry of the string in it. */
 interface OldStringDoc { entries: FindingsEntry[] }
-interface KeyDoc { key: string; ids: number[] }
 
 const sameRef = (a: EntryRef, b: EntryRef) => a.domain === b.domain && a.projectId === b.projectId && a.languageId === b.languageId && a.stringId === b.stringId
-const keyDocKey = (key: string) => `k:${createHash('sha256').update(key).digest('hex').slice(0, 32)}`
 /** Scopes' hashes kept at most (a scope is a domain, project and language: a few per organization). */
 export const SCOPE_HASHES_KEPT = 10_000
 const scopeHashes = new Map<string, string>()
@@ -158,17 +159,15 @@ interface EntryChange<R extends EntryRef = EntryRef> { ref: R; make: (current: F
 const keepIssues = (current: FindingsEntry | undefined, r: Omit<FindingsEntry, 'issues'>): FindingsEntry => ({ ...r, ...(current?.issues ? { issues: current.issues } : {}), ...(current?.unsure ? { unsure: current.unsure } : {}) })
 const outcomeChange = (r: Omit<FindingsEntry, 'issues'>): EntryChange<Omit<FindingsEntry, 'issues'>> => ({ ref: r, make: keepIssues })
 
-/** The key documents that gain string ids (`indexFor`: the ids each key's strings have now). */
-function keyDocWrites(keys: string[], docKeys: string[], keyDocs: Array<KeyDoc | undefined>, indexFor: Map<string, Set<number>>, perKey: number): Array<{ key: string; value: unknown }> {
-  const writes: Array<{ key: string; value: unknown }> = []
-  for (let i = 0; i < keys.length; i++) {
-    const key = keys[i]!
-    const doc = keyDocs[i] ?? { key, ids: [] }
-    const fresh: number[] = []
-    for (const id of indexFor.get(key)!) if (!doc.ids.includes(id)) fresh.push(id)
-    if (fresh.length) writes.push({ key: docKeys[i]!, value: { key, ids: [...fresh, ...doc.ids].slice(0, perKey) } satisfies KeyDoc })
-  }
-  return writes
+/**
+ * The longest part of a key that every JSON writer stores as it is (printable ASCII but `"` and
+ * `\`): what a search by key asks the database to find in an entry's text before it is parsed.
+ * '' (every entry read) for a key with none.
+ */
+export function textOfKeyAsStored(key: string): string {
+  let best = ''
+  for (const run of key.split(/[^\x20\x21\x23-\x5b\x5d-\x7e]+/)) if (run.length > best.length) best = run
+  return best
 }
 
 export class FindingsLog {
@@ -179,12 +178,8 @@ export class FindingsLog {
   /** Records in `pending`. */
   private pendingRecords = 0
   private timer?: NodeJS.Timeout
-  private readonly indexed = new Set<string>()
-  private readonly perKey: number
 
-  constructor(private readonly store: Keyv, private readonly options: FindingsLogOptions) {
-    this.perKey = options.perKey ?? 50
-  }
+  constructor(private readonly store: Keyv, private readonly options: FindingsLogOptions) {}
 
   private serial<T>(fn: () => Promise<T>): Promise<T> {
     this.writes++
@@ -245,30 +240,15 @@ export class FindingsLog {
   }
 
   private async writeBatch(records: Array<Omit<FindingsEntry, 'issues'>>): Promise<FindingsEntry[]> {
-    const indexFor = new Map<string, Set<number>>()
-    for (const r of records) {
-      if (!r.key || this.indexed.has(`${r.stringId}|${r.key}`)) continue
-      const ids = indexFor.get(r.key) ?? new Set<number>()
-      ids.add(r.stringId)
-      indexFor.set(r.key, ids)
-    }
-    const keys = [...indexFor.keys()]
-    // The key documents that gain a string id, read beside the entries.
-    const docKeys = keys.map(keyDocKey)
-    const extra = this.getMany<KeyDoc>(docKeys).then((keyDocs) => keyDocWrites(keys, docKeys, keyDocs, indexFor, this.perKey))
-    const saved = await this.change(records.map(outcomeChange), extra)
-    // Remembered for a while so that a string reported again costs no index write.
-    if (this.indexed.size >= 10_000) this.indexed.clear()
-    for (const [key, ids] of indexFor) for (const id of ids) this.indexed.add(`${id}|${key}`)
-    return saved as FindingsEntry[]
+    return (await this.change(records.map(outcomeChange))) as FindingsEntry[]
   }
 
   /**
    * Apply changes to entries (in order: a later change of the same entry sees the earlier one's
-   * result) and write them, with `extra`, in one write where the store can. A string still in a
-   * document of the earlier layout is split into entries. Run inside serial().
+   * result) and write them in one write where the store can. A string still in a document of the
+   * earlier layout is split into entries. Run inside serial().
    */
-  private async change<R extends EntryRef>(changes: Array<EntryChange<R>>, extra: Promise<Array<{ key: string; value: unknown }>> | Array<{ key: string; value: unknown }> = []): Promise<Array<FindingsEntry | undefined>> {
+  private async change<R extends EntryRef>(changes: Array<EntryChange<R>>): Promise<Array<FindingsEntry | undefined>> {
     const eKeys: string[] = []
     const stringIds = new Set<number>()
     for (const c of changes) {
@@ -279,7 +259,7 @@ export class FindingsLog {
     const ids = [...stringIds]
     // Each entry, and its string's document of the earlier layout (absent once split: a key that is
     // not there costs the store little).
-    const [stored, more] = await Promise.all([this.getMany<unknown>([...unique, ...ids.map(oldKey)]), extra])
+    const stored = await this.getMany<unknown>([...unique, ...ids.map(oldKey)])
     /** What each key holds in the store, and the entry as it stands (both layouts merged). */
     const own = new Map<string, FindingsEntry | undefined>()
     for (let i = 0; i < unique.length; i++) own.set(unique[i]!, stored[i] as FindingsEntry | undefined)
@@ -324,7 +304,6 @@ export class FindingsLog {
         if (!written.has(k) && merged && merged !== own.get(k)) writes.push({ key: k, value: merged })
       }
     }
-    writes.push(...more)
     if (!writes.length) return out
     const { retentionMs } = this.options
     if (this.options.setMany) await this.options.setMany(writes, retentionMs)
@@ -361,29 +340,49 @@ export class FindingsLog {
   }
 
   /** `scan` by reading the whole namespace once, for stores without a range query. */
-  private async scanAll(prefixes: string[]): Promise<Array<[string, unknown]>> {
+  private async scanAll(prefixes: string[], keep?: ScanFilter['keep']): Promise<Array<[string, unknown]>> {
     const out: Array<[string, unknown]> = []
     if (!this.store.iterator) return out
-    for await (const [key, , value] of this.keys()) if (prefixes.some((p) => key.startsWith(p))) out.push([key, value])
+    for await (const [key, , value] of this.keys()) if (prefixes.some((p) => key.startsWith(p)) && (!keep || keep(key, value))) out.push([key, value])
     return out
+  }
+
+  /**
+   * The entries of a key (either layout): one pass over the namespace, where the store can with
+   * the entries that do not hold the key's text (textOfKeyAsStored) left in the database, a page
+   * at a time; only the key's entries are kept in memory.
+   */
+  private async entriesOfKey(key: string): Promise<FindingsEntry[]> {
+    const ofKey = (e: unknown) => (e as FindingsEntry | undefined)?.key === key
+    const keep = (k: string, value: unknown) => (k.startsWith('e:') ? ofKey(value) : oldEntries(value).some(ofKey))
+    const prefixes = ['e:', 's:']
+    const found = this.options.scan ? await this.options.scan(prefixes, { contains: textOfKeyAsStored(key), keep }) : await this.scanAll(prefixes, keep)
+    const own = new Map<string, FindingsEntry>()
+    const inDocs: FindingsEntry[] = []
+    for (const [k, value] of found) {
+      if (k.startsWith('e:')) own.set(k, value as FindingsEntry)
+      else for (const e of oldEntries(value)) if (ofKey(e)) inDocs.push(e)
+    }
+    // An entry in a document of the earlier layout counts as get() has it: the newer of it and the
+    // string's own entry, whatever key that one carries (search() looks at the key again).
+    const missing = [...new Set(inDocs.map(entryKey))].filter((k) => !own.has(k))
+    const fetched = await this.getMany<FindingsEntry>(missing)
+    missing.forEach((k, i) => { if (fetched[i]) own.set(k, fetched[i]!) })
+    const merged = new Map(own)
+    for (const e of inDocs) merged.set(entryKey(e), newer(merged.get(entryKey(e)), e)!)
+    return [...merged.values()]
   }
 
   /** Entries of a string id, of a key, or both (newest first). */
   async search(q: { stringId?: number; key?: string; languageId?: string; limit?: number }): Promise<FindingsEntry[]> {
-    const ids = new Set<number>()
-    if (q.stringId !== undefined) ids.add(q.stringId)
-    if (q.key) {
-      const doc = (await this.store.get(keyDocKey(q.key))) as KeyDoc | undefined
-      for (const id of doc?.key === q.key ? doc.ids : []) if (q.stringId === undefined || id === q.stringId) ids.add(id)
-      if (q.stringId !== undefined && !doc?.ids.includes(q.stringId)) ids.delete(q.stringId)
-    }
+    let entries: FindingsEntry[] = []
+    if (q.stringId !== undefined) entries = (await this.entriesOf([q.stringId])).get(q.stringId)!
+    else if (q.key) entries = await this.entriesOfKey(q.key)
     const out: FindingsEntry[] = []
-    for (const entries of (await this.entriesOf([...ids])).values()) {
-      for (const e of entries) {
-        if (q.key && e.key !== q.key) continue
-        if (q.languageId && e.languageId !== q.languageId) continue
-        out.push(e)
-      }
+    for (const e of entries) {
+      if (q.key && e.key !== q.key) continue
+      if (q.languageId && e.languageId !== q.languageId) continue
+      out.push(e)
     }
     out.sort((a, b) => b.at.localeCompare(a.at))
     return out.slice(0, q.limit ?? 200)

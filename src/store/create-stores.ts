@@ -47,14 +47,28 @@ export interface Stores {
    * The keys of a namespace that begin with one of `prefixes`, with their values, expired ones left
    * out, by range queries on the key (SQLite: one seek on the primary key per prefix; PostgreSQL:
    * one scan of the table for all of them, in byte order whatever the database's collation);
-   * absent where the back end has none (Redis, memory).
+   * absent where the back end has none (Redis, memory). With `filter`, only the rows whose stored
+   * text contains `contains` are read (a test inside the database, no JSON parsed), a page of
+   * SCAN_PAGE_ROWS at a time, and of those only the ones `keep` accepts are answered: memory holds
+   * what is kept, not what is scanned.
    */
-  scan?(name: StoreName, prefixes: string[]): Promise<Array<[string, unknown]>>
+  scan?(name: StoreName, prefixes: string[], filter?: ScanFilter): Promise<Array<[string, unknown]>>
   /** Can the back end be written and read right now (within `timeoutMs`, default 2 s)? Never throws. */
   ping(timeoutMs?: number): Promise<boolean>
   /** Disconnects every namespace's connection (and the PostgreSQL pool) so the process can exit. */
   close(): Promise<void>
 }
+
+/** What a filtered scan reads (Stores.scan). */
+export interface ScanFilter {
+  /** Only rows whose stored text (the JSON of the value) contains this; tested in the database. */
+  contains: string
+  /** Of those, the ones to answer (the key without the namespace, the value as stored). */
+  keep(key: string, value: unknown): boolean
+}
+
+/** Rows a filtered scan reads per query (Stores.scan with a filter). */
+export const SCAN_PAGE_ROWS = 512
 
 export interface CreateStoresOptions {
   /**
@@ -78,8 +92,13 @@ interface Backend {
    * where the back end can; the back end writes the second as its JSON text, as Keyv's set() would.
    */
   upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, { value: unknown; expires?: number }]>) => Promise<unknown>
-  /** Rows whose key lies in one of the ranges [from, until), as stored (the value as Keyv's JSON text of { value, expires }). */
+  /**
+   * Rows whose key lies in one of the ranges [from, until), as stored (the value as Keyv's JSON
+   * text of { value, expires }); with `contains`, only rows whose value holds that text, in pages
+   * of SCAN_PAGE_ROWS in key order (`page` gets each).
+   */
   scanRanges?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, ranges: Array<[from: string, until: string]>) => Promise<Array<{ key: string; value: string }>>
+  scanContaining?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, range: [from: string, until: string], contains: string, page: (rows: Array<{ key: string; value: string }>) => void) => Promise<void>
   /** Values at JSON paths of the value stored under one key (as stored), where the back end can. */
   extract?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, key: string, paths: string[]) => Promise<{ expires: unknown; values: unknown[] } | undefined>
 }
@@ -142,6 +161,7 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
           for (const [from, until] of ranges) rows.push(...(await a.query(`SELECT key, value FROM ${a.opts.table} WHERE key >= ? AND key < ?`, from, until)))
           return rows
         },
+        scanContaining: sqliteScanContaining,
         extract: async (adapter, key, paths) => {
           const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<Record<string, unknown>>> }
           const columns = paths.map((_, i) => `json_extract(value, ?) AS p${i}`).join(', ')
@@ -226,6 +246,7 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         make: () => new PooledPostgres({ table, schema }),
         keyvPrefixes: true,
         scanRanges: async (_adapter, ranges) => (ranges.length ? (await ensureTable(), pgScanRanges(pool, `${schema}.${table}`, ranges)) : []),
+        scanContaining: async (_adapter, range, contains, page) => (await ensureTable(), pgScanContaining(pool, `${schema}.${table}`, range, contains, page)),
         end: async () => {
           await pool.end().catch(() => undefined)
         },
@@ -277,22 +298,30 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
     },
     ...(backend.scanRanges
       ? {
-          async scan(name: StoreName, keyPrefixes: string[]) {
+          async scan(name: StoreName, keyPrefixes: string[], filter?: ScanFilter) {
             const ns = `${prefix}${name}:`
             const froms = [...new Set(keyPrefixes)].filter((p) => p.length > 0).map((p) => ns + p)
             // The first string after every one that begins with `from`: its last character, plus one.
-            const rows = await backend.scanRanges!(adapters[STORE_NAMES.indexOf(name)]!, froms.map((from) => [from, from.slice(0, -1) + String.fromCharCode(from.charCodeAt(from.length - 1) + 1)]))
+            const ranges = froms.map((from): [string, string] => [from, from.slice(0, -1) + String.fromCharCode(from.charCodeAt(from.length - 1) + 1)])
             const now = Date.now()
             const out: Array<[string, unknown]> = []
             const seen = new Set<string>()
-            for (const row of rows) {
-              // Ranges that overlap (one prefix beginning another) name a row twice.
-              if (seen.has(row.key) || !froms.some((from) => row.key.startsWith(from))) continue
-              seen.add(row.key)
-              const stored = (typeof row.value === 'string' ? JSON.parse(row.value) : row.value) as { value: unknown; expires?: number | null }
-              if (typeof stored?.expires === 'number' && stored.expires <= now) continue
-              out.push([row.key.slice(ns.length), stored.value])
+            const take = (rows: Array<{ key: string; value: unknown }>) => {
+              for (const row of rows) {
+                // Ranges that overlap (one prefix beginning another) name a row twice.
+                if (seen.has(row.key) || !froms.some((from) => row.key.startsWith(from))) continue
+                const stored = (typeof row.value === 'string' ? JSON.parse(row.value) : row.value) as { value: unknown; expires?: number | null }
+                if (typeof stored?.expires === 'number' && stored.expires <= now) continue
+                const key = row.key.slice(ns.length)
+                // Only what is answered is remembered (a filtered scan may pass over the whole namespace).
+                if (filter && !filter.keep(key, stored.value)) continue
+                seen.add(row.key)
+                out.push([key, stored.value])
+              }
             }
+            const adapter = adapters[STORE_NAMES.indexOf(name)]!
+            if (filter && backend.scanContaining) for (const range of ranges) await backend.scanContaining(adapter, range, filter.contains, take)
+            else take(await backend.scanRanges!(adapter, ranges))
             return out
           },
         }
@@ -331,6 +360,40 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
 async function pgScanRanges(pool: { query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }> }, table: string, ranges: Array<[string, string]>) {
   const where = ranges.map((_, i) => `(key COLLATE "C" >= $${2 * i + 1} AND key COLLATE "C" < $${2 * i + 2})`).join(' OR ')
   return (await pool.query(`SELECT key, value FROM ${table} WHERE ${where}`, ranges.flat())).rows as Array<{ key: string; value: string }>
+}
+
+/**
+ * SQLite rows in one key range whose value contains `contains`, in keyset pages on the primary key
+ * (as the iterator below): each query one seek, then the rows in key order, instr() looking at
+ * each value's text without parsing it.
+ */
+async function sqliteScanContaining(adapter: KeyvStoreAdapter | Map<unknown, unknown>, [from, until]: [string, string], contains: string, page: (rows: Array<{ key: string; value: string }>) => void): Promise<void> {
+  const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<{ key: string; value: string }>> }
+  let after: string | undefined
+  for (;;) {
+    const rows = await a.query(`SELECT key, value FROM ${a.opts.table} WHERE key ${after === undefined ? '>=' : '>'} ? AND key < ? AND instr(value, ?) > 0 ORDER BY key LIMIT ${SCAN_PAGE_ROWS}`, after ?? from, until, contains)
+    if (rows.length) page(rows)
+    if (rows.length < SCAN_PAGE_ROWS) return
+    after = rows[rows.length - 1]!.key
+  }
+}
+
+/**
+ * PostgreSQL rows in one key range (byte order, as pgScanRanges) whose value contains `contains`
+ * (strpos: no JSON parsed), SCAN_PAGE_ROWS at a time in key order. Each page reads the table (the
+ * primary key's index is not in byte order) and sorts only the rows that pass.
+ */
+async function pgScanContaining(pool: { query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }> }, table: string, [from, until]: [string, string], contains: string, page: (rows: Array<{ key: string; value: string }>) => void) {
+  let after: string | undefined
+  for (;;) {
+    const { rows } = (await pool.query(
+      `SELECT key, value FROM ${table} WHERE key COLLATE "C" ${after === undefined ? '>=' : '>'} $1 AND key COLLATE "C" < $2 AND strpos(value, $3) > 0 ORDER BY key COLLATE "C" LIMIT ${SCAN_PAGE_ROWS}`,
+      [after ?? from, until, contains],
+    )) as { rows: Array<{ key: string; value: string }> }
+    if (rows.length) page(rows)
+    if (rows.length < SCAN_PAGE_ROWS) return
+    after = rows[rows.length - 1]!.key
+  }
 }
 
 type SqlQuery = { query: (sql: string) => Promise<unknown> }

@@ -279,7 +279,7 @@ describe('findings log on SQLite', () => {
       // A string's entries are found by a range of keys: those of 1, 12 and 123 do not mix.
       const scan = vi.spyOn(sqlite, 'scan')
       for (const id of [1, 12, 123]) expect((await findings.search({ stringId: id })).map((e) => `${e.stringId}/${e.languageId}`).sort()).toEqual([`${id}/de`, `${id}/fr`])
-      expect(scan).toHaveBeenCalledWith('findings', ['e:12:'])
+      expect(scan).toHaveBeenCalledWith('findings', ['e:12:'], undefined)
       expect(await findings.search({ key: 'key.500' })).toHaveLength(2)
       // Written as Keyv writes them: read back through Keyv, with the time to live honoured.
       await sqlite.setMany('findings', [{ key: 'probe', value: { a: 1 } }, { key: 'gone', value: 2 }], 60_000)
