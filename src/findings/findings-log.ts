@@ -7,7 +7,7 @@
 // hold its text (search()). Logs written before kept an index document per key (`k:<hash(key)>`,
 // the string ids that carried it): read, changed and written again for every new string, it cost
 // more than the entries themselves, for a search an operator makes now and then. It is no longer
-// written or read; what is left of it expires with its time to live. Each outcome
+// written or read, and sweep() deletes what is left of it. Each outcome
 // reads and writes its own entry only: when a string's entries shared one document, each outcome
 // read and wrote all of them (a string in 30 languages: 30 entries for each one's outcome). Logs
 // written before kept that document (`s:<stringId>`, `{ entries }`); it is read as it is, and
@@ -426,7 +426,11 @@ export class FindingsLog {
         // One entry the filter cannot read is not a reason to stop sweeping.
       }
     }
-    for await (const [key, id, value] of this.keys()) {
+    // Index documents per key that versions before this one wrote (`k:`): nothing reads them now;
+    // deleted after this pass (not during it: some stores page their iteration by offset) rather
+    // than kept until their time to live.
+    const indexDocs: string[] = []
+    for await (const [key, id, value] of this.keys(indexDocs)) {
       if (key.startsWith('e:')) {
         const entry = value as FindingsEntry | undefined
         seen(id, entry ? Date.parse(entry.at) : -Infinity)
@@ -440,6 +444,10 @@ export class FindingsLog {
           pick(entry)
         }
       }
+    }
+    for (let i = 0; i < indexDocs.length; i += MAX_BATCH) {
+      const keys = indexDocs.slice(i, i + MAX_BATCH)
+      await this.serial(() => this.store.delete(keys))
     }
     if (inDocs.size) {
       // An entry in both layouts is answered once, as get() has it (the filter's own judgement is
@@ -497,12 +505,17 @@ export class FindingsLog {
     return { strings: strings - removed, removed, owed: picked.filter((e) => !old.has(e.stringId)) }
   }
 
-  /** Every entry in the store (either layout), as its key (`e:...`, or `s:<id>` for a document of the earlier layout), string id and value. */
-  private async *keys(): AsyncGenerator<[string, number, unknown]> {
+  /**
+   * Every entry in the store (either layout), as its key (`e:...`, or `s:<id>` for a document of
+   * the earlier layout), string id and value; the keys of index documents of earlier versions
+   * (`k:...`) go to `indexDocs` when given.
+   */
+  private async *keys(indexDocs?: string[]): AsyncGenerator<[string, number, unknown]> {
     for await (const [rawKey, value] of this.store.iterator!(undefined) as AsyncIterable<[string, unknown]>) {
       const key = String(rawKey).replace(/^[^:]*findings:/, '')
       const id = stringIdOf(key)
       if (id !== undefined) yield [key, id, value]
+      else if (indexDocs && key.startsWith('k:')) indexDocs.push(key)
     }
   }
 

@@ -1,7 +1,8 @@
 // A search by key, now that no index document per key is written: on every back end, the entries
 // of exactly that key (keys JSON escapes, keys that begin another, keys with no plain text), in
 // both layouts; where the store can scan, the database passes over the other entries (the filter
-// sees only rows holding the key's text) a page at a time.
+// sees only rows holding the key's text) a page at a time. The sweep deletes the index documents
+// earlier versions wrote.
 import { randomBytes } from 'node:crypto'
 import { mkdtempSync, rmSync } from 'node:fs'
 import { tmpdir } from 'node:os'
@@ -70,6 +71,19 @@ function suite(open: () => Promise<Stores>) {
     // A string whose own entry carries another key now: its document's older entry does not count.
     await stores.findings.set('s:1', { entries: [entry(1, 'renamed.key', { outcome: 'old-name', at: t(-5) })] }, 30 * DAY)
     expect(await findings.search({ key: 'renamed.key' })).toEqual([])
+  })
+
+  it('the sweep deletes the index documents of earlier versions, more than a write of them, and nothing else', async () => {
+    const findings = new FindingsLog(stores.findings, { retentionMs: 30 * DAY, maxStrings: 10_000, lingerMs: 0, setMany: (e, t) => stores.setMany('findings', e, t) })
+    const before = (await findings.sweep()).strings
+    await stores.setMany('findings', Array.from({ length: 520 }, (_, i) => ({ key: `k:${String(i).padStart(32, '0')}`, value: { key: `old.${i}`, ids: [i] } })), 30 * DAY)
+    expect(await stores.findings.get(`k:${'0'.repeat(32)}`)).toEqual({ key: 'old.0', ids: [0] })
+    expect((await findings.sweep()).strings).toBe(before)
+    const left: string[] = []
+    for await (const [k] of stores.findings.iterator!(undefined) as AsyncIterable<[string]>) left.push(String(k).replace(/^.*?findings:/, ''))
+    expect(left.filter((k) => k.startsWith('k:'))).toEqual([])
+    expect(left.length).toBeGreaterThan(SCAN_PAGE_ROWS)
+    expect((await findings.search({ key: 'key.1' })).length).toBe(2)
   })
 }
 
