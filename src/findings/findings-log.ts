@@ -4,7 +4,7 @@
 //   e:<stringId>:<hash(domain, project, language)>   one entry: the outcome in one language
 // A string's entries are found by their keys' common beginning (the store's `scan`); a search by
 // the string's key reads the namespace once, the database passing over the entries that do not
-// hold its text (search()). Logs written before kept an index document per key (`k:<hash(key)>`,
+// hold its text (entriesOfKey()). Logs written before kept an index document per key (`k:<hash(key)>`,
 // the string ids that carried it): read, changed and written again for every new string, it cost
 // more than the entries themselves, for a search an operator makes now and then. It is no longer
 // written or read, and sweep() deletes what is left of it. Each outcome
@@ -128,6 +128,9 @@ function stringIdOf(key: string): number | undefined {
   const id = Number(key.slice(2, end < 0 ? undefined : end))
   return key.length > 2 && Number.isInteger(id) ? id : undefined
 }
+
+/** Newest first, by the ISO time an entry was reported (made once: a comparator per call is compiled again after each full GC). */
+const newestFirst = (a: { at: string }, b: { at: string }) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)
 
 /** Records handed in together (one string, or a run's strings): one promise for all of them. */
 interface Pending { entries: Array<Omit<FindingsEntry, 'issues'>>; resolve(saved: FindingsEntry[]): void; reject(error: unknown): void }
@@ -348,44 +351,57 @@ export class FindingsLog {
   }
 
   /**
-   * The entries of a key (either layout): one pass over the namespace, where the store can with
-   * the entries that do not hold the key's text (textOfKeyAsStored) left in the database, a page
-   * at a time; only the key's entries are kept in memory.
+   * The newest `limit` entries of a key (in a language, if given), either layout, as get() has
+   * them: one pass over the namespace, where the store can with the entries that do not hold the
+   * key's text (textOfKeyAsStored) left in the database, a page at a time. Memory holds at most
+   * twice `limit` entries, and the documents of the earlier layout that name the key.
    */
-  private async entriesOfKey(key: string): Promise<FindingsEntry[]> {
-    const ofKey = (e: unknown) => (e as FindingsEntry | undefined)?.key === key
-    const keep = (k: string, value: unknown) => (k.startsWith('e:') ? ofKey(value) : oldEntries(value).some(ofKey))
-    const prefixes = ['e:', 's:']
-    const found = this.options.scan ? await this.options.scan(prefixes, { contains: textOfKeyAsStored(key), keep }) : await this.scanAll(prefixes, keep)
-    const own = new Map<string, FindingsEntry>()
-    const inDocs: FindingsEntry[] = []
-    for (const [k, value] of found) {
-      if (k.startsWith('e:')) own.set(k, value as FindingsEntry)
-      else for (const e of oldEntries(value)) if (ofKey(e)) inDocs.push(e)
+  private async entriesOfKey(key: string, languageId: string | undefined, limit: number): Promise<FindingsEntry[]> {
+    const wanted = (e: unknown) => (e as FindingsEntry | undefined)?.key === key && (!languageId || (e as FindingsEntry).languageId === languageId)
+    let newest: FindingsEntry[] = []
+    const docs = new Map<number, unknown>()
+    const keep = (k: string, value: unknown) => {
+      if (k.startsWith('e:')) {
+        if (wanted(value)) newest.push(value as FindingsEntry)
+        if (newest.length >= 2 * limit) newest = newest.sort(newestFirst).slice(0, limit)
+      } else if (oldEntries(value).some(wanted)) docs.set(stringIdOf(k)!, value)
+      // Kept here, not in the scan's answer.
+      return false
     }
-    // An entry in a document of the earlier layout counts as get() has it: the newer of it and the
-    // string's own entry, whatever key that one carries (search() looks at the key again).
+    const prefixes = ['e:', 's:']
+    // A scan that honours the filter answers nothing (keep() took what it wanted); one that does
+    // not, every row: those go through keep() here.
+    const found = this.options.scan ? await this.options.scan(prefixes, { contains: textOfKeyAsStored(key), keep }) : await this.scanAll(prefixes, keep)
+    for (const [k, value] of found) keep(k, value)
+    newest = newest.sort(newestFirst).slice(0, limit)
+    // As get() has them: the newer of a string's own entry and the same one in its document of the
+    // earlier layout, whichever key either carries (search() looks at the key again).
+    const own = new Map(newest.map((e) => [entryKey(e), e]))
+    const ids = [...new Set(newest.map((e) => e.stringId))].filter((id) => !docs.has(id))
+    const more = await this.getMany<unknown>(ids.map(oldKey))
+    ids.forEach((id, i) => { if (more[i]) docs.set(id, more[i]) })
+    const inDocs = [...docs.values()].flatMap(oldEntries).filter((e) => own.has(entryKey(e)) || wanted(e))
     const missing = [...new Set(inDocs.map(entryKey))].filter((k) => !own.has(k))
     const fetched = await this.getMany<FindingsEntry>(missing)
     missing.forEach((k, i) => { if (fetched[i]) own.set(k, fetched[i]!) })
-    const merged = new Map(own)
-    for (const e of inDocs) merged.set(entryKey(e), newer(merged.get(entryKey(e)), e)!)
-    return [...merged.values()]
+    for (const e of inDocs) own.set(entryKey(e), newer(own.get(entryKey(e)), e)!)
+    return [...own.values()]
   }
 
   /** Entries of a string id, of a key, or both (newest first). */
   async search(q: { stringId?: number; key?: string; languageId?: string; limit?: number }): Promise<FindingsEntry[]> {
     let entries: FindingsEntry[] = []
+    const limit = q.limit ?? 200
     if (q.stringId !== undefined) entries = (await this.entriesOf([q.stringId])).get(q.stringId)!
-    else if (q.key) entries = await this.entriesOfKey(q.key)
+    else if (q.key) entries = await this.entriesOfKey(q.key, q.languageId, limit)
     const out: FindingsEntry[] = []
     for (const e of entries) {
       if (q.key && e.key !== q.key) continue
       if (q.languageId && e.languageId !== q.languageId) continue
       out.push(e)
     }
-    out.sort((a, b) => b.at.localeCompare(a.at))
-    return out.slice(0, q.limit ?? 200)
+    out.sort(newestFirst)
+    return out.slice(0, limit)
   }
 
   /**
@@ -427,10 +443,16 @@ export class FindingsLog {
       }
     }
     // Index documents per key that versions before this one wrote (`k:`): nothing reads them now;
-    // deleted after this pass (not during it: some stores page their iteration by offset) rather
-    // than kept until their time to live.
+    // deleted as the pass meets them, 500 at a time (every store's iteration pages by key, so
+    // rows deleted behind it change nothing ahead), rather than kept until their time to live. A
+    // failed delete is left for the next sweep: it must not stop this one.
     const indexDocs: string[] = []
+    const dropIndexDocs = () => {
+      const keys = indexDocs.splice(0)
+      return keys.length ? this.serial(() => this.store.delete(keys)).catch(() => undefined) : undefined
+    }
     for await (const [key, id, value] of this.keys(indexDocs)) {
+      if (indexDocs.length >= MAX_BATCH) await dropIndexDocs()
       if (key.startsWith('e:')) {
         const entry = value as FindingsEntry | undefined
         seen(id, entry ? Date.parse(entry.at) : -Infinity)
@@ -445,10 +467,7 @@ export class FindingsLog {
         }
       }
     }
-    for (let i = 0; i < indexDocs.length; i += MAX_BATCH) {
-      const keys = indexDocs.slice(i, i + MAX_BATCH)
-      await this.serial(() => this.store.delete(keys))
-    }
+    await dropIndexDocs()
     if (inDocs.size) {
       // An entry in both layouts is answered once, as get() has it (the filter's own judgement is
       // made again by whoever takes the entry up).

@@ -92,13 +92,10 @@ interface Backend {
    * where the back end can; the back end writes the second as its JSON text, as Keyv's set() would.
    */
   upsertMany?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, rows: Array<[string, { value: unknown; expires?: number }]>) => Promise<unknown>
-  /**
-   * Rows whose key lies in one of the ranges [from, until), as stored (the value as Keyv's JSON
-   * text of { value, expires }); with `contains`, only rows whose value holds that text, in pages
-   * of SCAN_PAGE_ROWS in key order (`page` gets each).
-   */
+  /** Rows whose key lies in one of the ranges [from, until), as stored (the value as Keyv's JSON text of { value, expires }). */
   scanRanges?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, ranges: Array<[from: string, until: string]>) => Promise<Array<{ key: string; value: string }>>
-  scanContaining?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, range: [from: string, until: string], contains: string, page: (rows: Array<{ key: string; value: string }>) => void) => Promise<void>
+  /** The same, only rows whose value holds the text `contains`, in pages of SCAN_PAGE_ROWS (`page` gets each). */
+  scanContaining?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, ranges: Array<[from: string, until: string]>, contains: string, page: (rows: Array<{ key: string; value: string }>) => void) => Promise<void>
   /** Values at JSON paths of the value stored under one key (as stored), where the back end can. */
   extract?: (adapter: KeyvStoreAdapter | Map<unknown, unknown>, key: string, paths: string[]) => Promise<{ expires: unknown; values: unknown[] } | undefined>
 }
@@ -246,7 +243,7 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         make: () => new PooledPostgres({ table, schema }),
         keyvPrefixes: true,
         scanRanges: async (_adapter, ranges) => (ranges.length ? (await ensureTable(), pgScanRanges(pool, `${schema}.${table}`, ranges)) : []),
-        scanContaining: async (_adapter, range, contains, page) => (await ensureTable(), pgScanContaining(pool, `${schema}.${table}`, range, contains, page)),
+        scanContaining: async (_adapter, ranges, contains, page) => (await ensureTable(), pgScanContaining(pool, `${schema}.${table}`, ranges, contains, page)),
         end: async () => {
           await pool.end().catch(() => undefined)
         },
@@ -320,7 +317,7 @@ export async function createStores(storeUrl: string, options: CreateStoresOption
               }
             }
             const adapter = adapters[STORE_NAMES.indexOf(name)]!
-            if (filter && backend.scanContaining) for (const range of ranges) await backend.scanContaining(adapter, range, filter.contains, take)
+            if (filter && backend.scanContaining) await backend.scanContaining(adapter, ranges, filter.contains, take)
             else take(await backend.scanRanges!(adapter, ranges))
             return out
           },
@@ -363,36 +360,50 @@ async function pgScanRanges(pool: { query: (sql: string, values: unknown[]) => P
 }
 
 /**
- * SQLite rows in one key range whose value contains `contains`, in keyset pages on the primary key
+ * SQLite rows in key ranges whose value contains `contains`, in keyset pages on the primary key
  * (as the iterator below): each query one seek, then the rows in key order, instr() looking at
  * each value's text without parsing it.
  */
-async function sqliteScanContaining(adapter: KeyvStoreAdapter | Map<unknown, unknown>, [from, until]: [string, string], contains: string, page: (rows: Array<{ key: string; value: string }>) => void): Promise<void> {
+async function sqliteScanContaining(adapter: KeyvStoreAdapter | Map<unknown, unknown>, ranges: Array<[string, string]>, contains: string, page: (rows: Array<{ key: string; value: string }>) => void): Promise<void> {
   const a = adapter as unknown as { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<Array<{ key: string; value: string }>> }
-  let after: string | undefined
-  for (;;) {
-    const rows = await a.query(`SELECT key, value FROM ${a.opts.table} WHERE key ${after === undefined ? '>=' : '>'} ? AND key < ? AND instr(value, ?) > 0 ORDER BY key LIMIT ${SCAN_PAGE_ROWS}`, after ?? from, until, contains)
-    if (rows.length) page(rows)
-    if (rows.length < SCAN_PAGE_ROWS) return
-    after = rows[rows.length - 1]!.key
+  for (const [from, until] of ranges) {
+    let after: string | undefined
+    for (;;) {
+      const rows = await a.query(`SELECT key, value FROM ${a.opts.table} WHERE key ${after === undefined ? '>=' : '>'} ? AND key < ? AND instr(value, ?) > 0 ORDER BY key LIMIT ${SCAN_PAGE_ROWS}`, after ?? from, until, contains)
+      if (rows.length) page(rows)
+      if (rows.length < SCAN_PAGE_ROWS) break
+      after = rows[rows.length - 1]!.key
+    }
   }
 }
 
 /**
- * PostgreSQL rows in one key range (byte order, as pgScanRanges) whose value contains `contains`
- * (strpos: no JSON parsed), SCAN_PAGE_ROWS at a time in key order. Each page reads the table (the
- * primary key's index is not in byte order) and sorts only the rows that pass.
+ * PostgreSQL rows in key ranges (byte order, as pgScanRanges) whose value contains `contains`
+ * (strpos: no JSON parsed): one pass over the table for all the ranges (the primary key's index
+ * is not in byte order, so a page per query would read the table once per page), through a cursor
+ * that hands over SCAN_PAGE_ROWS rows at a time, in a transaction of its own.
  */
-async function pgScanContaining(pool: { query: (sql: string, values: unknown[]) => Promise<{ rows: unknown[] }> }, table: string, [from, until]: [string, string], contains: string, page: (rows: Array<{ key: string; value: string }>) => void) {
-  let after: string | undefined
-  for (;;) {
-    const { rows } = (await pool.query(
-      `SELECT key, value FROM ${table} WHERE key COLLATE "C" ${after === undefined ? '>=' : '>'} $1 AND key COLLATE "C" < $2 AND strpos(value, $3) > 0 ORDER BY key COLLATE "C" LIMIT ${SCAN_PAGE_ROWS}`,
-      [after ?? from, until, contains],
-    )) as { rows: Array<{ key: string; value: string }> }
-    if (rows.length) page(rows)
-    if (rows.length < SCAN_PAGE_ROWS) return
-    after = rows[rows.length - 1]!.key
+async function pgScanContaining(pool: { connect(): Promise<{ query: (sql: string, values?: unknown[]) => Promise<{ rows: unknown[] }>; release(destroy?: boolean): void }> }, table: string, ranges: Array<[string, string]>, contains: string, page: (rows: Array<{ key: string; value: string }>) => void) {
+  if (!ranges.length) return
+  const where = ranges.map((_, i) => `(key COLLATE "C" >= $${2 * i + 2} AND key COLLATE "C" < $${2 * i + 3})`).join(' OR ')
+  const client = await pool.connect()
+  let failed = false
+  try {
+    await client.query('BEGIN')
+    await client.query(`DECLARE switchyard_scan NO SCROLL CURSOR FOR SELECT key, value FROM ${table} WHERE strpos(value, $1) > 0 AND (${where})`, [contains, ...ranges.flat()])
+    for (;;) {
+      const { rows } = (await client.query(`FETCH ${SCAN_PAGE_ROWS} FROM switchyard_scan`)) as { rows: Array<{ key: string; value: string }> }
+      if (rows.length) page(rows)
+      if (rows.length < SCAN_PAGE_ROWS) break
+    }
+    await client.query('COMMIT')
+  } catch (error) {
+    failed = true
+    await client.query('ROLLBACK').catch(() => undefined)
+    throw error
+  } finally {
+    // A connection that failed in the middle is not handed back to the pool (it may be broken, or in the transaction).
+    client.release(failed)
   }
 }
 

@@ -41,9 +41,10 @@ function suite(open: () => Promise<Stores>) {
     await findings.recordMany(ODD_KEYS.map((key, i) => entry(100 + i, key)))
     // Unrelated entries, for the filter to pass over.
     await findings.recordMany(Array.from({ length: 300 }, (_, i) => entry(1000 + i, `unrelated.${i}`)))
-    // More than a page of one key.
+    // More than a page of one key, each reported a second after the one before.
     const many = SCAN_PAGE_ROWS + 40
-    await findings.recordMany(Array.from({ length: many }, (_, i) => entry(5000 + i, 'common.title')))
+    const second = (i: number) => new Date(Date.parse('2026-01-01T00:00:00Z') + i * 1000).toISOString()
+    await findings.recordMany(Array.from({ length: many }, (_, i) => entry(5000 + i, 'common.title', { at: second(i), languageId: i % 2 ? 'de' : 'fr' })))
     // No index document per key is written any more: entries alone.
     const stored: string[] = []
     for await (const [k] of stores.findings.iterator!(undefined) as AsyncIterable<[string]>) stored.push(String(k).replace(/^.*?findings:/, ''))
@@ -61,6 +62,9 @@ function suite(open: () => Promise<Stores>) {
     expect(await findings.search({ key: 'no.such.key' })).toEqual([])
     expect(await findings.search({ key: 'common.title', limit: 10_000 })).toHaveLength(many)
     expect(await findings.search({ key: 'common.title' })).toHaveLength(200)
+    // The newest first, in the language asked for, however many the key has.
+    expect((await findings.search({ key: 'common.title', limit: 3 })).map((e) => e.stringId)).toEqual([5000 + many - 1, 5000 + many - 2, 5000 + many - 3])
+    expect((await findings.search({ key: 'common.title', languageId: 'fr', limit: 2 })).map((e) => e.stringId)).toEqual([5000 + many - 2, 5000 + many - 4])
 
     // The earlier layout: an entry only in a string's document, and one in both (the newer counts).
     const t = (m: number) => new Date(Date.now() + m * 60_000).toISOString()
@@ -71,18 +75,33 @@ function suite(open: () => Promise<Stores>) {
     // A string whose own entry carries another key now: its document's older entry does not count.
     await stores.findings.set('s:1', { entries: [entry(1, 'renamed.key', { outcome: 'old-name', at: t(-5) })] }, 30 * DAY)
     expect(await findings.search({ key: 'renamed.key' })).toEqual([])
+    // The other way round: the document's entry is newer and names another key; the own entry, of
+    // the key searched, is out of date (get() answers the document's), and so is not answered.
+    await findings.record(entry(20, 'before.rename', { at: t(-10) }))
+    await stores.findings.set('s:20', { entries: [entry(20, 'after.rename', { outcome: 'renamed', at: t(1), issues: [{ id: 88, hash: 'h', status: 'unresolved', at: t(1) }] } as Partial<FindingsEntry>)] }, 30 * DAY)
+    expect((await findings.get({ domain: 'acme', projectId: 7, languageId: 'de', stringId: 20 }))?.key).toBe('after.rename')
+    expect(await findings.search({ key: 'before.rename' })).toEqual([])
+    expect((await findings.search({ key: 'after.rename' })).map((e) => [e.outcome, e.issues?.[0]?.id])).toEqual([['renamed', 88]])
+    // The same string and key in both layouts, the document's entry newer: it is the one answered.
+    await findings.record(entry(21, 'both.layouts', { at: t(-10) }))
+    await stores.findings.set('s:21', { entries: [entry(21, 'both.layouts', { outcome: 'doc', at: t(1) }), entry(21, 'other', { languageId: 'fr' })] }, 30 * DAY)
+    expect((await findings.search({ key: 'both.layouts' })).map((e) => e.outcome)).toEqual(['doc'])
   })
 
   it('the sweep deletes the index documents of earlier versions, more than a write of them, and nothing else', async () => {
     const findings = new FindingsLog(stores.findings, { retentionMs: 30 * DAY, maxStrings: 10_000, lingerMs: 0, setMany: (e, t) => stores.setMany('findings', e, t) })
-    const before = (await findings.sweep()).strings
-    await stores.setMany('findings', Array.from({ length: 520 }, (_, i) => ({ key: `k:${String(i).padStart(32, '0')}`, value: { key: `old.${i}`, ids: [i] } })), 30 * DAY)
+    const all = async () => {
+      const keys: string[] = []
+      for await (const [k] of stores.findings.iterator!(undefined) as AsyncIterable<[string]>) keys.push(String(k).replace(/^.*?findings:/, ''))
+      return keys.sort()
+    }
+    const before = await all()
+    expect(before.length).toBeGreaterThan(SCAN_PAGE_ROWS)
+    // Index documents as earlier versions wrote them, amid the entries (k: sorts between e: and s:).
+    await stores.setMany('findings', Array.from({ length: 1_050 }, (_, i) => ({ key: `k:${String(i).padStart(32, '0')}`, value: { key: `old.${i}`, ids: [i] } })), 30 * DAY)
     expect(await stores.findings.get(`k:${'0'.repeat(32)}`)).toEqual({ key: 'old.0', ids: [0] })
-    expect((await findings.sweep()).strings).toBe(before)
-    const left: string[] = []
-    for await (const [k] of stores.findings.iterator!(undefined) as AsyncIterable<[string]>) left.push(String(k).replace(/^.*?findings:/, ''))
-    expect(left.filter((k) => k.startsWith('k:'))).toEqual([])
-    expect(left.length).toBeGreaterThan(SCAN_PAGE_ROWS)
+    await findings.sweep()
+    expect(await all()).toEqual(before)
     expect((await findings.search({ key: 'key.1' })).length).toBe(2)
   })
 }
