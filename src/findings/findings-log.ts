@@ -354,16 +354,24 @@ export class FindingsLog {
    * The newest `limit` entries of a key (in a language, if given), either layout, as get() has
    * them: one pass over the namespace, where the store can with the entries that do not hold the
    * key's text (textOfKeyAsStored) left in the database, a page at a time. Memory holds at most
-   * twice `limit` entries, and the documents of the earlier layout that name the key.
+   * twice `bound` entries (and the documents of the earlier layout that name the key); `cut` says
+   * whether entries of the key were left out for it.
    */
-  private async entriesOfKey(key: string, languageId: string | undefined, limit: number): Promise<FindingsEntry[]> {
+  private async entriesOfKey(key: string, languageId: string | undefined, bound: number): Promise<{ entries: FindingsEntry[]; cut: boolean }> {
     const wanted = (e: unknown) => (e as FindingsEntry | undefined)?.key === key && (!languageId || (e as FindingsEntry).languageId === languageId)
-    let newest: FindingsEntry[] = []
+    // By stored key: an iteration that names a row twice (Redis's SCAN may) keeps it once.
+    let newest = new Map<string, FindingsEntry>()
+    let cut = false
+    const trim = () => {
+      if (newest.size <= bound) return
+      cut = true
+      newest = new Map([...newest].sort((a, b) => newestFirst(a[1], b[1])).slice(0, bound))
+    }
     const docs = new Map<number, unknown>()
     const keep = (k: string, value: unknown) => {
       if (k.startsWith('e:')) {
-        if (wanted(value)) newest.push(value as FindingsEntry)
-        if (newest.length >= 2 * limit) newest = newest.sort(newestFirst).slice(0, limit)
+        if (wanted(value)) newest.set(k, value as FindingsEntry)
+        if (newest.size >= 2 * bound) trim()
       } else if (oldEntries(value).some(wanted)) docs.set(stringIdOf(k)!, value)
       // Kept here, not in the scan's answer.
       return false
@@ -373,11 +381,11 @@ export class FindingsLog {
     // not, every row: those go through keep() here.
     const found = this.options.scan ? await this.options.scan(prefixes, { contains: textOfKeyAsStored(key), keep }) : await this.scanAll(prefixes, keep)
     for (const [k, value] of found) keep(k, value)
-    newest = newest.sort(newestFirst).slice(0, limit)
+    trim()
     // As get() has them: the newer of a string's own entry and the same one in its document of the
     // earlier layout, whichever key either carries (search() looks at the key again).
-    const own = new Map(newest.map((e) => [entryKey(e), e]))
-    const ids = [...new Set(newest.map((e) => e.stringId))].filter((id) => !docs.has(id))
+    const own = new Map([...newest.values()].map((e) => [entryKey(e), e]))
+    const ids = [...new Set([...newest.values()].map((e) => e.stringId))].filter((id) => !docs.has(id))
     const more = await this.getMany<unknown>(ids.map(oldKey))
     ids.forEach((id, i) => { if (more[i]) docs.set(id, more[i]) })
     const inDocs = [...docs.values()].flatMap(oldEntries).filter((e) => own.has(entryKey(e)) || wanted(e))
@@ -385,23 +393,24 @@ export class FindingsLog {
     const fetched = await this.getMany<FindingsEntry>(missing)
     missing.forEach((k, i) => { if (fetched[i]) own.set(k, fetched[i]!) })
     for (const e of inDocs) own.set(entryKey(e), newer(own.get(entryKey(e)), e)!)
-    return [...own.values()]
+    return { entries: [...own.values()], cut }
   }
 
   /** Entries of a string id, of a key, or both (newest first). */
   async search(q: { stringId?: number; key?: string; languageId?: string; limit?: number }): Promise<FindingsEntry[]> {
-    let entries: FindingsEntry[] = []
     const limit = q.limit ?? 200
-    if (q.stringId !== undefined) entries = (await this.entriesOf([q.stringId])).get(q.stringId)!
-    else if (q.key) entries = await this.entriesOfKey(q.key, q.languageId, limit)
-    const out: FindingsEntry[] = []
-    for (const e of entries) {
-      if (q.key && e.key !== q.key) continue
-      if (q.languageId && e.languageId !== q.languageId) continue
-      out.push(e)
+    const matching = (entries: FindingsEntry[]) => entries.filter((e) => (!q.key || e.key === q.key) && (!q.languageId || e.languageId === q.languageId)).sort(newestFirst).slice(0, limit)
+    if (q.stringId !== undefined) return matching((await this.entriesOf([q.stringId])).get(q.stringId)!)
+    if (!q.key) return []
+    // An entry kept within the bound may be one a newer entry in its string's document of the
+    // earlier layout replaces (another key there): then fewer than `limit` are left although the
+    // bound left others out, and the pass is made again with a larger bound, at last none.
+    for (const bound of [limit, limit * 8, Number.POSITIVE_INFINITY]) {
+      const { entries, cut } = await this.entriesOfKey(q.key, q.languageId, bound)
+      const out = matching(entries)
+      if (out.length >= limit || !cut) return out
     }
-    out.sort(newestFirst)
-    return out.slice(0, limit)
+    return []
   }
 
   /**
@@ -453,6 +462,7 @@ export class FindingsLog {
     }
     for await (const [key, id, value] of this.keys(indexDocs)) {
       if (indexDocs.length >= MAX_BATCH) await dropIndexDocs()
+      if (id < 0) continue
       if (key.startsWith('e:')) {
         const entry = value as FindingsEntry | undefined
         seen(id, entry ? Date.parse(entry.at) : -Infinity)
@@ -527,14 +537,15 @@ export class FindingsLog {
   /**
    * Every entry in the store (either layout), as its key (`e:...`, or `s:<id>` for a document of
    * the earlier layout), string id and value; the keys of index documents of earlier versions
-   * (`k:...`) go to `indexDocs` when given.
+   * (`k:...`) go to `indexDocs` when given, and each time it holds MAX_BATCH of them, a turn with
+   * the id -1 (and no entry) lets the caller delete them.
    */
   private async *keys(indexDocs?: string[]): AsyncGenerator<[string, number, unknown]> {
     for await (const [rawKey, value] of this.store.iterator!(undefined) as AsyncIterable<[string, unknown]>) {
       const key = String(rawKey).replace(/^[^:]*findings:/, '')
       const id = stringIdOf(key)
       if (id !== undefined) yield [key, id, value]
-      else if (indexDocs && key.startsWith('k:')) indexDocs.push(key)
+      else if (indexDocs && key.startsWith('k:') && indexDocs.push(key) >= MAX_BATCH) yield ['', -1, undefined]
     }
   }
 

@@ -383,10 +383,13 @@ async function sqliteScanContaining(adapter: KeyvStoreAdapter | Map<unknown, unk
  * is not in byte order, so a page per query would read the table once per page), through a cursor
  * that hands over SCAN_PAGE_ROWS rows at a time, in a transaction of its own.
  */
-async function pgScanContaining(pool: { connect(): Promise<{ query: (sql: string, values?: unknown[]) => Promise<{ rows: unknown[] }>; release(destroy?: boolean): void }> }, table: string, ranges: Array<[string, string]>, contains: string, page: (rows: Array<{ key: string; value: string }>) => void) {
+async function pgScanContaining(pool: { connect(): Promise<{ query: (sql: string, values?: unknown[]) => Promise<{ rows: unknown[] }>; release(destroy?: boolean): void; on(event: 'error', listener: () => void): unknown }> }, table: string, ranges: Array<[string, string]>, contains: string, page: (rows: Array<{ key: string; value: string }>) => void) {
   if (!ranges.length) return
   const where = ranges.map((_, i) => `(key COLLATE "C" >= $${2 * i + 2} AND key COLLATE "C" < $${2 * i + 3})`).join(' OR ')
   const client = await pool.connect()
+  // A checked-out client has no listener of the pool's: a connection cut meanwhile would be an
+  // unhandled 'error' event, and end the process. The query under way rejects with it anyway.
+  client.on('error', () => undefined)
   let failed = false
   try {
     await client.query('BEGIN')

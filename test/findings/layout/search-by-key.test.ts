@@ -86,6 +86,19 @@ function suite(open: () => Promise<Stores>) {
     await findings.record(entry(21, 'both.layouts', { at: t(-10) }))
     await stores.findings.set('s:21', { entries: [entry(21, 'both.layouts', { outcome: 'doc', at: t(1) }), entry(21, 'other', { languageId: 'fr' })] }, 30 * DAY)
     expect((await findings.search({ key: 'both.layouts' })).map((e) => e.outcome)).toEqual(['doc'])
+    // Entries within the limit that documents replace (a newer entry there under another key):
+    // the next ones of the key are answered in their place.
+    for (let i = 1; i <= 5; i++) await findings.record(entry(30 + i, 'K.r', { at: t(-60 + i) }))
+    for (const id of [34, 35]) await stores.findings.set(`s:${id}`, { entries: [entry(id, 'K2.r', { at: t(2) })] }, 30 * DAY)
+    expect((await findings.search({ key: 'K.r', limit: 2 })).map((e) => e.stringId)).toEqual([33, 32])
+    expect((await findings.search({ key: 'K2.r' })).map((e) => e.stringId).sort()).toEqual([34, 35])
+    if (stores.scan) {
+      // A scan that ignores the filter, and names every row twice: the same answers.
+      const loose = new FindingsLog(stores.findings, { retentionMs: 30 * DAY, maxStrings: 10_000, scan: async (p: string[]) => { const rows = await stores.scan!('findings', p); return [...rows, ...rows] } })
+      expect((await loose.search({ key: 'K.r', limit: 2 })).map((e) => e.stringId)).toEqual([33, 32])
+      expect((await loose.search({ key: 'common.title', limit: 3 })).map((e) => e.stringId)).toEqual([5000 + many - 1, 5000 + many - 2, 5000 + many - 3])
+      expect((await loose.search({ key: 'key.1' })).map((e) => `${e.stringId}/${e.languageId}`).sort()).toEqual(['1/de', '1/fr'])
+    }
   })
 
   it('the sweep deletes the index documents of earlier versions, more than a write of them, and nothing else', async () => {
@@ -97,11 +110,18 @@ function suite(open: () => Promise<Stores>) {
     }
     const before = await all()
     expect(before.length).toBeGreaterThan(SCAN_PAGE_ROWS)
+    const strings = (await findings.sweep()).strings
     // Index documents as earlier versions wrote them, amid the entries (k: sorts between e: and s:).
     await stores.setMany('findings', Array.from({ length: 1_050 }, (_, i) => ({ key: `k:${String(i).padStart(32, '0')}`, value: { key: `old.${i}`, ids: [i] } })), 30 * DAY)
     expect(await stores.findings.get(`k:${'0'.repeat(32)}`)).toEqual({ key: 'old.0', ids: [0] })
-    await findings.sweep()
+    const del = stores.findings.delete.bind(stores.findings)
+    const deletes: number[] = []
+    stores.findings.delete = ((keys: string | string[]) => (deletes.push([keys].flat().length), del(keys as string[]))) as typeof stores.findings.delete
+    expect((await findings.sweep()).strings).toBe(strings)
     expect(await all()).toEqual(before)
+    // Deleted as the pass met them, at most 500 at a time.
+    expect(deletes.reduce((a, b) => a + b, 0)).toBe(1_050)
+    expect(Math.max(...deletes)).toBeLessThanOrEqual(500)
     expect((await findings.search({ key: 'key.1' })).length).toBe(2)
   })
 }
