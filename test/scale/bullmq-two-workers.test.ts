@@ -17,14 +17,14 @@ import { freePort } from '../../src/util/free-port.js'
 const DB = 7
 
 
-function startInstance(env: Record<string, string>): Promise<{ child: ChildProcess; url: string }> {
+function startInstance(env: Record<string, string>): Promise<{ child: ChildProcess; url: string; log(): string }> {
   const child = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bin/switchyard.js'), 'serve'], { env: { ...process.env, ...env }, stdio: ['ignore', 'pipe', 'pipe'] })
   let log = ''
   return new Promise((resolve, reject) => {
     const onData = (chunk: Buffer) => {
       log += chunk.toString()
       const m = /"url":"(http:[^"]+)".*worker listening/.exec(log)
-      if (m) resolve({ child, url: m[1]! })
+      if (m) resolve({ child, url: m[1]!, log: () => log })
     }
     child.stdout!.on('data', onData)
     child.stderr!.on('data', (c: Buffer) => { log += c.toString() })
@@ -116,8 +116,16 @@ await describeWithService('redis', 'QUEUE=bullmq with two instances', (REDIS) =>
     const deadline = Date.now() + 90_000
     while (emu.summary().notDone > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 250))
     const summary = emu.summary()
-    const health = summary.notDone ? await (await fetch(`${a.url}/healthz`)).text() : ''
-    expect(summary.notDone, `survivor: ${health}`).toBe(0)
+    // On a failure, what the survivor says: its health, why it holds an organization (the operator
+    // page's table of held organizations, tags taken out) and the end of its log.
+    const why = async () => {
+      const health = await (await fetch(`${a.url}/healthz`)).text()
+      const page = await (await fetch(`${a.url}/`)).text()
+      const held = /<table[^>]*>(?:(?!<\/table>)[\s\S])*Strings held[\s\S]*?<\/table>/.exec(page)?.[0].replace(/<[^>]+>/g, ' ').replace(/\s+/g, ' ') ?? 'no held organizations listed'
+      const lines = a.log().split('\n').filter((l) => !/"level":30/.test(l)).slice(-30).join('\n')
+      return `survivor: ${health}\nheld: ${held}\nits warnings and errors, last 30:\n${lines}`
+    }
+    expect(summary.notDone, summary.notDone ? await why() : '').toBe(0)
     expect(summary.wrongOutput).toBe(0)
     expect(summary.conflicting).toBe(0)
     expect(Object.values(summary.languages).reduce((n, l) => n + (l.byStatus.DONE ?? 0), 0)).toBe(10_000)
