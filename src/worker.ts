@@ -17,7 +17,7 @@ import { ApiClient } from './platform/api-client.js'
 import { createDomainResolver, type OrganizationDirectory } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
-import { Backlog } from './queue/backlog.js'
+import { Backlog, type BacklogView } from './queue/backlog.js'
 import type { BullmqJournal } from './queue/bullmq-journal.js'
 import { Dedupe } from './queue/dedupe.js'
 import { HeldOrganizations } from './queue/held-organizations.js'
@@ -95,6 +95,8 @@ export interface Worker {
   journal: IntakeJournal
   /** The backlog on disk (the local journal; undefined with QUEUE=bullmq, where Redis holds it). */
   backlog?: Backlog
+  /** The backlog per organization, on disk or (QUEUE=bullmq) in Redis. */
+  backlogList(): BacklogView[]
   held: HeldOrganizations
   reporter: Reporter
   api: ApiClient
@@ -229,8 +231,12 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     log,
     baseDelayMs: deps.heldBaseDelayMs,
     canReport: async (domain) => (await tokens.getAccessToken(domain), true),
-    // Its line of the backlog is served again.
-    release: () => backlog?.kick(),
+    // Its line of the backlog is served again; with BullMQ, its strings go back from Redis to the
+    // queue (should that fail, the sweep of held strings tries again).
+    release: (domain) => {
+      if (shared) void shared.release(domain).catch((error: unknown) => log.warn({ err: error, domain }, 'could not put the held strings back in the queue; tried again later'))
+      else backlog?.kick()
+    },
   })
   const findings = deps.findings ?? findingsLogFor(config, deps.stores)
   const issues = new IssueSender({
@@ -274,10 +280,10 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const backlog = local
     ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
     : undefined
-  // Held strings wait on disk (the backlog); with BullMQ, they fail back to its own retries.
+  // Held strings wait on disk (the backlog); with BullMQ, in Redis apart from the queue.
   const stash = async (jobs: Job[]) => {
     if (backlog) return backlog.stash(jobs)
-    for (const job of jobs) await journal.park(job, 'the organization is held')
+    await shared!.hold(jobs, held.retryAt(jobs[0]!.domain) ?? Date.now())
   }
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d), stash })
   const reconciler = new Reconciler({ api, dedupe, metrics, log })
@@ -330,7 +336,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
   const health = createHealth({
     closing: state.closing,
     replaying: state.replaying,
-    queue, journal, held, backlog: parts.backlog,
+    queue, journal, held, backlog: parts.backlog ?? parts.shared,
     organizations: tokens,
     storeReachable: () => stores.ping(),
     pipelinesLoaded: () => pipelines().all().length,
@@ -351,8 +357,41 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
   return { app, decoder }
 }
 
+/**
+ * QUEUE=bullmq: strings held in Redis that no live instance will let go of (the instance that held
+ * them stopped, or a release failed) go back to the queue once their organization has a token:
+ * every `everyMs`, a held domain this instance does not hold itself, past its holder's time to try
+ * again by three sweeps. A forbidden organization then runs once more and is held again here.
+ */
+function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens: TokenProvider, log: Logger, closing: () => boolean, everyMs: number): { stop(): void } {
+  let running = false
+  const sweep = async () => {
+    if (running) return
+    running = true
+    try {
+      for (const h of await shared.heldDomains()) {
+        if (closing()) return
+        if (held.cause(h.domain) !== undefined || Date.now() < h.retryAt + 3 * everyMs) continue
+        if (!(await tokens.getAccessToken(h.domain).then(() => true, () => false))) continue
+        await shared.release(h.domain)
+      }
+    } catch (error) {
+      log.warn({ err: error }, 'could not look for held strings in Redis; tried again later')
+    } finally {
+      running = false
+    }
+  }
+  const first = setTimeout(() => void sweep(), Math.min(everyMs, 1000))
+  const timer = setInterval(() => void sweep(), everyMs)
+  first.unref()
+  timer.unref()
+  return { stop: () => (clearTimeout(first), clearInterval(timer)) }
+}
+
 /** Sets the queue, journal, backlog and held gauges from the parts' current state. */
-function collectGauges(metrics: Metrics, { queue, journal, backlog, held }: Parts): void {
+function collectGauges(metrics: Metrics, { queue, journal, backlog, shared, held }: Parts): void {
+  // With BullMQ the counts come from Redis, refreshed here (they are read at most every 250 ms).
+  if (shared) void shared.backlog().catch(() => undefined)
   metrics.queueDepth.set(queue.depth)
   metrics.queueWaiting.set(queue.waiting)
   metrics.journalSize.set(journal.size)
@@ -362,7 +401,7 @@ function collectGauges(metrics: Metrics, { queue, journal, backlog, held }: Part
   metrics.backlogBytes.reset()
   metrics.backlogOldest.reset()
   const now = Date.now()
-  for (const b of backlog?.list() ?? []) {
+  for (const b of backlog?.list() ?? shared?.list() ?? []) {
     const organization = b.organization
     metrics.backlogStrings.set({ organization }, b.strings)
     metrics.backlogWaiting.set({ organization }, b.waiting)
@@ -447,8 +486,12 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   log.info({ url, pipelines: pipelines().all().map((p) => p.key), store: stores.kind }, 'worker listening')
 
   // With a shared queue, jobs come from BullMQ to whichever instance is free.
+  // A string held after its pipeline ran comes back with its output: reported, not run again
+  // (unless it is to be checked with the service first, as in the local backlog).
   shared?.start((job) => {
     queue.reserve(1)
+    if (job.decidedPort !== undefined && !job.recheck) return reporter.add({ job, port: job.decidedPort })
+    delete job.decidedPort
     queue.push([job])
   })
 
@@ -468,6 +511,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()
+  const heldSweep = shared && sweepHeldInRedis(shared, held, deps.tokens, log, () => closing, 10 * (deps.heldRecheckMs ?? 1000))
   const findingsSweeps = startFindingsSweeps(deps, parts, log, () => closing)
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
@@ -514,6 +558,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       await reporter.flush().catch(() => undefined)
       for (const t of timers) clearTimeout(t)
       clearInterval(heldTimer)
+      heldSweep?.stop()
       clearInterval(aliveTimer)
       await journal.markAlive?.().catch(() => undefined)
       clearInterval(metricsTimer)
@@ -549,6 +594,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     idle,
     stop,
     backlog,
+    backlogList: () => backlog?.list() ?? shared?.list() ?? [],
     stats: () => ({ depth: queue.depth, journal: journal.size, parked: journal.parked, held: held.count(), patches: reporter.patches, backlog: backlog?.waiting() ?? 0 }),
   }
 }

@@ -98,7 +98,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     ],
   })
   held = () => worker.held.list()
-  backlog = () => worker.backlog?.list() ?? []
+  backlog = () => worker.backlogList()
   const missing = missingForProduction(config)
   if (missing.length) log.warn({ missing }, `running on defaults; to connect a real organization set: ${missing.join('; ')}`)
   else {

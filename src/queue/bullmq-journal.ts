@@ -8,6 +8,14 @@
 // BullMQ's own attempts and back-off apply. A killed instance's jobs are taken over by the others
 // once their lock expires (BullMQ's stalled-job recovery).
 //
+// Held strings (their organization is forbidden, or has no token) are not failed: BullMQ's attempts
+// would run out within minutes and leave them in its failed set while the service still waits.
+// `hold` writes each to a Redis hash of its organization's domain (with the output decided, if its
+// pipeline ran) and completes the BullMQ job with HELD; `release` puts them back in the queue, in
+// turn with the other organizations, once the organization can be reported for. Any instance may
+// release (the domains are listed in Redis), so a restart or the loss of the instance that held
+// them loses nothing.
+//
 // Fairness (issue 16): one queue is first in, first out, so one organization's backlog of a
 // million strings would keep another's small batches waiting behind it. Organizations are served
 // in turn by priority instead (start-time fair queueing): each organization has a position on a
@@ -18,9 +26,11 @@
 // FAIR_TURN strings per turn, oldest first within it. The positions also give each organization's
 // share of the backlog (waiting = its position minus the clock), which BACKLOG_ORGANIZATION_SHARE
 // bounds as in the local backlog. Clock and positions start again from 0 when the queue is empty.
+import { randomUUID } from 'node:crypto'
 import { Queue, Worker as BullWorker } from 'bullmq'
 import { Redis } from 'ioredis'
 import type { Logger } from '../util/logger.js'
+import type { BacklogView } from './backlog.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { newBatchId } from './journal.js'
 import type { Job } from '../protocol/job.js'
@@ -62,6 +72,19 @@ return at`
 const ADVANCE_CLOCK = `
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 0`
+/** A held organization's hash (KEYS[1]) is empty: its domain (ARGV[1]) leaves the list (KEYS[2]). */
+const FORGET_IF_EMPTY = `
+if redis.call('HLEN', KEYS[1]) == 0 then redis.call('HDEL', KEYS[2], ARGV[1]) return 1 end
+return 0`
+/** Let go of a lock (KEYS[1]) only if it is still ours (ARGV[1]). */
+const UNLOCK = `
+if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
+return 0`
+/** What a held string's BullMQ job returns: `release` tells it from a copy that finished since. */
+export const HELD = 'held'
+/** Held strings put back in the queue per round trip. */
+const RELEASE_CHUNK = 500
+
 /** With nothing waiting, delayed or running, clock and positions start again from 0. */
 const RESET_WHEN_EMPTY = `
 if redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('LLEN', KEYS[5]) + redis.call('ZCARD', KEYS[6]) + redis.call('LLEN', KEYS[7]) > 0 then return 0 end
@@ -76,8 +99,26 @@ export function redisClient(url: string): Redis {
   return new Redis(url, { maxRetriesPerRequest: null, lazyConnect: false })
 }
 
-interface Waiting {
-  resolve(): void
+/** An organization with strings held in Redis. */
+export interface HeldDomain {
+  domain: string
+  /** Its organization id (the fairness positions' and the budget's key). */
+  organization: string
+  /** When the instance that held it last will try it again (ms since the epoch). */
+  retryAt: number
+}
+
+function parseHeldDomain(text: string): Partial<HeldDomain> | undefined {
+  try {
+    const v = JSON.parse(text) as Partial<HeldDomain>
+    return { ...(typeof v.organization === 'string' ? { organization: v.organization } : {}), ...(typeof v.retryAt === 'number' ? { retryAt: v.retryAt } : {}) }
+  } catch {
+    return undefined
+  }
+}
+
+interface Running {
+  resolve(value?: string): void
   reject(error: Error): void
 }
 
@@ -86,10 +127,12 @@ export class BullmqJournal implements IntakeJournal {
   private readonly queueClient: Redis
   private workerClient?: Redis
   private worker?: BullWorker
-  private readonly waiting = new Map<string, Waiting>()
-  private counts = { backlog: 0, failed: 0, at: 0 }
+  private readonly running = new Map<string, Running>()
+  private counts = { backlog: 0, failed: 0, held: 0, at: 0 }
   /** Strings waiting per organization, as the positions and the clock said at the last refresh. */
   private waitingByOrganization = new Map<string, number>()
+  /** The domain of each organization id this instance has seen strings of (for the operator's views). */
+  private readonly domains = new Map<string, string>()
   private refreshing?: Promise<void>
   /** The highest turn this instance has taken a string of, and whether the clock has it yet. */
   private taken = { turn: 0, told: 0 }
@@ -113,6 +156,16 @@ export class BullmqJournal implements IntakeJournal {
     return this.queue.toKey('fair:clock')
   }
 
+  /** Domain -> organization id of every organization with held strings. */
+  private get heldDomainsKey(): string {
+    return this.queue.toKey('held:domains')
+  }
+
+  /** An organization's held strings: job key -> the job as JSON. */
+  private heldKey(domain: string): string {
+    return this.queue.toKey(`held:${domain}`)
+  }
+
   /** Each job's priority: its organization's next positions on the clock, in turns. */
   private async priorities(jobs: Job[]): Promise<number[]> {
     const out: number[] = []
@@ -120,6 +173,7 @@ export class BullmqJournal implements IntakeJournal {
     const byOrganization = new Map<string, number[]>()
     jobs.forEach((job, i) => {
       const o = job.organizationId || job.domain
+      if (!this.domains.has(o) && this.domains.size < 10_000) this.domains.set(o, job.domain)
       const list = byOrganization.get(o) ?? []
       list.push(i)
       byOrganization.set(o, list)
@@ -134,6 +188,11 @@ export class BullmqJournal implements IntakeJournal {
   async append(_batchId: string, jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
     await this.replaceFinished(jobs)
+    await this.add(jobs)
+  }
+
+  /** Add jobs whose ids BullMQ does not hold as finished, each at its organization's next positions. */
+  private async add(jobs: Job[]): Promise<void> {
     const keepDone = Math.max(1, Math.ceil(this.options.dedupeTtlMs / 1000))
     const priorities = await this.priorities(jobs)
     await this.queue.addBulk(
@@ -175,10 +234,10 @@ export class BullmqJournal implements IntakeJournal {
     this.worker = new BullWorker(
       this.queue.name,
       (bullJob) =>
-        new Promise<void>((resolve, reject) => {
+        new Promise<string | undefined>((resolve, reject) => {
           this.tookTurn(bullJob.opts.priority ?? 0)
           const job = { ...(bullJob.data as Job), batchId: String(bullJob.id), attempts: 0 }
-          this.waiting.set(job.key, { resolve, reject })
+          this.running.set(job.key, { resolve, reject })
           take(job)
         }),
       {
@@ -212,15 +271,117 @@ export class BullmqJournal implements IntakeJournal {
   }
 
   async done(job: Job): Promise<void> {
-    const w = this.waiting.get(job.key)
-    this.waiting.delete(job.key)
+    const w = this.running.get(job.key)
+    this.running.delete(job.key)
     w?.resolve()
   }
 
   async park(job: Job, reason: string): Promise<void> {
-    const w = this.waiting.get(job.key)
-    this.waiting.delete(job.key)
+    const w = this.running.get(job.key)
+    this.running.delete(job.key)
     w?.reject(new Error(reason))
+  }
+
+  /**
+   * Strings whose organization can't be reported for now: kept in Redis, one hash per domain (a
+   * later copy of a string replaces the earlier), then their BullMQ jobs complete as HELD. The
+   * domain is listed with `retryAt`, when the instance holding it will try it again (ms since the
+   * epoch): another instance releases it only well after that (the holder is gone). Written
+   * before the jobs complete: an instance lost in between leaves a job that BullMQ hands to another
+   * instance, which holds it again (the same field) or runs it.
+   */
+  async hold(jobs: Job[], retryAt: number): Promise<void> {
+    if (jobs.length === 0) return
+    const tx = this.queueClient.multi()
+    const byDomain = new Map<string, string[]>()
+    for (const job of jobs) {
+      let fields = byDomain.get(job.domain)
+      if (!fields) {
+        byDomain.set(job.domain, (fields = []))
+        const entry: HeldDomain = { domain: job.domain, organization: job.organizationId || job.domain, retryAt }
+        tx.hset(this.heldDomainsKey, job.domain, JSON.stringify(entry))
+      }
+      const { batchId: _batchId, attempts: _attempts, ...kept } = job
+      fields.push(job.key, JSON.stringify(kept))
+    }
+    for (const [domain, fields] of byDomain) tx.hset(this.heldKey(domain), ...fields)
+    const answers = await tx.exec()
+    const failed = answers?.find(([error]) => error)?.[0]
+    if (!answers || failed) throw failed ?? new Error('Redis did not run the transaction that holds the strings')
+    for (const job of jobs) {
+      const w = this.running.get(job.key)
+      this.running.delete(job.key)
+      w?.resolve(HELD)
+    }
+  }
+
+  /** Organizations with strings held in Redis (by any instance), by domain. */
+  async heldDomains(): Promise<HeldDomain[]> {
+    const all = await this.queueClient.hgetall(this.heldDomainsKey)
+    return Object.entries(all)
+      .map(([domain, text]) => ({ domain, organization: domain, retryAt: 0, ...(parseHeldDomain(text) ?? {}) }))
+      .sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0))
+  }
+
+  /**
+   * Put an organization's held strings back in the queue (it can be reported for again), in chunks,
+   * each chunk deleted from the hash only once its jobs are queued; returns how many. One instance
+   * at a time per domain (a lock in Redis; another instance's release meanwhile returns 0).
+   */
+  async release(domain: string): Promise<number> {
+    const lock = `${this.heldKey(domain)}:releasing`
+    const token = randomUUID()
+    if ((await this.queueClient.set(lock, token, 'PX', 60_000, 'NX')) !== 'OK') return 0
+    let released = 0
+    try {
+      let cursor = '0'
+      do {
+        const [next, flat] = await this.queueClient.hscan(this.heldKey(domain), cursor, 'COUNT', RELEASE_CHUNK)
+        cursor = next
+        const keys: string[] = []
+        const jobs: Job[] = []
+        for (let i = 0; i < flat.length; i += 2) {
+          keys.push(flat[i]!)
+          jobs.push({ ...(JSON.parse(flat[i + 1]!) as Job), batchId: '', attempts: 0 })
+        }
+        if (jobs.length) await this.requeue(jobs)
+        if (keys.length) await this.queueClient.hdel(this.heldKey(domain), ...keys)
+        released += jobs.length
+        await this.queueClient.pexpire(lock, 60_000)
+      } while (cursor !== '0')
+      await this.queueClient.eval(FORGET_IF_EMPTY, 2, this.heldKey(domain), this.heldDomainsKey, domain)
+    } finally {
+      await this.queueClient.eval(UNLOCK, 1, lock, token).catch(() => undefined)
+    }
+    if (released) this.options.log.info({ domain, strings: released }, 'held strings are back in the queue')
+    return released
+  }
+
+  /**
+   * Held jobs back into the queue. Under its id BullMQ has the job the hold completed (removed, so
+   * the job is added again as it was held), a copy still waiting or running (it does the work:
+   * nothing added), a copy that finished since (removed; the job is checked with the service
+   * before it runs, as any string that comes back), or nothing (expired: added).
+   */
+  private async requeue(jobs: Job[]): Promise<void> {
+    const pipeline = this.queueClient.pipeline()
+    for (const job of jobs) pipeline.hmget(this.queue.toKey(job.key), 'timestamp', 'finishedOn', 'returnvalue')
+    const answers = (await pipeline.exec()) ?? []
+    const add: Job[] = []
+    const removals: Array<Promise<unknown>> = []
+    jobs.forEach((job, i) => {
+      const [error, value] = answers[i] ?? [new Error('no answer')]
+      if (error) throw error
+      const [timestamp, finishedOn, returnvalue] = value as Array<string | null>
+      if (timestamp && !finishedOn) return
+      if (finishedOn) {
+        removals.push(this.queue.remove(job.key))
+        if (returnvalue !== JSON.stringify(HELD)) job.recheck = true
+      }
+      add.push(job)
+    })
+    await Promise.all(removals)
+    await this.add(add)
   }
 
   /**
@@ -252,11 +413,13 @@ export class BullmqJournal implements IntakeJournal {
   /** Strings queued, delayed or running across every instance (refreshed at most every 250 ms). */
   async backlog(): Promise<number> {
     if (Date.now() - this.counts.at > 250) {
-      this.refreshing ??= this.queue
-        .getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed')
-        .then(async (c) => {
-          this.counts = { backlog: (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0), failed: c.failed ?? 0, at: Date.now() }
-          await this.refreshShares()
+      this.refreshing ??= Promise.all([this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed'), this.heldCounts()])
+        .then(async ([c, held]) => {
+          const queued = (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0)
+          let heldStrings = 0
+          for (const n of held.values()) heldStrings += n
+          this.counts = { backlog: queued + heldStrings, failed: c.failed ?? 0, held: heldStrings, at: Date.now() }
+          await this.refreshShares(queued, held)
         })
         .finally(() => {
           this.refreshing = undefined
@@ -271,21 +434,57 @@ export class BullmqJournal implements IntakeJournal {
    * backlog: positions taken by repeats BullMQ absorbed are never served). With the queue empty,
    * clock and positions start again from 0 (atomically: only if Redis still finds it empty).
    */
-  private async refreshShares(): Promise<void> {
+  private async refreshShares(queued: number, held: ReadonlyMap<string, number>): Promise<void> {
     const q = (type: string) => this.queue.toKey(type)
-    if (this.counts.backlog === 0) {
+    const waiting = new Map(held)
+    if (queued === 0) {
       await this.queueClient.eval(RESET_WHEN_EMPTY, 7, this.positionsKey, this.clockKey, q('wait'), q('prioritized'), q('active'), q('delayed'), q('paused'))
-      this.waitingByOrganization = new Map()
+      this.waitingByOrganization = waiting
       return
     }
     const [positions, clock] = await Promise.all([this.queueClient.hgetall(this.positionsKey), this.queueClient.get(this.clockKey)])
     const now = Number(clock ?? 0) * FAIR_TURN
-    const waiting = new Map<string, number>()
     for (const [organization, at] of Object.entries(positions)) {
-      const n = Math.min(this.counts.backlog, Math.max(0, Number(at) - now))
-      if (n > 0) waiting.set(organization, n)
+      const n = Math.min(queued, Math.max(0, Number(at) - now))
+      if (n > 0) waiting.set(organization, (waiting.get(organization) ?? 0) + n)
     }
     this.waitingByOrganization = waiting
+  }
+
+  /** Held strings per organization id (one HLEN per held domain, in one round trip). */
+  private async heldCounts(): Promise<Map<string, number>> {
+    const entries = await this.heldDomains()
+    const out = new Map<string, number>()
+    if (!entries.length) return out
+    const pipeline = this.queueClient.pipeline()
+    for (const { domain } of entries) pipeline.hlen(this.heldKey(domain))
+    const answers = (await pipeline.exec()) ?? []
+    entries.forEach(({ organization, domain }, i) => {
+      if (!this.domains.has(organization) && this.domains.size < 10_000) this.domains.set(organization, domain)
+      const n = Number(answers[i]?.[1] ?? 0)
+      if (n > 0) out.set(organization, (out.get(organization) ?? 0) + n)
+    })
+    return out
+  }
+
+  /** Strings queued, delayed, running or held across every instance, at the last refresh of `backlog()`. */
+  waiting(): number {
+    return this.counts.backlog
+  }
+
+  /**
+   * The backlog per organization for the metrics and the operator page, at the last refresh of
+   * `backlog()`: strings waiting (queued or held) as the fairness positions and the held hashes
+   * count them, and the Redis memory they take by REDIS_BYTES_PER_STRING; no age (BullMQ keeps no
+   * per-organization order to read it from).
+   */
+  list(): BacklogView[] {
+    return [...this.waitingByOrganization].map(([organization, n]) => ({ organization, domain: this.domains.get(organization) ?? organization, strings: n, waiting: n, bytes: n * REDIS_BYTES_PER_STRING }))
+  }
+
+  /** Strings held in Redis (at the last refresh of `backlog()`). */
+  get held(): number {
+    return this.counts.held
   }
 
   get size(): number {

@@ -62,6 +62,11 @@ export class HeldOrganizations {
     return this.entries.get(domain)?.cause
   }
 
+  /** When the organization's held strings are tried again (ms), if it is held. */
+  retryAt(domain: string): number | undefined {
+    return this.entries.get(domain)?.nextTryAt
+  }
+
   /** Count `strings` of the organization as held (they wait on disk) and say why, once. */
   hold(domain: string, strings: number, reason: string, cause: HoldCause = 'disconnected'): void {
     this.entry(domain, reason, cause).strings += strings

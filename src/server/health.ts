@@ -2,7 +2,7 @@
 // whether it can take work (store reachable, pipelines loaded here and in the pipeline threads,
 // not stopping). Status and counts only, for anyone who reaches them: which organizations are
 // served, and their state, is on the operator page, behind OPERATOR_PASSWORD.
-import type { Backlog } from '../queue/backlog.js'
+import type { BacklogView } from '../queue/backlog.js'
 import type { HeldOrganizations } from '../queue/held-organizations.js'
 import type { IntakeJournal } from '../queue/intake-journal.js'
 import type { WorkQueue } from '../queue/work-queue.js'
@@ -14,7 +14,8 @@ export interface HealthDeps {
   queue: WorkQueue
   journal: IntakeJournal
   held: HeldOrganizations
-  backlog?: Backlog
+  /** The backlog on disk, or in Redis with QUEUE=bullmq. */
+  backlog?: { waiting(): number; list(): BacklogView[] }
   organizations: OrganizationDirectory
   storeReachable(): Promise<boolean>
   pipelinesLoaded(): number

@@ -1,0 +1,157 @@
+// Issue 16 with QUEUE=bullmq: strings of a held organization (forbidden, or without a token) wait
+// in Redis apart from the queue, however long the hold lasts; they never use up BullMQ's attempts
+// and end in its failed set (parked: forgotten while the service still waits for them). They go
+// back to the queue when the organization can be reported for again, on this instance or after a
+// restart; strings whose output was decided before the hold are reported without running again.
+import { afterAll, beforeEach, expect, it } from 'vitest'
+import { recalculationEvent, signedRequest } from '../support/events.js'
+import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
+import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+import { describeWithService } from '../support/services.js'
+import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { REDIS_BYTES_PER_STRING } from '../../src/queue/bullmq-journal.js'
+import type { Job } from '../../src/protocol/job.js'
+import { silentLogger } from '../../src/util/logger.js'
+
+// A database of its own, emptied before each test: the worker's queue has the default name.
+const DB = 10
+
+const batch = (ids: number[], languageId = 'de') => JSON.stringify({ events: ids.map((stringId) => recalculationEvent({ stringId, languageId })) })
+const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i)
+
+await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) => {
+  const url = `${REDIS}/${DB}`
+  const running: Array<{ stop(): Promise<void> }> = []
+  const redis = async () => (await import('../../src/queue/bullmq-journal.js')).redisClient(url)
+
+  beforeEach(async () => {
+    while (running.length) await running.pop()!.stop()
+    const client = await redis()
+    await client.flushdb()
+    client.disconnect()
+  })
+  afterAll(async () => {
+    while (running.length) await running.pop()!.stop()
+  })
+
+  /** Jobs in BullMQ's failed set: parked, out of its retries. */
+  const failedJobs = async () => {
+    const client = await redis()
+    try {
+      return await client.zcard('bull:switchyard-strings:failed')
+    } finally {
+      client.disconnect()
+    }
+  }
+
+  const start = (o: Partial<Parameters<typeof startTestWorker>[0]> & { fetch: typeof fetch }) =>
+    startTestWorker({
+      pipelines: fakePipelines(),
+      heldRecheckMs: 20,
+      heldBaseDelayMs: 100,
+      ...o,
+      // Two attempts a string, BullMQ's back-off from 1 s: a hold of a few seconds outlasts them.
+      config: { queue: 'bullmq', queueRedisUrl: url, apiMaxAttempts: 2, queueLockMs: 2000, ...o.config },
+    })
+
+  it('keeps the strings of an organization refused with 403 for longer than BullMQ retries, and reports each once it may again', async () => {
+    let forbidden = true
+    const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && forbidden ? { status: 403, body: { error: { message: 'may not update statuses' } } } : undefined))
+    // How often each string (and language) went through its pipeline.
+    const runs = new Map<string, number>()
+    const pipelines = fakePipelines('test-step', (item) => {
+      const k = `${item.targetLanguage.id}|${item.id}`
+      runs.set(k, (runs.get(k) ?? 0) + 1)
+      return 'approved'
+    })
+    const w = await start({ fetch: service.fetch, pipelines })
+    running.push(w)
+    for (const languageId of ['de', 'fr']) expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(ids(1, 100), languageId), SECRET))).status).toBe(200)
+    await expect.poll(() => w.held.list().length, { timeout: 10_000 }).toBe(1)
+    await expect.poll(() => runs.size > 0 && w.stats().depth === 0, { timeout: 10_000 }).toBe(true)
+    // Longer than two attempts with their back-off: the strings must still be waiting.
+    await new Promise((r) => setTimeout(r, 4000))
+    expect(service.patches).toHaveLength(0)
+    forbidden = false
+    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 15_000 }).toBe(200)
+    expect(new Set(service.patches.flatMap((p) => p.ops.map((o) => `${p.languageId}${o.path}`))).size).toBe(200)
+    expect(await failedJobs()).toBe(0)
+    // Held after their pipeline ran (a PATCH refused): reported as decided, not run again.
+    expect(runs.size).toBe(200)
+    expect(Math.max(...runs.values())).toBe(1)
+  }, 40_000)
+
+  it('keeps the strings of an organization without a token across a restart, and reports them once it is connected', async () => {
+    const service = fakeServiceFetch()
+    const first = await start({ fetch: service.fetch, tokens: new StaticTokenProvider(new Map()) })
+    running.push(first)
+    expect((await fetch(`${first.url}/webhooks`, signedRequest(batch(ids(1, 50)), SECRET))).status).toBe(200)
+    await expect.poll(() => first.held.list()[0]?.strings ?? 0, { timeout: 10_000 }).toBe(50)
+    // In Redis, where the operator sees them: the backlog per organization, its metrics, /healthz.
+    await expect.poll(() => first.backlogList(), { timeout: 5000 }).toEqual([{ organization: '200000', domain: 'acme', strings: 50, waiting: 50, bytes: 50 * REDIS_BYTES_PER_STRING }])
+    await expect.poll(() => first.metrics.registry.metrics(), { timeout: 5000 }).toMatch(/switchyard_backlog_strings\{organization="200000"\} 50/)
+    expect(await (await fetch(`${first.url}/healthz`)).json()).toMatchObject({ backlog: { waiting: 50, organizations: 1 } })
+    await new Promise((r) => setTimeout(r, 3500))
+    await running.pop()!.stop()
+    expect(await failedJobs()).toBe(0)
+    // A new instance, connected: it finds the held strings in Redis and reports them.
+    const second = await start({ fetch: service.fetch })
+    running.push(second)
+    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 20_000 }).toBe(50)
+    expect(await failedJobs()).toBe(0)
+  }, 40_000)
+
+  it('puts released strings back in turn with the others, keeps what they carried, and lets one copy of a string through', async () => {
+    const { BullmqJournal } = await import('../../src/queue/bullmq-journal.js')
+    const journal = new BullmqJournal({ redisUrl: url, concurrency: 10, attempts: 1, backoffMs: 10, lockMs: 5000, dedupeTtlMs: 60_000, maxBytes: 3 * REDIS_BYTES_PER_STRING, log: silentLogger() })
+    running.push({ stop: () => journal.close() })
+    const job = (stringId: number, domain = 'acme'): Job =>
+      ({ key: `${domain}|7|11|de|${stringId}|1`, organizationId: domain, domain, moduleKey: 'm', projectId: 7, stepId: 11, languageId: 'de', stringId, revision: 1, batchId: '', attempts: 0, string: { key: '', context: '', maxLength: 0, text: 't', isPlural: false, fileType: '', filePath: '', labelIds: [] } }) as unknown as Job
+    const taken: Job[] = []
+    let hold = true
+    /** Strings kept running (not done) when taken. */
+    const keep = new Set<number>()
+    journal.start((j) => {
+      taken.push(j)
+      if (hold) void journal.hold([j.stringId === 2 ? { ...j, decidedPort: 'approved' } : j], 1234)
+      else if (!keep.has(j.stringId)) void journal.done(j)
+    })
+    await journal.append('b1', [job(1), job(2), job(3)])
+    await expect.poll(async () => (await journal.heldDomains()).length).toBe(1)
+    await expect.poll(async () => (await journal.backlog(), journal.size)).toBe(3)
+    expect(await journal.heldDomains()).toEqual([{ domain: 'acme', organization: 'acme', retryAt: 1234 }])
+    // Held strings take Redis memory as queued ones do: they count against BACKLOG_MAX_MB.
+    expect(journal.refuse(1000)).toMatch(/backlog in Redis is full .*3 strings/)
+    // A repeat of string 3 while held: taken again (its held copy finished in BullMQ), held again.
+    await journal.append('b2', [job(3)])
+    await expect.poll(() => taken.length).toBe(4)
+    hold = false
+    taken.length = 0
+    expect(await journal.release('acme')).toBe(3)
+    await expect.poll(() => taken.length).toBe(3)
+    await new Promise((r) => setTimeout(r, 300))
+    expect(taken.map((j) => j.stringId).sort()).toEqual([1, 2, 3])
+    expect(taken.find((j) => j.stringId === 2)!.decidedPort).toBe('approved')
+    expect(taken.find((j) => j.stringId === 1)!.recheck).toBeFalsy()
+    // The repeat came while a finished copy stood in BullMQ: it is still to be checked first.
+    expect(taken.find((j) => j.stringId === 3)!.recheck).toBe(true)
+    expect(await journal.heldDomains()).toEqual([])
+    expect(await journal.release('acme')).toBe(0)
+
+    // Held, then taken again (a repeat): one copy finishes (reported), one is still running when
+    // the release comes. The first goes back to be checked with the service, the second not at all.
+    hold = true
+    taken.length = 0
+    await journal.append('b4', [job(4), job(5)])
+    await expect.poll(async () => (await journal.backlog(), journal.held)).toBe(2)
+    hold = false
+    keep.add(5)
+    await journal.append('b5', [job(4), job(5)])
+    await expect.poll(() => taken.length).toBe(4)
+    taken.length = 0
+    expect(await journal.release('acme')).toBe(2)
+    await expect.poll(() => taken.length).toBe(1)
+    await new Promise((r) => setTimeout(r, 300))
+    expect(taken).toEqual([expect.objectContaining({ stringId: 4, recheck: true })])
+  })
+})
