@@ -291,6 +291,16 @@ export class BullmqJournal implements IntakeJournal {
    * instance, which holds it again (the same field) or runs it.
    */
   async hold(jobs: Job[], retryAt: number): Promise<void> {
+    await this.keepHeld(jobs, retryAt)
+    for (const job of jobs) {
+      const w = this.running.get(job.key)
+      this.running.delete(job.key)
+      w?.resolve(HELD)
+    }
+  }
+
+  /** Write jobs to their domains' held hashes, and list the domains (one transaction). */
+  private async keepHeld(jobs: Job[], retryAt: number): Promise<void> {
     if (jobs.length === 0) return
     const tx = this.queueClient.multi()
     const byDomain = new Map<string, string[]>()
@@ -308,11 +318,32 @@ export class BullmqJournal implements IntakeJournal {
     const answers = await tx.exec()
     const failed = answers?.find(([error]) => error)?.[0]
     if (!answers || failed) throw failed ?? new Error('Redis did not run the transaction that holds the strings')
-    for (const job of jobs) {
-      const w = this.running.get(job.key)
-      this.running.delete(job.key)
-      w?.resolve(HELD)
+  }
+
+  /**
+   * At a start: the strings parked in BullMQ's failed set (their attempts ran out, or nothing could
+   * run them) go back to the queue, each checked with the service before it runs, as the local
+   * journal replays its parked strings. A page at a time, through the held hashes: written there
+   * (due at once), removed from the failed set, then released; a process lost midway leaves them
+   * in a hash, which the sweep of held strings releases. Returns how many.
+   */
+  async replayParked(): Promise<number> {
+    let replayed = 0
+    const domains = new Set<string>()
+    for (;;) {
+      const failed = await this.queue.getJobs(['failed'], 0, RELEASE_CHUNK - 1, true)
+      if (!failed.length) break
+      const jobs = failed.map((b) => ({ ...(b.data as Job), batchId: '', attempts: 0, recheck: true }))
+      await this.keepHeld(jobs, 0)
+      const removed = await Promise.all(failed.map((b) => b.remove().then(() => true, () => false)))
+      for (const job of jobs) domains.add(job.domain)
+      replayed += jobs.length
+      // Another instance took them meanwhile (or removing fails): leave the rest to the next start.
+      if (!removed.some(Boolean)) break
     }
+    for (const domain of domains) await this.release(domain)
+    if (replayed) this.options.log.info({ strings: replayed }, 'strings parked in BullMQ are back in the queue')
+    return replayed
   }
 
   /** Organizations with strings held in Redis (by any instance), by domain. */

@@ -35,7 +35,7 @@ export interface IntakeOptions {
   queue: WorkQueue
   /** The local journal and its backlog; or a shared journal (BullMQ) that is its own backlog. */
   local?: { journal: Journal; backlog: Backlog }
-  shared?: IntakeJournal & { refuse(bytes: number, organization?: string): string | undefined }
+  shared?: IntakeJournal & { refuse(bytes: number, organization?: string): string | undefined; replayParked?(): Promise<number> }
 }
 
 export class Intake {
@@ -124,7 +124,8 @@ export class Intake {
   /**
    * Replay what an earlier run acknowledged and did not finish: indexed into the backlog and read
    * back in turn. Every replayed string is checked with the service before it runs: it may have
-   * been reported just before the process stopped.
+   * been reported just before the process stopped. With a shared queue (BullMQ keeps the rest),
+   * the strings parked in it go back to the queue, as the local journal's parked strings do.
    */
   async replay(): Promise<{ strings: number; batches: number; parked: number }> {
     const { dedupe } = this.options
@@ -134,7 +135,10 @@ export class Intake {
     const lastAlive = await journal?.lastAlive?.()
     if (lastAlive !== undefined) dedupe.restartedAfter(lastAlive + ALIVE_EVERY_MS)
     await journal?.markAlive?.()
-    if (!this.options.local) return { strings: 0, batches: 0, parked: 0 }
+    if (!this.options.local) {
+      const parked = (await this.options.shared?.replayParked?.()) ?? 0
+      return { strings: parked, batches: 0, parked }
+    }
     return this.options.local.backlog.replay()
   }
 }

@@ -101,6 +101,24 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     expect(await failedJobs()).toBe(0)
   }, 40_000)
 
+  it('puts the strings parked in BullMQ back in the queue at a start, checked with the service first', async () => {
+    let refuse = true
+    const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && refuse ? { status: 422, body: { error: { message: 'unprocessable' } } } : undefined))
+    const first = await start({ fetch: service.fetch })
+    running.push(first)
+    expect((await fetch(`${first.url}/webhooks`, signedRequest(batch(ids(1, 30)), SECRET))).status).toBe(200)
+    // Refused with a 4XX that no retry helps: parked, in BullMQ's failed set.
+    await expect.poll(failedJobs, { timeout: 10_000 }).toBe(30)
+    await running.pop()!.stop()
+    refuse = false
+    const second = await start({ fetch: service.fetch })
+    running.push(second)
+    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 20_000 }).toBe(30)
+    expect(await failedJobs()).toBe(0)
+    // Each was asked about first (it may have been reported before the stop).
+    expect(service.log.filter((l) => l === 'GET status').length).toBeGreaterThan(0)
+  }, 40_000)
+
   it('puts released strings back in turn with the others, keeps what they carried, and lets one copy of a string through', async () => {
     const { BullmqJournal } = await import('../../src/queue/bullmq-journal.js')
     const journal = new BullmqJournal({ redisUrl: url, concurrency: 10, attempts: 1, backoffMs: 10, lockMs: 5000, dedupeTtlMs: 60_000, maxBytes: 3 * REDIS_BYTES_PER_STRING, log: silentLogger() })
