@@ -65,6 +65,8 @@ export interface WorkerDeps {
   issuesCatchUpAfterMs?: number
   /** First back-off of a held organization (ms); it doubles up to a minute. */
   heldBaseDelayMs?: number
+  /** QUEUE=bullmq: how often held strings in Redis are looked at by an instance that does not hold them (ms; default 10 x heldRecheckMs). */
+  heldSweepMs?: number
   /** The findings log (shared with the operator routes); default: one on `stores.findings`. */
   findings?: FindingsLog
 }
@@ -231,10 +233,11 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     log,
     baseDelayMs: deps.heldBaseDelayMs,
     canReport: async (domain) => (await tokens.getAccessToken(domain), true),
-    // Its line of the backlog is served again; with BullMQ, its strings go back from Redis to the
-    // queue (should that fail, the sweep of held strings tries again).
+    // Its line of the backlog is served again; with BullMQ, a chunk of its strings goes back from
+    // Redis to the queue as a probe (the rest once a report goes through; should that fail, the
+    // sweep of held strings tries again).
     release: (domain) => {
-      if (shared) void shared.release(domain).catch((error: unknown) => log.warn({ err: error, domain }, 'could not put the held strings back in the queue; tried again later'))
+      if (shared) releaseHeld(domain, true)
       else backlog?.kick()
     },
   })
@@ -251,10 +254,18 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     countFinding: (check, severity) => metrics.findings.inc({ check: checkLabel(check), severity }),
     failed: () => metrics.findingsLogFailures.inc(),
   })
+  /** QUEUE=bullmq: put held strings of the organization back in the queue (or a chunk, as a probe). */
+  const releaseHeld = (domain: string, probe = false) => {
+    void shared?.release(domain, { probe }).catch((error: unknown) => log.warn({ err: error, domain }, 'could not put the held strings back in the queue; tried again later'))
+  }
   // The findings stage runs after the status was accepted and is never awaited by it.
   const reported = async (d: Parameters<Outcomes['reporterHooks']['reported']>[0]) => {
     await outcomes.reporterHooks.reported(d)
     findingsStage.reported(d)
+    // A report went through: the organization's strings still held in Redis (the rest after a
+    // probe, or held by an instance that is gone) all go back now.
+    const domain = d[0]?.job.domain
+    if (domain !== undefined && shared?.holdsInRedis(domain) && held.cause(domain) === undefined) releaseHeld(domain)
   }
   const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported, rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
   const queue: WorkQueue = new WorkQueue({
@@ -361,7 +372,8 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
  * QUEUE=bullmq: strings held in Redis that no live instance will let go of (the instance that held
  * them stopped, or a release failed) go back to the queue once their organization has a token:
  * every `everyMs`, a held domain this instance does not hold itself, past its holder's time to try
- * again by three sweeps. A forbidden organization then runs once more and is held again here.
+ * again by three sweeps, a chunk as a probe. A forbidden organization then runs once more and is
+ * held again here; one whose report goes through has the rest released.
  */
 function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens: TokenProvider, log: Logger, closing: () => boolean, everyMs: number): { stop(): void } {
   let running = false
@@ -373,7 +385,9 @@ function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens
         if (closing()) return
         if (held.cause(h.domain) !== undefined || Date.now() < h.retryAt + 3 * everyMs) continue
         if (!(await tokens.getAccessToken(h.domain).then(() => true, () => false))) continue
-        await shared.release(h.domain)
+        // A probe: a forbidden organization has a token too. Once one of its reports goes through,
+        // the rest follows (see `reported`).
+        await shared.release(h.domain, { probe: true })
       }
     } catch (error) {
       log.warn({ err: error }, 'could not look for held strings in Redis; tried again later')
@@ -511,7 +525,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()
-  const heldSweep = shared && sweepHeldInRedis(shared, held, deps.tokens, log, () => closing, 10 * (deps.heldRecheckMs ?? 1000))
+  const heldSweep = shared && sweepHeldInRedis(shared, held, deps.tokens, log, () => closing, deps.heldSweepMs ?? 10 * (deps.heldRecheckMs ?? 1000))
   const findingsSweeps = startFindingsSweeps(deps, parts, log, () => closing)
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()

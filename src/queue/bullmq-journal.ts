@@ -72,9 +72,34 @@ return at`
 const ADVANCE_CLOCK = `
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 0`
-/** A held organization's hash (KEYS[1]) is empty: its domain (ARGV[1]) leaves the list (KEYS[2]). */
+/** A held organization's hash (KEYS[1]) and its staging hash (KEYS[3]) are empty: its domain (ARGV[1]) leaves the list (KEYS[2]). */
 const FORGET_IF_EMPTY = `
-if redis.call('HLEN', KEYS[1]) == 0 then redis.call('HDEL', KEYS[2], ARGV[1]) return 1 end
+if redis.call('HLEN', KEYS[1]) + redis.call('HLEN', KEYS[3]) == 0 then redis.call('HDEL', KEYS[2], ARGV[1]) return 1 end
+return 0`
+/**
+ * Move the fields ARGV of the held hash KEYS[1] to the staging hash KEYS[2], atomically; returns
+ * [field, value, ...] of those moved. A hold that writes the same field afterwards writes the held
+ * hash again, which a release then leaves alone.
+ */
+const STAGE = `
+local out = {}
+for _, f in ipairs(ARGV) do
+  local v = redis.call('HGET', KEYS[1], f)
+  if v then
+    redis.call('HSET', KEYS[2], f, v)
+    redis.call('HDEL', KEYS[1], f)
+    out[#out + 1] = f
+    out[#out + 1] = v
+  end
+end
+return out`
+/** Fields ARGV of the staging hash KEYS[2] go back to the held hash KEYS[1], unless a newer hold wrote them there. */
+const UNSTAGE = `
+for _, f in ipairs(ARGV) do
+  local v = redis.call('HGET', KEYS[2], f)
+  if v and redis.call('HEXISTS', KEYS[1], f) == 0 then redis.call('HSET', KEYS[1], f, v) end
+  redis.call('HDEL', KEYS[2], f)
+end
 return 0`
 /** Let go of a lock (KEYS[1]) only if it is still ours (ARGV[1]). */
 const UNLOCK = `
@@ -82,8 +107,15 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`
 /** What a held string's BullMQ job returns: `release` tells it from a copy that finished since. */
 export const HELD = 'held'
-/** Held strings put back in the queue per round trip. */
+/** Held strings put back in the queue per round trip; also what a release that probes puts back. */
 const RELEASE_CHUNK = 500
+/**
+ * Redis memory one held string takes, counted against BACKLOG_MAX_MB: its JSON in the held hash
+ * (about 1,400 bytes) and, for DEDUPE_TTL_MS after its hold, the BullMQ job the hold completed
+ * (about 2,600), measured: docs/performance.md. Counted at the sum, so a budget sized for Redis's
+ * memory is never passed while holds are young.
+ */
+export const REDIS_BYTES_PER_HELD_STRING = 4000
 
 /** With nothing waiting, delayed or running, clock and positions start again from 0. */
 const RESET_WHEN_EMPTY = `
@@ -128,9 +160,12 @@ export class BullmqJournal implements IntakeJournal {
   private workerClient?: Redis
   private worker?: BullWorker
   private readonly running = new Map<string, Running>()
-  private counts = { backlog: 0, failed: 0, held: 0, at: 0 }
+  private counts = { backlog: 0, failed: 0, held: 0, bytes: 0, at: 0 }
   /** Strings waiting per organization, as the positions and the clock said at the last refresh. */
   private waitingByOrganization = new Map<string, number>()
+  /** Strings held in Redis per organization, and the domains held, at the last refresh. */
+  private heldByOrganization: ReadonlyMap<string, number> = new Map()
+  private heldDomainSet = new Set<string>()
   /** The domain of each organization id this instance has seen strings of (for the operator's views). */
   private readonly domains = new Map<string, string>()
   private refreshing?: Promise<void>
@@ -210,6 +245,7 @@ export class BullmqJournal implements IntakeJournal {
       })),
     )
     this.counts.backlog += jobs.length
+    this.counts.bytes += jobs.length * REDIS_BYTES_PER_STRING
   }
 
   /**
@@ -288,19 +324,31 @@ export class BullmqJournal implements IntakeJournal {
    * domain is listed with `retryAt`, when the instance holding it will try it again (ms since the
    * epoch): another instance releases it only well after that (the holder is gone). Written
    * before the jobs complete: an instance lost in between leaves a job that BullMQ hands to another
-   * instance, which holds it again (the same field) or runs it.
+   * instance, which holds it again (the same field) or runs it. Should Redis refuse the write (out
+   * of memory, say), the jobs fail back to BullMQ, whose retries and stalled-job recovery keep
+   * them: never rejects.
    */
   async hold(jobs: Job[], retryAt: number): Promise<void> {
-    await this.keepHeld(jobs, retryAt)
+    let failed: Error | undefined
+    try {
+      await this.keepHeld(jobs, retryAt, false)
+    } catch (error) {
+      failed = error instanceof Error ? error : new Error(String(error))
+      this.options.log.warn({ err: failed, strings: jobs.length }, 'could not keep held strings in Redis; they go back to BullMQ\'s retries')
+    }
     for (const job of jobs) {
       const w = this.running.get(job.key)
       this.running.delete(job.key)
-      w?.resolve(HELD)
+      if (failed) w?.reject(failed)
+      else w?.resolve(HELD)
     }
   }
 
-  /** Write jobs to their domains' held hashes, and list the domains (one transaction). */
-  private async keepHeld(jobs: Job[], retryAt: number): Promise<void> {
+  /**
+   * Write jobs to their domains' held hashes and list the domains (one transaction); `keepRetryAt`:
+   * a domain already listed keeps its entry (a live hold's time to try again).
+   */
+  private async keepHeld(jobs: Job[], retryAt: number, keepRetryAt: boolean): Promise<void> {
     if (jobs.length === 0) return
     const tx = this.queueClient.multi()
     const byDomain = new Map<string, string[]>()
@@ -308,8 +356,9 @@ export class BullmqJournal implements IntakeJournal {
       let fields = byDomain.get(job.domain)
       if (!fields) {
         byDomain.set(job.domain, (fields = []))
-        const entry: HeldDomain = { domain: job.domain, organization: job.organizationId || job.domain, retryAt }
-        tx.hset(this.heldDomainsKey, job.domain, JSON.stringify(entry))
+        const entry = JSON.stringify({ domain: job.domain, organization: job.organizationId || job.domain, retryAt } satisfies HeldDomain)
+        if (keepRetryAt) tx.hsetnx(this.heldDomainsKey, job.domain, entry)
+        else tx.hset(this.heldDomainsKey, job.domain, entry)
       }
       const { batchId: _batchId, attempts: _attempts, ...kept } = job
       fields.push(job.key, JSON.stringify(kept))
@@ -324,24 +373,24 @@ export class BullmqJournal implements IntakeJournal {
    * At a start: the strings parked in BullMQ's failed set (their attempts ran out, or nothing could
    * run them) go back to the queue, each checked with the service before it runs, as the local
    * journal replays its parked strings. A page at a time, through the held hashes: written there
-   * (due at once), removed from the failed set, then released; a process lost midway leaves them
-   * in a hash, which the sweep of held strings releases. Returns how many.
+   * (a domain held meanwhile keeps its entry), removed from the failed set, then those strings
+   * alone released; a process lost midway leaves them in a hash, which the sweep of held strings
+   * releases. Returns how many.
    */
   async replayParked(): Promise<number> {
     let replayed = 0
-    const domains = new Set<string>()
     for (;;) {
       const failed = await this.queue.getJobs(['failed'], 0, RELEASE_CHUNK - 1, true)
       if (!failed.length) break
       const jobs = failed.map((b) => ({ ...(b.data as Job), batchId: '', attempts: 0, recheck: true }))
-      await this.keepHeld(jobs, 0)
+      await this.keepHeld(jobs, 0, true)
       const removed = await Promise.all(failed.map((b) => b.remove().then(() => true, () => false)))
-      for (const job of jobs) domains.add(job.domain)
-      replayed += jobs.length
+      const byDomain = new Map<string, string[]>()
+      for (const job of jobs) byDomain.set(job.domain, [...(byDomain.get(job.domain) ?? []), job.key])
+      for (const [domain, keys] of byDomain) replayed += await this.release(domain, { only: keys })
       // Another instance took them meanwhile (or removing fails): leave the rest to the next start.
       if (!removed.some(Boolean)) break
     }
-    for (const domain of domains) await this.release(domain)
     if (replayed) this.options.log.info({ strings: replayed }, 'strings parked in BullMQ are back in the queue')
     return replayed
   }
@@ -354,33 +403,41 @@ export class BullmqJournal implements IntakeJournal {
       .sort((a, b) => (a.domain < b.domain ? -1 : a.domain > b.domain ? 1 : 0))
   }
 
+  /** Did the last refresh of `backlog()` find strings of this domain held in Redis? */
+  holdsInRedis(domain: string): boolean {
+    return this.heldDomainSet.has(domain)
+  }
+
   /**
-   * Put an organization's held strings back in the queue (it can be reported for again), in chunks,
-   * each chunk deleted from the hash only once its jobs are queued; returns how many. One instance
-   * at a time per domain (a lock in Redis; another instance's release meanwhile returns 0).
+   * Put an organization's held strings back in the queue; returns how many went. A chunk at a
+   * time: moved atomically to a staging hash (a hold of the same string meanwhile writes the held
+   * hash again and is left for later), queued, then deleted from the staging hash; a string whose
+   * copy is still running goes back to the held hash for a later release. `probe`: about a chunk
+   * only (the rest follows once a report for the organization goes through); `only`: those
+   * strings alone. One instance at a time per domain (a lock in Redis; another
+   * instance's release meanwhile returns 0); what a lost process left staged goes first.
    */
-  async release(domain: string): Promise<number> {
+  async release(domain: string, o: { probe?: boolean; only?: string[] } = {}): Promise<number> {
     const lock = `${this.heldKey(domain)}:releasing`
     const token = randomUUID()
     if ((await this.queueClient.set(lock, token, 'PX', 60_000, 'NX')) !== 'OK') return 0
+    const limit = o.probe ? RELEASE_CHUNK : Number.POSITIVE_INFINITY
     let released = 0
     try {
-      let cursor = '0'
-      do {
-        const [next, flat] = await this.queueClient.hscan(this.heldKey(domain), cursor, 'COUNT', RELEASE_CHUNK)
-        cursor = next
-        const keys: string[] = []
-        const jobs: Job[] = []
-        for (let i = 0; i < flat.length; i += 2) {
-          keys.push(flat[i]!)
-          jobs.push({ ...(JSON.parse(flat[i + 1]!) as Job), batchId: '', attempts: 0 })
-        }
-        if (jobs.length) await this.requeue(jobs)
-        if (keys.length) await this.queueClient.hdel(this.heldKey(domain), ...keys)
-        released += jobs.length
-        await this.queueClient.pexpire(lock, 60_000)
-      } while (cursor !== '0')
-      await this.queueClient.eval(FORGET_IF_EMPTY, 2, this.heldKey(domain), this.heldDomainsKey, domain)
+      const left = await this.queueClient.hgetall(this.stagingKey(domain))
+      if (Object.keys(left).length) released += await this.requeueStaged(domain, Object.entries(left).flat())
+      if (o.only) {
+        for (let i = 0; i < o.only.length && released < limit; i += RELEASE_CHUNK) released += await this.stageAndRequeue(domain, o.only.slice(i, i + RELEASE_CHUNK), lock)
+      } else {
+        let cursor = '0'
+        do {
+          const [next, flat] = await this.queueClient.hscan(this.heldKey(domain), cursor, 'COUNT', RELEASE_CHUNK)
+          cursor = next
+          const fields = flat.filter((_, i) => i % 2 === 0)
+          if (fields.length) released += await this.stageAndRequeue(domain, fields, lock)
+        } while (cursor !== '0' && released < limit)
+      }
+      await this.queueClient.eval(FORGET_IF_EMPTY, 3, this.heldKey(domain), this.heldDomainsKey, this.stagingKey(domain), domain)
     } finally {
       await this.queueClient.eval(UNLOCK, 1, lock, token).catch(() => undefined)
     }
@@ -388,23 +445,60 @@ export class BullmqJournal implements IntakeJournal {
     return released
   }
 
+  private stagingKey(domain: string): string {
+    return `${this.heldKey(domain)}:staging`
+  }
+
+  private async stageAndRequeue(domain: string, fields: string[], lock: string): Promise<number> {
+    const moved = (await this.queueClient.eval(STAGE, 2, this.heldKey(domain), this.stagingKey(domain), ...fields)) as string[]
+    const n = moved.length ? await this.requeueStaged(domain, moved) : 0
+    await this.queueClient.pexpire(lock, 60_000)
+    return n
+  }
+
+  /** Staged strings ([field, value, ...]) into the queue; those a running copy stands for go back. */
+  private async requeueStaged(domain: string, flat: string[]): Promise<number> {
+    const jobs: Job[] = []
+    const unreadable: string[] = []
+    for (let i = 0; i < flat.length; i += 2) {
+      try {
+        jobs.push({ ...(JSON.parse(flat[i + 1]!) as Job), batchId: '', attempts: 0 })
+      } catch {
+        unreadable.push(flat[i]!)
+      }
+    }
+    if (unreadable.length) this.options.log.error({ domain, strings: unreadable }, 'held strings that cannot be read back were dropped from Redis')
+    const { added, running } = await this.requeue(jobs)
+    const staging = this.stagingKey(domain)
+    if (running.length) await this.queueClient.eval(UNSTAGE, 2, this.heldKey(domain), staging, ...running)
+    const done = [...added, ...unreadable]
+    if (done.length) await this.queueClient.hdel(staging, ...done)
+    return added.length
+  }
+
   /**
    * Held jobs back into the queue. Under its id BullMQ has the job the hold completed (removed, so
-   * the job is added again as it was held), a copy still waiting or running (it does the work:
-   * nothing added), a copy that finished since (removed; the job is checked with the service
-   * before it runs, as any string that comes back), or nothing (expired: added).
+   * the job is added again as it was held), a copy still waiting or running (left: it may be a
+   * hold under way, so the string is kept for a later release), a copy that finished since
+   * (removed; the job is checked with the service before it runs, as any string that comes back),
+   * or nothing (expired: added). Returns the keys added and those left.
    */
-  private async requeue(jobs: Job[]): Promise<void> {
+  private async requeue(jobs: Job[]): Promise<{ added: string[]; running: string[] }> {
+    if (!jobs.length) return { added: [], running: [] }
     const pipeline = this.queueClient.pipeline()
     for (const job of jobs) pipeline.hmget(this.queue.toKey(job.key), 'timestamp', 'finishedOn', 'returnvalue')
     const answers = (await pipeline.exec()) ?? []
     const add: Job[] = []
+    const running: string[] = []
     const removals: Array<Promise<unknown>> = []
     jobs.forEach((job, i) => {
       const [error, value] = answers[i] ?? [new Error('no answer')]
       if (error) throw error
       const [timestamp, finishedOn, returnvalue] = value as Array<string | null>
-      if (timestamp && !finishedOn) return
+      if (timestamp && !finishedOn) {
+        running.push(job.key)
+        return
+      }
       if (finishedOn) {
         removals.push(this.queue.remove(job.key))
         if (returnvalue !== JSON.stringify(HELD)) job.recheck = true
@@ -413,6 +507,7 @@ export class BullmqJournal implements IntakeJournal {
     })
     await Promise.all(removals)
     await this.add(add)
+    return { added: add.map((j) => j.key), running }
   }
 
   /**
@@ -422,13 +517,13 @@ export class BullmqJournal implements IntakeJournal {
    */
   refuse(bytes: number, organization?: string): string | undefined {
     void this.backlog().catch(() => undefined)
-    const used = this.counts.backlog * REDIS_BYTES_PER_STRING
+    const used = this.counts.bytes
     const max = this.options.maxBytes ?? Infinity
     if (used + bytes > max && this.counts.backlog > 0) {
       return `the backlog in Redis is full (about ${(used / 2 ** 20).toFixed(0)} MB for ${this.counts.backlog} strings, BACKLOG_MAX_MB=${(max / 2 ** 20).toFixed(0)}): strings are not being reported as fast as they arrive. Check the API's health, or give Redis more memory and raise BACKLOG_MAX_MB`
     }
     if (organization === undefined) return undefined
-    const mine = (this.waitingByOrganization.get(organization) ?? 0) * REDIS_BYTES_PER_STRING
+    const mine = this.bytesOf(organization)
     const share = max * (this.options.organizationShare ?? 1)
     if (mine + bytes > share && mine > 0) {
       return `this organization's share of the backlog in Redis is full (about ${(mine / 2 ** 20).toFixed(0)} MB of ${(share / 2 ** 20).toFixed(0)} MB, BACKLOG_ORGANIZATION_SHARE of BACKLOG_MAX_MB): its strings are not being reported as fast as they arrive. Check whether it is held (operator page), or give Redis more memory and raise BACKLOG_MAX_MB`
@@ -449,7 +544,7 @@ export class BullmqJournal implements IntakeJournal {
           const queued = (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0)
           let heldStrings = 0
           for (const n of held.values()) heldStrings += n
-          this.counts = { backlog: queued + heldStrings, failed: c.failed ?? 0, held: heldStrings, at: Date.now() }
+          this.counts = { backlog: queued + heldStrings, failed: c.failed ?? 0, held: heldStrings, bytes: queued * REDIS_BYTES_PER_STRING + heldStrings * REDIS_BYTES_PER_HELD_STRING, at: Date.now() }
           await this.refreshShares(queued, held)
         })
         .finally(() => {
@@ -467,6 +562,7 @@ export class BullmqJournal implements IntakeJournal {
    */
   private async refreshShares(queued: number, held: ReadonlyMap<string, number>): Promise<void> {
     const q = (type: string) => this.queue.toKey(type)
+    this.heldByOrganization = held
     const waiting = new Map(held)
     if (queued === 0) {
       await this.queueClient.eval(RESET_WHEN_EMPTY, 7, this.positionsKey, this.clockKey, q('wait'), q('prioritized'), q('active'), q('delayed'), q('paused'))
@@ -485,6 +581,7 @@ export class BullmqJournal implements IntakeJournal {
   /** Held strings per organization id (one HLEN per held domain, in one round trip). */
   private async heldCounts(): Promise<Map<string, number>> {
     const entries = await this.heldDomains()
+    this.heldDomainSet = new Set(entries.map((e) => e.domain))
     const out = new Map<string, number>()
     if (!entries.length) return out
     const pipeline = this.queueClient.pipeline()
@@ -506,11 +603,18 @@ export class BullmqJournal implements IntakeJournal {
   /**
    * The backlog per organization for the metrics and the operator page, at the last refresh of
    * `backlog()`: strings waiting (queued or held) as the fairness positions and the held hashes
-   * count them, and the Redis memory they take by REDIS_BYTES_PER_STRING; no age (BullMQ keeps no
+   * count them, and the Redis memory they take (estimated as for the budget); no age (BullMQ keeps no
    * per-organization order to read it from).
    */
   list(): BacklogView[] {
-    return [...this.waitingByOrganization].map(([organization, n]) => ({ organization, domain: this.domains.get(organization) ?? organization, strings: n, waiting: n, bytes: n * REDIS_BYTES_PER_STRING }))
+    return [...this.waitingByOrganization].map(([organization, n]) => ({ organization, domain: this.domains.get(organization) ?? organization, strings: n, waiting: n, bytes: this.bytesOf(organization) }))
+  }
+
+  /** Redis memory of an organization's waiting strings, estimated: held ones at their own rate. */
+  private bytesOf(organization: string): number {
+    const n = this.waitingByOrganization.get(organization) ?? 0
+    const held = Math.min(n, this.heldByOrganization.get(organization) ?? 0)
+    return (n - held) * REDIS_BYTES_PER_STRING + held * REDIS_BYTES_PER_HELD_STRING
   }
 
   /** Strings held in Redis (at the last refresh of `backlog()`). */

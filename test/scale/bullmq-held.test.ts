@@ -9,13 +9,15 @@ import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 import { describeWithService } from '../support/services.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
-import { REDIS_BYTES_PER_STRING } from '../../src/queue/bullmq-journal.js'
+import { REDIS_BYTES_PER_HELD_STRING, type BullmqJournal } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 
 // A database of its own, emptied before each test: the worker's queue has the default name.
 const DB = 10
 
+const job = (stringId: number, domain = 'acme'): Job =>
+  ({ key: `${domain}|7|11|de|${stringId}|1`, organizationId: domain, domain, moduleKey: 'm', projectId: 7, stepId: 11, languageId: 'de', stringId, revision: 1, batchId: '', attempts: 0, string: { key: '', context: '', maxLength: 0, text: 't', isPlural: false, fileType: '', filePath: '', labelIds: [] } }) as unknown as Job
 const batch = (ids: number[], languageId = 'de') => JSON.stringify({ events: ids.map((stringId) => recalculationEvent({ stringId, languageId })) })
 const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i)
 
@@ -33,6 +35,36 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
   afterAll(async () => {
     while (running.length) await running.pop()!.stop()
   })
+
+  /** A journal on the test's database (the worker's queue name), closed after the test. */
+  const journalOf = async (o: Partial<ConstructorParameters<typeof BullmqJournal>[0]> = {}) => {
+    const { BullmqJournal } = await import('../../src/queue/bullmq-journal.js')
+    const journal = new BullmqJournal({ redisUrl: url, concurrency: 10, attempts: 1, backoffMs: 10, lockMs: 5000, dedupeTtlMs: 60_000, log: silentLogger(), ...o })
+    running.push({ stop: () => journal.close() })
+    return journal
+  }
+  /** The strings of a domain held in Redis: its hash and, mid-release, its staging hash. */
+  const heldFields = async (domain: string) => {
+    const client = await redis()
+    try {
+      const key = `bull:switchyard-strings:held:${domain}`
+      return [...(await client.hkeys(key)), ...(await client.hkeys(`${key}:staging`))].sort()
+    } finally {
+      client.disconnect()
+    }
+  }
+  const heldCount = async (domain: string) => new Set(await heldFields(domain)).size
+  /** Where a queue's strings are, for a failure's message. */
+  const whereAreThey = async () => {
+    const client = await redis()
+    try {
+      const q = (k: string) => `bull:switchyard-strings:${k}`
+      const [wait, prioritized, active, completed, failed, delayed] = await Promise.all([client.llen(q('wait')), client.zcard(q('prioritized')), client.llen(q('active')), client.zcard(q('completed')), client.zcard(q('failed')), client.zcard(q('delayed'))])
+      return JSON.stringify({ wait, prioritized, active, completed, failed, delayed, held: await heldCount('acme') })
+    } finally {
+      client.disconnect()
+    }
+  }
 
   /** Jobs in BullMQ's failed set: parked, out of its retries. */
   const failedJobs = async () => {
@@ -64,20 +96,23 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
       runs.set(k, (runs.get(k) ?? 0) + 1)
       return 'approved'
     })
-    const w = await start({ fetch: service.fetch, pipelines })
+    // No sweep: what follows the probe comes from the report that went through.
+    const w = await start({ fetch: service.fetch, pipelines, heldSweepMs: 600_000 })
     running.push(w)
-    for (const languageId of ['de', 'fr']) expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(ids(1, 100), languageId), SECRET))).status).toBe(200)
+    // More than a chunk: once the refusal ends, the back-off's probe puts a chunk back, and the
+    // rest follows the first report that goes through.
+    for (const languageId of ['de', 'fr']) for (const from of [1, 101, 201, 301]) expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(ids(from, 100), languageId), SECRET))).status).toBe(200)
     await expect.poll(() => w.held.list().length, { timeout: 10_000 }).toBe(1)
     await expect.poll(() => runs.size > 0 && w.stats().depth === 0, { timeout: 10_000 }).toBe(true)
     // Longer than two attempts with their back-off: the strings must still be waiting.
     await new Promise((r) => setTimeout(r, 4000))
     expect(service.patches).toHaveLength(0)
     forbidden = false
-    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 15_000 }).toBe(200)
-    expect(new Set(service.patches.flatMap((p) => p.ops.map((o) => `${p.languageId}${o.path}`))).size).toBe(200)
+    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 15_000 }).toBe(800)
+    expect(new Set(service.patches.flatMap((p) => p.ops.map((o) => `${p.languageId}${o.path}`))).size).toBe(800)
     expect(await failedJobs()).toBe(0)
     // Held after their pipeline ran (a PATCH refused): reported as decided, not run again.
-    expect(runs.size).toBe(200)
+    expect(runs.size).toBe(800)
     expect(Math.max(...runs.values())).toBe(1)
   }, 40_000)
 
@@ -88,7 +123,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     expect((await fetch(`${first.url}/webhooks`, signedRequest(batch(ids(1, 50)), SECRET))).status).toBe(200)
     await expect.poll(() => first.held.list()[0]?.strings ?? 0, { timeout: 10_000 }).toBe(50)
     // In Redis, where the operator sees them: the backlog per organization, its metrics, /healthz.
-    await expect.poll(() => first.backlogList(), { timeout: 5000 }).toEqual([{ organization: '200000', domain: 'acme', strings: 50, waiting: 50, bytes: 50 * REDIS_BYTES_PER_STRING }])
+    await expect.poll(() => first.backlogList(), { timeout: 5000 }).toEqual([{ organization: '200000', domain: 'acme', strings: 50, waiting: 50, bytes: 50 * REDIS_BYTES_PER_HELD_STRING }])
     await expect.poll(() => first.metrics.registry.metrics(), { timeout: 5000 }).toMatch(/switchyard_backlog_strings\{organization="200000"\} 50/)
     expect(await (await fetch(`${first.url}/healthz`)).json()).toMatchObject({ backlog: { waiting: 50, organizations: 1 } })
     await new Promise((r) => setTimeout(r, 3500))
@@ -120,11 +155,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
   }, 40_000)
 
   it('puts released strings back in turn with the others, keeps what they carried, and lets one copy of a string through', async () => {
-    const { BullmqJournal } = await import('../../src/queue/bullmq-journal.js')
-    const journal = new BullmqJournal({ redisUrl: url, concurrency: 10, attempts: 1, backoffMs: 10, lockMs: 5000, dedupeTtlMs: 60_000, maxBytes: 3 * REDIS_BYTES_PER_STRING, log: silentLogger() })
-    running.push({ stop: () => journal.close() })
-    const job = (stringId: number, domain = 'acme'): Job =>
-      ({ key: `${domain}|7|11|de|${stringId}|1`, organizationId: domain, domain, moduleKey: 'm', projectId: 7, stepId: 11, languageId: 'de', stringId, revision: 1, batchId: '', attempts: 0, string: { key: '', context: '', maxLength: 0, text: 't', isPlural: false, fileType: '', filePath: '', labelIds: [] } }) as unknown as Job
+    const journal = await journalOf({ maxBytes: 3 * REDIS_BYTES_PER_HELD_STRING })
     const taken: Job[] = []
     let hold = true
     /** Strings kept running (not done) when taken. */
@@ -140,6 +171,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     expect(await journal.heldDomains()).toEqual([{ domain: 'acme', organization: 'acme', retryAt: 1234 }])
     // Held strings take Redis memory as queued ones do: they count against BACKLOG_MAX_MB.
     expect(journal.refuse(1000)).toMatch(/backlog in Redis is full .*3 strings/)
+    expect(journal.list()).toEqual([{ organization: 'acme', domain: 'acme', strings: 3, waiting: 3, bytes: 3 * REDIS_BYTES_PER_HELD_STRING }])
     // A repeat of string 3 while held: taken again (its held copy finished in BullMQ), held again.
     await journal.append('b2', [job(3)])
     await expect.poll(() => taken.length).toBe(4)
@@ -157,7 +189,8 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     expect(await journal.release('acme')).toBe(0)
 
     // Held, then taken again (a repeat): one copy finishes (reported), one is still running when
-    // the release comes. The first goes back to be checked with the service, the second not at all.
+    // the release comes. The first goes back to be checked with the service; the second stays held
+    // (the running copy may be a hold under way), for a release after it ends.
     hold = true
     taken.length = 0
     await journal.append('b4', [job(4), job(5)])
@@ -167,9 +200,103 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     await journal.append('b5', [job(4), job(5)])
     await expect.poll(() => taken.length).toBe(4)
     taken.length = 0
-    expect(await journal.release('acme')).toBe(2)
+    expect(await journal.release('acme')).toBe(1)
     await expect.poll(() => taken.length).toBe(1)
     await new Promise((r) => setTimeout(r, 300))
     expect(taken).toEqual([expect.objectContaining({ stringId: 4, recheck: true })])
+    expect(await heldFields('acme')).toEqual(['acme|7|11|de|5|1'])
+    await journal.done(taken.find((j) => j.stringId === 5) ?? { ...job(5) })
+  })
+
+  it('loses no string when the released strings are held again at once by another instance, or a hold is under way', async () => {
+    const releaser = await journalOf()
+    const holder = await journalOf({ concurrency: 200 })
+    // The holder keeps its organization held: whatever it takes goes back to Redis.
+    holder.start((j) => void holder.hold([j], Date.now() + 60_000))
+    const n = 1500
+    const allHeldAgain = (when: string) =>
+      expect.poll(() => heldCount('acme'), { timeout: 15_000 }).toBe(n).catch(async (e: Error) => {
+        throw new Error(`${when}: ${e.message}; where the strings are: ${await whereAreThey()}`)
+      })
+    for (let i = 0; i < n; i += 500) await holder.append('b', ids(i + 1, 500).map((k) => job(k)))
+    await allHeldAgain('at first')
+    // A probe puts back about a chunk, not the whole organization.
+    const probed = await releaser.release('acme', { probe: true })
+    expect(probed).toBeGreaterThan(0)
+    expect(probed).toBeLessThan(n)
+    await allHeldAgain('after the probe')
+    // Released (in chunks) while the holder takes them back as fast as it can: each string is held
+    // again or still on its way, never gone.
+    expect(await releaser.release('acme')).toBeGreaterThan(0)
+    await allHeldAgain('after the release')
+    // A hold under way when the release reads its string (written to Redis, its BullMQ job not
+    // completed yet): left for a later release, not dropped.
+    let go!: () => void
+    const pause = new Promise((r) => (go = () => r(undefined)))
+    const finishing = holder as unknown as { running: Map<string, { resolve(v: string): void }> }
+    const complete = (j: Job) => {
+      const { running } = second as unknown as typeof finishing
+      const w = running.get(j.key)
+      running.delete(j.key)
+      w?.resolve('held')
+    }
+    await holder.close()
+    const second = await journalOf({ concurrency: 5 })
+    second.start((j) => void (async () => {
+      // The hold's write, then a stall before its job completes.
+      await (second as unknown as { keepHeld(jobs: Job[], at: number, keep: boolean): Promise<void> }).keepHeld([j], Date.now() + 60_000, false)
+      await pause
+      complete(j)
+    })())
+    await second.append('c', [job(1)])
+    await expect.poll(() => (second as unknown as typeof finishing).running.size, { timeout: 5000 }).toBe(1)
+    await new Promise((r) => setTimeout(r, 200))
+    expect(await releaser.release('acme', { only: ['acme|7|11|de|1|1'] })).toBe(0)
+    go()
+    await expect.poll(() => (second as unknown as typeof finishing).running.size, { timeout: 5000 }).toBe(0)
+    expect(await heldFields('acme')).toContain('acme|7|11|de|1|1')
+    expect(await heldCount('acme')).toBe(n)
+  }, 40_000)
+
+  it('fails a string back to BullMQ when Redis refuses to keep it held, instead of leaving it running', async () => {
+    const journal = await journalOf({ attempts: 3, lockMs: 1000 })
+    const client = (journal as unknown as { queueClient: { multi(): unknown } }).queueClient
+    const multi = client.multi.bind(client)
+    let refusals = 1
+    client.multi = () => {
+      if (refusals-- <= 0) return multi()
+      const tx = { hset: () => tx, hsetnx: () => tx, exec: async () => [[new Error('OOM command not allowed when used memory > maxmemory'), null]] }
+      return tx
+    }
+    let takes = 0
+    journal.start((j) => {
+      takes++
+      void journal.hold([j], Date.now())
+    })
+    await journal.append('b', [job(7)])
+    // Taken again after BullMQ's back-off, then held.
+    await expect.poll(() => heldFields('acme'), { timeout: 10_000 }).toEqual(['acme|7|11|de|7|1'])
+    expect(takes).toBe(2)
+  }, 20_000)
+
+  it('replays parked strings without touching a live hold of the same organization', async () => {
+    const journal = await journalOf({ attempts: 1 })
+    const taken: Job[] = []
+    journal.start((j) => {
+      taken.push(j)
+      if (j.stringId === 1) void journal.hold([j], 999)
+      else if (taken.filter((t) => t.stringId === 2).length === 1) void journal.park(j, 'refused')
+    })
+    await journal.append('b', [job(1), job(2)])
+    await expect.poll(() => failedJobs(), { timeout: 5000 }).toBe(1)
+    await expect.poll(() => heldFields('acme')).toEqual(['acme|7|11|de|1|1'])
+    expect(await journal.replayParked()).toBe(1)
+    await expect.poll(() => taken.filter((t) => t.stringId === 2).length).toBe(2)
+    expect(taken.at(-1)).toMatchObject({ stringId: 2, recheck: true })
+    expect(await failedJobs()).toBe(0)
+    expect(await heldFields('acme')).toEqual(['acme|7|11|de|1|1'])
+    expect(await journal.heldDomains()).toEqual([{ domain: 'acme', organization: 'acme', retryAt: 999 }])
+    await new Promise((r) => setTimeout(r, 300))
+    expect(taken.filter((t) => t.stringId === 1)).toHaveLength(1)
   })
 })
