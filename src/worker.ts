@@ -530,12 +530,12 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
 
-  // Strings of held organizations wait on disk and are not waited for by idle().
+  // Strings of held organizations wait on disk (with BullMQ, in Redis) and are not waited for by idle().
   const heldWaiting = () => held.list().reduce((n, h) => n + (backlog?.waiting(h.domain) ?? 0), 0)
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
     await replayed
-    const waiting = async () => (shared ? await shared.backlog() : (backlog?.waiting() ?? 0) - heldWaiting())
+    const waiting = async () => (shared ? (await shared.backlog()) - shared.held : (backlog?.waiting() ?? 0) - heldWaiting())
     while (queue.depth > 0 || (await waiting()) > 0) {
       if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open`)
       await new Promise((r) => setTimeout(r, 20))

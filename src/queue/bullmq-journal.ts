@@ -93,11 +93,14 @@ for _, f in ipairs(ARGV) do
   end
 end
 return out`
-/** Fields ARGV of the staging hash KEYS[2] go back to the held hash KEYS[1], unless a newer hold wrote them there. */
+/**
+ * Staged strings go back to the held hash KEYS[1] as ARGV [field, value, ...] (each marked to be
+ * checked with the service), unless a newer hold wrote them there; off the staging hash KEYS[2].
+ */
 const UNSTAGE = `
-for _, f in ipairs(ARGV) do
-  local v = redis.call('HGET', KEYS[2], f)
-  if v and redis.call('HEXISTS', KEYS[1], f) == 0 then redis.call('HSET', KEYS[1], f, v) end
+for i = 1, #ARGV, 2 do
+  local f = ARGV[i]
+  if redis.call('HEXISTS', KEYS[1], f) == 0 then redis.call('HSET', KEYS[1], f, ARGV[i + 1]) end
   redis.call('HDEL', KEYS[2], f)
 end
 return 0`
@@ -191,9 +194,9 @@ export class BullmqJournal implements IntakeJournal {
     return this.queue.toKey('fair:clock')
   }
 
-  /** Domain -> organization id of every organization with held strings. */
+  /** Domain -> organization id of every organization with held strings (not under `held:`, where a domain could name it). */
   private get heldDomainsKey(): string {
-    return this.queue.toKey('held:domains')
+    return this.queue.toKey('held-domains')
   }
 
   /** An organization's held strings: job key -> the job as JSON. */
@@ -379,8 +382,12 @@ export class BullmqJournal implements IntakeJournal {
    */
   async replayParked(): Promise<number> {
     let replayed = 0
+    // Those parked before this start only (oldest first): strings parked again meanwhile, here or
+    // by another instance, wait for the next start.
+    const startedAt = Date.now()
     for (;;) {
-      const failed = await this.queue.getJobs(['failed'], 0, RELEASE_CHUNK - 1, true)
+      const page = await this.queue.getJobs(['failed'], 0, RELEASE_CHUNK - 1, true)
+      const failed = page.filter((b) => (b.finishedOn ?? 0) < startedAt)
       if (!failed.length) break
       const jobs = failed.map((b) => ({ ...(b.data as Job), batchId: '', attempts: 0, recheck: true }))
       await this.keepHeld(jobs, 0, true)
@@ -388,8 +395,9 @@ export class BullmqJournal implements IntakeJournal {
       const byDomain = new Map<string, string[]>()
       for (const job of jobs) byDomain.set(job.domain, [...(byDomain.get(job.domain) ?? []), job.key])
       for (const [domain, keys] of byDomain) replayed += await this.release(domain, { only: keys })
-      // Another instance took them meanwhile (or removing fails): leave the rest to the next start.
-      if (!removed.some(Boolean)) break
+      // Another instance took them meanwhile (or removing fails), or the page reached this start:
+      // leave the rest to the next start.
+      if (!removed.some(Boolean) || failed.length < page.length) break
     }
     if (replayed) this.options.log.info({ strings: replayed }, 'strings parked in BullMQ are back in the queue')
     return replayed
@@ -470,7 +478,12 @@ export class BullmqJournal implements IntakeJournal {
     if (unreadable.length) this.options.log.error({ domain, strings: unreadable }, 'held strings that cannot be read back were dropped from Redis')
     const { added, running } = await this.requeue(jobs)
     const staging = this.stagingKey(domain)
-    if (running.length) await this.queueClient.eval(UNSTAGE, 2, this.heldKey(domain), staging, ...running)
+    // A copy ran meanwhile (it may be reported before this one is released): checked first then.
+    const back = jobs.filter((j) => running.includes(j.key)).flatMap((j) => {
+      const { batchId: _batchId, attempts: _attempts, ...kept } = j
+      return [j.key, JSON.stringify({ ...kept, recheck: true })]
+    })
+    if (back.length) await this.queueClient.eval(UNSTAGE, 2, this.heldKey(domain), staging, ...back)
     const done = [...added, ...unreadable]
     if (done.length) await this.queueClient.hdel(staging, ...done)
     return added.length

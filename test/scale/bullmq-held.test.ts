@@ -53,6 +53,14 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
       client.disconnect()
     }
   }
+  const heldValue = async (domain: string, field: string) => {
+    const client = await redis()
+    try {
+      return await client.hget(`bull:switchyard-strings:held:${domain}`, field)
+    } finally {
+      client.disconnect()
+    }
+  }
   const heldCount = async (domain: string) => new Set(await heldFields(domain)).size
   /** Where a queue's strings are, for a failure's message. */
   const whereAreThey = async () => {
@@ -122,6 +130,8 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     running.push(first)
     expect((await fetch(`${first.url}/webhooks`, signedRequest(batch(ids(1, 50)), SECRET))).status).toBe(200)
     await expect.poll(() => first.held.list()[0]?.strings ?? 0, { timeout: 10_000 }).toBe(50)
+    // Held strings are not work in progress: the worker is idle.
+    await first.idle(5000)
     // In Redis, where the operator sees them: the backlog per organization, its metrics, /healthz.
     await expect.poll(() => first.backlogList(), { timeout: 5000 }).toEqual([{ organization: '200000', domain: 'acme', strings: 50, waiting: 50, bytes: 50 * REDIS_BYTES_PER_HELD_STRING }])
     await expect.poll(() => first.metrics.registry.metrics(), { timeout: 5000 }).toMatch(/switchyard_backlog_strings\{organization="200000"\} 50/)
@@ -205,6 +215,8 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     await new Promise((r) => setTimeout(r, 300))
     expect(taken).toEqual([expect.objectContaining({ stringId: 4, recheck: true })])
     expect(await heldFields('acme')).toEqual(['acme|7|11|de|5|1'])
+    // Its copy may be reported before it is released: then it is checked with the service first.
+    expect(JSON.parse((await heldValue('acme', 'acme|7|11|de|5|1'))!)).toMatchObject({ stringId: 5, recheck: true })
     await journal.done(taken.find((j) => j.stringId === 5) ?? { ...job(5) })
   })
 
@@ -278,6 +290,38 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     await expect.poll(() => heldFields('acme'), { timeout: 10_000 }).toEqual(['acme|7|11|de|7|1'])
     expect(takes).toBe(2)
   }, 20_000)
+
+  it('replays at a start only the strings parked before it, each once', async () => {
+    const journal = await journalOf({ attempts: 1, concurrency: 100 })
+    // Every string is parked whenever it is taken: replayed ones are parked again at once.
+    journal.start((j) => void journal.park(j, 'refused'))
+    const n = 1000
+    await journal.append('b1', ids(1, 500).map((k) => job(k)))
+    await journal.append('b2', ids(501, 500).map((k) => job(k)))
+    await expect.poll(() => failedJobs(), { timeout: 10_000 }).toBe(n)
+    // Each page's strings are parked again before the next page is read.
+    const release = journal.release.bind(journal)
+    journal.release = async (...a) => {
+      const released = await release(...a)
+      await new Promise((r) => setTimeout(r, 500))
+      return released
+    }
+    expect(await journal.replayParked()).toBe(n)
+    await expect.poll(() => failedJobs(), { timeout: 10_000 }).toBe(n)
+  }, 30_000)
+
+  it('keeps the list of held organizations apart from any organization\'s strings, whatever its domain', async () => {
+    const journal = await journalOf()
+    // Held when first taken; done when released.
+    const seen = new Set<string>()
+    journal.start((j) => void (seen.has(j.key) ? journal.done(j) : (seen.add(j.key), journal.hold([j], 5))))
+    await journal.append('b', [job(1, 'acme'), job(2, 'domains'), job(3, 'held-domains')])
+    await expect.poll(async () => (await journal.heldDomains()).map((h) => h.domain)).toEqual(['acme', 'domains', 'held-domains'])
+    expect(await journal.release('domains')).toBe(1)
+    expect(await journal.release('held-domains')).toBe(1)
+    expect((await journal.heldDomains()).map((h) => h.domain)).toEqual(['acme'])
+    expect(await heldFields('acme')).toEqual(['acme|7|11|de|1|1'])
+  })
 
   it('replays parked strings without touching a live hold of the same organization', async () => {
     const journal = await journalOf({ attempts: 1 })
