@@ -68,3 +68,8 @@ export function jobKeyOf(j: Pick<Job, 'organizationId' | 'projectId' | 'stepId' 
 export function groupKeyOf(j: Pick<Job, 'domain' | 'projectId' | 'stepId' | 'languageId' | 'moduleKey'>): string {
   return `${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}|${j.moduleKey}`
 }
+
+/** A job's workflow step (project and step id): the backlog serves an organization's steps in turn. */
+export function stepOf(j: Pick<Job, 'projectId' | 'stepId'>): string {
+  return `${j.projectId}|${j.stepId}`
+}

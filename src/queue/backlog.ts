@@ -4,10 +4,11 @@
 // tenths: the last tenth is kept for batches of organizations with nothing on disk, which go
 // straight in (a small batch of a second organization does not wait for the first's backlog).
 //
-// In memory there are only references: per organization, the parts of journal entries still to be
-// read (entry id, part, strings, how many were taken), oldest first. Refilling takes organizations
-// in turn (round robin), so one organization's huge backlog never starves another's small batches;
-// each part is read back from the store and de-duplicated only then (a repeat delivery that waited
+// In memory there are only references: per organization and workflow step, the parts of journal
+// entries still to be read (entry id, part, strings, how many were taken), oldest first. Refilling
+// takes organizations in turn (round robin), and within one its steps in turn, so one
+// organization's huge backlog never starves another's small batches, nor one step's another's
+// (a delivery that mixes steps is served in a turn of its own); each part is read back from the store and de-duplicated only then (a repeat delivery that waited
 // on disk is absorbed when it reaches the window). Strings of a held organization (disconnected or
 // forbidden) are journaled again as one part at the head of its line and wait there, on disk, until
 // it can be reported for: the line is skipped while the organization is held.
@@ -15,7 +16,7 @@ import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Dedupe } from './dedupe.js'
 import type { Job } from '../protocol/job.js'
-import { entryTime, organizationOf, type Journal, type ParkedJob, type Placement } from './journal.js'
+import { entryTime, organizationOf, stepOfJobs, type Journal, type ParkedJob, type Placement } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
 export interface BacklogOptions {
@@ -39,10 +40,14 @@ export interface BacklogOptions {
   downstream?(): number
 }
 
-/** One organization's strings waiting on disk, oldest first. */
+/**
+ * One organization's strings waiting on disk: per workflow step, its parts oldest first, the steps
+ * in the order they are served (round robin: a served step goes to the end). A part of several
+ * steps (a delivery that mixed them) is served under the step ''.
+ */
 interface Line {
   domain: string
-  refs: Ref[]
+  steps: Map<string, Ref[]>
   /** Strings of its refs not yet taken into the window. */
   waiting: number
 }
@@ -55,6 +60,8 @@ interface Ref {
   taken: number
   /** Ask the service before running (a replay after a restart, or held strings that came again). */
   recheck: boolean
+  /** The step all its strings are of (stepOf), or ''. */
+  step: string
 }
 
 export interface BacklogView {
@@ -124,18 +131,23 @@ export class Backlog {
     return this.options.downstream?.() ?? 0
   }
 
-  /** A batch journaled and left on disk: it is read back when the window has room and its turn comes. */
-  spill(organization: string, domain: string, at: Placement, strings: number, recheck = false): void {
+  /**
+   * A batch journaled and left on disk: it is read back when the window has room and its turn comes
+   * (its organization's, then its step's: `step`, the step all its strings are of, '' for several).
+   */
+  spill(organization: string, domain: string, at: Placement, strings: number, o: { recheck?: boolean; step?: string } = {}): void {
     if (strings <= 0) return
-    this.add(organization, domain, { entryId: at.entryId, part: at.part, strings, taken: 0, recheck }, false)
+    this.add(organization, domain, { entryId: at.entryId, part: at.part, strings, taken: 0, recheck: o.recheck ?? false, step: o.step ?? '' }, false)
     this.kick()
   }
 
   private add(organization: string, domain: string, ref: Ref, first: boolean): void {
     let line = this.lines.get(organization)
-    if (!line) this.lines.set(organization, (line = { domain, refs: [], waiting: 0 }))
-    if (first) line.refs.unshift(ref)
-    else line.refs.push(ref)
+    if (!line) this.lines.set(organization, (line = { domain, steps: new Map(), waiting: 0 }))
+    let refs = line.steps.get(ref.step)
+    if (!refs) line.steps.set(ref.step, (refs = []))
+    if (first) refs.unshift(ref)
+    else refs.push(ref)
     line.waiting += ref.strings - ref.taken
   }
 
@@ -148,7 +160,7 @@ export class Backlog {
     const { journal, dedupe } = this.options
     const copies = jobs.map((j) => ({ ...j, attempts: 0 }))
     const at = await journal.append(journal.newBatchId(), copies)
-    this.add(organizationOf(jobs[0]!), jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck) }, true)
+    this.add(organizationOf(jobs[0]!), jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck), step: stepOfJobs(jobs) }, true)
     for (const job of jobs) {
       await journal.done(job)
       dedupe.release(job, job.revision)
@@ -202,18 +214,20 @@ export class Backlog {
         }, 50)
         this.later.unref()
       }
-      const [organization, line] = next
-      const ref = line.refs[0]!
+      const [organization, line, step, refs] = next
+      const ref = refs[0]!
       const left = ref.strings - ref.taken
       // Read in chunks, not a slice at a time as single strings finish.
       if (room < Math.min(left, Math.ceil((queue.limit - reserveOf(queue.limit)) / 4))) return
       const take = Math.min(room, left)
       ref.taken += take
       line.waiting -= take
-      if (ref.taken >= ref.strings) line.refs.shift()
-      // Served: to the end of the ring.
+      if (ref.taken >= ref.strings) refs.shift()
+      // Served: the step to the end of its organization's turn, the organization to the end of the ring.
+      line.steps.delete(step)
+      if (refs.length) line.steps.set(step, refs)
       this.lines.delete(organization)
-      if (line.refs.length) this.lines.set(organization, line)
+      if (line.steps.size) this.lines.set(organization, line)
       // Off the line but not in the window yet: still waiting, for waiting() (an idle check that
       // saw neither the line nor the queue would call the worker idle while they are read).
       this.reading.set(line.domain, (this.reading.get(line.domain) ?? 0) + take)
@@ -226,7 +240,7 @@ export class Backlog {
           // retry found nothing to read and they waited on disk until the next restart).
           ref.taken -= take
           const current = this.lines.get(organization)
-          if (current?.refs.includes(ref)) current.waiting += take
+          if (current?.steps.get(step)?.includes(ref)) current.waiting += take
           else this.add(organization, line.domain, ref, true)
           throw error
         }
@@ -239,10 +253,11 @@ export class Backlog {
     }
   }
 
-  /** The next organization in turn that is not held, and its oldest part. */
-  private next(): [string, Line] | undefined {
+  /** The next organization in turn that is not held, its next step in turn, and that step's parts (oldest first). */
+  private next(): [string, Line, string, Ref[]] | undefined {
     for (const [organization, line] of this.lines) {
-      if (!this.options.isHeld(line.domain) && line.refs[0]) return [organization, line]
+      if (this.options.isHeld(line.domain)) continue
+      for (const [step, refs] of line.steps) if (refs[0]) return [organization, line, step, refs]
     }
     return undefined
   }
@@ -286,10 +301,10 @@ export class Backlog {
       parts.forEach((p, part) => {
         if (p.strings <= 0) return
         strings += p.strings
-        this.add(p.organization, p.domain, { entryId, part, strings: p.strings, taken: 0, recheck: true }, false)
+        this.add(p.organization, p.domain, { entryId, part, strings: p.strings, taken: 0, recheck: true, step: p.step ?? '' }, false)
       })
     })
-    for (const line of this.lines.values()) line.refs.sort((a, b) => (a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : a.part - b.part))
+    for (const line of this.lines.values()) for (const refs of line.steps.values()) refs.sort((a, b) => (a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : a.part - b.part))
     strings += await this.retryParked(parked)
     this.ready = !this.closed
     this.kick()
@@ -306,7 +321,7 @@ export class Backlog {
     }
     for (const [organization, jobs] of byOrganization) {
       const at = await journal.append(journal.newBatchId(), jobs)
-      this.add(organization, jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true }, true)
+      this.add(organization, jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true, step: stepOfJobs(jobs) }, true)
     }
     for (const p of parked) await journal.unpark(p.job)
     return parked.length
@@ -335,7 +350,10 @@ export class Backlog {
       const v = out.get(organization) ?? { organization, domain: line.domain, strings: 0, bytes: 0, waiting: 0 }
       v.domain = line.domain
       v.waiting = line.waiting
-      if (line.refs[0]) v.oldestAt = entryTime(line.refs[0].entryId)
+      for (const refs of line.steps.values()) {
+        const at = refs[0] && entryTime(refs[0].entryId)
+        if (at && (v.oldestAt === undefined || at < v.oldestAt)) v.oldestAt = at
+      }
       out.set(organization, v)
     }
     return [...out.values()].sort((a, b) => b.strings - a.strings)

@@ -7,7 +7,7 @@ import type { Backlog } from './backlog.js'
 import type { Dedupe } from './dedupe.js'
 import type { IntakeJournal } from './intake-journal.js'
 import type { Job } from '../protocol/job.js'
-import { organizationOf, type EncodedJobs, type Journal } from './journal.js'
+import { organizationOf, stepOfJobs, type EncodedJobs, type Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
 /** How often the journal records that this process is alive (see `replay`). */
@@ -18,12 +18,14 @@ export interface IncomingJobs {
   count: number
   organizationId: string
   domain: string
+  /** The workflow step (stepOf) all the jobs are of, or '' (several); undefined: not known. */
+  step?: string
   jobs(): Job[]
 }
 
 /** Jobs already made, as IncomingJobs. */
 export function incoming(jobs: Job[]): IncomingJobs {
-  return { count: jobs.length, organizationId: jobs[0]?.organizationId ?? '', domain: jobs[0]?.domain ?? '', jobs: () => jobs }
+  return { count: jobs.length, organizationId: jobs[0]?.organizationId ?? '', domain: jobs[0]?.domain ?? '', step: stepOfJobs(jobs), jobs: () => jobs }
 }
 
 export type IntakeResult =
@@ -75,8 +77,9 @@ export class Intake {
     if (reason) return { status: 'busy', retryAfterSeconds: 60, reason }
     if (!backlog.direct(organization, domain, count)) {
       // To disk only, from the decoder's text (no jobs made); de-duplicated when read back.
-      const at = await journal.append(batchId, encoded ? { count, organization, domain } : batch.jobs(), encoded)
-      backlog.spill(organization, domain, at, count)
+      const step = encoded ? (batch.step ?? '') : stepOfJobs(batch.jobs())
+      const at = await journal.append(batchId, encoded ? { count, organization, domain, step } : batch.jobs(), encoded)
+      backlog.spill(organization, domain, at, count, { step })
       return { status: 'accepted', accepted: count, duplicates: 0, spilled: count }
     }
     return this.acceptDirect(batchId, batch.jobs(), encoded)

@@ -15,7 +15,7 @@ import type Keyv from 'keyv'
 import type { Language } from '../protocol/language.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { decodeJobs, encodeJobs } from './job-codec.js'
-import { jobKeyOf, type Job } from '../protocol/job.js'
+import { jobKeyOf, stepOf, type Job } from '../protocol/job.js'
 
 /** A webhook's jobs as its decoder wrote them: the text, the batch's origin, and the duplicates. */
 export interface EncodedJobs {
@@ -29,7 +29,8 @@ export interface EncodedJobs {
 
 /** A part: the jobs of one webhook, or of one group journaled again, all of one organization.
  *  o: the organization ('' when each job names its own), d: its domain, t: the jobs (job-codec.ts),
- *  skip: indexes of jobs of `t` not taken, n: strings it holds, b: its bytes. */
+ *  skip: indexes of jobs of `t` not taken, n: strings it holds, b: its bytes, s: the step all its
+ *  jobs are of (stepOf; absent when they are of several, and in parts written before it). */
 interface Part {
   o: string
   d: string
@@ -37,6 +38,7 @@ interface Part {
   skip?: number[]
   n: number
   b: number
+  s?: string
 }
 
 /** Stored form of a journal entry (version 4): the parts of the batches written together. */
@@ -52,6 +54,8 @@ export interface PartSummary {
   domain: string
   strings: number
   bytes: number
+  /** The step all its strings are of (stepOf), or '' (several, or not recorded). */
+  step?: string
 }
 
 /** Where an append put a batch: the entry and the part of it. */
@@ -112,7 +116,7 @@ function partOf(p: PartV3, batchId: string, index: number): Part | { jobs: Job[]
   const jobs = decodeV2(p.c, batchId, index)
   const domain = p.d ?? String(p.c.jobs[0]?.[1] ?? '')
   const organization = String(p.c.jobs[0]?.[0] ?? domain)
-  return { jobs, summary: { organization, domain, strings: p.n ?? jobs.length, bytes: p.b ?? JSON.stringify(p.c).length } }
+  return { jobs, summary: { organization, domain, strings: p.n ?? jobs.length, bytes: p.b ?? JSON.stringify(p.c).length, step: stepOfJobs(jobs) } }
 }
 
 /** An entry of version 4, or 3 (whose parts may be version-2 compact lists). */
@@ -155,13 +159,13 @@ export function summarizeEntry(value: unknown, batchId: string): PartSummary[] |
   if (isParts(value, 4) || isParts(value, 3)) {
     return value.parts.map((p, i) => {
       const read = partOf(p, batchId, i)
-      return 'jobs' in read ? read.summary : { organization: read.o || read.d, domain: read.d, strings: read.n, bytes: read.b }
+      return 'jobs' in read ? read.summary : { organization: read.o || read.d, domain: read.d, strings: read.n, bytes: read.b, step: read.s ?? '' }
     })
   }
   // Versions 1 and 2: one part, under the organization of its first job.
   const jobs = decodeEntry(value, batchId)
   if (!jobs) return undefined
-  return [{ organization: jobs[0]?.organizationId ?? '', domain: jobs[0]?.domain ?? '', strings: jobs.length, bytes: JSON.stringify(value).length }]
+  return [{ organization: jobs[0]?.organizationId ?? '', domain: jobs[0]?.domain ?? '', strings: jobs.length, bytes: JSON.stringify(value).length, step: stepOfJobs(jobs) }]
 }
 
 /** A batch journaled from its decoder's text alone (no jobs made): how many, and whose. */
@@ -169,6 +173,8 @@ export interface CountedJobs {
   count: number
   organization: string
   domain: string
+  /** The step all of them are of (stepOf), or '' (several). */
+  step?: string
 }
 
 interface QueuedAppend {
@@ -214,6 +220,14 @@ export interface Usage {
 /** The organization a job's line of the backlog is kept under: its id (its domain if it has none). */
 export function organizationOf(job: Pick<Job, 'organizationId' | 'domain'>): string {
   return job.organizationId || job.domain
+}
+
+/** The step (stepOf) all the jobs are of, or '' when they are of several (or none). */
+export function stepOfJobs(jobs: ReadonlyArray<Pick<Job, 'projectId' | 'stepId'>>): string {
+  const first = jobs[0]
+  if (!first) return ''
+  for (const job of jobs) if (job.projectId !== first.projectId || job.stepId !== first.stepId) return ''
+  return stepOf(first)
 }
 
 /** A new id for a journal entry (and the batches written in it): the time in base 36, then random. */
@@ -271,10 +285,12 @@ export class Journal implements IntakeJournal {
   private static partOf(g: QueuedAppend): Part {
     if (g.encoded) {
       const e = g.encoded
-      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length }
+      const step = g.jobs.length ? stepOfJobs(g.jobs) : g.counted.step
+      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length, ...(step ? { s: step } : {}) }
     }
     const t = encodeJobs(g.jobs)
-    return { o: g.counted.organization, d: g.counted.domain, t, n: g.jobs.length, b: t.length }
+    const step = stepOfJobs(g.jobs)
+    return { o: g.counted.organization, d: g.counted.domain, t, n: g.jobs.length, b: t.length, ...(step ? { s: step } : {}) }
   }
 
   private async writeQueued(): Promise<void> {

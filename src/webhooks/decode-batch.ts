@@ -7,6 +7,7 @@
 // form of the journal (src/queue/job-codec.ts), not the parsed events with every field of 2.6.
 import { isAscii } from 'node:buffer'
 import { JobEncoder } from '../queue/job-codec.js'
+import { stepOf } from '../protocol/job.js'
 import type { Language } from '../protocol/language.js'
 import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from '../protocol/service-events.js'
 import { describeSchemaError, validateBatch, validateRecalculationEvent } from './batch-schema.js'
@@ -37,6 +38,8 @@ export type DecodeResult =
       jobs: string
       count: number
       moduleKeys: string[]
+      /** The workflow step (stepOf) every job is of, or '' when they are of several (or none). */
+      step: string
       /** Events per event name (names cut to 80 characters), for the metrics. A Map: a name like
        * `constructor` or `__proto__` is only a key. */
       eventCounts: Map<string, number>
@@ -174,6 +177,16 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
   const others: OtherEvent[] = []
   const invalid: InvalidEvent[] = []
   const moduleKeys = new Set<string>()
+  // The jobs' step while they share one (numbers compared, the key made once at the end).
+  let stepProject = -1
+  let stepOfAll = -1
+  let mixed = false
+  const seeStep = (projectId: number, stepId: number) => {
+    if (stepProject === -1) {
+      stepProject = projectId
+      stepOfAll = stepId
+    } else if (projectId !== stepProject || stepId !== stepOfAll) mixed = true
+  }
   const eventCounts = new Map<string, number>()
   for (let i = 0; i < events.length; i++) {
     const event = events[i]
@@ -194,6 +207,7 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
       const ids = parkingIds(event)
       invalid.push({ index: i, reason, parked: ids !== undefined })
       if (ids) {
+        seeStep(ids.projectId, ids.stepId)
         const language = { id: ids.languageId }
         jobs.add({ ...ids, organizationId, string: NO_STRING, sourceLanguage: language, targetLanguage: language, invalid: reason })
       }
@@ -203,6 +217,7 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
     const t = s.translation
     const moduleKey = s.workflowStep.applicationModule.moduleKey
     moduleKeys.add(moduleKey)
+    seeStep(t.project.id, s.workflowStep.id)
     jobs.add({
       organizationId, moduleKey, projectId: t.project.id, stepId: s.workflowStep.id, languageId: s.affectedLanguage.id, stringId: t.id, revision: t.revision ?? 0,
       string: {
@@ -212,5 +227,5 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
       sourceLanguage: s.sourceLanguage as Language, targetLanguage: s.affectedLanguage as Language,
     })
   }
-  return { ok: true, organizationId, jobs: jobs.text(), count: jobs.count, moduleKeys: [...moduleKeys], eventCounts, others, invalid }
+  return { ok: true, organizationId, jobs: jobs.text(), count: jobs.count, moduleKeys: [...moduleKeys], step: mixed || stepProject === -1 ? '' : stepOf({ projectId: stepProject, stepId: stepOfAll }), eventCounts, others, invalid }
 }

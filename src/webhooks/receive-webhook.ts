@@ -124,7 +124,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     // Jobs are made only if the batch goes straight into the window (intake.ts).
     let made: Job[] | undefined
     const text = decoded.jobs
-    const jobs: IncomingJobs = { count: decoded.count, organizationId, domain, jobs: () => (made ??= decodeJobs(text, origin)) }
+    const jobs: IncomingJobs = { count: decoded.count, organizationId, domain, step: decoded.step, jobs: () => (made ??= decodeJobs(text, origin)) }
     for (const [event, n] of decoded.eventCounts) metrics.events.inc({ event: eventLabel(event) }, n)
 
     const result = await deps.accept(batchId, jobs, { organizationId, domain, text: decoded.jobs })

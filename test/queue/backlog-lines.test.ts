@@ -8,7 +8,7 @@ import type { Decision } from '../../src/protocol/decision.js'
 import type { Job } from '../../src/protocol/job.js'
 import { Backlog, type BacklogOptions } from '../../src/queue/backlog.js'
 import { Dedupe } from '../../src/queue/dedupe.js'
-import { entryTime, Journal } from '../../src/queue/journal.js'
+import { entryTime, Journal, stepOfJobs } from '../../src/queue/journal.js'
 import { WorkQueue } from '../../src/queue/work-queue.js'
 import { createLogger, silentLogger } from '../../src/util/logger.js'
 
@@ -36,8 +36,9 @@ async function setUp(options: Partial<BacklogOptions> & { held?: Set<string>; re
   const replayed = options.replay === false ? undefined : await backlog.replay()
   /** Journal `n` jobs of the organization and leave them on disk. */
   const spill = async (n: number, organizationId: string, from = 0, extra: Partial<Job> = {}) => {
-    const at = await journal.append(journal.newBatchId(), jobs(n, organizationId, from, extra))
-    backlog.spill(organizationId, organizationId.toLowerCase(), at, n)
+    const list = jobs(n, organizationId, from, extra)
+    const at = await journal.append(journal.newBatchId(), list)
+    backlog.spill(organizationId, organizationId.toLowerCase(), at, n, { step: stepOfJobs(list) })
     return at
   }
   /** Refill once, then take what went into the window out of it (and give its room back). */
@@ -141,6 +142,36 @@ describe('refilling the window', () => {
     backlog.close()
   })
 
+  it("serves an organization's steps in turn: a small batch of one step does not wait for another step's backlog", async () => {
+    const { spill, window, backlog } = await setUp()
+    await spill(300, 'A', 0, { stepId: 2 })
+    await spill(300, 'A', 1000, { stepId: 2 })
+    await spill(5, 'A', 5000, { stepId: 3 })
+    await spill(5, 'A', 6000, { projectId: 9, stepId: 2 })
+    expect(ids(await window())).toEqual(range('A', 0, 90))
+    // The other steps' turns come next, before the first step's next chunk; oldest first in each.
+    expect(ids(await window())).toEqual([...range('A', 5000, 5), ...range('A', 6000, 5), ...range('A', 90, 80)])
+    expect(ids(await window())).toEqual(range('A', 170, 90))
+    expect(backlog.waiting('a')).toBe(600 - 260)
+    backlog.close()
+  })
+
+  it('after a restart, indexes the parts per step again, as the journal recorded them', async () => {
+    const store = new Keyv()
+    const first = await setUp({ journal: new Journal(store) })
+    await first.spill(200, 'A', 0, { stepId: 2 })
+    await first.spill(4, 'A', 5000, { stepId: 3 })
+    // A delivery that mixed steps: served as one part, in a turn of its own.
+    const mixed = [...jobs(1, 'A', 7000, { stepId: 7 }), ...jobs(1, 'A', 7001, { stepId: 8 })]
+    first.backlog.spill('A', 'a', await first.journal.append(first.journal.newBatchId(), mixed), 2, { step: stepOfJobs(mixed) })
+    first.backlog.close()
+    const again = await setUp({ journal: new Journal(store) })
+    expect(again.replayed).toMatchObject({ strings: 206 })
+    expect(ids(await again.window())).toEqual(range('A', 0, 90))
+    expect(ids(await again.window())).toEqual([...range('A', 5000, 4), ...range('A', 7000, 2), ...range('A', 90, 84)])
+    again.backlog.close()
+  })
+
   it("reads an organization's parts oldest first, and a short part whole", async () => {
     const { spill, window, queue, backlog } = await setUp()
     await spill(5, 'A')
@@ -198,7 +229,7 @@ describe('refilling the window', () => {
     await spill(2, 'A')
     expect((await window()).map((j) => [j.stringId, j.recheck ?? false])).toEqual([[0, true], [1, false]])
     const at = await journal.append(journal.newBatchId(), jobs(2, 'B'))
-    backlog.spill('B', 'b', at, 2, true)
+    backlog.spill('B', 'b', at, 2, { recheck: true })
     expect((await window()).map((j) => j.recheck)).toEqual([true, true])
     backlog.close()
   })

@@ -68,6 +68,26 @@ describe('backlog', () => {
     expect(reportedOf(service, 'a.example')).toBe(A_STRINGS)
   }, 90_000)
 
+  it("serves an organization's steps in turn: its small batch of another step is DONE long before the first step's backlog drains", async () => {
+    const service = fakeServiceFetch()
+    const tokens = new StaticTokenProvider(new Map([['*', 'token']]))
+    const w = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { delayMs: 60 }), fetch: service.fetch, tokens, config: { queueLimit: 200, concurrency: 2, apiUrl: 'http://{organization_domain}.api.test' } })
+    running.push(w)
+    const STEP_11 = 6000
+    for (let i = 0; i < STEP_11 / 500; i++) expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(i * 500, 500, 'A', 11), SECRET, A))).status).toBe(200)
+    expect(w.stats().backlog).toBeGreaterThan(STEP_11 / 2)
+    const sent = Date.now()
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(100_000, 5, 'A', 12), SECRET, A))).status).toBe(200)
+    const reportedOfStep = (stepId: number) => service.patches.filter((p) => p.stepId === stepId).reduce((n, p) => n + p.ops.length, 0)
+    await expect.poll(() => reportedOfStep(12), { timeout: 10_000, interval: 20 }).toBe(5)
+    const took = Date.now() - sent
+    const step11Then = reportedOfStep(11)
+    console.log(`fairness between steps: step 12's 5 strings reported ${took} ms after they were sent, while step 11 had ${step11Then} of ${STEP_11} reported`)
+    expect(step11Then).toBeLessThan(STEP_11 / 2)
+    await w.idle(60_000)
+    expect(reportedOfStep(11)).toBe(STEP_11)
+  }, 90_000)
+
   it('restarts with a backlog: indexed without loading it, the window stays bounded, every string reported', async () => {
     const data = tempDir('backlog-restart')
     const storeUrl = `sqlite://${data.dir}/state.sqlite`

@@ -29,7 +29,7 @@ function setup(options: { direct?: boolean; refuse?: string; failAppend?: boolea
   const backlog = {
     refuse: (organization: string, bytes: number) => (events.push(`refuse? ${organization} ${bytes}`), options.refuse),
     direct: (organization: string, domain: string, count: number) => (events.push(`direct? ${organization} ${domain} ${count}`), options.direct ?? true),
-    spill: (organization: string, domain: string, at: unknown, count: number) => void events.push(`spill ${organization} ${domain} ${JSON.stringify(at)} ${count}`),
+    spill: (organization: string, domain: string, at: unknown, count: number, o?: unknown) => void events.push(`spill ${organization} ${domain} ${JSON.stringify(at)} ${count} ${JSON.stringify(o)}`),
     replay: async () => ({ strings: 3, batches: 1, parked: 0 }),
   }
   const intake = new Intake({ dedupe, queue, local: { journal: journal as never, backlog: backlog as never } })
@@ -82,11 +82,12 @@ describe('Intake', () => {
   it('leaves a batch on disk when its organization already waits there, without making its jobs', async () => {
     const { intake, queue, events } = setup({ direct: false })
     let made = 0
-    const batch = { count: 2, organizationId: '', domain: 'acme', jobs: () => (made++, [job(1, 1, ''), job(2, 1, '')]) }
+    // The decoder says which step the batch is of: its turn on disk is that step's.
+    const batch = { count: 2, organizationId: '', domain: 'acme', step: '7|11', jobs: () => (made++, [job(1, 1, ''), job(2, 1, '')]) }
     const encoded = { organizationId: '', domain: 'acme', text: 'yy' }
     expect(await intake.accept('b1', batch, encoded)).toEqual({ status: 'accepted', accepted: 2, duplicates: 0, spilled: 2 })
     expect(made).toBe(0)
-    expect(events).toEqual(['refuse? acme 2', 'direct? acme acme 2', 'append b1 {"count":2,"organization":"acme","domain":"acme"} encoded skip=null depth=0', 'spill acme acme {"entryId":"e1","part":0} 2'])
+    expect(events).toEqual(['refuse? acme 2', 'direct? acme acme 2', 'append b1 {"count":2,"organization":"acme","domain":"acme","step":"7|11"} encoded skip=null depth=0', 'spill acme acme {"entryId":"e1","part":0} 2 {"step":"7|11"}'])
     expect(queue.depth).toBe(0)
   })
 

@@ -179,6 +179,24 @@ describe('alive', () => {
   })
 })
 
+describe('the step of a part', () => {
+  it('records the step all of a part\'s jobs are of, from its jobs or from the decoder, and none for several', async () => {
+    const store = memory()
+    const journal = new Journal(store)
+    const list = jobs(1, 3)
+    await journal.append('a', list)
+    await journal.append('b', { count: 3, organization: '200000', domain: 'd200000', step: '7|12' }, { organizationId: '200000', domain: 'd200000', text: encodeJobs(list) })
+    await journal.append('c', [...jobs(10, 1), { ...job(11), stepId: 12 }])
+    const steps = async (id: string) => ((await store.get(`b:${id}`)) as { parts: Array<{ s?: string }> }).parts.map((p) => p.s)
+    expect(await steps('a')).toEqual(['7|11'])
+    expect(await steps('b')).toEqual(['7|12'])
+    expect(await steps('c')).toEqual([undefined])
+    const seen: Array<string | undefined> = []
+    await new Journal(store).scan((_, parts) => parts.forEach((p) => seen.push(p.step)))
+    expect(seen.sort()).toEqual(['', '7|11', '7|12'])
+  })
+})
+
 describe('scan after a restart', () => {
   it('books each entry an earlier run left, skips what this run wrote and what is not an entry', async () => {
     const store = memory()
@@ -190,7 +208,7 @@ describe('scan after a restart', () => {
     const seen: Array<[string, unknown]> = []
     const parked = await journal.scan((entryId, parts) => seen.push([entryId, parts]))
     expect(parked).toEqual([])
-    expect(seen).toEqual([['old', [{ organization: '200000', domain: 'd200000', strings: 3, bytes: encodeJobs(jobs(1, 3)).length }]]])
+    expect(seen).toEqual([['old', [{ organization: '200000', domain: 'd200000', strings: 3, bytes: encodeJobs(jobs(1, 3)).length, step: '7|11' }]]])
     expect(journal.size).toBe(5)
     expect(journal.used('200000').strings).toBe(3)
   })
@@ -203,9 +221,10 @@ describe('scan after a restart', () => {
 
   it('a part of an older entry without its count is counted by its jobs, without the skipped ones', () => {
     const t = encodeJobs(jobs(1, 3))
-    expect(summarizeEntry({ v: 3, parts: [{ o: '', d: 'acme', t, skip: [0] }] }, 'e')).toEqual([{ organization: 'acme', domain: 'acme', strings: 2, bytes: t.length }])
-    expect(summarizeEntry({ v: 3, parts: [{ c: { v: 2, languages: [], jobs: [] } }] }, 'e')).toEqual([{ organization: '', domain: '', strings: 0, bytes: JSON.stringify({ v: 2, languages: [], jobs: [] }).length }])
-    expect(summarizeEntry([], 'e')).toEqual([{ organization: '', domain: '', strings: 0, bytes: 2 }])
+    // Parts written before the step was recorded are served under the step ''.
+    expect(summarizeEntry({ v: 3, parts: [{ o: '', d: 'acme', t, skip: [0] }] }, 'e')).toEqual([{ organization: 'acme', domain: 'acme', strings: 2, bytes: t.length, step: '' }])
+    expect(summarizeEntry({ v: 3, parts: [{ c: { v: 2, languages: [], jobs: [] } }] }, 'e')).toEqual([{ organization: '', domain: '', strings: 0, bytes: JSON.stringify({ v: 2, languages: [], jobs: [] }).length, step: '' }])
+    expect(summarizeEntry([], 'e')).toEqual([{ organization: '', domain: '', strings: 0, bytes: 2, step: '' }])
     expect(summarizeEntry('nothing', 'e')).toBeUndefined()
     expect(summarizeEntry(null, 'e')).toBeUndefined()
   })

@@ -27,6 +27,19 @@ const eventWith = (stringId: number, change: (t: Translation) => void) => {
   return e
 }
 
+describe('decodeBatch: the step of a batch', () => {
+  it('names the workflow step all its jobs are of, parked ones included, and none when they are of several', () => {
+    expect(ok({ events: [recalculationEvent({ stringId: 1 }), recalculationEvent({ stringId: 2, languageId: 'fr' })] }).step).toBe('7|11')
+    expect(ok({ events: [recalculationEvent({ stringId: 1 }), recalculationEvent({ stringId: 2, stepId: 12 })] }).step).toBe('')
+    expect(ok({ events: [recalculationEvent({ stringId: 1 }), recalculationEvent({ stringId: 2, projectId: 8 })] }).step).toBe('')
+    // An event that fails validation but names its string is a job too (parked at the service).
+    const invalid = eventWith(3, (t) => delete t.text)
+    ;(invalid.stringStatus as { workflowStep: { id: number } }).workflowStep.id = 99
+    expect(ok({ events: [recalculationEvent({ stringId: 1 }), invalid] }).step).toBe('')
+    expect(ok({ events: [{ event: 'project.translated', projectId: 7 }] }).step).toBe('')
+  })
+})
+
 describe('decodeBatch fields', () => {
   it('reads every field of a string event into its job', () => {
     const e = eventWith(5, (t) => Object.assign(t, { context: 'ctx', maxLength: 12, labelIds: [1, 2], hasPlurals: true, revision: 4 }))
