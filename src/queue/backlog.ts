@@ -8,10 +8,12 @@
 // entries still to be read (entry id, part, strings, how many were taken), oldest first. Refilling
 // takes organizations in turn (round robin), and within one its steps in turn, so one
 // organization's huge backlog never starves another's small batches, nor one step's another's
-// (a delivery that mixes steps is served in a turn of its own); each part is read back from the store and de-duplicated only then (a repeat delivery that waited
-// on disk is absorbed when it reaches the window). Strings of a held organization (disconnected or
-// forbidden) are journaled again as one part at the head of its line and wait there, on disk, until
-// it can be reported for: the line is skipped while the organization is held.
+// (the parts of deliveries that mix steps share one more turn); each part is read back from the
+// store and de-duplicated only then (a repeat delivery that waited on disk is absorbed when it
+// reaches the window). Strings of a held organization (disconnected or forbidden) are journaled
+// again as one part at the head of its line (its step's first part, that step next) and wait
+// there, on disk, until it can be reported for: the line is skipped while the organization is
+// held.
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Dedupe } from './dedupe.js'
@@ -141,13 +143,19 @@ export class Backlog {
     this.kick()
   }
 
+  /** A part to the end of its step's parts, or (`first`) to the head of its organization's line: its step's first part, that step next. */
   private add(organization: string, domain: string, ref: Ref, first: boolean): void {
     let line = this.lines.get(organization)
     if (!line) this.lines.set(organization, (line = { domain, steps: new Map(), waiting: 0 }))
     let refs = line.steps.get(ref.step)
     if (!refs) line.steps.set(ref.step, (refs = []))
-    if (first) refs.unshift(ref)
-    else refs.push(ref)
+    if (first) {
+      refs.unshift(ref)
+      if (line.steps.keys().next().value !== ref.step) {
+        line.steps.delete(ref.step)
+        line.steps = new Map([[ref.step, refs], ...line.steps])
+      }
+    } else refs.push(ref)
     line.waiting += ref.strings - ref.taken
   }
 

@@ -156,6 +156,22 @@ describe('refilling the window', () => {
     backlog.close()
   })
 
+  it("puts a held organization's strings, journaled again, at the head of its line whatever their step", async () => {
+    const held = new Set<string>()
+    const { spill, window, backlog } = await setUp({ held })
+    await spill(300, 'A', 0, { stepId: 2 })
+    await spill(300, 'A', 1000, { stepId: 3 })
+    const first = await window()
+    expect(ids(first)).toEqual(range('A', 0, 90))
+    // Held before they ran: back to disk, older than what waits.
+    held.add('a')
+    await backlog.stash(first)
+    held.delete('a')
+    expect(ids(await window())).toEqual(range('A', 0, 90))
+    expect(ids(await window())).toEqual(range('A', 1000, 90))
+    backlog.close()
+  })
+
   it('after a restart, indexes the parts per step again, as the journal recorded them', async () => {
     const store = new Keyv()
     const first = await setUp({ journal: new Journal(store) })
