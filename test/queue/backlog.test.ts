@@ -44,13 +44,18 @@ const diskJobs = (n: number, organizationId: string): Job[] => Array.from({ leng
   sourceLanguage: { id: 'en' }, targetLanguage: { id: 'de' }, batchId: '', attempts: 0,
 }))
 
+/** A worker with a window of 200 strings, whose every pipeline run takes 60 ms, and the fake service it reports to. */
+async function slowWorker() {
+  const service = fakeServiceFetch()
+  const tokens = new StaticTokenProvider(new Map([['*', 'token']]))
+  const w = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { delayMs: 60 }), fetch: service.fetch, tokens, config: { queueLimit: 200, concurrency: 2, apiUrl: 'http://{organization_domain}.api.test' } })
+  running.push(w)
+  return { service, w }
+}
+
 describe('backlog', () => {
   it("serves organizations in turn: B's small batch is DONE long before A's backlog of thousands drains", async () => {
-    const service = fakeServiceFetch()
-    const tokens = new StaticTokenProvider(new Map([['*', 'token']]))
-    // A window of 200 strings; every pipeline run takes 60 ms.
-    const w = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { delayMs: 60 }), fetch: service.fetch, tokens, config: { queueLimit: 200, concurrency: 2, apiUrl: 'http://{organization_domain}.api.test' } })
-    running.push(w)
+    const { service, w } = await slowWorker()
     const A_STRINGS = 6000
     for (let i = 0; i < A_STRINGS / 500; i++) {
       // Two steps, so A alone has several groups in the window.
@@ -69,10 +74,7 @@ describe('backlog', () => {
   }, 90_000)
 
   it("serves an organization's steps in turn: its small batch of another step is DONE long before the first step's backlog drains", async () => {
-    const service = fakeServiceFetch()
-    const tokens = new StaticTokenProvider(new Map([['*', 'token']]))
-    const w = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { delayMs: 60 }), fetch: service.fetch, tokens, config: { queueLimit: 200, concurrency: 2, apiUrl: 'http://{organization_domain}.api.test' } })
-    running.push(w)
+    const { service, w } = await slowWorker()
     const STEP_11 = 6000
     for (let i = 0; i < STEP_11 / 500; i++) expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(i * 500, 500, 'A', 11), SECRET, A))).status).toBe(200)
     expect(w.stats().backlog).toBeGreaterThan(STEP_11 / 2)
