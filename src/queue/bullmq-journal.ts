@@ -17,15 +17,20 @@
 // them loses nothing.
 //
 // Fairness (issue 16): one queue is first in, first out, so one organization's backlog of a
-// million strings would keep another's small batches waiting behind it. Organizations are served
-// in turn by priority instead (start-time fair queueing): each organization has a position on a
-// shared virtual clock (Redis), a batch's strings take the next positions of their organization
-// but never start before the clock (a newcomer or an organization that was idle starts now, not in
-// the past), and a string's BullMQ priority is its position in turns of FAIR_TURN strings. The
-// clock is the turn of the strings taken last. So each organization with strings waiting gets
-// FAIR_TURN strings per turn, oldest first within it. The positions also give each organization's
-// share of the backlog (waiting = its position minus the clock), which BACKLOG_ORGANIZATION_SHARE
-// bounds as in the local backlog. Clock and positions start again from 0 when the queue is empty.
+// million strings would keep another's small batches waiting behind it. Organizations, and the
+// steps of each, are served in turn by priority instead (start-time fair queueing): each
+// (organization, step) has a position on a shared virtual clock (Redis), a batch's strings take the
+// next positions of their step but never start before the clock (a newcomer or a step that was
+// idle starts now, not in the past), and a string's BullMQ priority is its position in turns of
+// FAIR_TURN strings. The clock is the turn of the strings taken last. A step's strings are spaced by
+// the number of its organization's steps with strings waiting when they are queued, so each
+// organization with strings waiting gets FAIR_TURN strings per turn, shared by its steps, oldest
+// first within a step. (Strings queued before another step of their organization came keep their
+// spacing: while both wait the organization gets up to that newcomer's share more.) The positions
+// also give each organization's share of the backlog (waiting: its steps' positions past the clock,
+// over their spacing), which BACKLOG_ORGANIZATION_SHARE bounds as in the local backlog, and when its
+// oldest waiting string was queued (each step keeps the end position and time of its last batches).
+// Clock and positions start again from 0 when the queue is empty.
 import { randomUUID } from 'node:crypto'
 import { Queue, Worker as BullWorker } from 'bullmq'
 import { Redis } from 'ioredis'
@@ -33,7 +38,7 @@ import type { Logger } from '../util/logger.js'
 import type { BacklogView } from './backlog.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { newBatchId } from './journal.js'
-import type { Job } from '../protocol/job.js'
+import { stepOf, type Job } from '../protocol/job.js'
 
 export interface BullmqJournalOptions {
   redisUrl: string
@@ -61,13 +66,52 @@ export const FAIR_TURN = 100
 /** BullMQ's highest priority number (lowest priority); turns past it share it (first in, first out). */
 const PRIORITY_LIMIT = 2 ** 21 - 1
 
-/** Take the next `n` positions of organization ARGV[1], from the clock if it is behind; returns the first. */
+/** Batches a step keeps (for its strings waiting and the age of its oldest); the oldest two merge past it. */
+const FLOW_MARKS = 16
+/**
+ * Take the next ARGV[3] positions of step ARGV[2] of organization ARGV[1], from the clock (KEYS[2],
+ * in turns of ARGV[4]) if it is behind, spaced by the organization's steps with strings waiting;
+ * the time is ARGV[5]. KEYS[1] holds, per organization, its steps as JSON: { step: { p: next
+ * position, m: [[first position, end position, time queued, spacing], ...] } }, a mark per batch
+ * the clock has not passed (two merged: the first's start and time, the second's end, the spacing
+ * that keeps their count); steps the clock has passed are dropped. Returns [first position, spacing].
+ */
 const TAKE_POSITIONS = `
-local clock = tonumber(redis.call('GET', KEYS[2]) or '0') * tonumber(ARGV[3])
-local at = tonumber(redis.call('HGET', KEYS[1], ARGV[1]) or '0')
-if at < clock then at = clock end
-redis.call('HSET', KEYS[1], ARGV[1], at + tonumber(ARGV[2]))
-return at`
+local clock = tonumber(redis.call('GET', KEYS[2]) or '0') * tonumber(ARGV[4])
+local steps = {}
+local text = redis.call('HGET', KEYS[1], ARGV[1])
+if text then
+  local ok, v = pcall(cjson.decode, text)
+  if ok and type(v) == 'table' then steps = v end
+end
+local kept = {}
+local k = 1
+local at = clock
+local marks = {}
+for step, s in pairs(steps) do
+  if type(s) == 'table' and tonumber(s.p) then
+    if step == ARGV[2] then
+      if tonumber(s.p) > at then at = tonumber(s.p) end
+      if type(s.m) == 'table' then
+        for _, m in ipairs(s.m) do if type(m) == 'table' and tonumber(m[2]) and tonumber(m[2]) > clock then marks[#marks + 1] = m end end
+      end
+    elseif tonumber(s.p) > clock then
+      k = k + 1
+      kept[step] = s
+    end
+  end
+end
+local n = tonumber(ARGV[3])
+marks[#marks + 1] = { at, at + n * k, tonumber(ARGV[5]), k }
+if #marks > ${FLOW_MARKS} then
+  local a, b = marks[1], marks[2]
+  local count = (a[2] - a[1]) / a[4] + (b[2] - b[1]) / b[4]
+  marks[2] = { a[1], b[2], a[3], (b[2] - a[1]) / count }
+  table.remove(marks, 1)
+end
+kept[ARGV[2]] = { p = at + n * k, m = marks }
+redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(kept))
+return { at, k }`
 /** Move the clock forward to turn ARGV[1] (never back). */
 const ADVANCE_CLOCK = `
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
@@ -104,6 +148,17 @@ for i = 1, #ARGV, 2 do
   redis.call('HDEL', KEYS[2], f)
 end
 return 0`
+/**
+ * List domain ARGV[1] as held (hash KEYS[1]): its entry is ARGV[2] (JSON up to `"since":`) followed
+ * by the time it was first held, kept from the entry there or else ARGV[3]. ARGV[4] = '1': an
+ * entry there stays as it is.
+ */
+const LIST_HELD = `
+local old = redis.call('HGET', KEYS[1], ARGV[1])
+if old and ARGV[4] == '1' then return 0 end
+local since = old and string.match(old, '"since":(%d+)') or ARGV[3]
+redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. since .. '}')
+return 1`
 /** Let go of a lock (KEYS[1]) only if it is still ours (ARGV[1]). */
 const UNLOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -141,15 +196,50 @@ export interface HeldDomain {
   organization: string
   /** When the instance that held it last will try it again (ms since the epoch). */
   retryAt: number
+  /** When it was first held (since its domain was last listed). */
+  since?: number
 }
 
 function parseHeldDomain(text: string): Partial<HeldDomain> | undefined {
   try {
     const v = JSON.parse(text) as Partial<HeldDomain>
-    return { ...(typeof v.organization === 'string' ? { organization: v.organization } : {}), ...(typeof v.retryAt === 'number' ? { retryAt: v.retryAt } : {}) }
+    return {
+      ...(typeof v.organization === 'string' ? { organization: v.organization } : {}),
+      ...(typeof v.retryAt === 'number' ? { retryAt: v.retryAt } : {}),
+      ...(typeof v.since === 'number' ? { since: v.since } : {}),
+    }
   } catch {
     return undefined
   }
+}
+
+/**
+ * An organization's steps (TAKE_POSITIONS's JSON) with the clock at position `clock`: its strings
+ * waiting (of each batch a step keeps, its positions past the clock over its spacing) and when the
+ * oldest of them was queued (the first batch that ends past the clock).
+ */
+export function flowsWaiting(text: string, clock: number): { waiting: number; oldestAt?: number } {
+  let steps: unknown
+  try {
+    steps = JSON.parse(text)
+  } catch {
+    return { waiting: 0 }
+  }
+  if (!steps || typeof steps !== 'object') return { waiting: 0 }
+  let waiting = 0
+  let oldestAt: number | undefined
+  for (const step of Object.values(steps as Record<string, unknown>)) {
+    const marks = (step as { m?: unknown } | null)?.m
+    if (!Array.isArray(marks)) continue
+    for (const mark of marks) {
+      if (!Array.isArray(mark)) continue
+      const [from, end, at, k] = mark as unknown[]
+      if (typeof from !== 'number' || typeof end !== 'number' || typeof at !== 'number' || typeof k !== 'number' || end <= clock || !(k > 0)) continue
+      waiting += Math.ceil((end - Math.max(from, clock)) / k)
+      if (oldestAt === undefined || at < oldestAt) oldestAt = at
+    }
+  }
+  return { waiting, ...(oldestAt !== undefined ? { oldestAt } : {}) }
 }
 
 interface Running {
@@ -166,14 +256,18 @@ export class BullmqJournal implements IntakeJournal {
   private counts = { backlog: 0, failed: 0, held: 0, bytes: 0, at: 0 }
   /** Strings waiting per organization, as the positions and the clock said at the last refresh. */
   private waitingByOrganization = new Map<string, number>()
+  /** When each organization's oldest waiting string was queued, at the last refresh. */
+  private oldestByOrganization = new Map<string, number>()
   /** Strings held in Redis per organization, and the domains held, at the last refresh. */
   private heldByOrganization: ReadonlyMap<string, number> = new Map()
+  /** When each organization with strings held was first held (its earliest domain), at the last refresh. */
+  private heldSince = new Map<string, number>()
   private heldDomainSet = new Set<string>()
   /** The domain of each organization id this instance has seen strings of (for the operator's views). */
   private readonly domains = new Map<string, string>()
   private refreshing?: Promise<void>
-  /** The highest turn this instance has taken a string of, and whether the clock has it yet. */
-  private taken = { turn: 0, told: 0 }
+  /** The highest turn this instance has taken a string of since it last told the clock. */
+  private taken = 0
   private clockTimer?: NodeJS.Timeout
 
   constructor(private readonly options: BullmqJournalOptions) {
@@ -186,8 +280,9 @@ export class BullmqJournal implements IntakeJournal {
     return newBatchId()
   }
 
+  /** Per organization, its steps' positions (JSON, see TAKE_POSITIONS); not `fair:positions`, which held one number per organization. */
   private get positionsKey(): string {
-    return this.queue.toKey('fair:positions')
+    return this.queue.toKey('fair:steps')
   }
 
   private get clockKey(): string {
@@ -204,21 +299,24 @@ export class BullmqJournal implements IntakeJournal {
     return this.queue.toKey(`held:${domain}`)
   }
 
-  /** Each job's priority: its organization's next positions on the clock, in turns. */
+  /** Each job's priority: its step's next positions on the clock, in turns. */
   private async priorities(jobs: Job[]): Promise<number[]> {
     const out: number[] = []
-    // A batch is one organization's; grouped anyway, in order.
-    const byOrganization = new Map<string, number[]>()
+    // A batch is one organization's and, mostly, one step's; grouped anyway, in order.
+    const byStep = new Map<string, { organization: string; step: string; indexes: number[] }>()
     jobs.forEach((job, i) => {
-      const o = job.organizationId || job.domain
-      if (!this.domains.has(o) && this.domains.size < 10_000) this.domains.set(o, job.domain)
-      const list = byOrganization.get(o) ?? []
-      list.push(i)
-      byOrganization.set(o, list)
+      const organization = job.organizationId || job.domain
+      if (!this.domains.has(organization) && this.domains.size < 10_000) this.domains.set(organization, job.domain)
+      const step = stepOf(job)
+      const id = `${organization}\n${step}`
+      let group = byStep.get(id)
+      if (!group) byStep.set(id, (group = { organization, step, indexes: [] }))
+      group.indexes.push(i)
     })
-    for (const [organization, indexes] of byOrganization) {
-      const first = Number(await this.queueClient.eval(TAKE_POSITIONS, 2, this.positionsKey, this.clockKey, organization, indexes.length, FAIR_TURN))
-      indexes.forEach((i, k) => { out[i] = Math.min(PRIORITY_LIMIT, Math.floor((first + k) / FAIR_TURN) + 1) })
+    const now = Date.now()
+    for (const { organization, step, indexes } of byStep.values()) {
+      const [first, k] = (await this.queueClient.eval(TAKE_POSITIONS, 2, this.positionsKey, this.clockKey, organization, step, indexes.length, FAIR_TURN, now)) as [number, number]
+      indexes.forEach((i, j) => { out[i] = Math.min(PRIORITY_LIMIT, Math.floor((Number(first) + j * Number(k)) / FAIR_TURN) + 1) })
     }
     return out
   }
@@ -295,15 +393,18 @@ export class BullmqJournal implements IntakeJournal {
     })
   }
 
-  /** A string of this turn was taken: the clock moves to it (told to Redis at most every 100 ms). */
+  /**
+   * A string of this turn was taken: the clock moves to it (told to Redis at most every 100 ms: the
+   * highest turn taken since the last time; Redis never moves it back). Not filtered by what this
+   * instance told before: the clock may have started again from 0 since (the queue was empty).
+   */
   private tookTurn(turn: number): void {
-    if (turn <= this.taken.turn) return
-    this.taken.turn = turn
+    if (turn > this.taken) this.taken = turn
     this.clockTimer ??= setTimeout(() => {
       this.clockTimer = undefined
-      const turn = this.taken.turn
-      if (turn <= this.taken.told) return
-      this.taken.told = turn
+      const turn = this.taken
+      this.taken = 0
+      if (turn <= 0) return
       void this.queueClient.eval(ADVANCE_CLOCK, 1, this.clockKey, turn).catch((error: unknown) => this.options.log.warn({ err: error }, 'bullmq: moving the fairness clock failed'))
     }, 100)
     this.clockTimer.unref()
@@ -354,14 +455,14 @@ export class BullmqJournal implements IntakeJournal {
   private async keepHeld(jobs: Job[], retryAt: number, keepRetryAt: boolean): Promise<void> {
     if (jobs.length === 0) return
     const tx = this.queueClient.multi()
+    const now = Date.now()
     const byDomain = new Map<string, string[]>()
     for (const job of jobs) {
       let fields = byDomain.get(job.domain)
       if (!fields) {
         byDomain.set(job.domain, (fields = []))
         const entry = JSON.stringify({ domain: job.domain, organization: job.organizationId || job.domain, retryAt } satisfies HeldDomain)
-        if (keepRetryAt) tx.hsetnx(this.heldDomainsKey, job.domain, entry)
-        else tx.hset(this.heldDomainsKey, job.domain, entry)
+        tx.eval(LIST_HELD, 1, this.heldDomainsKey, job.domain, `${entry.slice(0, -1)},"since":`, now, keepRetryAt ? '1' : '0')
       }
       const { batchId: _batchId, attempts: _attempts, ...kept } = job
       fields.push(job.key, JSON.stringify(kept))
@@ -569,8 +670,9 @@ export class BullmqJournal implements IntakeJournal {
   }
 
   /**
-   * Each organization's waiting strings: its position minus the clock (never more than the whole
-   * backlog: positions taken by repeats BullMQ absorbed are never served). With the queue empty,
+   * Each organization's waiting strings: its steps' positions past the clock, over their spacing
+   * (never more than the whole backlog: positions taken by repeats BullMQ absorbed are never
+   * served), and when its oldest one was queued (or held, if earlier). With the queue empty,
    * clock and positions start again from 0 (atomically: only if Redis still finds it empty).
    */
   private async refreshShares(queued: number, held: ReadonlyMap<string, number>): Promise<void> {
@@ -580,15 +682,20 @@ export class BullmqJournal implements IntakeJournal {
     if (queued === 0) {
       await this.queueClient.eval(RESET_WHEN_EMPTY, 7, this.positionsKey, this.clockKey, q('wait'), q('prioritized'), q('active'), q('delayed'), q('paused'))
       this.waitingByOrganization = waiting
+      this.oldestByOrganization = new Map(this.heldSince)
       return
     }
     const [positions, clock] = await Promise.all([this.queueClient.hgetall(this.positionsKey), this.queueClient.get(this.clockKey)])
     const now = Number(clock ?? 0) * FAIR_TURN
-    for (const [organization, at] of Object.entries(positions)) {
-      const n = Math.min(queued, Math.max(0, Number(at) - now))
-      if (n > 0) waiting.set(organization, (waiting.get(organization) ?? 0) + n)
+    const oldest = new Map<string, number>()
+    for (const [organization, text] of Object.entries(positions)) {
+      const { waiting: n, oldestAt } = flowsWaiting(text, now)
+      if (n > 0) waiting.set(organization, (waiting.get(organization) ?? 0) + Math.min(queued, n))
+      if (oldestAt !== undefined) oldest.set(organization, oldestAt)
     }
+    for (const [organization, at] of this.heldSince) if (!oldest.has(organization) || at < oldest.get(organization)!) oldest.set(organization, at)
     this.waitingByOrganization = waiting
+    this.oldestByOrganization = oldest
   }
 
   /** Held strings per organization id (one HLEN per held domain, in one round trip). */
@@ -596,15 +703,21 @@ export class BullmqJournal implements IntakeJournal {
     const entries = await this.heldDomains()
     this.heldDomainSet = new Set(entries.map((e) => e.domain))
     const out = new Map<string, number>()
-    if (!entries.length) return out
+    if (!entries.length) {
+      this.heldSince = new Map()
+      return out
+    }
     const pipeline = this.queueClient.pipeline()
     for (const { domain } of entries) pipeline.hlen(this.heldKey(domain))
     const answers = (await pipeline.exec()) ?? []
-    entries.forEach(({ organization, domain }, i) => {
+    const since = new Map<string, number>()
+    entries.forEach(({ organization, domain, since: at }, i) => {
       if (!this.domains.has(organization) && this.domains.size < 10_000) this.domains.set(organization, domain)
       const n = Number(answers[i]?.[1] ?? 0)
       if (n > 0) out.set(organization, (out.get(organization) ?? 0) + n)
+      if (n > 0 && at !== undefined && !(at >= (since.get(organization) ?? Infinity))) since.set(organization, at)
     })
+    this.heldSince = since
     return out
   }
 
@@ -616,11 +729,14 @@ export class BullmqJournal implements IntakeJournal {
   /**
    * The backlog per organization for the metrics and the operator page, at the last refresh of
    * `backlog()`: strings waiting (queued or held) as the fairness positions and the held hashes
-   * count them, and the Redis memory they take (estimated as for the budget); no age (BullMQ keeps no
-   * per-organization order to read it from).
+   * count them, the Redis memory they take (estimated as for the budget), and when the oldest was
+   * queued (held ones: when their organization was first held).
    */
   list(): BacklogView[] {
-    return [...this.waitingByOrganization].map(([organization, n]) => ({ organization, domain: this.domains.get(organization) ?? organization, strings: n, waiting: n, bytes: this.bytesOf(organization) }))
+    return [...this.waitingByOrganization].map(([organization, n]) => {
+      const oldestAt = this.oldestByOrganization.get(organization)
+      return { organization, domain: this.domains.get(organization) ?? organization, strings: n, waiting: n, bytes: this.bytesOf(organization), ...(oldestAt !== undefined ? { oldestAt } : {}) }
+    })
   }
 
   /** Redis memory of an organization's waiting strings, estimated: held ones at their own rate. */

@@ -1,7 +1,10 @@
-// Issue 16 with QUEUE=bullmq: organizations are served in turn (a second organization's small
-// batch is not kept behind the first's large backlog, and the first is not starved by a newcomer's
-// large one), and each organization has its share of the backlog budget. Against the local Redis:
+// Issue 16 with QUEUE=bullmq: organizations, and the steps of each, are served in turn (a second
+// organization's or step's small batch is not kept behind the first's large backlog, and the first
+// is not starved by a newcomer's large one), each organization has its share of the backlog
+// budget, and the age of its oldest waiting string is known. Against the local Redis:
 // skipped with the reason when it is not reachable, a failure instead when CI is set.
+import type { Queue } from 'bullmq'
+import type { Redis } from 'ioredis'
 import { afterEach, expect, it } from 'vitest'
 import { BullmqJournal, FAIR_TURN, REDIS_BYTES_PER_STRING } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
@@ -11,7 +14,9 @@ import { describeWithService } from '../support/services.js'
 const open: BullmqJournal[] = []
 afterEach(async () => {
   for (const journal of open.splice(0)) {
-    await (journal as unknown as { queue: { obliterate(o: { force: boolean }): Promise<void> } }).queue.obliterate({ force: true }).catch(() => undefined)
+    await queueOf(journal).obliterate({ force: true }).catch(() => undefined)
+    // The fairness keys are the journal's own, outside BullMQ's.
+    await clientOf(journal).del(queueOf(journal).toKey('fair:steps'), queueOf(journal).toKey('fair:clock')).catch(() => undefined)
     await journal.close()
   }
 })
@@ -25,12 +30,16 @@ function journal(url: string, o: { maxStrings?: number; share?: number } = {}): 
   return j
 }
 
-const job = (organization: string, i: number): Job => ({
-  key: `${organization}|1|2|de|${i}|1`, organizationId: organization, domain: organization.toLowerCase(), moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
+const job = (organization: string, i: number, stepId = 2): Job => ({
+  key: `${organization}|1|${stepId}|de|${i}|1`, organizationId: organization, domain: organization.toLowerCase(), moduleKey: 'm', projectId: 1, stepId, languageId: 'de', stringId: i, revision: 1,
   string: { key: `k${i}`, context: '', maxLength: 0, text: `t${i}`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [] },
   sourceLanguage: { id: 'en' } as Job['sourceLanguage'], targetLanguage: { id: 'de' } as Job['targetLanguage'], batchId: 'b', attempts: 0,
 })
-const batch = (organization: string, from: number, n: number) => Array.from({ length: n }, (_, i) => job(organization, from + i))
+const batch = (organization: string, from: number, n: number, stepId = 2) => Array.from({ length: n }, (_, i) => job(organization, from + i, stepId))
+const queueOf = (j: BullmqJournal) => (j as unknown as { queue: Queue }).queue
+const clientOf = (j: BullmqJournal) => (j as unknown as { queueClient: Redis }).queueClient
+/** The BullMQ priority (turn) each string of a batch was queued at. */
+const turns = async (j: BullmqJournal, jobs: Job[]) => Promise.all(jobs.map(async (x) => (await queueOf(j).getJob(x.key))!.opts.priority))
 
 /** Take jobs one at a time (concurrency 1), each done after `ms`; the organizations in the order taken. */
 function take(j: BullmqJournal, ms = 0): { order: string[]; until(n: number): Promise<void> } {
@@ -100,4 +109,105 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     expect(j.waitingPerOrganization().size).toBe(0)
     expect(j.refuse(1000, 'A')).toBeUndefined()
   }, 90_000)
+
+  it("another step's small batch is taken within a turn, not after its organization's backlog of one step", async () => {
+    const j = journal(url)
+    await j.append('a', batch('A', 0, 3 * FAIR_TURN, 2))
+    await j.append('b', batch('A', 0, 20, 3))
+    const steps: number[] = []
+    j.start((x) => {
+      steps.push(x.stepId)
+      void j.done(x)
+    })
+    await expect.poll(() => steps.length, { timeout: 60_000, interval: 20 }).toBe(3 * FAIR_TURN + 20)
+    // First in, first out (or turns per organization only) would take step 3's strings last.
+    expect(steps.filter((s) => s === 3)).toHaveLength(20)
+    expect(steps.lastIndexOf(3)).toBeLessThan(FAIR_TURN + 20 + 5)
+  }, 90_000)
+
+  it("an organization's steps share its turn: each is spaced by the steps waiting, so the organization still gets one turn's worth", async () => {
+    const j = journal(url)
+    const s2 = batch('A', 0, 2 * FAIR_TURN, 2)
+    const s3 = batch('A', 0, 2 * FAIR_TURN, 3)
+    await j.append('a', s2)
+    // Alone, step 2's strings take one turn per FAIR_TURN strings.
+    expect(await turns(j, s2)).toEqual(s2.map((_, i) => Math.floor(i / FAIR_TURN) + 1))
+    // Step 3 comes while step 2 waits: from the clock (turn 1), every other position.
+    await j.append('b', s3)
+    expect(await turns(j, s3)).toEqual(s3.map((_, i) => Math.floor((2 * i) / FAIR_TURN) + 1))
+    // Step 2's next strings, too, are spaced by the two steps waiting, after its last.
+    const more = batch('A', 1000, 10, 2)
+    await j.append('c', more)
+    expect(await turns(j, more)).toEqual(more.map((_, i) => Math.floor((2 * FAIR_TURN + 2 * i) / FAIR_TURN) + 1))
+    // Another organization is not held back by A's two steps: it starts at the clock.
+    await j.append('d', batch('B', 0, 5))
+    expect(await turns(j, batch('B', 0, 5))).toEqual([1, 1, 1, 1, 1])
+    // A's waiting strings, estimated from the positions: each step's, over its spacing.
+    await j.backlog()
+    expect(j.waitingPerOrganization().get('A')).toBe(2 * FAIR_TURN + 2 * FAIR_TURN + 10)
+    // Once the clock is past step 3's strings (turn 4), step 2 is the only one waiting: spaced by 1 again.
+    await clientOf(j).set(queueOf(j).toKey('fair:clock'), 4)
+    const last = batch('A', 2000, 3, 2)
+    await j.append('e', last)
+    expect(await turns(j, last)).toEqual([5, 5, 5])
+  }, 30_000)
+
+  it('knows when the oldest waiting string of each organization was queued, across its steps, as the clock passes them', async () => {
+    const j = journal(url)
+    const clock = queueOf(j).toKey('fair:clock')
+    const times: number[] = []
+    const pause = () => new Promise((r) => setTimeout(r, 30))
+    // Step 2's first batch: positions 0-99. Step 3's, while step 2 waits: 0-198, every other.
+    // Step 2's second: 100-298, every other.
+    times.push(Date.now())
+    await j.append('a', batch('A', 0, FAIR_TURN, 2))
+    times.push(Date.now())
+    await pause()
+    times.push(Date.now())
+    await j.append('b', batch('A', 0, FAIR_TURN, 3))
+    times.push(Date.now())
+    await pause()
+    times.push(Date.now())
+    await j.append('c', batch('A', FAIR_TURN, FAIR_TURN, 2))
+    times.push(Date.now())
+    const oldest = async () => {
+      await new Promise((r) => setTimeout(r, 300))
+      await j.backlog()
+      const a = j.list().find((b) => b.organization === 'A')
+      return a && [a.oldestAt, a.waiting]
+    }
+    const within = (from: number, to: number) => expect.toSatisfy((at: number) => at >= from && at <= to)
+    expect(await oldest()).toEqual([within(times[0]!, times[1]!), 3 * FAIR_TURN])
+    // The clock past turn 1 has passed step 2's first batch, not step 3's: that is the oldest
+    // (half of step 3's strings and all of step 2's second batch wait).
+    await clientOf(j).set(clock, 1)
+    expect(await oldest()).toEqual([within(times[2]!, times[3]!), FAIR_TURN / 2 + FAIR_TURN])
+    // Past turn 2: step 3's batch too; step 2's second has half its strings waiting.
+    await clientOf(j).set(clock, 2)
+    expect(await oldest()).toEqual([within(times[4]!, times[5]!), FAIR_TURN / 2])
+    // Past everything: nothing waits, no age.
+    await clientOf(j).set(clock, 10)
+    expect(await oldest()).toBeUndefined()
+    expect(j.list()).toEqual([])
+  }, 30_000)
+
+  it('keeps the time of a step\'s oldest batch when its many batches are merged', async () => {
+    const j = journal(url)
+    const t0 = Date.now()
+    await j.append('b0', batch('A', 0, 1, 2))
+    const t1 = Date.now()
+    for (let i = 1; i < 40; i++) {
+      await new Promise((r) => setTimeout(r, 5))
+      await j.append(`b${i}`, batch('A', i, 1, 2))
+    }
+    await new Promise((r) => setTimeout(r, 300))
+    await j.backlog()
+    const [a] = j.list()
+    expect(a!.oldestAt).toBeGreaterThanOrEqual(t0)
+    expect(a!.oldestAt).toBeLessThanOrEqual(t1)
+    expect(a!.waiting).toBe(40)
+    // What the step keeps stays bounded.
+    const kept = JSON.parse((await clientOf(j).hget(queueOf(j).toKey('fair:steps'), 'A'))!) as Record<string, { m: unknown[] }>
+    expect(kept['1|2']!.m.length).toBeLessThanOrEqual(16)
+  }, 30_000)
 })

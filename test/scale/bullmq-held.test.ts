@@ -133,8 +133,9 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     // Held strings are not work in progress: the worker is idle.
     await first.idle(5000)
     // In Redis, where the operator sees them: the backlog per organization, its metrics, /healthz.
-    await expect.poll(() => first.backlogList(), { timeout: 5000 }).toEqual([{ organization: '200000', domain: 'acme', strings: 50, waiting: 50, bytes: 50 * REDIS_BYTES_PER_HELD_STRING }])
+    await expect.poll(() => first.backlogList(), { timeout: 5000 }).toEqual([{ organization: '200000', domain: 'acme', strings: 50, waiting: 50, bytes: 50 * REDIS_BYTES_PER_HELD_STRING, oldestAt: expect.any(Number) }])
     await expect.poll(() => first.metrics.registry.metrics(), { timeout: 5000 }).toMatch(/switchyard_backlog_strings\{organization="200000"\} 50/)
+    expect(await first.metrics.registry.metrics()).toMatch(/switchyard_backlog_oldest_seconds\{organization="200000"\} \d/)
     expect(await (await fetch(`${first.url}/healthz`)).json()).toMatchObject({ backlog: { waiting: 50, organizations: 1 } })
     await new Promise((r) => setTimeout(r, 3500))
     await running.pop()!.stop()
@@ -175,13 +176,18 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
       if (hold) void journal.hold([j.stringId === 2 ? { ...j, decidedPort: 'approved' } : j], 1234)
       else if (!keep.has(j.stringId)) void journal.done(j)
     })
+    const before = Date.now()
     await journal.append('b1', [job(1), job(2), job(3)])
     await expect.poll(async () => (await journal.heldDomains()).length).toBe(1)
+    const since = (await journal.heldDomains())[0]!.since!
+    expect(since).toBeGreaterThanOrEqual(before)
+    expect(since).toBeLessThanOrEqual(Date.now())
     await expect.poll(async () => (await journal.backlog(), journal.size)).toBe(3)
-    expect(await journal.heldDomains()).toEqual([{ domain: 'acme', organization: 'acme', retryAt: 1234 }])
+    expect(await journal.heldDomains()).toEqual([{ domain: 'acme', organization: 'acme', retryAt: 1234, since }])
     // Held strings take Redis memory as queued ones do: they count against BACKLOG_MAX_MB.
     expect(journal.refuse(1000)).toMatch(/backlog in Redis is full .*3 strings/)
-    expect(journal.list()).toEqual([{ organization: 'acme', domain: 'acme', strings: 3, waiting: 3, bytes: 3 * REDIS_BYTES_PER_HELD_STRING }])
+    // Their age: since the organization was first held.
+    expect(journal.list()).toEqual([{ organization: 'acme', domain: 'acme', strings: 3, waiting: 3, bytes: 3 * REDIS_BYTES_PER_HELD_STRING, oldestAt: since }])
     // A repeat of string 3 while held: taken again (its held copy finished in BullMQ), held again.
     await journal.append('b2', [job(3)])
     await expect.poll(() => taken.length).toBe(4)
@@ -310,6 +316,33 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     await expect.poll(() => failedJobs(), { timeout: 10_000 }).toBe(n)
   }, 30_000)
 
+  it('gives held strings the age of their first hold, kept while more are held, gone once they are released', async () => {
+    const journal = await journalOf()
+    let hold = true
+    // Held a while after they are taken: the hold's time is not the time they were queued.
+    // Beta's string stays running.
+    journal.start((j) => void (j.domain === 'beta' ? undefined : hold ? setTimeout(() => void journal.hold([j], 5), 100) : journal.done(j)))
+    await journal.append('b1', [job(1)])
+    await expect.poll(async () => (await journal.heldDomains()).length).toBe(1)
+    const { since } = (await journal.heldDomains())[0]!
+    // Once the clock has passed the strings' turn, the held ones still give the organization its age.
+    await expect.poll(async () => (await journal.backlog(), journal.list()), { timeout: 5000 }).toEqual([{ organization: 'acme', domain: 'acme', strings: 1, waiting: 1, bytes: REDIS_BYTES_PER_HELD_STRING, oldestAt: since }])
+    // The same with a string of another organization in the queue (running).
+    await journal.append('b1', [job(1, 'beta')])
+    // (The counts are refreshed at most every 250 ms.)
+    const fresh = async () => (await new Promise((r) => setTimeout(r, 300)), await journal.backlog())
+    await expect.poll(async () => (await fresh(), journal.size), { timeout: 5000 }).toBe(2)
+    expect(journal.list().map((b) => [b.domain, b.oldestAt])).toEqual([['acme', since]])
+    // Another string held later: the organization was held since the first.
+    await journal.append('b2', [job(2)])
+    await expect.poll(() => heldFields('acme')).toEqual(['acme|7|11|de|1|1', 'acme|7|11|de|2|1'])
+    expect((await journal.heldDomains())[0]!.since).toBe(since)
+    await expect.poll(async () => (await journal.backlog(), journal.list()[0]?.oldestAt), { timeout: 5000 }).toBe(since)
+    hold = false
+    expect(await journal.release('acme')).toBe(2)
+    await expect.poll(async () => (await journal.backlog(), journal.list()), { timeout: 5000 }).toEqual([])
+  })
+
   it('keeps the list of held organizations apart from any organization\'s strings, whatever its domain', async () => {
     const journal = await journalOf()
     // Held when first taken; done when released.
@@ -334,12 +367,14 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     await journal.append('b', [job(1), job(2)])
     await expect.poll(() => failedJobs(), { timeout: 5000 }).toBe(1)
     await expect.poll(() => heldFields('acme')).toEqual(['acme|7|11|de|1|1'])
+    const [live] = await journal.heldDomains()
+    expect(live).toMatchObject({ retryAt: 999, since: expect.any(Number) })
     expect(await journal.replayParked()).toBe(1)
     await expect.poll(() => taken.filter((t) => t.stringId === 2).length).toBe(2)
     expect(taken.at(-1)).toMatchObject({ stringId: 2, recheck: true })
     expect(await failedJobs()).toBe(0)
     expect(await heldFields('acme')).toEqual(['acme|7|11|de|1|1'])
-    expect(await journal.heldDomains()).toEqual([{ domain: 'acme', organization: 'acme', retryAt: 999 }])
+    expect(await journal.heldDomains()).toEqual([{ domain: 'acme', organization: 'acme', retryAt: 999, since: live!.since }])
     await new Promise((r) => setTimeout(r, 300))
     expect(taken.filter((t) => t.stringId === 1)).toHaveLength(1)
   })

@@ -56,8 +56,8 @@ await describeWithService('redis', 'BullMQ journal: jobs, parking and the budget
 
   it('keeps a finished job at least a second, and turns past the highest priority share it', async () => {
     const j = journal({ dedupeTtlMs: 0 })
-    const client = (j as unknown as { queueClient: { hset(k: string, f: string, v: number): Promise<number> } }).queueClient
-    await client.hset(queueOf(j).toKey('fair:positions'), 'A', (2 ** 21 + 5) * FAIR_TURN)
+    const client = (j as unknown as { queueClient: { hset(k: string, f: string, v: string): Promise<number> } }).queueClient
+    await client.hset(queueOf(j).toKey('fair:steps'), 'A', JSON.stringify({ '1|2': { p: (2 ** 21 + 5) * FAIR_TURN, m: [] } }))
     await j.append('a', batch('A', 0, 1))
     const stored = (await queueOf(j).getJob('A|1|2|de|0|1'))!
     expect(stored.opts).toMatchObject({ priority: 2 ** 21 - 1, removeOnComplete: { age: 1 } })

@@ -27,7 +27,7 @@ afterEach(async () => {
     await queue.obliterate({ force: true }).catch(() => undefined)
     // The fairness keys are the journal's own, outside BullMQ's.
     const client = (journal as unknown as { queueClient: Redis }).queueClient
-    await client.del(queue.toKey('fair:positions'), queue.toKey('fair:clock')).catch(() => undefined)
+    await client.del(queue.toKey('fair:steps'), queue.toKey('fair:clock')).catch(() => undefined)
     await journal.close()
   }
   for (const client of clients.splice(0)) client.disconnect()
@@ -82,14 +82,16 @@ await describeWithService('redis', 'BullMQ journal: clock, counts, stopping and 
     clients.push(client)
     return client
   }
-  const keys = (j: BullmqJournal) => ({ positions: queueOf(j).toKey('fair:positions'), clock: queueOf(j).toKey('fair:clock') })
+  const keys = (j: BullmqJournal) => ({ positions: queueOf(j).toKey('fair:steps'), clock: queueOf(j).toKey('fair:clock') })
+  /** An organization's entry in the positions: its one step (the jobs' 1|2) next at `p`. */
+  const at = (p: number) => JSON.stringify({ '1|2': { p, m: [[0, p, 1, 1]] } })
 
   it('the clock follows the turns taken, for every instance to read in Redis, and is never told a turn back', async () => {
     const raw = redis()
     const j = journal({ concurrency: 3, dedupeTtlMs: 60_000 })
     const { positions, clock } = keys(j)
     // C's strings so far took 8 turns' positions: its next string is in turn 9.
-    await raw.hset(positions, 'C', 8 * FAIR_TURN)
+    await raw.hset(positions, 'C', at(8 * FAIR_TURN))
     const taken: Job[] = []
     j.start((x) => {
       taken.push(x)
@@ -186,7 +188,7 @@ await describeWithService('redis', 'BullMQ journal: clock, counts, stopping and 
     const { positions, clock } = keys(j)
     // The clock is at turn 3; C's last string was in turn 2: all of C's were taken.
     await raw.set(clock, 3)
-    await raw.hset(positions, 'C', 2 * FAIR_TURN)
+    await raw.hset(positions, 'C', at(2 * FAIR_TURN))
     // A and B are new: they start at the clock.
     await j.append('a', batch('A', 0, 30))
     await j.append('b', batch('B', 0, 10))
@@ -210,6 +212,8 @@ await describeWithService('redis', 'BullMQ journal: clock, counts, stopping and 
     const other = journal({ name: queueOf(j).name })
     await other.append('a', [job('A', 500)])
     expect((await queueOf(other).getJob(job('A', 500).key))!.opts.priority).toBe(1)
+    // The first instance takes it: it tells the clock turn 1, though it had told turn 2 before.
+    await expect.poll(() => raw.get(clock), { timeout: 10_000 }).toBe('1')
   })
 
   it('an instance that stopped takes nothing more, and leaves no clock update behind', async () => {
