@@ -66,15 +66,20 @@ export const FAIR_TURN = 100
 /** BullMQ's highest priority number (lowest priority); turns past it share it (first in, first out). */
 const PRIORITY_LIMIT = 2 ** 21 - 1
 
-/** Batches a step keeps (for its strings waiting and the age of its oldest); the oldest two merge past it. */
+/** Marks a step keeps (for its strings waiting and the age of its oldest); past it, the two closest in time merge. */
 const FLOW_MARKS = 16
 /**
  * Take the next ARGV[3] positions of step ARGV[2] of organization ARGV[1], from the clock (KEYS[2],
- * in turns of ARGV[4]) if it is behind, spaced by the organization's steps with strings waiting;
- * the time is ARGV[5]. KEYS[1] holds, per organization, its steps as JSON: { step: { p: next
- * position, m: [[first position, end position, time queued, spacing], ...] } }, a mark per batch
- * the clock has not passed (two merged: the first's start and time, the second's end, the spacing
- * that keeps their count); steps the clock has passed are dropped. Returns [first position, spacing].
+ * in turns of ARGV[4]) if it is behind; the time is ARGV[5]. At each position the spacing is the
+ * number of the organization's steps with strings still waiting there (this one, and each other
+ * whose last string is at or past it), so the organization gets one string per position however
+ * many of its steps wait, and a step goes back to spacing 1 where the others' strings end.
+ * KEYS[1] holds, per organization, its steps as JSON: { step: { p: next position, q: position of
+ * its last string, m: marks } }, a mark [first position, end, time queued, spacing, strings] per
+ * run of one spacing the clock has not passed; past FLOW_MARKS the two adjacent marks closest in
+ * time merge (those of the same spacing first: their count stays exact), so a mark's time is
+ * never later than its strings'. Steps the clock has passed are dropped. Returns the runs placed:
+ * [first position, strings, spacing, ...].
  */
 const TAKE_POSITIONS = `
 local clock = tonumber(redis.call('GET', KEYS[2]) or '0') * tonumber(ARGV[4])
@@ -85,33 +90,64 @@ if text then
   if ok and type(v) == 'table' then steps = v end
 end
 local kept = {}
-local k = 1
+local others = {}
 local at = clock
 local marks = {}
 for step, s in pairs(steps) do
   if type(s) == 'table' and tonumber(s.p) then
+    local q = tonumber(s.q) or (tonumber(s.p) - 1)
     if step == ARGV[2] then
       if tonumber(s.p) > at then at = tonumber(s.p) end
       if type(s.m) == 'table' then
-        for _, m in ipairs(s.m) do if type(m) == 'table' and tonumber(m[2]) and tonumber(m[2]) > clock then marks[#marks + 1] = m end end
+        for _, m in ipairs(s.m) do
+          if type(m) == 'table' and tonumber(m[1]) and tonumber(m[2]) and tonumber(m[3]) and tonumber(m[4]) and tonumber(m[5]) and tonumber(m[2]) > clock then marks[#marks + 1] = m end
+        end
       end
-    elseif tonumber(s.p) > clock then
-      k = k + 1
+    elseif q >= clock then
+      others[#others + 1] = q
       kept[step] = s
     end
   end
 end
-local n = tonumber(ARGV[3])
-marks[#marks + 1] = { at, at + n * k, tonumber(ARGV[5]), k }
-if #marks > ${FLOW_MARKS} then
-  local a, b = marks[1], marks[2]
-  local count = (a[2] - a[1]) / a[4] + (b[2] - b[1]) / b[4]
-  marks[2] = { a[1], b[2], a[3], (b[2] - a[1]) / count }
-  table.remove(marks, 1)
+table.sort(others)
+local x = at
+local i = 1
+while i <= #others and others[i] < x do i = i + 1 end
+local left = tonumber(ARGV[3])
+local out = {}
+local last = x
+local now = tonumber(ARGV[5])
+while left > 0 do
+  local k = 1 + #others - i + 1
+  local n = left
+  if i <= #others then
+    local fit = math.floor((others[i] - x) / k) + 1
+    if fit < n then n = fit end
+  end
+  out[#out + 1] = x
+  out[#out + 1] = n
+  out[#out + 1] = k
+  marks[#marks + 1] = { x, x + n * k, now, k, n }
+  last = x + (n - 1) * k
+  x = x + n * k
+  left = left - n
+  while i <= #others and others[i] < x do i = i + 1 end
 end
-kept[ARGV[2]] = { p = at + n * k, m = marks }
+while #marks > ${FLOW_MARKS} do
+  local best, cost = 1, nil
+  for j = 1, #marks - 1 do
+    local c = marks[j + 1][3] - marks[j][3]
+    if marks[j][4] ~= marks[j + 1][4] then c = c + 1e15 end
+    if cost == nil or c < cost then best, cost = j, c end
+  end
+  local a, b = marks[best], marks[best + 1]
+  local n = a[5] + b[5]
+  marks[best] = { a[1], b[2], a[3], (b[2] - a[1]) / n, n }
+  table.remove(marks, best + 1)
+end
+kept[ARGV[2]] = { p = x, q = last, m = marks }
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(kept))
-return { at, k }`
+return out`
 /** Move the clock forward to turn ARGV[1] (never back). */
 const ADVANCE_CLOCK = `
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
@@ -175,11 +211,15 @@ const RELEASE_CHUNK = 500
  */
 export const REDIS_BYTES_PER_HELD_STRING = 4000
 
-/** With nothing waiting, delayed or running, clock and positions start again from 0. */
+/** With nothing waiting, delayed or running, clock and positions start again from 0 (and the positions of versions before steps took turns, KEYS[8], go). */
 const RESET_WHEN_EMPTY = `
 if redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('LLEN', KEYS[5]) + redis.call('ZCARD', KEYS[6]) + redis.call('LLEN', KEYS[7]) > 0 then return 0 end
-redis.call('DEL', KEYS[1], KEYS[2])
+redis.call('DEL', KEYS[1], KEYS[2], KEYS[8])
 return 1`
+/** An organization's positions (field ARGV[1] of KEYS[1]) the clock has passed go, unless changed since they were read (ARGV[2]). */
+const FORGET_PASSED = `
+if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
+return 0`
 
 /**
  * A Redis client for BullMQ. BullMQ 6 leaves the client to us (ioredis is an optional peer); its
@@ -215,8 +255,8 @@ function parseHeldDomain(text: string): Partial<HeldDomain> | undefined {
 
 /**
  * An organization's steps (TAKE_POSITIONS's JSON) with the clock at position `clock`: its strings
- * waiting (of each batch a step keeps, its positions past the clock over its spacing) and when the
- * oldest of them was queued (the first batch that ends past the clock).
+ * waiting (of each mark, those at or past the clock) and when the oldest of them was queued (the
+ * earliest mark with strings waiting).
  */
 export function flowsWaiting(text: string, clock: number): { waiting: number; oldestAt?: number } {
   let steps: unknown
@@ -233,9 +273,12 @@ export function flowsWaiting(text: string, clock: number): { waiting: number; ol
     if (!Array.isArray(marks)) continue
     for (const mark of marks) {
       if (!Array.isArray(mark)) continue
-      const [from, end, at, k] = mark as unknown[]
-      if (typeof from !== 'number' || typeof end !== 'number' || typeof at !== 'number' || typeof k !== 'number' || end <= clock || !(k > 0)) continue
-      waiting += Math.ceil((end - Math.max(from, clock)) / k)
+      const [from, end, at, k, n] = mark as unknown[]
+      if (typeof from !== 'number' || typeof end !== 'number' || typeof at !== 'number' || typeof k !== 'number' || typeof n !== 'number' || end <= clock || !(k > 0)) continue
+      // Its strings are at from, from + k, ...: those before the clock were taken.
+      const left = Math.min(n, Math.max(0, n - Math.ceil((clock - from) / k)))
+      if (left <= 0) continue
+      waiting += left
       if (oldestAt === undefined || at < oldestAt) oldestAt = at
     }
   }
@@ -315,8 +358,12 @@ export class BullmqJournal implements IntakeJournal {
     })
     const now = Date.now()
     for (const { organization, step, indexes } of byStep.values()) {
-      const [first, k] = (await this.queueClient.eval(TAKE_POSITIONS, 2, this.positionsKey, this.clockKey, organization, step, indexes.length, FAIR_TURN, now)) as [number, number]
-      indexes.forEach((i, j) => { out[i] = Math.min(PRIORITY_LIMIT, Math.floor((Number(first) + j * Number(k)) / FAIR_TURN) + 1) })
+      const runs = ((await this.queueClient.eval(TAKE_POSITIONS, 2, this.positionsKey, this.clockKey, organization, step, indexes.length, FAIR_TURN, now)) as unknown[]).map(Number)
+      let j = 0
+      for (let r = 0; r + 2 < runs.length; r += 3) {
+        const [from, n, k] = [runs[r]!, runs[r + 1]!, runs[r + 2]!]
+        for (let s = 0; s < n && j < indexes.length; s++, j++) out[indexes[j]!] = Math.min(PRIORITY_LIMIT, Math.floor((from + s * k) / FAIR_TURN) + 1)
+      }
     }
     return out
   }
@@ -670,9 +717,9 @@ export class BullmqJournal implements IntakeJournal {
   }
 
   /**
-   * Each organization's waiting strings: its steps' positions past the clock, over their spacing
-   * (never more than the whole backlog: positions taken by repeats BullMQ absorbed are never
-   * served), and when its oldest one was queued (or held, if earlier). With the queue empty,
+   * Each organization's waiting strings: its steps' strings at or past the clock (never more than
+   * the whole backlog: positions taken by repeats BullMQ absorbed are never served), and when its
+   * oldest one was queued (or held, if earlier). With the queue empty,
    * clock and positions start again from 0 (atomically: only if Redis still finds it empty).
    */
   private async refreshShares(queued: number, held: ReadonlyMap<string, number>): Promise<void> {
@@ -680,7 +727,7 @@ export class BullmqJournal implements IntakeJournal {
     this.heldByOrganization = held
     const waiting = new Map(held)
     if (queued === 0) {
-      await this.queueClient.eval(RESET_WHEN_EMPTY, 7, this.positionsKey, this.clockKey, q('wait'), q('prioritized'), q('active'), q('delayed'), q('paused'))
+      await this.queueClient.eval(RESET_WHEN_EMPTY, 8, this.positionsKey, this.clockKey, q('wait'), q('prioritized'), q('active'), q('delayed'), q('paused'), q('fair:positions'))
       this.waitingByOrganization = waiting
       this.oldestByOrganization = new Map(this.heldSince)
       return
@@ -688,11 +735,15 @@ export class BullmqJournal implements IntakeJournal {
     const [positions, clock] = await Promise.all([this.queueClient.hgetall(this.positionsKey), this.queueClient.get(this.clockKey)])
     const now = Number(clock ?? 0) * FAIR_TURN
     const oldest = new Map<string, number>()
+    // Organizations the clock has passed leave the hash (a busy queue may never be empty to reset it).
+    const passed = this.queueClient.pipeline()
     for (const [organization, text] of Object.entries(positions)) {
       const { waiting: n, oldestAt } = flowsWaiting(text, now)
       if (n > 0) waiting.set(organization, (waiting.get(organization) ?? 0) + Math.min(queued, n))
       if (oldestAt !== undefined) oldest.set(organization, oldestAt)
+      else passed.eval(FORGET_PASSED, 1, this.positionsKey, organization, text)
     }
+    if (passed.length) await passed.exec()
     for (const [organization, at] of this.heldSince) if (!oldest.has(organization) || at < oldest.get(organization)!) oldest.set(organization, at)
     this.waitingByOrganization = waiting
     this.oldestByOrganization = oldest

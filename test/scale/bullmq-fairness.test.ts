@@ -6,7 +6,7 @@
 import type { Queue } from 'bullmq'
 import type { Redis } from 'ioredis'
 import { afterEach, expect, it } from 'vitest'
-import { BullmqJournal, FAIR_TURN, REDIS_BYTES_PER_STRING } from '../../src/queue/bullmq-journal.js'
+import { BullmqJournal, FAIR_TURN, flowsWaiting, REDIS_BYTES_PER_STRING } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { describeWithService } from '../support/services.js'
@@ -39,7 +39,7 @@ const batch = (organization: string, from: number, n: number, stepId = 2) => Arr
 const queueOf = (j: BullmqJournal) => (j as unknown as { queue: Queue }).queue
 const clientOf = (j: BullmqJournal) => (j as unknown as { queueClient: Redis }).queueClient
 /** The BullMQ priority (turn) each string of a batch was queued at. */
-const turns = async (j: BullmqJournal, jobs: Job[]) => Promise.all(jobs.map(async (x) => (await queueOf(j).getJob(x.key))!.opts.priority))
+const turns = async (j: BullmqJournal, jobs: Job[]) => Promise.all(jobs.map(async (x) => (await queueOf(j).getJob(x.key))!.opts.priority ?? 0))
 
 /** Take jobs one at a time (concurrency 1), each done after `ms`; the organizations in the order taken. */
 function take(j: BullmqJournal, ms = 0): { order: string[]; until(n: number): Promise<void> } {
@@ -125,31 +125,53 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     expect(steps.lastIndexOf(3)).toBeLessThan(FAIR_TURN + 20 + 5)
   }, 90_000)
 
-  it("an organization's steps share its turn: each is spaced by the steps waiting, so the organization still gets one turn's worth", async () => {
+  it("an organization's steps share its turn: spaced by the steps waiting at each position, back to one where the others end", async () => {
     const j = journal(url)
     const s2 = batch('A', 0, 2 * FAIR_TURN, 2)
     const s3 = batch('A', 0, 2 * FAIR_TURN, 3)
     await j.append('a', s2)
-    // Alone, step 2's strings take one turn per FAIR_TURN strings.
+    // Alone, step 2's strings take one turn per FAIR_TURN strings (positions 0-199).
     expect(await turns(j, s2)).toEqual(s2.map((_, i) => Math.floor(i / FAIR_TURN) + 1))
-    // Step 3 comes while step 2 waits: from the clock (turn 1), every other position.
+    // Step 3 comes while step 2 waits: from the clock (position 0), every other position while
+    // step 2's strings last (0-198), then one a position (200-299).
     await j.append('b', s3)
-    expect(await turns(j, s3)).toEqual(s3.map((_, i) => Math.floor((2 * i) / FAIR_TURN) + 1))
-    // Step 2's next strings, too, are spaced by the two steps waiting, after its last.
+    expect(await turns(j, s3)).toEqual(s3.map((_, i) => (i < FAIR_TURN ? Math.floor((2 * i) / FAIR_TURN) + 1 : 3)))
+    // Step 2's next strings, after its last, are spaced by the two steps while step 3's last
+    // (299): 200, 202, ... 218.
     const more = batch('A', 1000, 10, 2)
     await j.append('c', more)
-    expect(await turns(j, more)).toEqual(more.map((_, i) => Math.floor((2 * FAIR_TURN + 2 * i) / FAIR_TURN) + 1))
+    expect(await turns(j, more)).toEqual(more.map(() => 3))
     // Another organization is not held back by A's two steps: it starts at the clock.
     await j.append('d', batch('B', 0, 5))
     expect(await turns(j, batch('B', 0, 5))).toEqual([1, 1, 1, 1, 1])
-    // A's waiting strings, estimated from the positions: each step's, over its spacing.
+    // A's waiting strings, counted from what each step keeps: all of them.
     await j.backlog()
     expect(j.waitingPerOrganization().get('A')).toBe(2 * FAIR_TURN + 2 * FAIR_TURN + 10)
-    // Once the clock is past step 3's strings (turn 4), step 2 is the only one waiting: spaced by 1 again.
+    // Once the clock is past everything of A (turn 4), a new batch starts at the clock, one a position.
     await clientOf(j).set(queueOf(j).toKey('fair:clock'), 4)
     const last = batch('A', 2000, 3, 2)
     await j.append('e', last)
     expect(await turns(j, last)).toEqual([5, 5, 5])
+    // Step 3, passed, is no longer kept.
+    expect(Object.keys(JSON.parse((await clientOf(j).hget(queueOf(j).toKey('fair:steps'), 'A'))!) as object)).toEqual(['1|2'])
+  }, 30_000)
+
+  it("a step's trickle does not slow its organization's busy step past the trickle's last string", async () => {
+    const j = journal(url)
+    // Each round A queues one string of step 3 and a turn's worth of step 2; B a turn's worth.
+    for (let round = 0; round < 5; round++) {
+      const trickle = batch('A', round, 1, 3)
+      const busy = batch('A', round * FAIR_TURN, FAIR_TURN, 2)
+      const other = batch('B', round * FAIR_TURN, FAIR_TURN, 2)
+      await j.append(`t${round}`, trickle)
+      await j.append(`a${round}`, busy)
+      await j.append(`b${round}`, other)
+      // A's turns keep pace with B's: its busy step is spaced by 2 only beside the trickle's string.
+      expect(Math.max(...(await turns(j, busy)))).toBeLessThanOrEqual(Math.max(...(await turns(j, other))) + 1)
+    }
+    await j.backlog()
+    expect(j.waitingPerOrganization().get('A')).toBe(5 * FAIR_TURN + 5)
+    expect(j.waitingPerOrganization().get('B')).toBe(5 * FAIR_TURN)
   }, 30_000)
 
   it('knows when the oldest waiting string of each organization was queued, across its steps, as the clock passes them', async () => {
@@ -157,8 +179,8 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     const clock = queueOf(j).toKey('fair:clock')
     const times: number[] = []
     const pause = () => new Promise((r) => setTimeout(r, 30))
-    // Step 2's first batch: positions 0-99. Step 3's, while step 2 waits: 0-198, every other.
-    // Step 2's second: 100-298, every other.
+    // Step 2's first batch: positions 0-99. Step 3's, while step 2 waits: 0-98 every other, then
+    // 100-149. Step 2's second: 100-148 every other, then 150-224.
     times.push(Date.now())
     await j.append('a', batch('A', 0, FAIR_TURN, 2))
     times.push(Date.now())
@@ -179,16 +201,102 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     const within = (from: number, to: number) => expect.toSatisfy((at: number) => at >= from && at <= to)
     expect(await oldest()).toEqual([within(times[0]!, times[1]!), 3 * FAIR_TURN])
     // The clock past turn 1 has passed step 2's first batch, not step 3's: that is the oldest
-    // (half of step 3's strings and all of step 2's second batch wait).
+    // (step 3's last 50 strings and all of step 2's second batch wait).
     await clientOf(j).set(clock, 1)
     expect(await oldest()).toEqual([within(times[2]!, times[3]!), FAIR_TURN / 2 + FAIR_TURN])
-    // Past turn 2: step 3's batch too; step 2's second has half its strings waiting.
+    // Past turn 2: step 3's batch too; step 2's second has its last 25 strings waiting.
     await clientOf(j).set(clock, 2)
-    expect(await oldest()).toEqual([within(times[4]!, times[5]!), FAIR_TURN / 2])
+    expect(await oldest()).toEqual([within(times[4]!, times[5]!), 25])
     // Past everything: nothing waits, no age.
     await clientOf(j).set(clock, 10)
     expect(await oldest()).toBeUndefined()
     expect(j.list()).toEqual([])
+  }, 30_000)
+
+  it("keeps a step's marks bounded by merging the two closest in time, of the same spacing first, so the counts stay exact", async () => {
+    const j = journal(url)
+    const key = queueOf(j).toKey('fair:steps')
+    /** Marks of 10 strings each, back to back from position 0, at these times and spacings. */
+    const seed = async (times: number[], spacings: number[]) => {
+      let at = 0
+      const m = times.map((t, i) => {
+        const k = spacings[i]!
+        const mark = [at, at + 10 * k, t, k, 10]
+        at += 10 * k
+        return mark
+      })
+      await clientOf(j).hset(key, 'A', JSON.stringify({ '1|2': { p: at, q: at - 1, m } }))
+      return at
+    }
+    const marks = async () => (JSON.parse((await clientOf(j).hget(key, 'A'))!) as Record<string, { m: number[][] }>)['1|2']!.m
+    // 16 marks a second apart, but the 8th and 9th only 10 ms: those two merge when a 17th comes.
+    const times = Array.from({ length: 16 }, (_, i) => 1000 * i + (i >= 8 ? -990 : 0))
+    const end = await seed(times, times.map(() => 1))
+    await j.append('a', batch('A', 0, 10, 2))
+    let m = await marks()
+    expect(m).toHaveLength(16)
+    expect(m[7]).toEqual([70, 90, times[7], 1, 20])
+    expect(m.at(-1)!.slice(0, 2)).toEqual([end, end + 10])
+    // (Counted from the marks; the queue holds only the last 10, the rest were seeded.)
+    expect(flowsWaiting((await clientOf(j).hget(key, 'A'))!, 0).waiting).toBe(170)
+    // Spacings 1 and 2 alternate but for one pair of 2s far apart in time: that pair merges, not
+    // the closer pairs of unlike spacing (whose count would become a guess).
+    const spacings = Array.from({ length: 16 }, (_, i) => (i < 11 ? 1 + (i % 2) : i === 11 ? 2 : 1 + ((i + 1) % 2)))
+    expect(spacings.slice(10, 13)).toEqual([1, 2, 2])
+    const far = Array.from({ length: 16 }, (_, i) => 1000 * i + (i === 11 ? 5000 : i > 11 ? 10_000 : 0))
+    await seed(far, spacings)
+    await j.append('b', batch('A', 100, 10, 2))
+    m = await marks()
+    expect(m).toHaveLength(16)
+    expect(m.map((x) => x[3])).toEqual([...spacings.slice(0, 11), 2, ...spacings.slice(13), 1])
+    expect(m[11]!.slice(2)).toEqual([far[11], 2, 20])
+  }, 30_000)
+
+  it('gives a backlog that never drains the age of its oldest waiting string, not of when it began', async () => {
+    const j = journal(url)
+    const clock = queueOf(j).toKey('fair:clock')
+    const times: number[] = []
+    // 60 batches of 10, 5 ms apart; the clock keeps 20 of them waiting (two turns' worth).
+    for (let i = 0; i < 60; i++) {
+      times.push(Date.now())
+      await j.append(`b${i}`, batch('A', 10 * i, 10, 2))
+      await new Promise((r) => setTimeout(r, 5))
+      if (i >= 20 && i % 10 === 0) await clientOf(j).set(clock, (i - 20) / 10)
+    }
+    await clientOf(j).set(clock, 4)
+    await new Promise((r) => setTimeout(r, 300))
+    await j.backlog()
+    const [a] = j.list()
+    // Batch 40 (positions 400-409) is the oldest waiting: its time, within a few batches' merges.
+    expect(a!.waiting).toBe(200)
+    expect(a!.oldestAt).toBeGreaterThanOrEqual(times[35]!)
+    expect(a!.oldestAt).toBeLessThanOrEqual(times[40]!)
+  }, 30_000)
+
+  it('queues a batch whatever is stored for its organization: unreadable positions or marks are dropped', async () => {
+    const j = journal(url)
+    const key = queueOf(j).toKey('fair:steps')
+    await clientOf(j).hset(key, 'A', 'not json')
+    await j.append('a', batch('A', 0, 2))
+    expect(await turns(j, batch('A', 0, 2))).toEqual([1, 1])
+    // A mark without its spacing or count, another step's garbage: the batch still goes in.
+    await clientOf(j).hset(key, 'A', JSON.stringify({ '1|2': { p: 2, q: 1, m: [[0, 2, 1], 'x'] }, '1|3': 'y' }))
+    await j.append('b', batch('A', 2, 1))
+    const kept = JSON.parse((await clientOf(j).hget(key, 'A'))!) as Record<string, { p: number; m: unknown[] }>
+    expect(kept).toEqual({ '1|2': { p: 3, q: 2, m: [[2, 3, expect.any(Number), 1, 1]] } })
+  }, 30_000)
+
+  it('drops the positions of an organization the clock has passed, while the queue is busy with others', async () => {
+    const j = journal(url)
+    const key = queueOf(j).toKey('fair:steps')
+    await j.append('a', batch('A', 0, 10))
+    await j.append('b', batch('B', 0, 3 * FAIR_TURN))
+    expect((await clientOf(j).hkeys(key)).sort()).toEqual(['A', 'B'])
+    await clientOf(j).set(queueOf(j).toKey('fair:clock'), 1)
+    await new Promise((r) => setTimeout(r, 300))
+    await j.backlog()
+    expect(await clientOf(j).hkeys(key)).toEqual(['B'])
+    expect([...j.waitingPerOrganization()]).toEqual([['B', 2 * FAIR_TURN]])
   }, 30_000)
 
   it('keeps the time of a step\'s oldest batch when its many batches are merged', async () => {
