@@ -136,6 +136,14 @@ const newestFirst = (a: { at: string }, b: { at: string }) => (a.at < b.at ? 1 :
 interface Pending { entries: Array<Omit<FindingsEntry, 'issues'>>; resolve(saved: FindingsEntry[]): void; reject(error: unknown): void }
 
 const MAX_BATCH = 500
+/** Reads of single entries answered by one read of the store (two keys each). */
+const MAX_READS = 256
+
+interface PendingRead {
+  ref: EntryRef
+  resolve(entry: FindingsEntry | undefined): void
+  reject(error: unknown): void
+}
 
 /** How many values of a sorted array are below `x`. */
 function lowerBound(sorted: Float64Array, x: number): number {
@@ -180,6 +188,8 @@ export class FindingsLog {
   private pending: Pending[] = []
   /** Records in `pending`. */
   private pendingRecords = 0
+  /** Reads of single entries waiting for the next turn of the event loop (get()). */
+  private reads: PendingRead[] = []
   private timer?: NodeJS.Timeout
 
   constructor(private readonly store: Keyv, private readonly options: FindingsLogOptions) {}
@@ -315,9 +325,42 @@ export class FindingsLog {
     return out
   }
 
-  async get(ref: EntryRef): Promise<FindingsEntry | undefined> {
-    const [entry, doc] = await this.getMany<unknown>([entryKey(ref), oldKey(ref.stringId)])
-    return newer(entry as FindingsEntry | undefined, oldEntries(doc).find((e) => sameRef(e, ref)))
+  /**
+   * The entry of a string in a language (either layout). Reads asked for in one turn of the event
+   * loop (the issue sender's tasks read one each) go to the store as one read, up to
+   * MAX_READS a read; each still sees every write that ended before it was asked for.
+   */
+  get(ref: EntryRef): Promise<FindingsEntry | undefined> {
+    return new Promise((resolve, reject) => {
+      if (this.reads.push({ ref, resolve, reject }) === 1) setImmediate(() => this.readPending())
+    })
+  }
+
+  private readPending(): void {
+    const reads = this.reads.splice(0)
+    for (let i = 0; i < reads.length; i += MAX_READS) void this.readMany(reads.slice(i, i + MAX_READS))
+  }
+
+  private async readMany(reads: PendingRead[]): Promise<void> {
+    const keys: string[] = []
+    const at = new Map<string, number>()
+    const indexOf = (key: string) => {
+      let i = at.get(key)
+      if (i === undefined) at.set(key, (i = keys.push(key) - 1))
+      return i
+    }
+    const wanted = reads.map(({ ref }) => [indexOf(entryKey(ref)), indexOf(oldKey(ref.stringId))] as const)
+    let values: unknown[]
+    try {
+      values = await this.getMany<unknown>(keys)
+    } catch (error) {
+      for (const r of reads) r.reject(error)
+      return
+    }
+    reads.forEach(({ ref, resolve }, i) => {
+      const [entry, doc] = wanted[i]!
+      resolve(newer(values[entry] as FindingsEntry | undefined, oldEntries(values[doc]).find((e) => sameRef(e, ref))))
+    })
   }
 
   /** The entries of strings (either layout), by string id: one range query per id, or one read of the namespace. */

@@ -254,6 +254,33 @@ describe('findings log', () => {
     expect(await stores!.findings.get('s:8')).toBeUndefined()
   })
 
+  it('answers the reads of one turn with one read of the store, each its own entry, and a failed read fails each of them', async () => {
+    const findings = await log()
+    const ref = (stringId: number, languageId = 'de') => ({ domain: 'acme', projectId: 7, languageId, stringId })
+    await findings.recordMany([entry(1), entry(1, { languageId: 'fr', outcome: 'approved' }), entry(2, { outcome: 'two' })])
+    await stores!.findings.set('s:3', { entries: [entry(3, { outcome: 'in-document' })] })
+    const read = vi.spyOn(stores!.findings, 'get')
+    const got = await Promise.all([findings.get(ref(1)), findings.get(ref(1, 'fr')), findings.get(ref(2)), findings.get(ref(3)), findings.get(ref(4)), findings.get(ref(1))])
+    expect(got.map((e) => e && [e.stringId, e.languageId, e.outcome])).toEqual([[1, 'de', 'translated'], [1, 'fr', 'approved'], [2, 'de', 'two'], [3, 'de', 'in-document'], undefined, [1, 'de', 'translated']])
+    // One read, each key once.
+    expect(read).toHaveBeenCalledTimes(1)
+    const keys = read.mock.calls[0]![0] as unknown as string[]
+    expect(keys).toHaveLength(new Set(keys).size)
+    expect(keys).toHaveLength(5 + 4)
+    // A read after a write sees it.
+    await findings.record(entry(4, { outcome: 'four' }))
+    expect((await findings.get(ref(4)))?.outcome).toBe('four')
+    // More than one read's worth: several reads, every answer right.
+    read.mockClear()
+    const many = await Promise.all(Array.from({ length: 600 }, (_, i) => findings.get(ref(1 + (i % 4)))))
+    expect(read).toHaveBeenCalledTimes(3)
+    expect(many.map((e) => e?.stringId)).toEqual(Array.from({ length: 600 }, (_, i) => 1 + (i % 4)))
+    read.mockRejectedValueOnce(new Error('store down'))
+    const failed = await Promise.allSettled([findings.get(ref(1)), findings.get(ref(2))])
+    expect(failed.map((r) => r.status === 'rejected' && (r.reason as Error).message)).toEqual(['store down', 'store down'])
+    expect((await findings.get(ref(2)))?.outcome).toBe('two')
+  })
+
   it('writes of one string in parallel lose nothing', async () => {
     const findings = await log()
     await Promise.all(['de', 'fr', 'it', 'es', 'pt'].map((languageId) => findings.record(entry(1, { languageId }))))
