@@ -286,6 +286,23 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     expect(kept).toEqual({ '1|2': { p: 3, q: 2, m: [[2, 3, expect.any(Number), 1, 1]] } })
   }, 30_000)
 
+  it("gives an organization with strings both queued and held the age of the older", async () => {
+    const j = journal(url)
+    const before = Date.now()
+    await j.append('a', batch('A', 0, 3))
+    const after = Date.now()
+    // One more string of A held (as a hold writes it), first held at `since`.
+    const held = async (since: number) => {
+      await clientOf(j).hset(queueOf(j).toKey('held-domains'), 'a', JSON.stringify({ domain: 'a', organization: 'A', retryAt: 0, since }))
+      await clientOf(j).hset(queueOf(j).toKey('held:a'), 'A|1|2|de|99|1', JSON.stringify(job('A', 99)))
+      await new Promise((r) => setTimeout(r, 300))
+      await j.backlog()
+      return j.list().map((b) => [b.organization, b.waiting, b.oldestAt])
+    }
+    expect(await held(before - 60_000)).toEqual([['A', 4, before - 60_000]])
+    expect(await held(after + 60_000)).toEqual([['A', 4, expect.toSatisfy((at: number) => at >= before && at <= after)]])
+  }, 30_000)
+
   it('drops the positions of an organization the clock has passed, while the queue is busy with others', async () => {
     const j = journal(url)
     const key = queueOf(j).toKey('fair:steps')
