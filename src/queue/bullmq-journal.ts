@@ -78,11 +78,14 @@ const FLOW_MARKS = 16
  * its last string, m: marks } }, a mark [first position, end, time queued, spacing, strings] per
  * run of one spacing the clock has not passed; past FLOW_MARKS the two adjacent marks closest in
  * time merge (those of the same spacing first: their count stays exact), so a mark's time is
- * never later than its strings'. Steps the clock has passed are dropped. Returns the runs placed:
- * [first position, strings, spacing, ...].
+ * never later than its strings'. Steps the clock has passed are dropped. KEYS[3], a lease of ARGV[6]
+ * ms, keeps the reset (RESET_WHEN_EMPTY) off while the batch is on its way to the queue. Returns
+ * the clock's epoch (KEYS[4]) and the runs placed: [epoch, first position, strings, spacing, ...].
  */
 const TAKE_POSITIONS = `
+redis.call('SET', KEYS[3], '1', 'PX', ARGV[6])
 local clock = tonumber(redis.call('GET', KEYS[2]) or '0') * tonumber(ARGV[4])
+local out = { tonumber(redis.call('GET', KEYS[4]) or '0') }
 local steps = {}
 local text = redis.call('HGET', KEYS[1], ARGV[1])
 if text then
@@ -114,7 +117,6 @@ local x = at
 local i = 1
 while i <= #others and others[i] < x do i = i + 1 end
 local left = tonumber(ARGV[3])
-local out = {}
 local last = x
 local now = tonumber(ARGV[5])
 while left > 0 do
@@ -148,8 +150,13 @@ end
 kept[ARGV[2]] = { p = x, q = last, m = marks }
 redis.call('HSET', KEYS[1], ARGV[1], cjson.encode(kept))
 return out`
-/** Move the clock forward to turn ARGV[1] (never back). */
+/**
+ * Move the clock (KEYS[1]) forward to turn ARGV[1] (never back), if the turn is of the clock's
+ * epoch ARGV[2] (KEYS[2]; '': a string queued before epochs were kept): a turn taken before a
+ * reset would put the new clock far ahead of the positions taken since.
+ */
 const ADVANCE_CLOCK = `
+if ARGV[2] ~= '' and (redis.call('GET', KEYS[2]) or '0') ~= ARGV[2] then return 0 end
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 0`
 /** A held organization's hash (KEYS[1]) and its staging hash (KEYS[3]) are empty: its domain (ARGV[1]) leaves the list (KEYS[2]). */
@@ -211,11 +218,19 @@ const RELEASE_CHUNK = 500
  */
 export const REDIS_BYTES_PER_HELD_STRING = 4000
 
-/** With nothing waiting, delayed or running, clock and positions start again from 0 (and the positions of versions before steps took turns, KEYS[8], go). */
+/**
+ * With nothing waiting, delayed or running, and no batch on its way (the lease KEYS[9] that
+ * TAKE_POSITIONS sets), clock and positions start again from 0 in a new epoch (KEYS[10]); the
+ * positions of versions before steps took turns (KEYS[8]) go too.
+ */
 const RESET_WHEN_EMPTY = `
+if redis.call('EXISTS', KEYS[9]) == 1 then return 0 end
 if redis.call('LLEN', KEYS[3]) + redis.call('ZCARD', KEYS[4]) + redis.call('LLEN', KEYS[5]) + redis.call('ZCARD', KEYS[6]) + redis.call('LLEN', KEYS[7]) > 0 then return 0 end
 redis.call('DEL', KEYS[1], KEYS[2], KEYS[8])
+redis.call('INCR', KEYS[10])
 return 1`
+/** How long a batch's positions keep the reset off (ms): far longer than the add that follows them takes. */
+const ADD_LEASE_MS = 5000
 /** An organization's positions (field ARGV[1] of KEYS[1]) the clock has passed go, unless changed since they were read (ARGV[2]). */
 const FORGET_PASSED = `
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
@@ -309,8 +324,8 @@ export class BullmqJournal implements IntakeJournal {
   /** The domain of each organization id this instance has seen strings of (for the operator's views). */
   private readonly domains = new Map<string, string>()
   private refreshing?: Promise<void>
-  /** The highest turn this instance has taken a string of since it last told the clock. */
-  private taken = 0
+  /** The highest turn this instance has taken a string of since it last told the clock, and its epoch (-1: none known). */
+  private taken = { turn: 0, epoch: -1 }
   private clockTimer?: NodeJS.Timeout
 
   constructor(private readonly options: BullmqJournalOptions) {
@@ -332,6 +347,16 @@ export class BullmqJournal implements IntakeJournal {
     return this.queue.toKey('fair:clock')
   }
 
+  /** Set while a batch's positions are taken and it is not yet in the queue: no reset then. */
+  private get leaseKey(): string {
+    return this.queue.toKey('fair:adding')
+  }
+
+  /** How many times clock and positions started again from 0 (a clock update of an earlier epoch is ignored). */
+  private get epochKey(): string {
+    return this.queue.toKey('fair:epoch')
+  }
+
   /** Domain -> organization id of every organization with held strings (not under `held:`, where a domain could name it). */
   private get heldDomainsKey(): string {
     return this.queue.toKey('held-domains')
@@ -342,9 +367,10 @@ export class BullmqJournal implements IntakeJournal {
     return this.queue.toKey(`held:${domain}`)
   }
 
-  /** Each job's priority: its step's next positions on the clock, in turns. */
-  private async priorities(jobs: Job[]): Promise<number[]> {
+  /** Each job's priority (its step's next positions on the clock, in turns), and the clock's epoch. */
+  private async priorities(jobs: Job[]): Promise<{ priorities: number[]; epoch: number }> {
     const out: number[] = []
+    let epoch = 0
     // A batch is one organization's and, mostly, one step's; grouped anyway, in order.
     const byStep = new Map<string, { organization: string; step: string; indexes: number[] }>()
     jobs.forEach((job, i) => {
@@ -358,30 +384,32 @@ export class BullmqJournal implements IntakeJournal {
     })
     const now = Date.now()
     for (const { organization, step, indexes } of byStep.values()) {
-      const runs = ((await this.queueClient.eval(TAKE_POSITIONS, 2, this.positionsKey, this.clockKey, organization, step, indexes.length, FAIR_TURN, now)) as unknown[]).map(Number)
+      const answer = ((await this.queueClient.eval(TAKE_POSITIONS, 4, this.positionsKey, this.clockKey, this.leaseKey, this.epochKey, organization, step, indexes.length, FAIR_TURN, now, ADD_LEASE_MS)) as unknown[]).map(Number)
+      epoch = answer[0]!
       let j = 0
-      for (let r = 0; r + 2 < runs.length; r += 3) {
-        const [from, n, k] = [runs[r]!, runs[r + 1]!, runs[r + 2]!]
+      for (let r = 1; r + 2 < answer.length; r += 3) {
+        const [from, n, k] = [answer[r]!, answer[r + 1]!, answer[r + 2]!]
         for (let s = 0; s < n && j < indexes.length; s++, j++) out[indexes[j]!] = Math.min(PRIORITY_LIMIT, Math.floor((from + s * k) / FAIR_TURN) + 1)
       }
     }
-    return out
+    return { priorities: out, epoch }
   }
 
   async append(_batchId: string, jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
-    await this.replaceFinished(jobs)
-    await this.add(jobs)
+    await this.add(await this.replaceFinished(jobs))
   }
 
   /** Add jobs whose ids BullMQ does not hold as finished, each at its organization's next positions. */
   private async add(jobs: Job[]): Promise<void> {
+    if (!jobs.length) return
     const keepDone = Math.max(1, Math.ceil(this.options.dedupeTtlMs / 1000))
-    const priorities = await this.priorities(jobs)
+    const { priorities, epoch } = await this.priorities(jobs)
     await this.queue.addBulk(
       jobs.map((job, i) => ({
         name: 'string',
-        data: job,
+        // With the clock's epoch its priority is a turn of (`fe`, taken off before the job is run).
+        data: { ...job, fe: epoch },
         opts: {
           jobId: job.key,
           priority: priorities[i]!,
@@ -397,20 +425,26 @@ export class BullmqJournal implements IntakeJournal {
   }
 
   /**
-   * Jobs whose id is a finished (completed or failed) BullMQ job: remove that one, so addBulk takes
-   * the new arrival, and mark it to be checked with the service before it runs. One round trip for
-   * the whole batch.
+   * The jobs to add: one whose id is a finished (completed or failed) BullMQ job replaces it
+   * (removed, so addBulk takes the new arrival), marked to be checked with the service before it
+   * runs; one whose id is queued or running is left out (BullMQ would absorb it, and it would take
+   * positions no string stands for). One round trip for the whole batch.
    */
-  private async replaceFinished(jobs: Job[]): Promise<void> {
+  private async replaceFinished(jobs: Job[]): Promise<Job[]> {
     const pipeline = this.queueClient.pipeline()
-    for (const job of jobs) pipeline.hget(this.queue.toKey(job.key), 'finishedOn')
+    for (const job of jobs) pipeline.hmget(this.queue.toKey(job.key), 'timestamp', 'finishedOn')
     const answers = (await pipeline.exec()) ?? []
+    const out: Job[] = []
     for (let i = 0; i < jobs.length; i++) {
-      if (!answers[i]?.[1]) continue
       const job = jobs[i]!
-      await this.queue.remove(job.key)
-      job.recheck = true
+      const [timestamp, finishedOn] = (answers[i]?.[1] as Array<string | null> | undefined) ?? []
+      if (finishedOn) {
+        await this.queue.remove(job.key)
+        job.recheck = true
+      } else if (timestamp) continue
+      out.push(job)
     }
+    return out
   }
 
   /** Start taking jobs; `take` hands each to the local pipeline. */
@@ -419,8 +453,9 @@ export class BullmqJournal implements IntakeJournal {
       this.queue.name,
       (bullJob) =>
         new Promise<string | undefined>((resolve, reject) => {
-          this.tookTurn(bullJob.opts.priority ?? 0)
-          const job = { ...(bullJob.data as Job), batchId: String(bullJob.id), attempts: 0 }
+          const { fe, ...data } = bullJob.data as Job & { fe?: number }
+          this.tookTurn(bullJob.opts.priority ?? 0, fe)
+          const job = { ...data, batchId: String(bullJob.id), attempts: 0 }
           this.running.set(job.key, { resolve, reject })
           take(job)
         }),
@@ -441,18 +476,21 @@ export class BullmqJournal implements IntakeJournal {
   }
 
   /**
-   * A string of this turn was taken: the clock moves to it (told to Redis at most every 100 ms: the
-   * highest turn taken since the last time; Redis never moves it back). Not filtered by what this
-   * instance told before: the clock may have started again from 0 since (the queue was empty).
+   * A string of this turn (of the clock's epoch `epoch`) was taken: the clock moves to it, told to
+   * Redis at most every 100 ms (the highest turn taken since the last time; Redis never moves it
+   * back, and ignores a turn of an epoch before its own). Not filtered by what this instance told
+   * before: the clock may have started again from 0 since (the queue was empty).
    */
-  private tookTurn(turn: number): void {
-    if (turn > this.taken) this.taken = turn
+  private tookTurn(turn: number, epoch?: number): void {
+    const e = epoch ?? -1
+    if (e > this.taken.epoch || (e === this.taken.epoch && turn > this.taken.turn)) this.taken = { turn, epoch: e }
+    else if (e < this.taken.epoch) return
     this.clockTimer ??= setTimeout(() => {
       this.clockTimer = undefined
-      const turn = this.taken
-      this.taken = 0
+      const { turn, epoch } = this.taken
+      this.taken = { turn: 0, epoch }
       if (turn <= 0) return
-      void this.queueClient.eval(ADVANCE_CLOCK, 1, this.clockKey, turn).catch((error: unknown) => this.options.log.warn({ err: error }, 'bullmq: moving the fairness clock failed'))
+      void this.queueClient.eval(ADVANCE_CLOCK, 2, this.clockKey, this.epochKey, turn, epoch < 0 ? '' : String(epoch)).catch((error: unknown) => this.options.log.warn({ err: error }, 'bullmq: moving the fairness clock failed'))
     }, 100)
     this.clockTimer.unref()
   }
@@ -537,7 +575,10 @@ export class BullmqJournal implements IntakeJournal {
       const page = await this.queue.getJobs(['failed'], 0, RELEASE_CHUNK - 1, true)
       const failed = page.filter((b) => (b.finishedOn ?? 0) < startedAt)
       if (!failed.length) break
-      const jobs = failed.map((b) => ({ ...(b.data as Job), batchId: '', attempts: 0, recheck: true }))
+      const jobs = failed.map((b) => {
+        const { fe: _epoch, ...data } = b.data as Job & { fe?: number }
+        return { ...data, batchId: '', attempts: 0, recheck: true }
+      })
       await this.keepHeld(jobs, 0, true)
       const removed = await Promise.all(failed.map((b) => b.remove().then(() => true, () => false)))
       const byDomain = new Map<string, string[]>()
@@ -727,7 +768,7 @@ export class BullmqJournal implements IntakeJournal {
     this.heldByOrganization = held
     const waiting = new Map(held)
     if (queued === 0) {
-      await this.queueClient.eval(RESET_WHEN_EMPTY, 8, this.positionsKey, this.clockKey, q('wait'), q('prioritized'), q('active'), q('delayed'), q('paused'), q('fair:positions'))
+      await this.queueClient.eval(RESET_WHEN_EMPTY, 10, this.positionsKey, this.clockKey, q('wait'), q('prioritized'), q('active'), q('delayed'), q('paused'), q('fair:positions'), this.leaseKey, this.epochKey)
       this.waitingByOrganization = waiting
       this.oldestByOrganization = new Map(this.heldSince)
       return
