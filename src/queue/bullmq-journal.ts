@@ -22,15 +22,15 @@
 // (organization, step) has a position on a shared virtual clock (Redis), a batch's strings take the
 // next positions of their step but never start before the clock (a newcomer or a step that was
 // idle starts now, not in the past), and a string's BullMQ priority is its position in turns of
-// FAIR_TURN strings. The clock is the turn of the strings taken last. A step's strings are spaced by
-// the number of its organization's steps with strings waiting when they are queued, so each
-// organization with strings waiting gets FAIR_TURN strings per turn, shared by its steps, oldest
-// first within a step. (Strings queued before another step of their organization came keep their
-// spacing: while both wait the organization gets up to that newcomer's share more.) The positions
-// also give each organization's share of the backlog (waiting: its steps' positions past the clock,
-// over their spacing), which BACKLOG_ORGANIZATION_SHARE bounds as in the local backlog, and when its
-// oldest waiting string was queued (each step keeps the end position and time of its last batches).
-// Clock and positions start again from 0 when the queue is empty.
+// FAIR_TURN strings. The clock is the turn of the strings taken last. At each position a step's
+// strings are spaced by the number of its organization's steps with strings still waiting there,
+// so each organization with strings waiting gets FAIR_TURN strings per turn, shared by its steps,
+// oldest first within a step. (Positions taken do not move: where a step's strings were placed
+// alone and another step's are placed beside them, the organization gets more while both wait.)
+// Each step keeps marks of its runs of positions (start, end, time, spacing, count), which give
+// each organization's waiting strings, checked against BACKLOG_ORGANIZATION_SHARE as in the local
+// backlog, and when its oldest waiting string was queued. Clock and positions start again from 0
+// (a new epoch) when the queue is empty and no batch is on its way to it.
 import { randomUUID } from 'node:crypto'
 import { Queue, Worker as BullWorker } from 'bullmq'
 import { Redis } from 'ioredis'
@@ -759,8 +759,8 @@ export class BullmqJournal implements IntakeJournal {
 
   /**
    * Each organization's waiting strings: its steps' strings at or past the clock (never more than
-   * the whole backlog: positions taken by repeats BullMQ absorbed are never served), and when its
-   * oldest one was queued (or held, if earlier). With the queue empty,
+   * the whole backlog: strings removed from the queue by other means leave their positions), and
+   * when its oldest one was queued (or held, if earlier). With the queue empty,
    * clock and positions start again from 0 (atomically: only if Redis still finds it empty).
    */
   private async refreshShares(queued: number, held: ReadonlyMap<string, number>): Promise<void> {

@@ -38,6 +38,11 @@ const job = (organization: string, i: number, stepId = 2): Job => ({
 const batch = (organization: string, from: number, n: number, stepId = 2) => Array.from({ length: n }, (_, i) => job(organization, from + i, stepId))
 const queueOf = (j: BullmqJournal) => (j as unknown as { queue: Queue }).queue
 const clientOf = (j: BullmqJournal) => (j as unknown as { queueClient: Redis }).queueClient
+/** The backlog counted afresh (the counts are refreshed at most every 250 ms). */
+const counted = async (j: BullmqJournal) => {
+  await new Promise((r) => setTimeout(r, 300))
+  await j.backlog()
+}
 /** The BullMQ priority (turn) each string of a batch was queued at. */
 const turns = async (j: BullmqJournal, jobs: Job[]) => Promise.all(jobs.map(async (x) => (await queueOf(j).getJob(x.key))!.opts.priority ?? 0))
 
@@ -96,8 +101,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     const j = journal(url, { maxStrings: 100, share: 0.5 })
     await j.append('a', batch('A', 0, 60))
     await j.backlog()
-    await new Promise((r) => setTimeout(r, 300))
-    await j.backlog()
+    await counted(j)
     expect(j.waitingPerOrganization().get('A')).toBe(60)
     expect(j.refuse(1000, 'A')).toMatch(/this organization's share of the backlog in Redis is full .*BACKLOG_ORGANIZATION_SHARE/)
     expect(j.refuse(1000, 'B')).toBeUndefined()
@@ -193,8 +197,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     await j.append('c', batch('A', FAIR_TURN, FAIR_TURN, 2))
     times.push(Date.now())
     const oldest = async () => {
-      await new Promise((r) => setTimeout(r, 300))
-      await j.backlog()
+      await counted(j)
       const a = j.list().find((b) => b.organization === 'A')
       return a && [a.oldestAt, a.waiting]
     }
@@ -266,8 +269,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
       if (i >= 20 && i % 10 === 0) await clientOf(j).set(clock, (i - 20) / 10)
     }
     await clientOf(j).set(clock, 4)
-    await new Promise((r) => setTimeout(r, 300))
-    await j.backlog()
+    await counted(j)
     const [a] = j.list()
     // Batch 40 (positions 400-409) is the oldest waiting: its time, within a few batches' merges.
     expect(a!.waiting).toBe(200)
@@ -297,8 +299,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     const held = async (since: number) => {
       await clientOf(j).hset(queueOf(j).toKey('held-domains'), 'a', JSON.stringify({ domain: 'a', organization: 'A', retryAt: 0, since }))
       await clientOf(j).hset(queueOf(j).toKey('held:a'), 'A|1|2|de|99|1', JSON.stringify(job('A', 99)))
-      await new Promise((r) => setTimeout(r, 300))
-      await j.backlog()
+      await counted(j)
       return j.list().map((b) => [b.organization, b.waiting, b.oldestAt])
     }
     expect(await held(before - 60_000)).toEqual([['A', 4, before - 60_000]])
@@ -327,8 +328,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     queue.addBulk = addBulk
     await j.append('b', batch('A', 10, 10))
     expect(await turns(j, batch('A', 10, 10))).toEqual(Array(10).fill(51))
-    await new Promise((r) => setTimeout(r, 300))
-    await j.backlog()
+    await counted(j)
     expect(j.waitingPerOrganization().get('A')).toBe(20)
   }, 30_000)
 
@@ -360,8 +360,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     await j.append('b', batch('A', FAIR_TURN, 1))
     // Right after the first hundred (turn 2), not after positions the repeats would have taken (turn 3).
     expect(await turns(j, batch('A', FAIR_TURN, 1))).toEqual([2])
-    await new Promise((r) => setTimeout(r, 300))
-    await j.backlog()
+    await counted(j)
     expect(j.waitingPerOrganization().get('A')).toBe(FAIR_TURN + 1)
   }, 30_000)
 
@@ -386,8 +385,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     // The clock past turn 1 (position 100): 50 of the first batch's strings wait.
     await clientOf(j).set(queueOf(j).toKey('fair:clock'), 1)
     await j.append('b', batch('A', 150, 10))
-    await new Promise((r) => setTimeout(r, 300))
-    await j.backlog()
+    await counted(j)
     expect(j.waitingPerOrganization().get('A')).toBe(60)
   }, 30_000)
 
@@ -420,8 +418,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
     await j.append('b', batch('B', 0, 3 * FAIR_TURN))
     expect((await clientOf(j).hkeys(key)).sort()).toEqual(['A', 'B'])
     await clientOf(j).set(queueOf(j).toKey('fair:clock'), 1)
-    await new Promise((r) => setTimeout(r, 300))
-    await j.backlog()
+    await counted(j)
     expect(await clientOf(j).hkeys(key)).toEqual(['B'])
     expect([...j.waitingPerOrganization()]).toEqual([['B', 2 * FAIR_TURN]])
   }, 30_000)
@@ -435,8 +432,7 @@ await describeWithService('redis', 'BullMQ: organizations in turn, and a share o
       await new Promise((r) => setTimeout(r, 5))
       await j.append(`b${i}`, batch('A', i, 1, 2))
     }
-    await new Promise((r) => setTimeout(r, 300))
-    await j.backlog()
+    await counted(j)
     const [a] = j.list()
     expect(a!.oldestAt).toBeGreaterThanOrEqual(t0)
     expect(a!.oldestAt).toBeLessThanOrEqual(t1)
