@@ -10,6 +10,8 @@ import { Piscina } from 'piscina'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { letThreadsSizeTheirYoungGeneration } from '../config/thread-heap.js'
 import { decodeBatch, type DecodeResult } from './decode-batch.js'
+import { BodyBuffers } from './body-buffers.js'
+import type { PooledAnswer } from './decode-thread.js'
 
 export interface DecodePool {
   /** `organization`: the X-…-Id header ('' when absent). */
@@ -18,6 +20,11 @@ export interface DecodePool {
   readonly threads: number
   /** Threads running now: started by a large body, stopped after `idleMs` without one. */
   readonly running: number
+  /**
+   * Buffers to read large bodies into (body-buffers.ts): a body in one is moved to its thread and
+   * moved back with the answer. Only with threads (inline, a fresh allocation costs the same).
+   */
+  readonly buffers?: BodyBuffers
   close(): Promise<void>
 }
 
@@ -87,13 +94,25 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
     resourceLimits: { maxYoungGenerationSizeMb: 8 },
   })
   const inlineBelow = options.inlineBelow ?? 16 * 1024
+  // Only bodies that go to a thread are read into the pool's buffers; they let their buffers go
+  // when the threads have been idle as long (a burst's bodies journaled, its backlog draining).
+  const buffers = new BodyBuffers({ minBytes: Math.max(inlineBelow, 64 * 1024), idleMs })
   return {
     threads: options.threads,
+    buffers,
     get running() {
       return pool.threads.length
     },
-    decode(raw, signature, organization = '') {
+    async decode(raw, signature, organization = '') {
       if (raw.length < inlineBelow) return inline(raw, signature, organization)
+      if (buffers.owns(raw.buffer)) {
+        const memory = raw.buffer as ArrayBuffer
+        const bytes = new Uint8Array(memory, raw.byteOffset, raw.byteLength)
+        count('thread')
+        const answer = (await pool.run({ raw: bytes, signature, organization, pooled: true }, { transferList: [memory] })) as PooledAnswer
+        buffers.give(answer.memory)
+        return answer.result
+      }
       // Move the bytes rather than copy them when the Buffer owns its memory (a large body read
       // by raw-body does; small ones may share Node's pool, which must not be detached).
       const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength
@@ -101,6 +120,9 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
       count('thread')
       return pool.run({ raw: bytes, signature, organization }, own ? { transferList: [raw.buffer as ArrayBuffer] } : {}) as Promise<DecodeResult>
     },
-    close: () => pool.destroy(),
+    close: () => {
+      buffers.clear()
+      return pool.destroy()
+    },
   }
 }

@@ -7,7 +7,7 @@
 // act on; a refused request leaves nothing behind.
 import createHttpError from 'http-errors'
 import type { Middleware } from 'koa'
-import getRawBody from 'raw-body'
+import { readBody } from './body-buffers.js'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
 import type { IncomingJobs, IntakeResult } from '../queue/intake.js'
@@ -79,7 +79,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     }
     let raw: Buffer
     try {
-      raw = await getRawBody(ctx.req, { limit: deps.bodyLimit })
+      raw = await readBody(ctx.req, deps.bodyLimit, deps.decoder.buffers)
     } catch (error) {
       const e = error as { type?: string; status?: number; message?: string }
       if (e.type === 'entity.too.large') throw refuse(413, 'too_large', `body is over the limit of ${deps.bodyLimit} bytes`)
