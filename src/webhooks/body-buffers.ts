@@ -39,6 +39,7 @@ export class BodyBuffers {
   private readonly mine = new WeakSet<ArrayBuffer>()
   private keptBytes = 0
   private idle: NodeJS.Timeout | undefined
+  private closed = false
   /** Bodies read into a buffer used before (for tests and the bench). */
   reused = 0
 
@@ -54,12 +55,18 @@ export class BodyBuffers {
     return this.keptBytes
   }
 
+  /** Is a body of this size read into the pool? */
+  fits(size: number): boolean {
+    return Number.isSafeInteger(size) && size >= this.minBytes && size <= this.maxBytes
+  }
+
   /**
-   * A Buffer of exactly `size` bytes over memory of this pool (a free buffer when one is large
-   * enough, else a new one), or undefined when a body of that size is not read into the pool.
+   * A Buffer of exactly `size` bytes over memory of this pool (a free buffer of its size class,
+   * the next power of two, else a new one), or undefined when a body of that size is not read
+   * into the pool.
    */
   take(size: number): Buffer | undefined {
-    if (!Number.isSafeInteger(size) || size < this.minBytes || size > this.maxBytes) return undefined
+    if (!this.fits(size)) return undefined
     this.touch()
     const capacity = this.capacity(size)
     const list = this.free.get(capacity)
@@ -82,18 +89,39 @@ export class BodyBuffers {
   /**
    * Memory taken from this pool, free again: given back here, or moved back from a thread (a new
    * ArrayBuffer object over the same memory, so known by its size: a power of two in the pool's
-   * range). Ignored if detached, of another size, or over the pool's keep.
+   * range). Ignored if detached, of another size, or after `clear()`. Over the pool's keep,
+   * larger free buffers make room for it (bodies are mostly of one usual size; a few large ones
+   * must not leave every usual body a fresh allocation), else it goes.
    */
   give(memory: ArrayBuffer): void {
     const capacity = memory.byteLength
+    if (this.closed || capacity === 0) return
     if (!this.mine.has(memory) && !this.isClass(capacity)) return
-    if (capacity === 0 || this.keptBytes + capacity > this.keepBytes) return
     const list = this.free.get(capacity)
     if (list?.includes(memory)) return
+    if (!this.makeRoom(capacity)) return
     if (list) list.push(memory)
     else this.free.set(capacity, [memory])
     this.keptBytes += capacity
     this.mine.add(memory)
+    // Given back after the timer let the others go (a slow or aborted body): it goes in its turn.
+    this.touch()
+  }
+
+  /** Drop free buffers larger than `capacity` until it fits under the keep; false if it can't. */
+  private makeRoom(capacity: number): boolean {
+    if (this.keptBytes + capacity <= this.keepBytes) return true
+    for (const size of [...this.free.keys()].sort((a, b) => b - a)) {
+      if (size <= capacity) break
+      const list = this.free.get(size)!
+      while (list.length && this.keptBytes + capacity > this.keepBytes) {
+        list.pop()
+        this.keptBytes -= size
+      }
+      if (!list.length) this.free.delete(size)
+      if (this.keptBytes + capacity <= this.keepBytes) return true
+    }
+    return false
   }
 
   private isClass(size: number): boolean {
@@ -104,8 +132,9 @@ export class BodyBuffers {
     return 2 ** Math.ceil(Math.log2(size))
   }
 
-  /** Let every free buffer go. */
+  /** Let every free buffer go, and take none back (the pool closes). */
   clear(): void {
+    this.closed = true
     this.free.clear()
     this.keptBytes = 0
     if (this.idle) clearTimeout(this.idle)
@@ -135,9 +164,10 @@ export function readBody(req: IncomingMessage, limit: number, buffers: BodyBuffe
   const header = req.headers['content-length']
   const declared = header !== undefined && /^\d+$/.test(header) ? Number(header) : NaN
   // A stream already read or broken goes to raw-body, for its answer.
-  const target = buffers && declared <= limit && req.readable ? buffers.take(declared) : undefined
-  if (!target) return getRawBody(req, { limit })
+  if (!buffers || !(declared <= limit) || !req.readable || !buffers.fits(declared)) return getRawBody(req, { limit })
   return new Promise<Buffer>((resolve, reject) => {
+    // Taken with the first bytes: a client that sends headers only holds no memory of the pool.
+    let target: Buffer | undefined
     let at = 0
     const finish = (error?: Error) => {
       req.off('data', onData)
@@ -145,8 +175,8 @@ export function readBody(req: IncomingMessage, limit: number, buffers: BodyBuffe
       req.off('aborted', onAborted)
       req.off('close', onClose)
       req.off('error', finish)
-      if (!error) return resolve(target)
-      buffers!.give(target.buffer as ArrayBuffer)
+      if (!error) return resolve(target ?? Buffer.alloc(0))
+      if (target) buffers.give(target.buffer as ArrayBuffer)
       req.pause()
       reject(error)
     }
@@ -155,6 +185,7 @@ export function readBody(req: IncomingMessage, limit: number, buffers: BodyBuffe
         // Node's parser never reads past Content-Length; kept for a stream that would.
         return finish(createHttpError(400, 'request size did not match content length', { type: 'request.size.invalid', expected: declared, received: at + chunk.length }))
       }
+      target ??= buffers.take(declared)!
       chunk.copy(target, at)
       at += chunk.length
     }

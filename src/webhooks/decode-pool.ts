@@ -109,7 +109,9 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
         const memory = raw.buffer as ArrayBuffer
         const bytes = new Uint8Array(memory, raw.byteOffset, raw.byteLength)
         count('thread')
-        const answer = (await pool.run({ raw: bytes, signature, organization, pooled: true }, { transferList: [memory] })) as PooledAnswer
+        const answer = (await pool.run({ raw: bytes, signature, organization, pooled: true }, { transferList: [memory] })) as PooledAnswer | DecodeResult
+        // A thread module older than the pool (a build left half done) answers without the memory.
+        if (!('memory' in answer)) return answer
         buffers.give(answer.memory)
         return answer.result
       }
