@@ -133,6 +133,20 @@ async function server(limit: number, pool: BodyBuffers) {
   return { port, results, next }
 }
 
+/** A request declaring `declared` bytes that sends `sent` (if any) and goes; what the server read. */
+async function cutShort(pool: BodyBuffers, declared: number, sent?: Buffer) {
+  const { port, results, next } = await server(10 * 1024 * KB, pool)
+  const done = next()
+  const socket = net.connect(port, '127.0.0.1')
+  await new Promise((r) => socket.once('connect', r))
+  socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${declared}\r\n\r\n`)
+  if (sent) socket.write(sent)
+  await new Promise((r) => setTimeout(r, 50))
+  socket.destroy()
+  await done
+  return results
+}
+
 const bytes = (n: number, seed: number) => Buffer.from(Array.from({ length: n }, (_, i) => (i * 31 + seed) % 251))
 
 describe('readBody', () => {
@@ -173,29 +187,14 @@ describe('readBody', () => {
 
   it('refuses a body cut short (the client gone) as aborted, and its buffer goes back to the pool', async () => {
     const pool = new BodyBuffers({ minBytes: 64 * KB, idleMs: 0 })
-    const { port, results, next } = await server(10 * 1024 * KB, pool)
-    const done = next()
-    const socket = net.connect(port, '127.0.0.1')
-    await new Promise((r) => socket.once('connect', r))
-    socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${200 * KB}\r\n\r\n`)
-    socket.write(bytes(100 * KB, 2))
-    await new Promise((r) => setTimeout(r, 50))
-    socket.destroy()
-    await done
+    const results = await cutShort(pool, 200 * KB, bytes(100 * KB, 2))
     expect(results[0]!.error).toMatchObject({ status: 400, type: 'request.aborted' })
     expect(pool.held).toBe(256 * KB)
   })
 
   it('takes no memory of the pool for a client that sends its headers and nothing more', async () => {
     const pool = new BodyBuffers({ minBytes: 64 * KB, idleMs: 0 })
-    const { port, results, next } = await server(10 * 1024 * KB, pool)
-    const done = next()
-    const socket = net.connect(port, '127.0.0.1')
-    await new Promise((r) => socket.once('connect', r))
-    socket.write(`POST / HTTP/1.1\r\nHost: x\r\nContent-Length: ${3000 * KB}\r\n\r\n`)
-    await new Promise((r) => setTimeout(r, 50))
-    socket.destroy()
-    await done
+    const results = await cutShort(pool, 3000 * KB)
     expect(results[0]!.error).toMatchObject({ status: 400, type: 'request.aborted' })
     // Nothing was taken, so nothing came back.
     expect(pool.held).toBe(0)
