@@ -1,8 +1,9 @@
 // Webhook bodies read into memory that is used again. A 285 KB body read by raw-body is one fresh
 // allocation per request (Buffer.concat of its chunks); glibc maps every allocation over 128 KB
 // afresh (MALLOC_TRIM_THRESHOLD_ is fixed for the burst's memory, which fixes the mmap threshold
-// too), so each body paid its page faults: about 1.1 ms per 285 KB body on the main thread,
-// against 0.03 ms to copy the same chunks into memory already mapped (docs/performance.md). So a
+// too), so each body paid its page faults: the concatenation alone about 1.1 ms per 285 KB body,
+// against 0.03 ms to copy the same chunks into memory already mapped; reading a whole body costs
+// 0.71-0.79 ms of CPU into this pool against 1.03-1.23 with raw-body (docs/performance.md). So a
 // body whose Content-Length is known goes into a buffer of this pool; the ingest thread that
 // decodes it (decode-pool.ts) gets the memory moved, not copied, and moves it back with its answer.
 // The pool holds few buffers and lets them all go once no body has come for a while, so that a
@@ -18,7 +19,7 @@ export interface BodyBuffersOptions {
   maxBytes?: number
   /** The most memory the pool keeps for buffers given back (bytes). */
   keepBytes?: number
-  /** Buffers kept are let go after this long without a body taking one (ms; 0: never). */
+  /** Buffers kept are let go after this long without one taken or given back (ms; 0: never). */
   idleMs?: number
 }
 
@@ -35,7 +36,7 @@ export class BodyBuffers {
   private readonly idleMs: number
   /** Free buffers by size (a power of two). */
   private readonly free = new Map<number, ArrayBuffer[]>()
-  /** The buffers given out by this pool (only those may come back). */
+  /** The buffers this pool gave out or took back (a body in one is moved to its thread). */
   private readonly mine = new WeakSet<ArrayBuffer>()
   private keptBytes = 0
   private idle: NodeJS.Timeout | undefined
