@@ -57,6 +57,8 @@ export interface WorkerDeps {
   metrics?: Metrics
   /** How often held strings are looked at (ms); each organization is tried again on its own back-off. */
   heldRecheckMs?: number
+  /** First wait before the journal's replay is tried again after a failure (ms; default 1000, doubling up to REPLAY_RETRY_MAX_MS). */
+  replayRetryMs?: number
   /** When the first findings-log sweep runs after start (ms; FIRST_FINDINGS_SWEEP_MS, a quarter more or less). */
   firstFindingsSweepMs?: number
   /** How often it runs after the first (ms; FINDINGS_SWEEP_MS). */
@@ -117,6 +119,37 @@ export interface Worker {
   /** Wait until every accepted string has been reported or parked (held strings aside). */
   idle(timeoutMs?: number): Promise<void>
   stop(options?: { deadlineMs?: number }): Promise<void>
+}
+
+/** The longest wait between two tries of the journal's replay. */
+export const REPLAY_RETRY_MAX_MS = 30_000
+
+/**
+ * `replay`, tried again after each failure (the delay doubling from `firstDelayMs`, up to
+ * REPLAY_RETRY_MAX_MS) until it succeeds or `stopped` aborts; undefined if it never succeeded.
+ */
+export async function replayUntilDone<T>(replay: () => Promise<T>, log: Logger, stopped: AbortSignal, firstDelayMs: number): Promise<T | undefined> {
+  for (let attempt = 1, delay = firstDelayMs; !stopped.aborted; attempt++, delay = Math.min(delay * 2, REPLAY_RETRY_MAX_MS)) {
+    try {
+      return await replay()
+    } catch (error) {
+      if (stopped.aborted) break
+      log.error(
+        { err: error, attempt, retryInMs: delay },
+        'journal replay failed (is the store reachable?); trying again: what the last run left waits on disk until it goes through, and new webhooks are still journaled',
+      )
+      await new Promise<void>((resolve) => {
+        const timer = setTimeout(done, delay)
+        function done() {
+          clearTimeout(timer)
+          stopped.removeEventListener('abort', done)
+          resolve()
+        }
+        stopped.addEventListener('abort', done, { once: true })
+      })
+    }
+  }
+  return undefined
 }
 
 function bullmqOptions(config: Config, log: Logger) {
@@ -511,12 +544,13 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
 
   // Replay what an earlier run acknowledged and did not finish. The webhook route is already
   // open; replayed jobs count against the queue limit like any others.
-  const replayed = intake
-    .replay()
+  // If the store fails meanwhile (it was not up yet, or went away), the replay is tried again until
+  // it goes through: until then nothing the last run left is worked on, and the window stays shut.
+  const stopReplay = new AbortController()
+  const replayed = replayUntilDone(() => intake.replay(), log, stopReplay.signal, deps.replayRetryMs ?? 1000)
     .then((r) => {
-      if (r.strings) log.info(r, 'replaying unfinished work from the journal')
+      if (r?.strings) log.info(r, 'replaying unfinished work from the journal')
     })
-    .catch((error) => log.error({ err: error }, 'journal replay failed'))
     .finally(() => {
       replayDone = true
     })
@@ -548,6 +582,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       closing = true
       intake.close()
       backlog?.close()
+      // A replay waiting to be tried again is not: the next start replays.
+      stopReplay.abort()
       const deadline = options.deadlineMs ?? config.shutdownTimeoutMs
       log.info({ open: queue.depth }, 'stopping: new webhooks get 503; finishing running work')
       // A shared queue: take no more jobs; what this instance holds finishes below or goes to

@@ -98,6 +98,8 @@ export class Backlog {
   private readonly reading = new Map<string, number>()
   private ready = false
   private closed = false
+  /** What replay indexed so far (over every attempt). */
+  private readonly indexed = { strings: 0, batches: 0 }
   private refilling?: Promise<void>
   private again = false
   private kicked = false
@@ -298,25 +300,26 @@ export class Backlog {
   /**
    * After a restart: index what the journal holds (one entry at a time, no jobs kept), oldest first
    * per organization; parked strings are journaled again (a restart is their retry). Only then does
-   * the window fill: nothing is deleted from the store while it is being iterated.
+   * the window fill: nothing is deleted from the store while it is being iterated. If the store
+   * fails part way, call it again: entries indexed by the attempt that failed are not read twice
+   * (the journal's books skip them), and the counts returned are of every attempt.
    */
   async replay(): Promise<{ strings: number; batches: number; parked: number }> {
     const { journal } = this.options
-    let strings = 0
-    let batches = 0
+    const indexed = this.indexed
     const parked = await journal.scan((entryId, parts) => {
-      batches++
+      indexed.batches++
       parts.forEach((p, part) => {
         if (p.strings <= 0) return
-        strings += p.strings
+        indexed.strings += p.strings
         this.add(p.organization, p.domain, { entryId, part, strings: p.strings, taken: 0, recheck: true, step: p.step ?? '' }, false)
       })
     })
     for (const line of this.lines.values()) for (const refs of line.steps.values()) refs.sort((a, b) => (a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : a.part - b.part))
-    strings += await this.retryParked(parked)
+    const retried = await this.retryParked(parked)
     this.ready = !this.closed
     this.kick()
-    return { strings, batches, parked: parked.length }
+    return { strings: indexed.strings + retried, batches: indexed.batches, parked: parked.length }
   }
 
   private async retryParked(parked: ParkedJob[]): Promise<number> {
@@ -327,11 +330,13 @@ export class Backlog {
       list.push({ ...p.job, attempts: 0 })
       byOrganization.set(organizationOf(p.job), list)
     }
+    // Each organization's strings leave the parked set as soon as they are journaled again, so a
+    // replay tried again after a failure here journals only those it had not reached.
     for (const [organization, jobs] of byOrganization) {
       const at = await journal.append(journal.newBatchId(), jobs)
       this.add(organization, jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true, step: stepOfJobs(jobs) }, true)
+      for (const job of jobs) await journal.unpark(job)
     }
-    for (const p of parked) await journal.unpark(p.job)
     return parked.length
   }
 

@@ -42,6 +42,8 @@ export interface IntakeOptions {
 
 export class Intake {
   private closing = false
+  /** The earlier process's last sign of life was read (replay). */
+  private aliveRead = false
 
   constructor(private readonly options: IntakeOptions) {}
 
@@ -133,10 +135,14 @@ export class Intake {
   async replay(): Promise<{ strings: number; batches: number; parked: number }> {
     const { dedupe } = this.options
     // Strings the earlier process finished are not remembered now: until its memory would have
-    // run out, an arrival that is new here is checked with the service first.
+    // run out, an arrival that is new here is checked with the service first. Read once: a replay
+    // tried again (the store failed) would read this process's own mark.
     const journal = this.options.local?.journal ?? this.options.shared
-    const lastAlive = await journal?.lastAlive?.()
-    if (lastAlive !== undefined) dedupe.restartedAfter(lastAlive + ALIVE_EVERY_MS)
+    if (!this.aliveRead) {
+      const lastAlive = await journal?.lastAlive?.()
+      if (lastAlive !== undefined) dedupe.restartedAfter(lastAlive + ALIVE_EVERY_MS)
+      this.aliveRead = true
+    }
     await journal?.markAlive?.()
     if (!this.options.local) {
       const parked = (await this.options.shared?.replayParked?.()) ?? 0

@@ -1,0 +1,105 @@
+// A restart whose store fails while the journal is being replayed (the database not up yet, a
+// connection cut): the replay is tried again until it goes through, so what the last run left is
+// worked on, once, and nothing waits on disk until the next restart. A stop does not wait for a
+// replay that keeps failing.
+import { afterEach, describe, expect, it } from 'vitest'
+import type Keyv from 'keyv'
+import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { createStores, type Stores } from '../../src/store/create-stores.js'
+import { recalculationEvent, signedRequest } from '../support/events.js'
+import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
+import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+import { tempDir } from '../durability/harness.js'
+
+const running: Array<{ stop(): Promise<void> }> = []
+afterEach(async () => {
+  while (running.length) await running.pop()!.stop()
+})
+
+const A = { domain: 'a.example', orgId: 'A' }
+const B = { domain: 'b.example', orgId: 'B' }
+const batch = (from: number, n: number, organizationId: string) =>
+  JSON.stringify({ events: Array.from({ length: n }, (_, i) => recalculationEvent({ stringId: from + i, organizationId, stepId: 11 })) })
+const reportedIds = (service: ReturnType<typeof fakeServiceFetch>, domain: string) =>
+  service.patches.filter((p) => p.url.includes(domain)).flatMap((p) => p.ops.map((o) => `${p.languageId}|${o.path}`))
+
+/** The journal's iterator fails after `after` rows on its first `times` scans, as a store whose connection is cut would. */
+function failingScans(stores: Stores, times: number, after: number): { scans: () => number } {
+  const journal = stores.journal as Keyv & { iterator: (ns?: string) => AsyncGenerator<[string, unknown]> }
+  const original = journal.iterator.bind(journal)
+  let scans = 0
+  journal.iterator = async function* (ns?: string) {
+    const fail = scans++ < times
+    let n = 0
+    for await (const row of original(ns)) {
+      if (fail && n++ === after) throw new Error('connection terminated unexpectedly')
+      yield row
+    }
+  }
+  return { scans: () => scans }
+}
+
+/** A first run that could not report for A (no token): `strings` of A's strings left on disk, in batches of 200. */
+async function leaveOnDisk(storeUrl: string, strings: number): Promise<void> {
+  const first = await startTestWorker({ pipelines: fakePipelines(), fetch: fakeServiceFetch().fetch, tokens: new StaticTokenProvider(new Map()), config: { storeUrl, queueLimit: 1000 } })
+  for (let i = 0; i < strings / 200; i++) expect((await fetch(`${first.url}/webhooks`, signedRequest(batch(i * 200, 200, A.orgId), SECRET, A))).status).toBe(200)
+  await expect.poll(() => first.stats().depth, { timeout: 10_000 }).toBe(0)
+  expect(first.stats().journal).toBe(strings)
+  await first.stop()
+  await first.stores.close()
+}
+
+describe('the journal replay after a restart', () => {
+  it('is tried again when the store fails part way: every string left on disk is reported once, and webhooks are taken meanwhile', async () => {
+    const data = tempDir('replay-retry')
+    const storeUrl = `sqlite://${data.dir}/state.sqlite`
+    try {
+      await leaveOnDisk(storeUrl, 1000)
+      const stores = await createStores(storeUrl)
+      // Two scans fail after two entries each; the third goes through.
+      const scans = failingScans(stores, 2, 2)
+      const service = fakeServiceFetch()
+      const second = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, stores, replayRetryMs: 300, config: { storeUrl, queueLimit: 1000, apiUrl: 'http://{organization_domain}.api.test' } })
+      running.push({ stop: async () => (await second.stop(), await stores.close()) })
+      // While the replay waits to be tried again, another organization's batch is acknowledged.
+      await expect.poll(() => scans.scans(), { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(1)
+      expect((await fetch(`${second.url}/webhooks`, signedRequest(batch(5000, 50, B.orgId), SECRET, B))).status).toBe(200)
+      await second.replayed
+      expect(scans.scans()).toBe(3)
+      await second.idle(30_000)
+      const ofA = reportedIds(service, A.domain)
+      expect(ofA.length).toBe(1000)
+      expect(new Set(ofA).size).toBe(1000)
+      expect(reportedIds(service, B.domain).length).toBe(50)
+      expect(second.stats()).toMatchObject({ journal: 0, backlog: 0, depth: 0 })
+    } finally {
+      data.remove()
+    }
+  }, 60_000)
+
+  it('that keeps failing does not hold up a stop', async () => {
+    const data = tempDir('replay-stop')
+    const storeUrl = `sqlite://${data.dir}/state.sqlite`
+    try {
+      await leaveOnDisk(storeUrl, 200)
+      const stores = await createStores(storeUrl)
+      const scans = failingScans(stores, Number.POSITIVE_INFINITY, 0)
+      const second = await startTestWorker({ pipelines: fakePipelines(), fetch: fakeServiceFetch().fetch, stores, replayRetryMs: 20_000, config: { storeUrl, shutdownTimeoutMs: 20_000 } })
+      await expect.poll(() => scans.scans(), { timeout: 5_000, interval: 10 }).toBe(1)
+      const began = Date.now()
+      await second.stop()
+      await stores.close()
+      expect(Date.now() - began).toBeLessThan(5_000)
+      expect(scans.scans()).toBe(1)
+      // Nothing was lost: the next start finds the strings on disk.
+      const again = await createStores(storeUrl)
+      const service = fakeServiceFetch()
+      const third = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, stores: again, config: { storeUrl, apiUrl: 'http://{organization_domain}.api.test' } })
+      running.push({ stop: async () => (await third.stop(), await again.close()) })
+      await third.idle(30_000)
+      expect(reportedIds(service, A.domain).length).toBe(200)
+    } finally {
+      data.remove()
+    }
+  }, 60_000)
+})
