@@ -292,6 +292,40 @@ await describeWithService('postgres', 'postgres table and schema from STORE_URL'
     }
   })
 
+  it('iterates page by page, and a query that fails part way throws instead of ending as if every row was seen', async () => {
+    // The journal's replay after a restart iterates; an iteration that ended quietly at a lost
+    // connection would leave the rest of the backlog on disk, unworked, until the next restart.
+    const table = `switchyard_test_${randomBytes(4).toString('hex')}`
+    const stores = await createStores(`${url}${url.includes('?') ? '&' : '?'}table=${table}`)
+    const { default: pg } = await import('pg')
+    const pool = new pg.Pool({ connectionString: url })
+    try {
+      const ENTRIES = 40 // more than two pages of the journal's
+      for (let i = 0; i < ENTRIES; i++) await stores.journal.set(`b:${String(i).padStart(3, '0')}`, { i })
+      await stores.state.set('other', 1)
+      const all: string[] = []
+      for await (const [key] of stores.journal.iterator!(undefined) as AsyncIterable<[string, unknown]>) all.push(String(key))
+      expect(all.sort()).toEqual(Array.from({ length: ENTRIES }, (_, i) => `b:${String(i).padStart(3, '0')}`))
+
+      const seen: string[] = []
+      const iterate = async () => {
+        for await (const [key] of stores.journal.iterator!(undefined) as AsyncIterable<[string, unknown]>) {
+          // The table goes away after the first row (as a connection would): the next page fails.
+          if (!seen.length) await pool.query(`ALTER TABLE public.${table} RENAME TO ${table}_away`)
+          seen.push(String(key))
+        }
+      }
+      await expect(iterate()).rejects.toThrow(/does not exist/)
+      expect(seen.length).toBeLessThan(ENTRIES)
+      await pool.query(`ALTER TABLE public.${table}_away RENAME TO ${table}`)
+    } finally {
+      await pool.query(`DROP TABLE IF EXISTS public.${table}`).catch(() => undefined)
+      await pool.query(`DROP TABLE IF EXISTS public.${table}_away`).catch(() => undefined)
+      await pool.end()
+      await stores.close()
+    }
+  })
+
   it('refuses a table name that is not a plain identifier', async () => {
     await expect(createStores(`${url}?table=x;drop`)).rejects.toThrow(/table "x;drop" must be letters/)
   })
