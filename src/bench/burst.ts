@@ -83,7 +83,7 @@ export interface BurstSettings {
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 /** POST a batch as the service does: 1 + 3 tries, 1 s apart, whatever Retry-After says. */
-async function deliver(agent: http.Agent, url: URL, batch: Batch, tally: { requests: number; statuses: Record<string, number> }): Promise<boolean> {
+export async function deliver(agent: http.Agent, url: URL, batch: Batch, tally: { requests: number; statuses: Record<string, number> }): Promise<boolean> {
   for (let attempt = 0; attempt < 4; attempt++) {
     if (attempt) await sleep(1000)
     tally.requests++
@@ -118,7 +118,8 @@ async function secondOrganization(host: BurstHost, strings: number): Promise<See
   return { ...seed, projectId: org.projectId, stepId: org.stepId, organizationId: SECOND.id, domain: SECOND.domain }
 }
 
-async function baselineRate(host: BurstHost, source: BatchSource, senders: number): Promise<number> {
+/** Events/s of a plain node:http server taking the source's first 20 batches from the same senders, 4 s. */
+export async function baselineRate(host: BurstHost, source: BatchSource, senders: number): Promise<number> {
   const baseline = await host.startBaseline()
   const pool = Array.from({ length: Math.min(20, source.count) }, (_, i) => source.batch(i))
   const r = await runLoad({ url: baseline.url, concurrency: senders, count: Number.MAX_SAFE_INTEGER, batch: (i) => pool[i % pool.length]!, durationMs: 4000 })

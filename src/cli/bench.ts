@@ -1,15 +1,17 @@
 // `switchyard bench`: the emulator, the worker and a baseline server as separate processes on
 // loopback, driven by a load generator in this process (which does nothing else while it sends,
 // so on a 2-core machine the worker gets one core and the sender the other; the emulator only
-// answers API calls). Four measurements in one run: ingest vs a plain node:http baseline, end to
-// end through qa-gate, AI proofreading with a slow fake model and its cached rerun, a flood, a
-// burst during an API outage (src/bench/burst.ts), and adversarial texts mixed into the load.
+// answers API calls). Measurements in one run: ingest vs a plain node:http baseline, end to end
+// through qa-gate, AI proofreading with a slow fake model and its cached rerun, a flood, a burst
+// during an API outage (src/bench/burst.ts), a restart with a backlog of a million pairs
+// (src/bench/restart.ts), and adversarial texts mixed into the load.
 // Results: a table on stdout, bench/results.json and bench/flood.svg.
 import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { runBurst } from '../bench/burst.js'
+import { runRestart } from '../bench/restart.js'
 import { runLoad } from '../bench/load-generator.js'
 import { cpuMsOf, memoryOf, startChild, stopChildrenOnSignal, waitFor, type Child } from '../bench/processes.js'
 import { checkTargets, formatTable, resultRows, summarizeAdversarial, type AdversarialResult, type AdversarialRound, type AdversarialRun, type AiRun, type BenchResults, type EndToEndResult, type FloodResult, type IngestResult } from '../bench/report.js'
@@ -41,6 +43,9 @@ interface Settings {
   floodQueueLimit: number
   burstPairs: number
   burstOutageSeconds: number
+  restartPairs: number
+  /** A postgres:// STORE_URL for the workers instead of a SQLite file each (a table per worker). */
+  storeUrl: string | undefined
   workerConcurrency: number | undefined
   pipelineThreads: number | undefined
   adversarialStrings: number
@@ -55,13 +60,17 @@ interface Settings {
 const USAGE = `switchyard bench [options]
 
   --quick               small counts and a short model latency (under a minute)
-  --only LIST           run only some of: ingest,e2e,ai,flood,burst,adversarial
+  --only LIST           run only some of: ingest,e2e,ai,flood,burst,restart,adversarial
   --concurrency N       sender connections (default 16)
   --ai-latency MS       latency of the fake model (default 800; quick 100)
   --flood N             strings offered in the flood (default 200000)
   --burst N             string-language pairs of the burst (default 1000000; quick 20000)
   --outage S            seconds the API is down at the start of the burst (default 60; quick 5)
+  --restart N           string-language pairs left on disk, in batches of 100, by a worker then
+                        killed and started again (default 1000000; quick 20000)
   --worker-concurrency N  CONCURRENCY of the worker (default: the worker's own default)
+  --store-url URL       a postgres:// STORE_URL for the workers instead of a SQLite file each:
+                        each worker gets its own table there, dropped at the end
   --pipeline-threads N  PIPELINE_THREADS of the worker (default: the worker's own; 0: inline)
   --adversarial N       normal strings of the adversarial scenario (default 20000; quick 6000)
   --adversarial-rounds N  rounds of the adversarial scenario (default 3; quick 1): the rate
@@ -90,12 +99,14 @@ function parseArgs(args: string[]): Settings | string {
     floodQueueLimit: quick ? 1000 : 2000,
     burstPairs: quick ? 20_000 : 1_000_000,
     burstOutageSeconds: quick ? 5 : 60,
+    restartPairs: quick ? 20_000 : 1_000_000,
+    storeUrl: undefined,
     workerConcurrency: undefined,
     pipelineThreads: undefined,
     adversarialStrings: quick ? 6000 : 20_000,
     adversarialRounds: quick ? 1 : 3,
     adversarialSource: undefined,
-    only: new Set(['ingest', 'e2e', 'ai', 'flood', 'burst', 'adversarial']),
+    only: new Set(['ingest', 'e2e', 'ai', 'flood', 'burst', 'restart', 'adversarial']),
     profile: false,
     out: path.join(PACKAGE_ROOT, 'bench'),
   }
@@ -114,6 +125,12 @@ function parseArgs(args: string[]): Settings | string {
       else if (a === '--flood') s.floodStrings = num()
       else if (a === '--burst') s.burstPairs = num()
       else if (a === '--outage') s.burstOutageSeconds = num()
+      else if (a === '--restart') s.restartPairs = num()
+      else if (a === '--store-url') {
+        s.storeUrl = args[++i]
+        if (!/^postgres(ql)?:\/\//.test(s.storeUrl ?? '')) return '--store-url takes a postgres:// URL (each worker gets its own table in it)'
+        if (/[?&](table|schema)=/.test(s.storeUrl!)) return '--store-url: leave out ?table= and ?schema= (each worker gets its own table)'
+      }
       else if (a === '--worker-concurrency') s.workerConcurrency = num()
       else if (a === '--pipeline-threads') {
         s.pipelineThreads = Number(args[++i])
@@ -131,7 +148,7 @@ function parseArgs(args: string[]): Settings | string {
       return (error as Error).message
     }
   }
-  for (const o of s.only) if (!['ingest', 'e2e', 'ai', 'flood', 'burst', 'adversarial'].includes(o)) return `--only: unknown part "${o}"`
+  for (const o of s.only) if (!['ingest', 'e2e', 'ai', 'flood', 'burst', 'restart', 'adversarial'].includes(o)) return `--only: unknown part "${o}"`
   return s
 }
 
@@ -174,6 +191,10 @@ class Bench {
   private readonly clientSecret = 'bench-client-secret'
   private workerPorts: number[] = []
   private workers = 0
+  /** Each worker's port and data directory, by its URL. */
+  private readonly places = new Map<string, { port: number; dir: string }>()
+  /** Tables made in --store-url's database, dropped at the end. */
+  private readonly tables = new Set<string>()
 
   constructor(readonly s: Settings) {}
 
@@ -237,13 +258,14 @@ class Bench {
     return { child, url: line!.url as string }
   }
 
-  /** A worker process; `connect` runs the OAuth flow through its routes, as a browser would. */
-  async startWorker(env: Record<string, string>, connect: boolean): Promise<{ child: Child; url: string }> {
+  /** A worker process; `connect` runs the OAuth flow through its routes, as a browser would. `at`: the port and data of an earlier one. */
+  async startWorker(env: Record<string, string>, connect: boolean, at?: { port: number; dir: string }): Promise<{ child: Child; url: string }> {
     const index = this.workers++
-    const port = connect ? this.workerPorts[index % this.workerPorts.length]! : await freePort()
+    const port = at?.port ?? (connect ? this.workerPorts[index % this.workerPorts.length]! : await freePort())
     const url = `http://127.0.0.1:${port}`
-    const dir = path.join(this.dataDir, `worker-${index}`)
+    const dir = at?.dir ?? path.join(this.dataDir, `worker-${index}`)
     mkdirSync(dir, { recursive: true })
+    this.places.set(url, { port, dir })
     const nodeArgs = [...(this.s.profile ? ['--cpu-prof', '--cpu-prof-dir', path.join(this.s.out, 'profiles')] : []), ...(process.env.BENCH_WORKER_NODE_ARGS ?? SERVE_NODE_ARGS).split(' ').filter(Boolean)]
     const { child } = await startChild([...nodeArgs, BIN, 'serve'], {
       ...SERVE_ENV,
@@ -257,7 +279,7 @@ class Bench {
       AUTH_URL: this.emulator.url,
       API_URL: this.emulator.url,
       DATA_DIR: dir,
-      STORE_URL: `sqlite://${path.join(dir, 'switchyard.sqlite')}`,
+      STORE_URL: this.storeUrlOf(dir),
       PIPELINES_DIR: path.join(PACKAGE_ROOT, 'pipelines'),
       OPENAI_API_KEY: 'bench-key',
       OPENAI_BASE_URL: `${this.emulator.url}/v1`,
@@ -275,14 +297,49 @@ class Bench {
     return { child, url }
   }
 
+  /** A worker again on the port and the data (store, journal, tokens) of an earlier one, not connected again. */
+  restartWorker(previous: { url: string }, env: Record<string, string>): Promise<{ child: Child; url: string }> {
+    const at = this.places.get(previous.url)
+    if (!at) throw new Error(`no worker was started at ${previous.url}`)
+    return this.startWorker(env, false, at)
+  }
+
+  get organizationDomain(): string {
+    return this.emulator.organization.domain
+  }
+
   async stopChild(child: Child): Promise<void> {
     await child.stop()
     this.children.splice(this.children.indexOf(child), 1)
   }
 
+  /** A worker's store: a SQLite file in its data directory, or its own table of --store-url. */
+  private storeUrlOf(dir: string): string {
+    const url = this.s.storeUrl
+    if (!url) return `sqlite://${path.join(dir, 'switchyard.sqlite')}`
+    const table = this.tableOf(dir)
+    this.tables.add(table)
+    return `${url}${url.includes('?') ? '&' : '?'}table=${table}`
+  }
+
+  private tableOf(dir: string): string {
+    return `switchyard_bench_${path.basename(this.dataDir).replace(/[^A-Za-z0-9]/g, '_')}_${path.basename(dir).replace(/[^A-Za-z0-9]/g, '_')}`.toLowerCase()
+  }
+
   async close(): Promise<void> {
     for (const c of [...this.children].reverse()) await c.stop().catch(() => undefined)
     rmSync(this.dataDir, { recursive: true, force: true })
+    if (this.s.storeUrl && this.tables.size) {
+      const { default: pg } = await import('pg')
+      const client = new pg.Pool({ connectionString: this.s.storeUrl, max: 1 })
+      try {
+        for (const table of this.tables) await client.query(`DROP TABLE IF EXISTS ${table}`)
+      } catch (error) {
+        process.stderr.write(`bench: could not drop the workers' tables (${[...this.tables].join(', ')}): ${(error as Error).message}\n`)
+      } finally {
+        await client.end().catch(() => undefined)
+      }
+    }
   }
 
   // ---- 1. Ingest ----
@@ -621,6 +678,9 @@ export async function runBench(args: string[]): Promise<number> {
         pairs: s.burstPairs, batchSize: 1000, senders: 4, outageSeconds: s.burstOutageSeconds, secondBatches: 10, secondPairs: 20,
         endToEndScenarioPerSecond: results.endToEnd?.stringsPerSecond,
       })
+    }
+    if (s.only.has('restart')) {
+      results.restart = await runRestart(Object.assign(bench, { log }), { pairs: s.restartPairs, batchSize: 100, senders: 4 })
     }
   } finally {
     await bench.close()

@@ -78,6 +78,19 @@ describe('results', () => {
     expect(table).toContainEqual(['e2e, warm worker: the worker\'s main thread, CPU ms per 1,000 strings', '64'])
   })
 
+  it('restart with a backlog: a pair lost or memory over 300 MB is a target missed; its rows in the table', () => {
+    const restart = {
+      pairs: 1_000_000, batchSize: 100, failed: 0, journalAtKill: 1_000_000, journalMbAtKill: 180, readySeconds: 2.5, replayedSeconds: 3.1, journalAfterReplay: 1_000_000,
+      startPeakRssMb: 150, rssAfterReplayMb: 140, heapUsedAfterReplayMb: 40, baselineEventsPerSecond: 20_000, drainPerSecond: 5000, drainVsBaseline: 0.25, drainPeakRssMb: 280, done: 1_000_000, notDone: 0,
+    }
+    const targets = (r: typeof restart) => checkTargets({ ...results, restart: r }).filter((x) => x.what.startsWith('restart')).map((x) => [x.what, x.measured, x.met])
+    expect(targets(restart)).toEqual([['restart: pairs lost (not DONE at the end)', '0', true], ['restart: peak RSS from start to drained (MB)', '280', true]])
+    expect(targets({ ...restart, done: 999_999, notDone: 1, drainPeakRssMb: 301 })).toEqual([['restart: pairs lost (not DONE at the end)', '1', false], ['restart: peak RSS from start to drained (MB)', '301', false]])
+    const table = resultRows({ ...results, restart })
+    expect(table).toContainEqual(['restart: s to /readyz / to the journal indexed', '2.50 / 3.10'])
+    expect(table).toContainEqual(['restart: pairs in the journal once indexed', '1000000'])
+  })
+
   it('adversarial rounds: the rate ratio of the median round, the delay and outcome of the worst', () => {
     const run = (perSecond: number, p99: number, slowest: number | null) => ({
       normalStrings: 100, adversarialStrings: slowest === undefined ? 0 : 2, seconds: 1, normalStringsPerSecond: perSecond,
