@@ -70,7 +70,8 @@ const USAGE = `switchyard bench [options]
                         killed and started again (default 1000000; quick 20000)
   --worker-concurrency N  CONCURRENCY of the worker (default: the worker's own default)
   --store-url URL       a postgres:// STORE_URL for the workers instead of a SQLite file each:
-                        each worker gets its own table there, dropped at the end
+                        each worker gets its own table there (switchyard_bench_*), dropped at
+                        the end (a bench stopped by a signal leaves them)
   --pipeline-threads N  PIPELINE_THREADS of the worker (default: the worker's own; 0: inline)
   --adversarial N       normal strings of the adversarial scenario (default 20000; quick 6000)
   --adversarial-rounds N  rounds of the adversarial scenario (default 3; quick 1): the rate
@@ -323,7 +324,8 @@ class Bench {
   }
 
   private tableOf(dir: string): string {
-    return `switchyard_bench_${path.basename(this.dataDir).replace(/[^A-Za-z0-9]/g, '_')}_${path.basename(dir).replace(/[^A-Za-z0-9]/g, '_')}`.toLowerCase()
+    // switchyard-bench-<random>/worker-<n> -> switchyard_bench_<random>_worker_<n>
+    return `${path.basename(this.dataDir)}_${path.basename(dir)}`.replace(/[^A-Za-z0-9]/g, '_').toLowerCase()
   }
 
   async close(): Promise<void> {
