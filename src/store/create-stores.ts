@@ -194,87 +194,91 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
       }
     }
     case 'postgres':
-    case 'postgresql': {
-      const url = new URL(storeUrl)
-      const table = url.searchParams.get('table') ?? 'switchyard'
-      const schema = url.searchParams.get('schema') ?? 'public'
-      for (const [what, name] of [['table', table], ['schema', schema]] as const) {
-        if (!IDENTIFIER.test(name)) throw new Error(`STORE_URL: ${what} "${name}" must be letters, digits and _ (not starting with a digit)`)
-      }
-      url.searchParams.delete('table')
-      url.searchParams.delete('schema')
-      const { default: KeyvPostgres } = await import('@keyv/postgres')
-      const { default: pg } = await import('pg')
-      // @keyv/postgres keeps one module-wide pool per URI and each adapter's disconnect() ends it,
-      // so two Stores on one database (two journals in a test, a CLI command beside the server)
-      // would close each other's connections. Each Stores gets its own pool instead.
-      const pool = new pg.Pool({ connectionString: url.toString(), max: 10, connectionTimeoutMillis: connectTimeoutMs, idleTimeoutMillis: 30_000 })
-      // An idle connection dropped by a server restart must not crash the process; the next
-      // query opens a new one.
-      pool.on('error', () => undefined)
-      const createTable =
-        (schema === 'public' ? '' : `CREATE SCHEMA IF NOT EXISTS ${schema}; `) +
-        `CREATE TABLE IF NOT EXISTS ${schema}.${table}(key VARCHAR(255) PRIMARY KEY, value TEXT)`
-      // Made before the first query and again after a failure: if the database was down at start,
-      // the table is created once it is back instead of every query failing for ever.
-      let ready: Promise<void> | undefined
-      const ensureTable = (): Promise<void> =>
-        (ready ??= pool.query(createTable).then(
-          () => undefined,
-          (err: Error & { code?: string }) => {
-            // Another instance created it at the same moment.
-            if (err.code === '23505' || err.code === '42P07') return
-            ready = undefined
-            throw err
-          },
-        ))
-      class PooledPostgres extends KeyvPostgres {
-        override async connect(): Promise<(sql: string, values?: unknown) => Promise<unknown[]>> {
-          return async (sql, values) => {
-            await ensureTable()
-            return (await pool.query(sql, values as unknown[] | undefined)).rows
-          }
-        }
-        override async disconnect(): Promise<void> {
-          // The pool belongs to the Stores; close() ends it once.
-        }
-
-        /**
-         * The adapter's own iterator, save that a failed query throws: the adapter's emits an
-         * 'error' event and ends as if it had seen every row, so a journal replay cut short by a
-         * lost connection would have indexed part of the backlog and left the rest on disk until
-         * the next restart. Keyset pages in the database's order (the primary key's index), of
-         * as many rows as SQLite's.
-         */
-        override async *iterator(namespace?: string): AsyncGenerator<[string, string], void, unknown> {
-          const query = await this.connect()
-          const pattern = `${namespace ? `${namespace.replace(/[%_\\]/g, '\\$&')}:` : ''}%`
-          const limit = namespace?.endsWith('findings') ? SQLITE_FINDINGS_PAGE_ROWS : SQLITE_PAGE_ROWS
-          const from = `SELECT key, value FROM ${schema}.${table} WHERE key LIKE $1`
-          let last: string | undefined
-          for (;;) {
-            const rows = (last === undefined
-              ? await query(`${from} ORDER BY key LIMIT ${limit}`, [pattern])
-              : await query(`${from} AND key > $2 ORDER BY key LIMIT ${limit}`, [pattern, last])) as Array<{ key: string; value: string }>
-            for (const row of rows) yield [row.key, row.value]
-            if (rows.length < limit) return
-            last = rows[rows.length - 1]!.key
-          }
-        }
-      }
-      return {
-        kind: 'postgres',
-        make: () => new PooledPostgres({ table, schema }),
-        keyvPrefixes: true,
-        scanRanges: async (_adapter, ranges) => (ranges.length ? (await ensureTable(), pgScanRanges(pool, `${schema}.${table}`, ranges)) : []),
-        scanContaining: async (_adapter, ranges, contains, page) => (await ensureTable(), pgScanContaining(pool, `${schema}.${table}`, ranges, contains, page)),
-        end: async () => {
-          await pool.end().catch(() => undefined)
-        },
-      }
-    }
+    case 'postgresql':
+      return postgresBackend(storeUrl, connectTimeoutMs)
     default:
       throw new Error(`STORE_URL: unsupported scheme "${scheme}" (use sqlite://, redis://, rediss://, postgres:// or memory://)`)
+  }
+}
+
+/** PostgreSQL: a table (`?table=`, `?schema=`) on a pool of this Stores' own. */
+async function postgresBackend(storeUrl: string, connectTimeoutMs: number): Promise<Backend> {
+  const url = new URL(storeUrl)
+  const table = url.searchParams.get('table') ?? 'switchyard'
+  const schema = url.searchParams.get('schema') ?? 'public'
+  for (const [what, name] of [['table', table], ['schema', schema]] as const) {
+    if (!IDENTIFIER.test(name)) throw new Error(`STORE_URL: ${what} "${name}" must be letters, digits and _ (not starting with a digit)`)
+  }
+  url.searchParams.delete('table')
+  url.searchParams.delete('schema')
+  const { default: KeyvPostgres } = await import('@keyv/postgres')
+  const { default: pg } = await import('pg')
+  // @keyv/postgres keeps one module-wide pool per URI and each adapter's disconnect() ends it,
+  // so two Stores on one database (two journals in a test, a CLI command beside the server)
+  // would close each other's connections. Each Stores gets its own pool instead.
+  const pool = new pg.Pool({ connectionString: url.toString(), max: 10, connectionTimeoutMillis: connectTimeoutMs, idleTimeoutMillis: 30_000 })
+  // An idle connection dropped by a server restart must not crash the process; the next
+  // query opens a new one.
+  pool.on('error', () => undefined)
+  const createTable =
+    (schema === 'public' ? '' : `CREATE SCHEMA IF NOT EXISTS ${schema}; `) +
+    `CREATE TABLE IF NOT EXISTS ${schema}.${table}(key VARCHAR(255) PRIMARY KEY, value TEXT)`
+  // Made before the first query and again after a failure: if the database was down at start,
+  // the table is created once it is back instead of every query failing for ever.
+  let ready: Promise<void> | undefined
+  const ensureTable = (): Promise<void> =>
+    (ready ??= pool.query(createTable).then(
+      () => undefined,
+      (err: Error & { code?: string }) => {
+        // Another instance created it at the same moment.
+        if (err.code === '23505' || err.code === '42P07') return
+        ready = undefined
+        throw err
+      },
+    ))
+  class PooledPostgres extends KeyvPostgres {
+    override async connect(): Promise<(sql: string, values?: unknown) => Promise<unknown[]>> {
+      return async (sql, values) => {
+        await ensureTable()
+        return (await pool.query(sql, values as unknown[] | undefined)).rows
+      }
+    }
+    override async disconnect(): Promise<void> {
+      // The pool belongs to the Stores; close() ends it once.
+    }
+
+    /**
+     * The adapter's own iterator, save that a failed query throws: the adapter's emits an
+     * 'error' event and ends as if it had seen every row, so a journal replay cut short by a
+     * lost connection would have indexed part of the backlog and left the rest on disk until
+     * the next restart. Keyset pages in the database's order (the primary key's index), of
+     * as many rows as SQLite's.
+     */
+    override async *iterator(namespace?: string): AsyncGenerator<[string, string], void, unknown> {
+      const query = await this.connect()
+      const pattern = `${namespace ? `${namespace.replace(/[%_\\]/g, '\\$&')}:` : ''}%`
+      const limit = namespace?.endsWith('findings') ? SQLITE_FINDINGS_PAGE_ROWS : SQLITE_PAGE_ROWS
+      const from = `SELECT key, value FROM ${schema}.${table} WHERE key LIKE $1`
+      let last: string | undefined
+      for (;;) {
+        const rows = (last === undefined
+          ? await query(`${from} ORDER BY key LIMIT ${limit}`, [pattern])
+          : await query(`${from} AND key > $2 ORDER BY key LIMIT ${limit}`, [pattern, last])) as Array<{ key: string; value: string }>
+        for (const row of rows) yield [row.key, row.value]
+        if (rows.length < limit) return
+        last = rows[rows.length - 1]!.key
+      }
+    }
+  }
+  return {
+    kind: 'postgres',
+    make: () => new PooledPostgres({ table, schema }),
+    keyvPrefixes: true,
+    scanRanges: async (_adapter, ranges) => (ranges.length ? (await ensureTable(), pgScanRanges(pool, `${schema}.${table}`, ranges)) : []),
+    scanContaining: async (_adapter, ranges, contains, page) => (await ensureTable(), pgScanContaining(pool, `${schema}.${table}`, ranges, contains, page)),
+    end: async () => {
+      await pool.end().catch(() => undefined)
+    },
   }
 }
 
