@@ -49,48 +49,52 @@ async function leaveOnDisk(storeUrl: string, strings: number): Promise<void> {
   await first.stores.close()
 }
 
+/**
+ * `strings` of A's strings left on disk by a first run, then `test` with the store opened again,
+ * its journal's first `failures` scans cut after `after` entries; the data removed afterwards.
+ */
+async function afterFirstRun(strings: number, failures: number, after: number, test: (o: { storeUrl: string; stores: Stores; scans: () => number }) => Promise<void>): Promise<void> {
+  const data = tempDir('replay-retry')
+  const storeUrl = `sqlite://${data.dir}/state.sqlite`
+  try {
+    await leaveOnDisk(storeUrl, strings)
+    const stores = await createStores(storeUrl)
+    await test({ storeUrl, stores, scans: failingScans(stores, failures, after).scans })
+  } finally {
+    data.remove()
+  }
+}
+
 describe('the journal replay after a restart', () => {
   it('is tried again when the store fails part way: every string left on disk is reported once, and webhooks are taken meanwhile', async () => {
-    const data = tempDir('replay-retry')
-    const storeUrl = `sqlite://${data.dir}/state.sqlite`
-    try {
-      await leaveOnDisk(storeUrl, 1000)
-      const stores = await createStores(storeUrl)
-      // Two scans fail after two entries each; the third goes through.
-      const scans = failingScans(stores, 2, 2)
+    // Two scans fail after two entries each; the third goes through.
+    await afterFirstRun(1000, 2, 2, async ({ storeUrl, stores, scans }) => {
       const service = fakeServiceFetch()
       const second = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, stores, replayRetryMs: 300, config: { storeUrl, queueLimit: 1000, apiUrl: 'http://{organization_domain}.api.test' } })
       running.push({ stop: async () => (await second.stop(), await stores.close()) })
       // While the replay waits to be tried again, another organization's batch is acknowledged.
-      await expect.poll(() => scans.scans(), { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(1)
+      await expect.poll(() => scans(), { timeout: 5_000, interval: 10 }).toBeGreaterThanOrEqual(1)
       expect((await fetch(`${second.url}/webhooks`, signedRequest(batch(5000, 50, B.orgId), SECRET, B))).status).toBe(200)
       await second.replayed
-      expect(scans.scans()).toBe(3)
+      expect(scans()).toBe(3)
       await second.idle(30_000)
       const ofA = reportedIds(service, A.domain)
       expect(ofA.length).toBe(1000)
       expect(new Set(ofA).size).toBe(1000)
       expect(reportedIds(service, B.domain).length).toBe(50)
       expect(second.stats()).toMatchObject({ journal: 0, backlog: 0, depth: 0 })
-    } finally {
-      data.remove()
-    }
+    })
   }, 60_000)
 
   it('that keeps failing does not hold up a stop', async () => {
-    const data = tempDir('replay-stop')
-    const storeUrl = `sqlite://${data.dir}/state.sqlite`
-    try {
-      await leaveOnDisk(storeUrl, 200)
-      const stores = await createStores(storeUrl)
-      const scans = failingScans(stores, Number.POSITIVE_INFINITY, 0)
+    await afterFirstRun(200, Number.POSITIVE_INFINITY, 0, async ({ storeUrl, stores, scans }) => {
       const second = await startTestWorker({ pipelines: fakePipelines(), fetch: fakeServiceFetch().fetch, stores, replayRetryMs: 20_000, config: { storeUrl, shutdownTimeoutMs: 20_000 } })
-      await expect.poll(() => scans.scans(), { timeout: 5_000, interval: 10 }).toBe(1)
+      await expect.poll(() => scans(), { timeout: 5_000, interval: 10 }).toBe(1)
       const began = Date.now()
       await second.stop()
       await stores.close()
       expect(Date.now() - began).toBeLessThan(5_000)
-      expect(scans.scans()).toBe(1)
+      expect(scans()).toBe(1)
       // Nothing was lost: the next start finds the strings on disk.
       const again = await createStores(storeUrl)
       const service = fakeServiceFetch()
@@ -98,8 +102,6 @@ describe('the journal replay after a restart', () => {
       running.push({ stop: async () => (await third.stop(), await again.close()) })
       await third.idle(30_000)
       expect(reportedIds(service, A.domain).length).toBe(200)
-    } finally {
-      data.remove()
-    }
+    })
   }, 60_000)
 })
