@@ -568,7 +568,12 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const heldWaiting = () => held.list().reduce((n, h) => n + (backlog?.waiting(h.domain) ?? 0), 0)
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
-    await replayed
+    // A replay that keeps failing (the store down) is waited for until the deadline only.
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<boolean>((resolve) => (timer = setTimeout(() => resolve(true), timeoutMs)))
+    const replayLate = await Promise.race([replayed.then(() => false), late])
+    clearTimeout(timer)
+    if (replayLate) throw new Error(`worker not idle after ${timeoutMs} ms: the journal's replay has not gone through (is the store reachable?)`)
     const waiting = async () => (shared ? (await shared.backlog()) - shared.held : (backlog?.waiting() ?? 0) - heldWaiting())
     while (queue.depth > 0 || (await waiting()) > 0) {
       if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open`)

@@ -98,8 +98,10 @@ export class Backlog {
   private readonly reading = new Map<string, number>()
   private ready = false
   private closed = false
-  /** What replay indexed so far (over every attempt). */
-  private readonly indexed = { strings: 0, batches: 0 }
+  /** What replay indexed and journaled again so far (over every attempt). */
+  private readonly indexed = { strings: 0, batches: 0, parked: 0 }
+  /** Parked strings (their keys) journaled again by a replay, until one goes through. */
+  private readonly rejournaled = new Set<string>()
   private refilling?: Promise<void>
   private again = false
   private kicked = false
@@ -316,28 +318,39 @@ export class Backlog {
       })
     })
     for (const line of this.lines.values()) for (const refs of line.steps.values()) refs.sort((a, b) => (a.entryId < b.entryId ? -1 : a.entryId > b.entryId ? 1 : a.part - b.part))
-    const retried = await this.retryParked(parked)
+    await this.retryParked(parked)
+    this.rejournaled.clear()
     this.ready = !this.closed
     this.kick()
-    return { strings: indexed.strings + retried, batches: indexed.batches, parked: parked.length }
+    return { strings: indexed.strings + indexed.parked, batches: indexed.batches, parked: indexed.parked }
   }
 
-  private async retryParked(parked: ParkedJob[]): Promise<number> {
+  /**
+   * Journal the parked strings again (a restart is their retry), then take them out of the parked
+   * set. A replay tried again after a failure here journals only those an earlier attempt had not
+   * (the others are only taken out of the parked set again). Counted in `indexed.parked`.
+   */
+  private async retryParked(parked: ParkedJob[]): Promise<void> {
     const { journal } = this.options
     const byOrganization = new Map<string, Job[]>()
+    const journaledBefore: Job[] = []
     for (const p of parked) {
+      if (this.rejournaled.has(p.job.key)) {
+        journaledBefore.push(p.job)
+        continue
+      }
       const list = byOrganization.get(organizationOf(p.job)) ?? []
       list.push({ ...p.job, attempts: 0 })
       byOrganization.set(organizationOf(p.job), list)
     }
-    // Each organization's strings leave the parked set as soon as they are journaled again, so a
-    // replay tried again after a failure here journals only those it had not reached.
+    for (const job of journaledBefore) await journal.unpark(job)
     for (const [organization, jobs] of byOrganization) {
       const at = await journal.append(journal.newBatchId(), jobs)
       this.add(organization, jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true, step: stepOfJobs(jobs) }, true)
+      for (const job of jobs) this.rejournaled.add(job.key)
+      this.indexed.parked += jobs.length
       for (const job of jobs) await journal.unpark(job)
     }
-    return parked.length
   }
 
   /** Stop reading the backlog back (shutdown): what waits on disk stays there for the next start. */

@@ -3,7 +3,13 @@
 // worked on, once, and nothing waits on disk until the next restart. A stop does not wait for a
 // replay that keeps failing.
 import { afterEach, describe, expect, it } from 'vitest'
-import type Keyv from 'keyv'
+import Keyv from 'keyv'
+import type { Job } from '../../src/protocol/job.js'
+import { Backlog } from '../../src/queue/backlog.js'
+import { Dedupe } from '../../src/queue/dedupe.js'
+import { Journal } from '../../src/queue/journal.js'
+import { WorkQueue } from '../../src/queue/work-queue.js'
+import { silentLogger } from '../../src/util/logger.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { createStores, type Stores } from '../../src/store/create-stores.js'
 import { recalculationEvent, signedRequest } from '../support/events.js'
@@ -86,10 +92,43 @@ describe('the journal replay after a restart', () => {
     })
   }, 60_000)
 
+  it('journals parked strings again once, when taking them out of the parked set failed part way', async () => {
+    const store = new Keyv()
+    const parkedJobs: Job[] = Array.from({ length: 3 }, (_, i) => ({
+      key: `A|1|2|de|${i}|1`, organizationId: 'A', domain: 'a', moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
+      string: { key: 'k', context: '', maxLength: 0, text: 't', isPlural: false, fileType: 'json', filePath: '/a', labelIds: [] },
+      sourceLanguage: { id: 'en' }, targetLanguage: { id: 'de' }, batchId: '', attempts: 3,
+    }) as Job)
+    const before = new Journal(store)
+    for (const job of parkedJobs) await before.park(job, 'the API kept failing')
+    // The restart: the second string's removal from the parked set fails once.
+    const journal = new Journal(store)
+    const del = store.delete.bind(store)
+    let deletes = 0
+    store.delete = (async (key: string) => {
+      if (++deletes === 2) throw new Error('connection terminated unexpectedly')
+      return del(key)
+    }) as typeof store.delete
+    const queue = new WorkQueue({ concurrency: 1, limit: 100, process: () => new Promise(() => undefined), onError: () => undefined })
+    queue.pause()
+    const backlog = new Backlog({ journal, queue, dedupe: new Dedupe(60_000), log: silentLogger(), isHeld: () => false, report: () => undefined, maxBytes: 2 ** 30, organizationShare: 1 })
+    await expect(backlog.replay()).rejects.toThrow('connection terminated')
+    expect(await backlog.replay()).toMatchObject({ strings: 3, parked: 3 })
+    // Three strings owed, once each: in the books, against the organization's share, and waiting.
+    expect(journal.size).toBe(3)
+    expect(journal.used('A').strings).toBe(3)
+    expect(queue.depth + backlog.waiting()).toBe(3)
+    const left = await new Journal(store).load()
+    expect(left.parked).toEqual([])
+    expect(left.batches.flatMap((b) => b.jobs.map((j) => j.key)).sort()).toEqual(parkedJobs.map((j) => j.key))
+  })
+
   it('that keeps failing does not hold up a stop', async () => {
     await afterFirstRun(200, Number.POSITIVE_INFINITY, 0, async ({ storeUrl, stores, scans }) => {
       const second = await startTestWorker({ pipelines: fakePipelines(), fetch: fakeServiceFetch().fetch, stores, replayRetryMs: 20_000, config: { storeUrl, shutdownTimeoutMs: 20_000 } })
       await expect.poll(() => scans(), { timeout: 5_000, interval: 10 }).toBe(1)
+      // Nor idle(): it gives up at its deadline, saying why.
+      await expect(second.idle(300)).rejects.toThrow(/replay has not gone through/)
       const began = Date.now()
       await second.stop()
       await stores.close()
