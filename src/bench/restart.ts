@@ -16,7 +16,7 @@ export interface RestartResult {
   failed: number
   /** Pairs acknowledged and not done (/healthz `journal`) when the first worker was killed: on disk, some of them also in its window. */
   journalAtKill: number
-  /** Journal bytes on disk then (/metrics). */
+  /** Backlog bytes then, as BACKLOG_MAX_MB counts them (the jobs' compact text; /metrics), not the store's file size. */
   journalMbAtKill: number
   /** From starting the new process to its /readyz answering 200 (what a load balancer waits for). */
   readySeconds: number
