@@ -59,7 +59,7 @@ interface Settings {
 
 const USAGE = `switchyard bench [options]
 
-  --quick               small counts and a short model latency (under a minute)
+  --quick               small counts and a short model latency (a few minutes)
   --only LIST           run only some of: ingest,e2e,ai,flood,burst,restart,adversarial
   --concurrency N       sender connections (default 16)
   --ai-latency MS       latency of the fake model (default 800; quick 100)
