@@ -157,6 +157,7 @@ function bullmqOptions(config: Config, log: Logger) {
   if (!redisUrl) throw new Error('QUEUE=bullmq needs Redis: set QUEUE_REDIS_URL, or a redis:// STORE_URL')
   return {
     redisUrl,
+    name: config.queueName,
     concurrency: config.queueConcurrency,
     attempts: Math.max(1, config.apiMaxAttempts),
     backoffMs: 1000,

@@ -99,6 +99,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!/^[A-Za-z][A-Za-z0-9-]*-$/.test(config.headerPrefix)) {
     errors.push(`HEADER_PREFIX: "${config.headerPrefix}" must look like X-Service- (letters, digits, dashes, ending in -)`)
   }
+  // BullMQ keys are bull:<name>:<part>: a colon would make one deployment's keys look like another's.
+  if (!/^[A-Za-z0-9_-]{1,100}$/.test(config.queueName)) {
+    errors.push(`QUEUE_NAME: "${config.queueName}" must be 1 to 100 letters, digits, - or _ (it names the Redis keys bull:<name>:...)`)
+  }
   // The id alone lets an authorization start, but the code exchange and every token refresh need
   // the secret (and settings callbacks are verified with it): refuse to start half-configured.
   if (config.clientId && !config.clientSecret) {

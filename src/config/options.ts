@@ -95,6 +95,7 @@ export const OPTIONS = {
   queue: { env: 'QUEUE', kind: 'enum', values: ['memory', 'bullmq'], default: 'memory', description: 'Work queue: in-process (default) or BullMQ on Redis (QUEUE_REDIS_URL or a redis STORE_URL).' },
   queueConcurrency: { env: 'QUEUE_CONCURRENCY', kind: 'int', default: 1000, min: 1, max: 100000, description: 'QUEUE=bullmq: strings one instance works on at once (enough to fill a PATCH of 500).' },
   queueLockMs: { env: 'QUEUE_LOCK_MS', kind: 'int', default: 30000, min: 1000, description: "QUEUE=bullmq: how long a string stays with an instance that stopped renewing its lock before another takes it over." },
+  queueName: { env: 'QUEUE_NAME', kind: 'string', default: 'switchyard-strings', description: "QUEUE=bullmq: the BullMQ queue, and the prefix of every Redis key the queue keeps (bull:<name>:...). Instances of one deployment share it; another deployment on the same Redis needs its own (letters, digits, - and _)." },
   queueRedisUrl: { env: 'QUEUE_REDIS_URL', kind: 'string', description: 'Redis for QUEUE=bullmq; default: STORE_URL when it is redis://.' },
   logLevel: { env: 'LOG_LEVEL', kind: 'enum', values: ['fatal', 'error', 'warn', 'info', 'debug', 'trace', 'silent'], default: 'info', description: 'Log level.' },
   logFormat: { env: 'LOG_FORMAT', kind: 'enum', values: ['auto', 'json', 'pretty'], default: 'auto', description: 'Log lines as JSON (for a log collector) or pretty (for a person); auto: pretty when standard output is a terminal, JSON otherwise.' },

@@ -69,6 +69,12 @@ describe('Config from OPTIONS', () => {
     expect(table).toContain('| `PIPELINE_THREADS` | int |  | Threads that run')
   })
 
+  it('takes a BullMQ queue name that cannot reach into another deployment\'s keys', () => {
+    expect(loadConfig({}).queueName).toBe('switchyard-strings')
+    expect(loadConfig({ QUEUE_NAME: 'eu_west-2' }).queueName).toBe('eu_west-2')
+    for (const bad of ['a:b', 'with space', 'x'.repeat(101), '{tag}']) expect(() => loadConfig({ QUEUE_NAME: bad }), bad).toThrow(/QUEUE_NAME: .*letters, digits, - or _/)
+  })
+
   it('reports every bad value at once, naming the variable', () => {
     expect(() => loadConfig({ PORT: 'x', QUEUE: 'kafka', BASE_URL: 'not a url' })).toThrow(/PORT: "x".*\n.*BASE_URL.*\n.*QUEUE: "kafka"/)
   })

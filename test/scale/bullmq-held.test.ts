@@ -13,8 +13,10 @@ import { REDIS_BYTES_PER_HELD_STRING, type BullmqJournal } from '../../src/queue
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 
-// A database of its own, emptied before each test: the worker's queue has the default name.
+// A database of its own, emptied before each test. The worker's queue is named by QUEUE_NAME (the
+// keys below are found only if the worker passes it on to BullMQ).
 const DB = 10
+const QUEUE_NAME = 'held-test'
 
 const job = (stringId: number, domain = 'acme'): Job =>
   ({ key: `${domain}|7|11|de|${stringId}|1`, organizationId: domain, domain, moduleKey: 'm', projectId: 7, stepId: 11, languageId: 'de', stringId, revision: 1, batchId: '', attempts: 0, string: { key: '', context: '', maxLength: 0, text: 't', isPlural: false, fileType: '', filePath: '', labelIds: [] } }) as unknown as Job
@@ -39,7 +41,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
   /** A journal on the test's database (the worker's queue name), closed after the test. */
   const journalOf = async (o: Partial<ConstructorParameters<typeof BullmqJournal>[0]> = {}) => {
     const { BullmqJournal } = await import('../../src/queue/bullmq-journal.js')
-    const journal = new BullmqJournal({ redisUrl: url, concurrency: 10, attempts: 1, backoffMs: 10, lockMs: 5000, dedupeTtlMs: 60_000, log: silentLogger(), ...o })
+    const journal = new BullmqJournal({ redisUrl: url, name: QUEUE_NAME, concurrency: 10, attempts: 1, backoffMs: 10, lockMs: 5000, dedupeTtlMs: 60_000, log: silentLogger(), ...o })
     running.push({ stop: () => journal.close() })
     return journal
   }
@@ -47,7 +49,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
   const heldFields = async (domain: string) => {
     const client = await redis()
     try {
-      const key = `bull:switchyard-strings:held:${domain}`
+      const key = `bull:${QUEUE_NAME}:held:${domain}`
       return [...(await client.hkeys(key)), ...(await client.hkeys(`${key}:staging`))].sort()
     } finally {
       client.disconnect()
@@ -56,7 +58,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
   const heldValue = async (domain: string, field: string) => {
     const client = await redis()
     try {
-      return await client.hget(`bull:switchyard-strings:held:${domain}`, field)
+      return await client.hget(`bull:${QUEUE_NAME}:held:${domain}`, field)
     } finally {
       client.disconnect()
     }
@@ -66,7 +68,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
   const whereAreThey = async () => {
     const client = await redis()
     try {
-      const q = (k: string) => `bull:switchyard-strings:${k}`
+      const q = (k: string) => `bull:${QUEUE_NAME}:${k}`
       const [wait, prioritized, active, completed, failed, delayed] = await Promise.all([client.llen(q('wait')), client.zcard(q('prioritized')), client.llen(q('active')), client.zcard(q('completed')), client.zcard(q('failed')), client.zcard(q('delayed'))])
       return JSON.stringify({ wait, prioritized, active, completed, failed, delayed, held: await heldCount('acme') })
     } finally {
@@ -78,7 +80,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
   const failedJobs = async () => {
     const client = await redis()
     try {
-      return await client.zcard('bull:switchyard-strings:failed')
+      return await client.zcard(`bull:${QUEUE_NAME}:failed`)
     } finally {
       client.disconnect()
     }
@@ -91,7 +93,7 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
       heldBaseDelayMs: 100,
       ...o,
       // Two attempts a string, BullMQ's back-off from 1 s: a hold of a few seconds outlasts them.
-      config: { queue: 'bullmq', queueRedisUrl: url, apiMaxAttempts: 2, queueLockMs: 2000, ...o.config },
+      config: { queue: 'bullmq', queueName: QUEUE_NAME, queueRedisUrl: url, apiMaxAttempts: 2, queueLockMs: 2000, ...o.config },
     })
 
   it('keeps the strings of an organization refused with 403 for longer than BullMQ retries, and reports each once it may again', async () => {
