@@ -163,6 +163,7 @@ function bullmqOptions(config: Config, log: Logger) {
     backoffMs: 1000,
     lockMs: config.queueLockMs,
     dedupeTtlMs: config.dedupeTtlMs,
+    dedupeMax: config.dedupeMax,
     maxBytes: config.backlogMaxMb * 2 ** 20,
     organizationShare: config.backlogOrganizationShare / 100,
     log: log.child({ part: 'bullmq' }),

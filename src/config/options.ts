@@ -79,7 +79,7 @@ export const OPTIONS = {
   apiTimeoutMs: { env: 'API_TIMEOUT_MS', kind: 'int', default: 30000, min: 100, description: 'Timeout of one API request.' },
   reportLingerMs: { env: 'REPORT_LINGER_MS', kind: 'int', default: 250, min: 0, description: 'How long status updates wait to be coalesced into one PATCH (up to 500 strings).' },
   dedupeTtlMs: { env: 'DEDUPE_TTL_MS', kind: 'int', default: 10 * 60_000, min: 0, description: 'How long a finished string is remembered, so a repeated delivery is absorbed.' },
-  dedupeMax: { env: 'DEDUPE_MAX', kind: 'int', default: 100000, min: 0, description: 'At most this many finished strings are remembered for de-duplication (the oldest are forgotten first), so memory stays bounded under a flood.' },
+  dedupeMax: { env: 'DEDUPE_MAX', kind: 'int', default: 100000, min: 0, description: 'At most this many finished strings are remembered for de-duplication (the oldest are forgotten first), so memory stays bounded under a flood; with QUEUE=bullmq, finished jobs kept in Redis (by the shared queue).' },
   reconcileIntervalMs: { env: 'RECONCILE_INTERVAL_MS', kind: 'int', default: 5 * 60_000, min: 0, description: 'Period of the NEED_PROCESS reconciliation sweep (0: off).' },
   shutdownTimeoutMs: { env: 'SHUTDOWN_TIMEOUT_MS', kind: 'int', default: 20000, min: 0, description: 'Deadline for finishing running work on SIGTERM/SIGINT.' },
   findingsRetentionDays: { env: 'FINDINGS_RETENTION_DAYS', kind: 'int', default: 30, min: 1, max: 3650, description: 'How long the findings log keeps the latest outcome and findings of a string (docs/findings.md).' },

@@ -52,6 +52,12 @@ export interface BullmqJournalOptions {
   /** How long a job stays locked to an instance that stopped renewing it. */
   lockMs: number
   dedupeTtlMs: number
+  /**
+   * Finished jobs kept at most (the newest; DEDUPE_MAX), besides for dedupeTtlMs: without it a
+   * drain of a deep backlog keeps every string finished in the last dedupeTtlMs in Redis (measured:
+   * about 2.3 KB each). Undefined: by age only.
+   */
+  dedupeMax?: number
   /** Budget of the backlog in Redis (bytes): past it, webhooks get 503. */
   maxBytes?: number
   /** The fraction of it one organization may fill (default 1). */
@@ -415,7 +421,7 @@ export class BullmqJournal implements IntakeJournal {
           priority: priorities[i]!,
           attempts: this.options.attempts,
           backoff: { type: 'exponential', delay: this.options.backoffMs },
-          removeOnComplete: { age: keepDone },
+          removeOnComplete: this.options.dedupeMax === undefined ? { age: keepDone } : { age: keepDone, count: this.options.dedupeMax },
           removeOnFail: false,
         },
       })),

@@ -63,6 +63,22 @@ await describeWithService('redis', 'BullMQ journal: jobs, parking and the budget
     expect(stored.opts).toMatchObject({ priority: 2 ** 21 - 1, removeOnComplete: { age: 1 } })
   })
 
+  it('keeps at most DEDUPE_MAX finished jobs, the newest, however young the rest (a drained backlog does not stay in Redis)', async () => {
+    const j = journal({ dedupeTtlMs: 600_000, dedupeMax: 3 })
+    const taken: Job[] = []
+    j.start((x) => {
+      taken.push(x)
+      void j.done(x)
+    })
+    await j.append('a', batch('A', 0, 10))
+    await expect.poll(() => taken.length, { timeout: 10_000 }).toBe(10)
+    await expect.poll(async () => (await settle(), await j.backlog()), { timeout: 10_000 }).toBe(0)
+    const completed = await queueOf(j).getCompleted()
+    expect(completed.map((c) => c.data.stringId).sort((a, b) => a - b)).toEqual([7, 8, 9])
+    // Each job's hash went with it, not only its place in the completed set.
+    expect(await queueOf(j).getJob('A|1|2|de|0|1')).toBeUndefined()
+  })
+
   it('hands each string to the pipeline with its BullMQ job as batch and its attempts at 0; done completes it', async () => {
     const j = journal()
     const taken: Job[] = []
