@@ -47,6 +47,8 @@ export interface BurstResult {
   /** Most strings waiting on disk, and most journal bytes, seen on /healthz. */
   peakWaiting: number
   peakJournalMb: number
+  /** With QUEUE=bullmq: Redis's used memory before the first batch and at its peak (sampled once a second), MB; null otherwise. */
+  redisMb: { start: number; peak: number } | null
   /**
    * A second organization's small batches, sent every 2 s from when the API is back while the
    * first's backlog is deep: how long after sending each was DONE (null: not DONE within 5 min),
@@ -68,6 +70,8 @@ export interface BurstHost {
   startBaseline(): Promise<{ child: Child; url: string }>
   appSecret: string
   log(message: string): void
+  /** With QUEUE=bullmq: Redis's used memory, MB (undefined: no Redis queue). */
+  queueMemoryMb?(): Promise<number | undefined>
 }
 
 export interface BurstSettings {
@@ -142,6 +146,8 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   const mainBatches = Math.ceil((mainStrings * 2) / s.batchSize)
   // API_URL with {organization_domain}: each organization is reported under its own domain.
   const worker = await host.startWorker({ API_URL: host.apiUrlTemplate }, true)
+  const redisStart = await host.queueMemoryMb?.()
+  let redisPeak = redisStart ?? 0
   if (s.secondBatches > 0) await host.connect(worker.url, SECOND.domain)
   const url = new URL(`${worker.url}/webhooks`)
   const agent = new http.Agent({ keepAlive: true, maxSockets: s.senders + 2 })
@@ -175,6 +181,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
         peakHeap.external = Math.max(peakHeap.external, mb('nodejs_external_memory_bytes'))
         pipelineThreadsMax = Math.max(pipelineThreadsMax, Number(/^switchyard_pipeline_threads (\S+)$/m.exec(text)?.[1] ?? 0))
       }, () => undefined)
+      if (redisStart !== undefined) void host.queueMemoryMb?.().then((mb) => (redisPeak = Math.max(redisPeak, mb ?? 0)))
     }
   }, 250)
 
@@ -266,6 +273,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
     mainHeapMb: { total: round(peakHeap.total, 1), used: round(peakHeap.used, 1), external: round(peakHeap.external, 1) },
     pipelineThreadsMax,
     peakWaiting, peakJournalMb: round(peakJournal / 2 ** 20, 1),
+    redisMb: redisStart === undefined ? null : { start: round(redisStart, 1), peak: round(redisPeak, 1) },
     second: {
       batches: s.secondBatches, pairsEach: s.secondPairs,
       maxSecondsToDone: round(sorted.at(-1) ?? Number.NaN, 2), medianSecondsToDone: round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN, 2),

@@ -46,6 +46,8 @@ interface Settings {
   restartPairs: number
   /** A postgres:// STORE_URL for the workers instead of a SQLite file each (a table per worker). */
   storeUrl: string | undefined
+  /** A redis:// URL: the workers run QUEUE=bullmq there, each on a queue of its own. */
+  queueUrl: string | undefined
   workerConcurrency: number | undefined
   pipelineThreads: number | undefined
   adversarialStrings: number
@@ -72,6 +74,9 @@ const USAGE = `switchyard bench [options]
   --store-url URL       a postgres:// STORE_URL for the workers instead of a SQLite file each:
                         each worker gets its own table there (switchyard_bench_*), dropped at
                         the end (a bench stopped by a signal leaves them)
+  --queue-url URL       a redis:// Redis for the workers: QUEUE=bullmq, each worker on a queue of
+                        its own (QUEUE_NAME switchyard_bench_*), whose keys are deleted at the end;
+                        the burst then also reports Redis's used memory
   --pipeline-threads N  PIPELINE_THREADS of the worker (default: the worker's own; 0: inline)
   --adversarial N       normal strings of the adversarial scenario (default 20000; quick 6000)
   --adversarial-rounds N  rounds of the adversarial scenario (default 3; quick 1): the rate
@@ -102,6 +107,7 @@ function parseArgs(args: string[]): Settings | string {
     burstOutageSeconds: quick ? 5 : 60,
     restartPairs: quick ? 20_000 : 1_000_000,
     storeUrl: undefined,
+    queueUrl: undefined,
     workerConcurrency: undefined,
     pipelineThreads: undefined,
     adversarialStrings: quick ? 6000 : 20_000,
@@ -131,6 +137,10 @@ function parseArgs(args: string[]): Settings | string {
         s.storeUrl = args[++i]
         if (!/^postgres(ql)?:\/\//.test(s.storeUrl ?? '')) return '--store-url takes a postgres:// URL (each worker gets its own table in it)'
         if (/[?&](table|schema)=/.test(s.storeUrl!)) return '--store-url: leave out ?table= and ?schema= (each worker gets its own table)'
+      }
+      else if (a === '--queue-url') {
+        s.queueUrl = args[++i]
+        if (!/^rediss?:\/\//.test(s.queueUrl ?? '')) return '--queue-url takes a redis:// URL (each worker gets its own queue in it)'
       }
       else if (a === '--worker-concurrency') s.workerConcurrency = num()
       else if (a === '--pipeline-threads') {
@@ -196,6 +206,8 @@ class Bench {
   private readonly places = new Map<string, { port: number; dir: string }>()
   /** Tables made in --store-url's database, dropped at the end. */
   private readonly tables = new Set<string>()
+  /** BullMQ queues made in --queue-url's Redis, whose keys are deleted at the end. */
+  private readonly queues = new Set<string>()
 
   constructor(readonly s: Settings) {}
 
@@ -281,6 +293,7 @@ class Bench {
       API_URL: this.emulator.url,
       DATA_DIR: dir,
       STORE_URL: this.storeUrlOf(dir),
+      ...this.queueEnvOf(dir),
       PIPELINES_DIR: path.join(PACKAGE_ROOT, 'pipelines'),
       OPENAI_API_KEY: 'bench-key',
       OPENAI_BASE_URL: `${this.emulator.url}/v1`,
@@ -323,14 +336,56 @@ class Bench {
     return `${url}${url.includes('?') ? '&' : '?'}table=${table}`
   }
 
+  /** With --queue-url, QUEUE=bullmq on a queue of the worker's own (the same again for a restart on its data). */
+  private queueEnvOf(dir: string): Record<string, string> {
+    if (!this.s.queueUrl) return {}
+    const name = this.tableOf(dir)
+    this.queues.add(name)
+    return { QUEUE: 'bullmq', QUEUE_REDIS_URL: this.s.queueUrl, QUEUE_NAME: name }
+  }
+
+  /** Redis's used memory in MB (all of it: other databases and queues count too), with --queue-url. */
+  async queueMemoryMb(): Promise<number | undefined> {
+    if (!this.s.queueUrl) return undefined
+    const { redisClient } = await import('../queue/bullmq-journal.js')
+    const client = redisClient(this.s.queueUrl)
+    try {
+      return Number(/^used_memory:(\d+)/m.exec(await client.info('memory'))?.[1]) / 2 ** 20
+    } catch {
+      return undefined
+    } finally {
+      client.disconnect()
+    }
+  }
+
   private tableOf(dir: string): string {
     // switchyard-bench-<random>/worker-<n> -> switchyard_bench_<random>_worker_<n>
     return `${path.basename(this.dataDir)}_${path.basename(dir)}`.replace(/[^A-Za-z0-9]/g, '_').toLowerCase()
   }
 
+  private async deleteQueues(url: string): Promise<void> {
+    const { redisClient } = await import('../queue/bullmq-journal.js')
+    const client = redisClient(url)
+    try {
+      for (const name of this.queues) {
+        let cursor = '0'
+        do {
+          const [next, keys] = await client.scan(cursor, 'MATCH', `bull:${name}:*`, 'COUNT', 10_000)
+          cursor = next
+          if (keys.length) await client.unlink(...keys)
+        } while (cursor !== '0')
+      }
+    } catch (error) {
+      process.stderr.write(`bench: could not delete the workers' queues (bull:${[...this.queues].join(':*, bull:')}:*): ${(error as Error).message}\n`)
+    } finally {
+      client.disconnect()
+    }
+  }
+
   async close(): Promise<void> {
     for (const c of [...this.children].reverse()) await c.stop().catch(() => undefined)
     rmSync(this.dataDir, { recursive: true, force: true })
+    if (this.s.queueUrl && this.queues.size) await this.deleteQueues(this.s.queueUrl)
     if (this.s.storeUrl && this.tables.size) {
       const { default: pg } = await import('pg')
       const client = new pg.Pool({ connectionString: this.s.storeUrl, max: 1 })
