@@ -21,6 +21,8 @@ export interface EndToEndResult {
   translationRequests: number
   patchesPerString: number
   translationFetchesPerString: number
+  /** Strings per pipeline run (one run per group of a step and language: what a translation fetch and a crossing to the pipeline thread are shared by). */
+  stringsPerPipelineRun?: number
   notDone: number
   /**
    * CPU each process used from the first batch sent to the last string DONE, in ms per 1,000
@@ -260,6 +262,7 @@ export function resultRows(r: BenchResults): string[][] {
     rows.push(['e2e: strings/s', n(e.stringsPerSecond, 0)])
     rows.push(['e2e: status PATCH per string', n(e.patchesPerString, 4)])
     rows.push(['e2e: translation fetches per string', n(e.translationFetchesPerString, 4)])
+    if (e.stringsPerPipelineRun !== undefined) rows.push(['e2e: strings per pipeline run', n(e.stringsPerPipelineRun, 1)])
     rows.push(['e2e: not DONE at the end', String(e.notDone)])
     const cpuRows = (label: string, c: NonNullable<EndToEndResult['cpuMsPerThousand']>) => {
       rows.push([`${label}: CPU ms per 1,000 strings: worker / emulator / sender`, `${n(c.worker ?? Number.NaN, 0)} / ${n(c.emulator ?? Number.NaN, 0)} / ${n(c.sender, 0)}`])

@@ -171,6 +171,14 @@ async function json<T>(url: string, body?: unknown): Promise<T> {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/** Pipeline runs so far, from the worker's /metrics (every pipeline's). */
+async function pipelineRuns(workerUrl: string): Promise<number> {
+  const text = await fetch(`${workerUrl}/metrics`).then((r) => r.text(), () => '')
+  let sum = 0
+  for (const m of text.matchAll(/^switchyard_pipeline_runs_total\{[^}]*\} (\S+)$/gm)) sum += Number(m[1])
+  return sum
+}
 // The worker runs as `npm start` and the Dockerfile run it (package.json, Dockerfile): with a heap
 // limit, and a young generation of 16 MB instead of the 32 V8 sizes from the host's memory (the
 // burst's peak, issue 16). BENCH_WORKER_NODE_ARGS overrides them, e.g. to measure without.
@@ -470,9 +478,11 @@ class Bench {
     const source = this.source(seed.strings!, 'qa-gate', this.s.batchSize, seed)
     const pool = Array.from({ length: source.count }, (_, i) => source.batch(i))
     const cpu = () => ({ worker: cpuMsOf(workerPid), workerMainThread: cpuMsOf(workerPid, workerPid), emulator: this.emulatorPid === undefined ? undefined : cpuMsOf(this.emulatorPid), sender: process.cpuUsage() })
+    const runsBefore = await pipelineRuns(url)
     const before = cpu()
     const { ms, progress } = await this.deliverAndFinish(url, { count: pool.length, batch: (i) => pool[i]! }, source.pairs, 120_000)
     const after = cpu()
+    const runs = (await pipelineRuns(url)) - runsBefore
     const perThousand = (a: number | undefined, b: number | undefined) => (a === undefined || b === undefined ? undefined : round(((b - a) * 1000) / source.pairs, 0))
     const sender = process.cpuUsage(before.sender)
     const counts = await this.control<{ counts: Record<string, Record<string, number>> }>('/requests')
@@ -487,6 +497,7 @@ class Bench {
       translationRequests,
       patchesPerString: ratio(patchRequests, source.pairs, 5),
       translationFetchesPerString: ratio(translationRequests, source.pairs, 5),
+      ...(runs > 0 ? { stringsPerPipelineRun: ratio(progress.done, runs, 1) } : {}),
       notDone: source.pairs - progress.done,
       cpuMsPerThousand: { worker: perThousand(before.worker, after.worker), workerMainThread: perThousand(before.workerMainThread, after.workerMainThread), emulator: perThousand(before.emulator, after.emulator), sender: round((sender.user + sender.system) / source.pairs, 0) },
     }

@@ -76,6 +76,9 @@ describe('results', () => {
     const table = resultRows(both)
     expect(table).toContainEqual(['e2e, warm worker (a second run): strings/s', '16000'])
     expect(table).toContainEqual(['e2e, warm worker: the worker\'s main thread, CPU ms per 1,000 strings', '64'])
+    // Strings per pipeline run, where the worker's metrics gave it (what a translation fetch is shared by).
+    expect(resultRows({ ...results, endToEnd: { ...results.endToEnd!, stringsPerPipelineRun: 365.9 } })).toContainEqual(['e2e: strings per pipeline run', '365.9'])
+    expect(table.find((r) => r[0] === 'e2e: strings per pipeline run')).toBeUndefined()
   })
 
   it('restart with a backlog: a pair lost or memory over 300 MB is a target missed; its rows in the table', () => {
