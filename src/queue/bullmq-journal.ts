@@ -1,7 +1,7 @@
 // QUEUE=bullmq: several instances share one queue on Redis. The journal's contract holds with
 // BullMQ in its place: `append` adds the batch's jobs in one addBulk before the 2XX (Redis keeps
 // them), with the de-duplication key as job id so a repeat delivery, to any instance, is absorbed
-// while the first is queued or running. A job that finished (kept for DEDUPE_TTL_MS) is replaced by
+// while the first is queued or running. A job that finished (kept for DEDUPE_TTL_MS, at most DEDUPE_MAX of them) is replaced by
 // the new arrival, marked to be checked with the service first: it may have come back to the step. Any instance's BullMQ
 // worker takes jobs and feeds them to its local pipeline, which still groups them per (organization,
 // project, step, language) for one PATCH; `done` completes the BullMQ job, `park` fails it so
@@ -214,12 +214,14 @@ if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) 
 return 0`
 /** What a held string's BullMQ job returns: `release` tells it from a copy that finished since. */
 export const HELD = 'held'
+/** Finished jobs removed per script call when more than DEDUPE_MAX are kept at start (about 15 ms of Redis each). */
+const TRIM_CHUNK = 1000
 /** Held strings put back in the queue per round trip; also what a release that probes puts back. */
 const RELEASE_CHUNK = 500
 /**
  * Redis memory one held string takes, counted against BACKLOG_MAX_MB: its JSON in the held hash
- * (about 1,400 bytes) and, for DEDUPE_TTL_MS after its hold, the BullMQ job the hold completed
- * (about 2,600), measured: docs/performance.md. Counted at the sum, so a budget sized for Redis's
+ * (about 1,400 bytes) and, for DEDUPE_TTL_MS after its hold (while among the DEDUPE_MAX newest
+ * finished), the BullMQ job the hold completed (about 2,600), measured: docs/performance.md. Counted at the sum, so a budget sized for Redis's
  * memory is never passed while holds are young.
  */
 export const REDIS_BYTES_PER_HELD_STRING = 4000
@@ -455,7 +457,7 @@ export class BullmqJournal implements IntakeJournal {
 
   /** Start taking jobs; `take` hands each to the local pipeline. */
   start(take: (job: Job) => void): void {
-    this.worker = new BullWorker(
+    const worker = (this.worker = new BullWorker(
       this.queue.name,
       (bullJob) =>
         new Promise<string | undefined>((resolve, reject) => {
@@ -471,14 +473,43 @@ export class BullmqJournal implements IntakeJournal {
         lockDuration: this.options.lockMs,
         stalledInterval: Math.max(1000, Math.floor(this.options.lockMs / 2)),
         maxStalledCount: 10,
+        autorun: false,
       },
-    )
+    ))
+    // Nothing completes before the finished jobs are within DEDUPE_MAX: BullMQ's own trim by count
+    // removes the whole excess in one script as a job completes, which for the million a version
+    // without the count (or a larger DEDUPE_MAX) kept would hold Redis for seconds, every instance's
+    // commands refused meanwhile.
+    void this.trimFinished()
+      .catch((error: unknown) => this.options.log.warn({ err: error }, 'bullmq: could not trim the finished jobs past DEDUPE_MAX; BullMQ trims them as the next job completes'))
+      .then(() => (worker.closing ? undefined : worker.run()))
+      .catch((error: unknown) => this.options.log.error({ err: error }, 'bullmq worker stopped'))
     this.worker.on('error', (error) => this.options.log.error({ err: error }, 'bullmq worker error'))
     this.worker.on('failed', (bullJob, error) => {
       if (bullJob && bullJob.attemptsMade >= (bullJob.opts.attempts ?? 1)) {
         this.options.log.error({ job: bullJob.id, reason: error.message }, 'string parked: BullMQ attempts ran out (kept in the failed set)')
       }
     })
+  }
+
+  /** Finished jobs past DEDUPE_MAX, the oldest, removed TRIM_CHUNK at a time. */
+  private async trimFinished(): Promise<void> {
+    const max = this.options.dedupeMax
+    if (max === undefined) return
+    const key = this.queue.toKey('completed')
+    let removed = 0
+    for (;;) {
+      const excess = (await this.queueClient.zcard(key)) - max
+      if (excess <= 0) break
+      const n = Math.min(excess, TRIM_CHUNK)
+      // The n-th oldest's finishing time: clean() removes up to n finished at or before it, oldest first.
+      const [, finishedAt] = await this.queueClient.zrange(key, n - 1, n - 1, 'WITHSCORES')
+      if (finishedAt === undefined) break
+      const gone = await this.queue.clean(Date.now() - Number(finishedAt), n, 'completed')
+      if (gone.length === 0) break
+      removed += gone.length
+    }
+    if (removed) this.options.log.info({ removed, kept: max }, 'bullmq: finished jobs past DEDUPE_MAX removed before taking strings')
   }
 
   /**

@@ -149,6 +149,22 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     expect(await failedJobs()).toBe(0)
   }, 40_000)
 
+  it('keeps at most DEDUPE_MAX of the strings it reported as finished jobs in Redis', async () => {
+    const service = fakeServiceFetch()
+    const w = await start({ fetch: service.fetch, config: { dedupeMax: 4 } })
+    running.push(w)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(ids(1, 20)), SECRET))).status).toBe(200)
+    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 10_000 }).toBe(20)
+    await expect.poll(async () => {
+      const client = await redis()
+      try {
+        return await client.zcard(`bull:${QUEUE_NAME}:completed`)
+      } finally {
+        client.disconnect()
+      }
+    }, { timeout: 5000 }).toBe(4)
+  })
+
   it('puts the strings parked in BullMQ back in the queue at a start, checked with the service first', async () => {
     let refuse = true
     const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && refuse ? { status: 422, body: { error: { message: 'unprocessable' } } } : undefined))

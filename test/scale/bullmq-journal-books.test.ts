@@ -79,6 +79,28 @@ await describeWithService('redis', 'BullMQ journal: jobs, parking and the budget
     expect(await queueOf(j).getJob('A|1|2|de|0|1')).toBeUndefined()
   })
 
+  it('at start, removes the finished jobs past DEDUPE_MAX (oldest first) before it takes a string', async () => {
+    // An instance without the bound (an earlier version) leaves 30 finished jobs.
+    const name = `books-trim-${process.pid}-${Date.now()}`
+    const before = journal({ name, dedupeTtlMs: 600_000 })
+    before.start((x) => void before.done(x))
+    await before.append('a', batch('A', 0, 30))
+    await expect.poll(async () => (await queueOf(before).getJobCounts('completed')).completed, { timeout: 10_000 }).toBe(30)
+    await before.close()
+    // The next keeps 5: trimmed as it starts, though nothing has completed since.
+    const after = journal({ name, dedupeTtlMs: 600_000, dedupeMax: 5 })
+    const taken: Job[] = []
+    after.start((x) => {
+      taken.push(x)
+      void after.done(x)
+    })
+    await expect.poll(async () => (await queueOf(after).getJobCounts('completed')).completed, { timeout: 10_000 }).toBe(5)
+    expect((await queueOf(after).getCompleted()).map((c) => c.data.stringId).sort((a, b) => a - b)).toEqual([25, 26, 27, 28, 29])
+    // And it then takes strings as ever.
+    await after.append('b', batch('A', 100, 2))
+    await expect.poll(() => taken.length, { timeout: 10_000 }).toBe(2)
+  })
+
   it('hands each string to the pipeline with its BullMQ job as batch and its attempts at 0; done completes it', async () => {
     const j = journal()
     const taken: Job[] = []
