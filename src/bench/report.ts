@@ -332,7 +332,7 @@ export function resultRows(r: BenchResults): string[][] {
     rows.push([`restart: pairs (batches of ${x.batchSize}) / FAILED`, `${x.pairs} / ${x.failed}`])
     rows.push(['restart: pairs in the journal / backlog MB as BACKLOG_MAX_MB counts it, when killed', `${x.journalAtKill} / ${n(x.journalMbAtKill, 1)}`])
     rows.push(['restart: s to /readyz / to the journal indexed', `${n(x.readySeconds, 2)} / ${n(x.replayedSeconds, 2)}`])
-    rows.push(['restart: pairs in the journal once indexed', String(x.journalAfterReplay)])
+    rows.push(['restart: pairs in the journal 5 s after indexed', String(x.journalAfterReplay)])
     rows.push(['restart: peak RSS MB to 5 s after indexed / RSS then / main heap used', `${n(x.startPeakRssMb, 0)} / ${n(x.rssAfterReplayMb, 0)} / ${n(x.heapUsedAfterReplayMb, 0)}`])
     rows.push(['restart: drain pairs/s (/ baseline)', `${n(x.drainPerSecond, 0)} (${n(x.drainVsBaseline, 3)})`])
     rows.push(['restart: peak RSS MB, start to drained', n(x.drainPeakRssMb, 0)])

@@ -216,6 +216,7 @@ class Bench {
   private readonly tables = new Set<string>()
   /** BullMQ queues made in --queue-url's Redis, whose keys are deleted at the end. */
   private readonly queues = new Set<string>()
+  private redis?: import('ioredis').Redis
 
   constructor(readonly s: Settings) {}
 
@@ -352,17 +353,25 @@ class Bench {
     return { QUEUE: 'bullmq', QUEUE_REDIS_URL: this.s.queueUrl, QUEUE_NAME: name }
   }
 
+  /**
+   * The bench's own client of --queue-url's Redis, made once: commands fail after 2 s or a
+   * reconnection instead of waiting for Redis forever (as the workers' clients do).
+   */
+  private async queueRedis(): Promise<import('ioredis').Redis> {
+    const { Redis } = await import('ioredis')
+    // Its failures are reported where a command fails; the client's own error events would only repeat them.
+    this.redis ??= new Redis(this.s.queueUrl!, { maxRetriesPerRequest: 1, commandTimeout: 2000, connectTimeout: 2000 }).on('error', () => undefined)
+    return this.redis
+  }
+
   /** Redis's used memory in MB (all of it: other databases and queues count too), with --queue-url. */
   async queueMemoryMb(): Promise<number | undefined> {
     if (!this.s.queueUrl) return undefined
-    const { redisClient } = await import('../queue/bullmq-journal.js')
-    const client = redisClient(this.s.queueUrl)
     try {
-      return Number(/^used_memory:(\d+)/m.exec(await client.info('memory'))?.[1]) / 2 ** 20
+      const used = /^used_memory:(\d+)/m.exec(await (await this.queueRedis()).info('memory'))?.[1]
+      return used === undefined ? undefined : Number(used) / 2 ** 20
     } catch {
       return undefined
-    } finally {
-      client.disconnect()
     }
   }
 
@@ -371,9 +380,8 @@ class Bench {
     return `${path.basename(this.dataDir)}_${path.basename(dir)}`.replace(/[^A-Za-z0-9]/g, '_').toLowerCase()
   }
 
-  private async deleteQueues(url: string): Promise<void> {
-    const { redisClient } = await import('../queue/bullmq-journal.js')
-    const client = redisClient(url)
+  private async deleteQueues(): Promise<void> {
+    const client = await this.queueRedis()
     try {
       for (const name of this.queues) {
         let cursor = '0'
@@ -385,15 +393,14 @@ class Bench {
       }
     } catch (error) {
       process.stderr.write(`bench: could not delete the workers' queues (bull:${[...this.queues].join(':*, bull:')}:*): ${(error as Error).message}\n`)
-    } finally {
-      client.disconnect()
     }
   }
 
   async close(): Promise<void> {
     for (const c of [...this.children].reverse()) await c.stop().catch(() => undefined)
     rmSync(this.dataDir, { recursive: true, force: true })
-    if (this.s.queueUrl && this.queues.size) await this.deleteQueues(this.s.queueUrl)
+    if (this.s.queueUrl && this.queues.size) await this.deleteQueues()
+    this.redis?.disconnect()
     if (this.s.storeUrl && this.tables.size) {
       const { default: pg } = await import('pg')
       const client = new pg.Pool({ connectionString: this.s.storeUrl, max: 1 })

@@ -91,7 +91,7 @@ describe('results', () => {
     expect(targets({ ...restart, done: 999_999, notDone: 1, drainPeakRssMb: 301 })).toEqual([['restart: pairs lost (not DONE at the end)', '1', false], ['restart: peak RSS from start to drained (MB)', '301', false]])
     const table = resultRows({ ...results, restart })
     expect(table).toContainEqual(['restart: s to /readyz / to the journal indexed', '2.50 / 3.10'])
-    expect(table).toContainEqual(['restart: pairs in the journal once indexed', '1000000'])
+    expect(table).toContainEqual(['restart: pairs in the journal 5 s after indexed', '1000000'])
   })
 
   it('adversarial rounds: the rate ratio of the median round, the delay and outcome of the worst', () => {
