@@ -75,8 +75,9 @@ const USAGE = `switchyard bench [options]
                         each worker gets its own table there (switchyard_bench_*), dropped at
                         the end (a bench stopped by a signal leaves them)
   --queue-url URL       a redis:// Redis for the workers: QUEUE=bullmq, each worker on a queue of
-                        its own (QUEUE_NAME switchyard_bench_*), whose keys are deleted at the end;
-                        the burst then also reports Redis's used memory
+                        its own (QUEUE_NAME switchyard_bench_*), whose keys are deleted at the end
+                        (a bench stopped by a signal leaves them); the burst then also reports
+                        Redis's used memory
   --pipeline-threads N  PIPELINE_THREADS of the worker (default: the worker's own; 0: inline)
   --adversarial N       normal strings of the adversarial scenario (default 20000; quick 6000)
   --adversarial-rounds N  rounds of the adversarial scenario (default 3; quick 1): the rate
