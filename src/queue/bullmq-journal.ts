@@ -311,6 +311,8 @@ export function flowsWaiting(text: string, clock: number): { waiting: number; ol
 interface Running {
   resolve(value?: string): void
   reject(error: Error): void
+  /** The BullMQ job's creation time: tells this copy from a later one of the same string (same id). */
+  createdAt: number
 }
 
 export class BullmqJournal implements IntakeJournal {
@@ -464,7 +466,7 @@ export class BullmqJournal implements IntakeJournal {
           const { fe, ...data } = bullJob.data as Job & { fe?: number }
           this.tookTurn(bullJob.opts.priority ?? 0, fe)
           const job = { ...data, batchId: String(bullJob.id), attempts: 0 }
-          this.running.set(job.key, { resolve, reject })
+          this.running.set(job.key, { resolve, reject, createdAt: bullJob.timestamp })
           take(job)
         }),
       {
@@ -587,7 +589,10 @@ export class BullmqJournal implements IntakeJournal {
         tx.eval(LIST_HELD, 1, this.heldDomainsKey, job.domain, `${entry.slice(0, -1)},"since":`, now, keepRetryAt ? '1' : '0')
       }
       const { batchId: _batchId, attempts: _attempts, ...kept } = job
-      fields.push(job.key, JSON.stringify(kept))
+      // Which BullMQ copy this hold completes (`hc`): a release that finds that copy still running
+      // knows it is this hold under way, not a later delivery that ran meanwhile.
+      const createdAt = this.running.get(job.key)?.createdAt
+      fields.push(job.key, JSON.stringify(createdAt === undefined ? kept : { ...kept, hc: createdAt }))
     }
     for (const [domain, fields] of byDomain) tx.hset(this.heldKey(domain), ...fields)
     const answers = await tx.exec()
@@ -694,9 +699,13 @@ export class BullmqJournal implements IntakeJournal {
   private async requeueStaged(domain: string, flat: string[]): Promise<number> {
     const jobs: Job[] = []
     const unreadable: string[] = []
+    /** The BullMQ copy each hold completes, where it was recorded. */
+    const holdingCopy = new Map<string, number>()
     for (let i = 0; i < flat.length; i += 2) {
       try {
-        jobs.push({ ...(JSON.parse(flat[i + 1]!) as Job), batchId: '', attempts: 0 })
+        const { hc, ...job } = JSON.parse(flat[i + 1]!) as Job & { hc?: number }
+        if (hc !== undefined) holdingCopy.set(job.key, hc)
+        jobs.push({ ...job, batchId: '', attempts: 0 })
       } catch {
         unreadable.push(flat[i]!)
       }
@@ -704,10 +713,13 @@ export class BullmqJournal implements IntakeJournal {
     if (unreadable.length) this.options.log.error({ domain, strings: unreadable }, 'held strings that cannot be read back were dropped from Redis')
     const { added, running } = await this.requeue(jobs)
     const staging = this.stagingKey(domain)
-    // A copy ran meanwhile (it may be reported before this one is released): checked first then.
-    const back = jobs.filter((j) => running.includes(j.key)).flatMap((j) => {
+    // Still running: the copy whose hold wrote this (about to complete as held) goes back as it was;
+    // another copy ran meanwhile (it may be reported before this one is released): checked first then.
+    const back = jobs.filter((j) => running.has(j.key)).flatMap((j) => {
       const { batchId: _batchId, attempts: _attempts, ...kept } = j
-      return [j.key, JSON.stringify({ ...kept, recheck: true })]
+      const createdAt = running.get(j.key)
+      const own = createdAt !== undefined && holdingCopy.get(j.key) === createdAt
+      return [j.key, JSON.stringify(own ? { ...kept, hc: createdAt } : { ...kept, recheck: true })]
     })
     if (back.length) await this.queueClient.eval(UNSTAGE, 2, this.heldKey(domain), staging, ...back)
     const done = [...added, ...unreadable]
@@ -720,22 +732,22 @@ export class BullmqJournal implements IntakeJournal {
    * the job is added again as it was held), a copy still waiting or running (left: it may be a
    * hold under way, so the string is kept for a later release), a copy that finished since
    * (removed; the job is checked with the service before it runs, as any string that comes back),
-   * or nothing (expired: added). Returns the keys added and those left.
+   * or nothing (expired: added). Returns the keys added and those left, with their copy's creation time.
    */
-  private async requeue(jobs: Job[]): Promise<{ added: string[]; running: string[] }> {
-    if (!jobs.length) return { added: [], running: [] }
+  private async requeue(jobs: Job[]): Promise<{ added: string[]; running: Map<string, number> }> {
+    if (!jobs.length) return { added: [], running: new Map() }
     const pipeline = this.queueClient.pipeline()
     for (const job of jobs) pipeline.hmget(this.queue.toKey(job.key), 'timestamp', 'finishedOn', 'returnvalue')
     const answers = (await pipeline.exec()) ?? []
     const add: Job[] = []
-    const running: string[] = []
+    const running = new Map<string, number>()
     const removals: Array<Promise<unknown>> = []
     jobs.forEach((job, i) => {
       const [error, value] = answers[i] ?? [new Error('no answer')]
       if (error) throw error
       const [timestamp, finishedOn, returnvalue] = value as Array<string | null>
       if (timestamp && !finishedOn) {
-        running.push(job.key)
+        running.set(job.key, Number(timestamp))
         return
       }
       if (finishedOn) {
