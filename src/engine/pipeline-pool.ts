@@ -287,12 +287,6 @@ export class PipelinePool {
         minThreads: threads.min,
         maxThreads: threads.max,
         idleTimeout: threads.idleMs,
-        // Between runs a thread waits with Atomics.waitAsync, so its event loop turns: a run's port
-        // is let go only there, once closed. With piscina's default (Atomics.wait) runs that never
-        // await followed one another without a turn, and every run's port stayed, in the thread
-        // and its native memory in the process: RSS grew 25 MB per million strings drained (bench
-        // restart, 3,000,000 pairs: 195 to 272 MB; now flat at 182-196 MB, the drain as fast).
-        atomics: 'async',
         workerData: { ...data, ...(threads.nice ? { nice: threads.nice } : {}), ...(threads.loadedBy ? { loadedBy: threads.loadedBy.buffer as SharedArrayBuffer } : {}) },
         // As the ingest threads: V8 would size a thread's young generation from the host's memory.
         resourceLimits: { maxYoungGenerationSizeMb: threads.youngMb },
