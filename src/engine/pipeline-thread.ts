@@ -208,8 +208,10 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
     // waits for the next run in Atomics.wait, which blocks that loop, and runs that never await
     // (qa-gate's checks) came one after the other without a turn: every run's port stayed, in
     // the thread and its native memory in the process, 25 MB per million strings drained (bench
-    // restart, 3,000,000 pairs: 195 to 272 MB, rising). One turn per run lets it go. (Piscina's
-    // `atomics: 'async'` turns the loop too, but cost 10-15% of the warm e2e rate.)
-    await new Promise<void>((resolve) => setImmediate(resolve))
+    // restart, 3,000,000 pairs: 195 to 272 MB, rising). Two immediates: the first may run in the
+    // check phase of the loop turn the run is in, before that turn's close phase; the second runs
+    // in a later turn, so a close phase has passed since the close, whatever phase the run ended
+    // in. (Piscina's `atomics: 'async'` turns the loop too, but cost 10-15% of the warm e2e rate.)
+    await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
   }
 }
