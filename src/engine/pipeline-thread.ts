@@ -211,7 +211,9 @@ export default async function run(task: RunTask): Promise<ThreadResult> {
     // restart, 3,000,000 pairs: 195 to 272 MB, rising). Two immediates: the first may run in the
     // check phase of the loop turn the run is in, before that turn's close phase; the second runs
     // in a later turn, so a close phase has passed since the close, whatever phase the run ended
-    // in. (Piscina's `atomics: 'async'` turns the loop too, but cost 10-15% of the warm e2e rate.)
+    // in. The watchdog still watches the run meanwhile. (Piscina's `atomics: 'async'` turns the
+    // loop too, but cost 10-15% of the warm e2e rate, and lets a plugin's leftover timer spin
+    // while the thread is idle, where no watchdog sees it: docs/performance.md.)
     await new Promise<void>((resolve) => setImmediate(() => setImmediate(resolve)))
   }
 }
