@@ -164,19 +164,24 @@ export class Backlog {
   }
 
   /**
-   * Strings of a held organization leave memory for the disk: journaled again as one part at the
-   * head of its line (they are older than what waits behind them), then done in their old entries.
+   * Strings of a held organization leave memory for the disk: journaled again as one part, done in
+   * their old entries, then put at the head of their line (they are older than what waits behind
+   * them). In that order: the organization may be let go while the old entries are being done, and
+   * a copy read back while its original is still active in the de-duplication would be taken for a
+   * repeat delivery and finished with it (a string lost in the million-pair burst with the
+   * organization forbidden). A crash in between leaves both in the journal: the replay takes one.
    */
   async stash(jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
     const { journal, dedupe } = this.options
     const copies = jobs.map((j) => ({ ...j, attempts: 0 }))
     const at = await journal.append(journal.newBatchId(), copies)
-    this.add(organizationOf(jobs[0]!), jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck), step: stepOfJobs(jobs) }, true)
     for (const job of jobs) {
       await journal.done(job)
       dedupe.release(job, job.revision)
     }
+    this.add(organizationOf(jobs[0]!), jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck), step: stepOfJobs(jobs) }, true)
+    this.kick()
   }
 
   /** Look for room soon (coalesced): after strings leave the window, a spill, a release. */

@@ -3,7 +3,7 @@
 // why not (the 503 text), which may skip the disk, the turns between organizations, the chunks a
 // line is read in, what a restart indexes and retries, and what the operator page lists.
 import Keyv from 'keyv'
-import { describe, expect, it } from 'vitest'
+import { describe, expect, it, vi } from 'vitest'
 import type { Decision } from '../../src/protocol/decision.js'
 import type { Job } from '../../src/protocol/job.js'
 import { Backlog, type BacklogOptions } from '../../src/queue/backlog.js'
@@ -434,6 +434,51 @@ describe('stash: a held organization leaves the window', () => {
     expect(journal.size).toBe(2)
     held.delete('a')
     expect((await window()).map((j) => j.recheck)).toEqual([true, true])
+    backlog.close()
+  })
+})
+
+describe('stash and release at once: nothing lost', () => {
+  it('the held strings are not read back while their old entries are still being finished', async () => {
+    // Found by the burst with the first organization forbidden (1,000,000 pairs, one lost): a
+    // release landed while a stash was still finishing the old entries. The copies, already in
+    // the line, were read back while the originals were still active in the de-duplication, so
+    // they were taken for repeat deliveries and finished; then the originals were finished too.
+    const held = new Set(['a'])
+    const { journal, dedupe, backlog, queue, window } = await setUp({ held })
+    // The replay's own look for room has passed: only what the stash asks for can fill the window.
+    await new Promise((resolve) => setImmediate(resolve))
+    await backlog.refill()
+    const inWindow = jobs(3, 'A')
+    await journal.append(journal.newBatchId(), inWindow)
+    for (const j of inWindow) dedupe.arrive(j, 1)
+    const done = journal.done.bind(journal)
+    let open!: () => void
+    const gate = new Promise<void>((resolve) => (open = resolve))
+    let reached!: () => void
+    const atGate = new Promise<void>((resolve) => (reached = resolve))
+    let first = true
+    journal.done = async (job) => {
+      if (first) {
+        // The stash's first: it waits; any other goes through.
+        first = false
+        reached()
+        await gate
+      }
+      return done(job)
+    }
+    const stashing = backlog.stash(inWindow)
+    await atGate
+    // The organization may report again (its held entry tried again) before the stash is through.
+    held.delete('a')
+    const early = await window()
+    open()
+    await stashing
+    journal.done = done
+    // The stash looks for room itself: the release's own look came before the strings were back.
+    await vi.waitFor(() => expect(queue.depth).toBe(3))
+    const late = await window()
+    expect(ids([...early, ...late]).sort()).toEqual(range('A', 0, 3))
     backlog.close()
   })
 })
