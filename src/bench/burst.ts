@@ -1,9 +1,11 @@
 // The "burst" scenario of `switchyard bench` (issue 16): a large burst of string-language pairs in
 // batches of 1,000, offered by senders that behave like the service (3 retries, 1 s apart,
-// Retry-After ignored) while the API is down (every answer a 500) for the first part of it. What
-// counts: no batch refused for good (the service would mark its strings FAILED), peak memory,
-// every string DONE at the end, how fast the backlog drains once the API is back, and whether a
-// second organization's small batches, sent while the backlog is deep, are DONE quickly.
+// Retry-After ignored) during a fault for the first part of it: the API down (every answer a 500),
+// or the first organization forbidden (its token may not update statuses: 403, so its strings are
+// held on disk until it may again). What counts: no batch refused for good (the service would mark
+// its strings FAILED), peak memory, every string DONE at the end, how fast the backlog drains once
+// the fault is over, and whether a second organization's small batches, sent while the backlog is
+// deep, are DONE quickly.
 // Rates are also given as ratios to the same run's baseline (a plain node:http server taking the
 // same batches), since machines differ by 40% in absolute rates.
 import http from 'node:http'
@@ -15,18 +17,39 @@ import { perSecond, ratio, round } from './stats.js'
 import type { SeedOptions } from '../emulator/sample-project.js'
 import type { BatchSource } from './webhook-bodies.js'
 
+/**
+ * `outage`: every API answer a 500 (the service down). `forbidden`: the first organization's token
+ * may not update statuses (403; a right taken away for a while); the second's is not touched.
+ */
+export type BurstFault = 'outage' | 'forbidden'
+
 export interface BurstResult {
   pairs: number
   batchSize: number
   senders: number
   outageSeconds: number
+  /** What the first outageSeconds were (older results have none: an outage). */
+  fault?: BurstFault
+  /**
+   * Seconds from the fault's end to the first of the first organization's strings DONE after it:
+   * how long the worker took to find out (a held organization is tried again with back-off capped
+   * near a minute). null: none DONE after it.
+   */
+  resumedAfterSeconds?: number | null
+  /** The first organization's pairs DONE by the fault's end: 0 (nothing can be reported during it). */
+  doneDuringFault?: number
+  /** Most strings held at once (/healthz `held`: their organization forbidden or not connected). */
+  peakHeld?: number
   /** Baseline server, same batches: events/s. */
   baselineEventsPerSecond: number
   seconds: number
   /** Pairs DONE per second, from the first POST to the last DONE (outage included). */
   endToEndPerSecond: number
   endToEndVsBaseline: number
-  /** Pairs DONE per second from the end of the outage (or the last acknowledgement, if later) to the last DONE. */
+  /**
+   * Pairs DONE per second from the end of the outage (or the last acknowledgement, if later) to the
+   * last DONE; with `forbidden`, from when the first organization's strings were DONE again.
+   */
   drainPerSecond: number
   drainVsBaseline: number
   /** Drain rate over the end-to-end rate of the e2e scenario of the same run, when it ran. */
@@ -81,6 +104,8 @@ export interface BurstSettings {
   outageSeconds: number
   secondBatches: number
   secondPairs: number
+  /** Default `outage`. */
+  fault?: BurstFault
   endToEndScenarioPerSecond?: number
 }
 
@@ -155,6 +180,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   let failed = 0
   let peakRss = 0
   let peakWaiting = 0
+  let peakHeld = 0
   let waitingNow = 0
   let peakJournal = 0
   let ticks = 0
@@ -163,10 +189,11 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   const sampler = setInterval(() => {
     const m = memoryOf(worker.child.pid)
     if (m) peakRss = Math.max(peakRss, m.rssMb)
-    type Health = { backlog?: { waiting: number } }
+    type Health = { backlog?: { waiting: number }; held?: number }
     void fetch(`${worker.url}/healthz`).then((r) => r.json() as Promise<Health>).then((h) => {
       waitingNow = h.backlog?.waiting ?? 0
       peakWaiting = Math.max(peakWaiting, waitingNow)
+      peakHeld = Math.max(peakHeld, h.held ?? 0)
     }, () => undefined)
     // Journal bytes per organization are on /metrics (not /healthz); read once a second.
     if (ticks++ % 4 === 0) {
@@ -185,13 +212,34 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
     }
   }, 250)
 
-  host.log(`burst: API down for ${s.outageSeconds} s; ${s.pairs} pairs in batches of ${s.batchSize} from ${s.senders} senders (3 retries, 1 s apart, Retry-After ignored)`)
-  await host.control('/settings', { faults: { errorRate: 1 } })
+  const fault = s.fault ?? 'outage'
+  const first = (await host.control<Array<{ domain: string }>>('/organizations'))[0]!.domain
+  const firstDone = async () => (await host.control<{ done: number }>(`/progress?organization=${encodeURIComponent(first)}`)).done
+  const what = fault === 'outage' ? `API down for ${s.outageSeconds} s` : `the first organization forbidden (403) for ${s.outageSeconds} s`
+  host.log(`burst: ${what}; ${s.pairs} pairs in batches of ${s.batchSize} from ${s.senders} senders (3 retries, 1 s apart, Retry-After ignored)`)
+  if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 1 } })
+  else await host.control('/revoke', { organization: first })
   const started = performance.now()
   let outageOver = 0
+  let firstDoneAtEnd = 0
   setTimeout(() => {
-    void host.control('/settings', { faults: { errorRate: 0 } }).then(() => (outageOver = performance.now()))
+    void (async () => {
+      // What the first organization had DONE before the fault ended: none of it is DONE while it lasts.
+      firstDoneAtEnd = await firstDone()
+      if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 0 } })
+      else await host.control('/restore', { organization: first })
+      outageOver = performance.now()
+    })()
   }, s.outageSeconds * 1000)
+  // When the first organization's strings are DONE again after the fault (polled every 250 ms).
+  let resumed = 0
+  const watchResume = (async () => {
+    while (!outageOver) await sleep(100)
+    while (!resumed && performance.now() - outageOver < 30 * 60_000) {
+      if ((await firstDone().catch(() => firstDoneAtEnd)) > firstDoneAtEnd) resumed = performance.now()
+      else await sleep(250)
+    }
+  })()
   let next = 0
   const senders = Array.from({ length: s.senders }, async () => {
     while (next < mainBatches) {
@@ -200,12 +248,15 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
     }
   })
   // The second organization: small batches, one every 2 s, from 2 s after the API is back (before
-  // that nothing can be DONE), while the first organization's backlog is deep.
+  // that nothing can be DONE), while the first organization's backlog is deep. With `forbidden`,
+  // from 2 s after the first's strings are worked on again: its backlog, let go at once, is what the
+  // second's batches must not wait behind.
   const secondTimes: Array<number | null> = Array.from({ length: s.secondBatches }, () => null)
   let waitingAtFirstSend = 0
   const second = (async () => {
     if (s.secondBatches <= 0) return
     while (!outageOver) await sleep(100)
+    if (fault === 'forbidden') await watchResume
     await sleep(2000)
     waitingAtFirstSend = waitingNow
     const checks: Array<Promise<void>> = []
@@ -235,7 +286,10 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   // ninth session it came back with the last acknowledgement: 38 s into a 60 s outage on a fast
   // machine, so the window never waited out the rest of it).
   while (!outageOver) await sleep(100)
-  const drainFrom = Math.max(outageOver, lastAck)
+  // A forbidden organization's strings wait for the worker's next try (by design, up to about a
+  // minute): its drain counts from when they are worked on again, its lag is resumedAfterSeconds.
+  if (fault === 'forbidden') await watchResume
+  const drainFrom = Math.max(fault === 'forbidden' && resumed ? resumed : outageOver, lastAck)
   const doneAtDrain = (await host.control<{ done: number }>('/progress')).done
   let done = doneAtDrain
   const deadline = performance.now() + 30 * 60_000
@@ -250,6 +304,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   }
   const ended = performance.now()
   await second
+  await watchResume
   clearInterval(sampler)
   agent.destroy()
   const hwm = memoryOf(worker.child.pid)?.hwmMb ?? Number.NaN
@@ -260,6 +315,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   const sorted = secondTimes.map((t) => t ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b)
   return {
     pairs: mainStrings * 2, batchSize: s.batchSize, senders: s.senders, outageSeconds: s.outageSeconds,
+    fault, resumedAfterSeconds: resumed ? round((resumed - outageOver) / 1000, 2) : null, doneDuringFault: firstDoneAtEnd, peakHeld,
     baselineEventsPerSecond,
     seconds: round((ended - started) / 1000, 1),
     endToEndPerSecond, endToEndVsBaseline: ratio(endToEndPerSecond, baselineEventsPerSecond),

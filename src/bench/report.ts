@@ -313,10 +313,13 @@ export function resultRows(r: BenchResults): string[][] {
   }
   if (r.burst) {
     const b = r.burst
-    rows.push([`burst: pairs (batches of ${b.batchSize}, ${b.outageSeconds} s outage)`, String(b.pairs)])
+    const fault = b.fault === 'forbidden' ? `first organization forbidden (403) for ${b.outageSeconds} s` : `${b.outageSeconds} s outage`
+    rows.push([`burst: pairs (batches of ${b.batchSize}, ${fault})`, String(b.pairs)])
     rows.push(['burst: baseline events/s', n(b.baselineEventsPerSecond, 0)])
     rows.push(['burst: end to end pairs/s (/ baseline)', `${n(b.endToEndPerSecond, 0)} (${n(b.endToEndVsBaseline, 3)})`])
-    rows.push(['burst: drain pairs/s (/ baseline)', `${n(b.drainPerSecond, 0)} (${n(b.drainVsBaseline, 3)})`])
+    if (b.doneDuringFault !== undefined) rows.push(["burst: the first organization's pairs DONE during the fault / most strings held", `${b.doneDuringFault} / ${b.peakHeld ?? 0}`])
+    if (b.resumedAfterSeconds !== undefined) rows.push(["burst: the first organization's strings DONE again after the fault (s)", b.resumedAfterSeconds === null ? 'never' : n(b.resumedAfterSeconds, 2)])
+    rows.push([b.fault === 'forbidden' ? 'burst: drain pairs/s from then (/ baseline)' : 'burst: drain pairs/s (/ baseline)', `${n(b.drainPerSecond, 0)} (${n(b.drainVsBaseline, 3)})`])
     rows.push(['burst: requests / 503 / non-2XX / FAILED', `${b.requests} / ${b.busy503} / ${b.non2xx} / ${b.failed}`])
     rows.push(['burst: peak RSS MB (sampled / VmHWM)', `${n(b.peakRssMb, 0)} / ${n(b.vmHwmMb, 0)}`])
     if (b.mainHeapMb) rows.push(['burst: main thread heap MB at peak (allocated / used / external)', `${n(b.mainHeapMb.total, 0)} / ${n(b.mainHeapMb.used, 0)} / ${n(b.mainHeapMb.external, 0)}`])

@@ -10,7 +10,7 @@ import { copyFileSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSy
 import os from 'node:os'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
-import { runBurst } from '../bench/burst.js'
+import { runBurst, type BurstFault } from '../bench/burst.js'
 import { runRestart } from '../bench/restart.js'
 import { runLoad } from '../bench/load-generator.js'
 import { cpuMsOf, memoryOf, startChild, stopChildrenOnSignal, waitFor, type Child } from '../bench/processes.js'
@@ -43,6 +43,8 @@ interface Settings {
   floodQueueLimit: number
   burstPairs: number
   burstOutageSeconds: number
+  /** What the burst's first `burstOutageSeconds` are: the API down, or the first organization forbidden. */
+  burstFault: BurstFault
   restartPairs: number
   /** A postgres:// STORE_URL for the workers instead of a SQLite file each (a table per worker). */
   storeUrl: string | undefined
@@ -68,6 +70,9 @@ const USAGE = `switchyard bench [options]
   --flood N             strings offered in the flood (default 200000)
   --burst N             string-language pairs of the burst (default 1000000; quick 20000)
   --outage S            seconds the API is down at the start of the burst (default 60; quick 5)
+  --burst-fault F       what happens for those seconds: outage (every API answer a 500, the
+                        default) or forbidden (the first organization's token may not update
+                        statuses: 403, its strings held on disk until it may again)
   --restart N           string-language pairs left on disk, in batches of 100, by a worker then
                         killed and started again (default 1000000; quick 20000)
   --worker-concurrency N  CONCURRENCY of the worker (default: the worker's own default)
@@ -106,6 +111,7 @@ function parseArgs(args: string[]): Settings | string {
     floodQueueLimit: quick ? 1000 : 2000,
     burstPairs: quick ? 20_000 : 1_000_000,
     burstOutageSeconds: quick ? 5 : 60,
+    burstFault: 'outage',
     restartPairs: quick ? 20_000 : 1_000_000,
     storeUrl: undefined,
     queueUrl: undefined,
@@ -133,6 +139,11 @@ function parseArgs(args: string[]): Settings | string {
       else if (a === '--flood') s.floodStrings = num()
       else if (a === '--burst') s.burstPairs = num()
       else if (a === '--outage') s.burstOutageSeconds = num()
+      else if (a === '--burst-fault') {
+        const f = args[++i]
+        if (f !== 'outage' && f !== 'forbidden') return '--burst-fault takes outage or forbidden'
+        s.burstFault = f
+      }
       else if (a === '--restart') s.restartPairs = num()
       else if (a === '--store-url') {
         s.storeUrl = args[++i]
@@ -750,8 +761,8 @@ export async function runBench(args: string[]): Promise<number> {
     if (s.only.has('burst')) {
       results.burst = await runBurst(Object.assign(bench, { log }), {
         // A second organization (its own domain at the emulator) sends 10 batches of 20 pairs,
-        // every 2 s, once the API is back and while the first's backlog is deep.
-        pairs: s.burstPairs, batchSize: 1000, senders: 4, outageSeconds: s.burstOutageSeconds, secondBatches: 10, secondPairs: 20,
+        // every 2 s, once the first's strings are worked on again and while its backlog is deep.
+        pairs: s.burstPairs, batchSize: 1000, senders: 4, outageSeconds: s.burstOutageSeconds, fault: s.burstFault, secondBatches: 10, secondPairs: 20,
         endToEndScenarioPerSecond: results.endToEnd?.stringsPerSecond,
       })
     }
