@@ -156,6 +156,68 @@ export async function baselineRate(host: BurstHost, source: BatchSource, senders
   return perSecond(r.ackedEvents, r.durationMs)
 }
 
+/** What the burst samples of the worker while it runs: peaks, and the strings waiting on disk now. */
+function sampleWorker(host: BurstHost, worker: { child: Child; url: string }, redisStart: number | undefined) {
+  const m = { peakRss: 0, peakWaiting: 0, peakHeld: 0, waitingNow: 0, peakJournal: 0, pipelineThreadsMax: 0, redisPeak: redisStart ?? 0, peakHeap: { total: 0, used: 0, external: 0 } }
+  let ticks = 0
+  const timer = setInterval(() => {
+    const mem = memoryOf(worker.child.pid)
+    if (mem) m.peakRss = Math.max(m.peakRss, mem.rssMb)
+    type Health = { backlog?: { waiting: number }; held?: number }
+    void fetch(`${worker.url}/healthz`).then((r) => r.json() as Promise<Health>).then((h) => {
+      m.waitingNow = h.backlog?.waiting ?? 0
+      m.peakWaiting = Math.max(m.peakWaiting, m.waitingNow)
+      m.peakHeld = Math.max(m.peakHeld, h.held ?? 0)
+    }, () => undefined)
+    // Journal bytes per organization are on /metrics (not /healthz); read once a second.
+    if (ticks++ % 4 === 0) {
+      void fetch(`${worker.url}/metrics`).then((r) => r.text()).then((text) => {
+        let bytes = 0
+        for (const b of text.matchAll(/^switchyard_backlog_bytes\{[^}]*\} (\S+)$/gm)) bytes += Number(b[1])
+        m.peakJournal = Math.max(m.peakJournal, bytes)
+        // Where the main thread's memory is (the threads' heaps are not in these).
+        const mb = (name: string) => Number(new RegExp(`^switchyard_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0) / 2 ** 20
+        m.peakHeap.total = Math.max(m.peakHeap.total, mb('nodejs_heap_size_total_bytes'))
+        m.peakHeap.used = Math.max(m.peakHeap.used, mb('nodejs_heap_size_used_bytes'))
+        m.peakHeap.external = Math.max(m.peakHeap.external, mb('nodejs_external_memory_bytes'))
+        m.pipelineThreadsMax = Math.max(m.pipelineThreadsMax, Number(/^switchyard_pipeline_threads (\S+)$/m.exec(text)?.[1] ?? 0))
+      }, () => undefined)
+      if (redisStart !== undefined) void host.queueMemoryMb?.().then((mb) => (m.redisPeak = Math.max(m.redisPeak, mb ?? 0)))
+    }
+  }, 250)
+  return Object.assign(m, { stop: () => clearInterval(timer) })
+}
+
+/**
+ * Start the fault, and end it after `seconds`. `over`: when it ended (0 until then); `doneAtEnd`:
+ * the first organization's pairs DONE by then; `resumed`: when its strings were DONE again after
+ * it (0 until then), awaited by `watch` (polled every 250 ms).
+ */
+async function startFault(host: BurstHost, fault: BurstFault, seconds: number) {
+  const first = (await host.control<Array<{ domain: string }>>('/organizations'))[0]!.domain
+  const firstDone = async () => (await host.control<{ done: number }>(`/progress?organization=${encodeURIComponent(first)}`)).done
+  const f = { fault, what: fault === 'outage' ? `API down for ${seconds} s` : `the first organization forbidden (403) for ${seconds} s`, over: 0, doneAtEnd: 0, resumed: 0, watch: Promise.resolve() }
+  if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 1 } })
+  else await host.control('/revoke', { organization: first })
+  setTimeout(() => {
+    void (async () => {
+      // What the first organization had DONE before the fault ended: none of it is DONE while it lasts.
+      f.doneAtEnd = await firstDone()
+      if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 0 } })
+      else await host.control('/restore', { organization: first })
+      f.over = performance.now()
+    })()
+  }, seconds * 1000)
+  f.watch = (async () => {
+    while (!f.over) await sleep(100)
+    while (!f.resumed && performance.now() - f.over < 30 * 60_000) {
+      if ((await firstDone().catch(() => f.doneAtEnd)) > f.doneAtEnd) f.resumed = performance.now()
+      else await sleep(250)
+    }
+  })()
+  return f
+}
+
 export async function runBurst(host: BurstHost, s: BurstSettings): Promise<BurstResult> {
   // The first organization's pairs, then the second's: strings of the same sample project.
   // Whole batches of two languages, so the last of the first organization's holds none of the second's.
@@ -172,74 +234,15 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   // API_URL with {organization_domain}: each organization is reported under its own domain.
   const worker = await host.startWorker({ API_URL: host.apiUrlTemplate }, true)
   const redisStart = await host.queueMemoryMb?.()
-  let redisPeak = redisStart ?? 0
   if (s.secondBatches > 0) await host.connect(worker.url, SECOND.domain)
   const url = new URL(`${worker.url}/webhooks`)
   const agent = new http.Agent({ keepAlive: true, maxSockets: s.senders + 2 })
   const tally = { requests: 0, statuses: {} as Record<string, number> }
   let failed = 0
-  let peakRss = 0
-  let peakWaiting = 0
-  let peakHeld = 0
-  let waitingNow = 0
-  let peakJournal = 0
-  let ticks = 0
-  const peakHeap = { total: 0, used: 0, external: 0 }
-  let pipelineThreadsMax = 0
-  const sampler = setInterval(() => {
-    const m = memoryOf(worker.child.pid)
-    if (m) peakRss = Math.max(peakRss, m.rssMb)
-    type Health = { backlog?: { waiting: number }; held?: number }
-    void fetch(`${worker.url}/healthz`).then((r) => r.json() as Promise<Health>).then((h) => {
-      waitingNow = h.backlog?.waiting ?? 0
-      peakWaiting = Math.max(peakWaiting, waitingNow)
-      peakHeld = Math.max(peakHeld, h.held ?? 0)
-    }, () => undefined)
-    // Journal bytes per organization are on /metrics (not /healthz); read once a second.
-    if (ticks++ % 4 === 0) {
-      void fetch(`${worker.url}/metrics`).then((r) => r.text()).then((text) => {
-        let bytes = 0
-        for (const m of text.matchAll(/^switchyard_backlog_bytes\{[^}]*\} (\S+)$/gm)) bytes += Number(m[1])
-        peakJournal = Math.max(peakJournal, bytes)
-        // Where the main thread's memory is (the threads' heaps are not in these).
-        const mb = (name: string) => Number(new RegExp(`^switchyard_${name} (\\S+)$`, 'm').exec(text)?.[1] ?? 0) / 2 ** 20
-        peakHeap.total = Math.max(peakHeap.total, mb('nodejs_heap_size_total_bytes'))
-        peakHeap.used = Math.max(peakHeap.used, mb('nodejs_heap_size_used_bytes'))
-        peakHeap.external = Math.max(peakHeap.external, mb('nodejs_external_memory_bytes'))
-        pipelineThreadsMax = Math.max(pipelineThreadsMax, Number(/^switchyard_pipeline_threads (\S+)$/m.exec(text)?.[1] ?? 0))
-      }, () => undefined)
-      if (redisStart !== undefined) void host.queueMemoryMb?.().then((mb) => (redisPeak = Math.max(redisPeak, mb ?? 0)))
-    }
-  }, 250)
-
-  const fault = s.fault ?? 'outage'
-  const first = (await host.control<Array<{ domain: string }>>('/organizations'))[0]!.domain
-  const firstDone = async () => (await host.control<{ done: number }>(`/progress?organization=${encodeURIComponent(first)}`)).done
-  const what = fault === 'outage' ? `API down for ${s.outageSeconds} s` : `the first organization forbidden (403) for ${s.outageSeconds} s`
-  host.log(`burst: ${what}; ${s.pairs} pairs in batches of ${s.batchSize} from ${s.senders} senders (3 retries, 1 s apart, Retry-After ignored)`)
-  if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 1 } })
-  else await host.control('/revoke', { organization: first })
+  const sampled = sampleWorker(host, worker, redisStart)
+  const fault = await startFault(host, s.fault ?? 'outage', s.outageSeconds)
+  host.log(`burst: ${fault.what}; ${s.pairs} pairs in batches of ${s.batchSize} from ${s.senders} senders (3 retries, 1 s apart, Retry-After ignored)`)
   const started = performance.now()
-  let outageOver = 0
-  let firstDoneAtEnd = 0
-  setTimeout(() => {
-    void (async () => {
-      // What the first organization had DONE before the fault ended: none of it is DONE while it lasts.
-      firstDoneAtEnd = await firstDone()
-      if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 0 } })
-      else await host.control('/restore', { organization: first })
-      outageOver = performance.now()
-    })()
-  }, s.outageSeconds * 1000)
-  // When the first organization's strings are DONE again after the fault (polled every 250 ms).
-  let resumed = 0
-  const watchResume = (async () => {
-    while (!outageOver) await sleep(100)
-    while (!resumed && performance.now() - outageOver < 30 * 60_000) {
-      if ((await firstDone().catch(() => firstDoneAtEnd)) > firstDoneAtEnd) resumed = performance.now()
-      else await sleep(250)
-    }
-  })()
   let next = 0
   const senders = Array.from({ length: s.senders }, async () => {
     while (next < mainBatches) {
@@ -255,10 +258,10 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   let waitingAtFirstSend = 0
   const second = (async () => {
     if (s.secondBatches <= 0) return
-    while (!outageOver) await sleep(100)
-    if (fault === 'forbidden') await watchResume
+    while (!fault.over) await sleep(100)
+    if (fault.fault === 'forbidden') await fault.watch
     await sleep(2000)
-    waitingAtFirstSend = waitingNow
+    waitingAtFirstSend = sampled.waitingNow
     const checks: Array<Promise<void>> = []
     for (let k = 0; k < s.secondBatches && k < secondSource.count; k++) {
       const b = secondSource.batch(k)
@@ -285,11 +288,11 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   // The API stays down for the whole outage, however soon every batch was acknowledged (until the
   // ninth session it came back with the last acknowledgement: 38 s into a 60 s outage on a fast
   // machine, so the window never waited out the rest of it).
-  while (!outageOver) await sleep(100)
+  while (!fault.over) await sleep(100)
   // A forbidden organization's strings wait for the worker's next try (by design, up to about a
   // minute): its drain counts from when they are worked on again, its lag is resumedAfterSeconds.
-  if (fault === 'forbidden') await watchResume
-  const drainFrom = Math.max(fault === 'forbidden' && resumed ? resumed : outageOver, lastAck)
+  if (fault.fault === 'forbidden') await fault.watch
+  const drainFrom = Math.max(fault.fault === 'forbidden' && fault.resumed ? fault.resumed : fault.over, lastAck)
   const doneAtDrain = (await host.control<{ done: number }>('/progress')).done
   let done = doneAtDrain
   const deadline = performance.now() + 30 * 60_000
@@ -304,8 +307,8 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   }
   const ended = performance.now()
   await second
-  await watchResume
-  clearInterval(sampler)
+  await fault.watch
+  sampled.stop()
   agent.destroy()
   const hwm = memoryOf(worker.child.pid)?.hwmMb ?? Number.NaN
   await host.stopChild(worker.child)
@@ -315,7 +318,7 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   const sorted = secondTimes.map((t) => t ?? Number.POSITIVE_INFINITY).sort((a, b) => a - b)
   return {
     pairs: mainStrings * 2, batchSize: s.batchSize, senders: s.senders, outageSeconds: s.outageSeconds,
-    fault, resumedAfterSeconds: resumed ? round((resumed - outageOver) / 1000, 2) : null, doneDuringFault: firstDoneAtEnd, peakHeld,
+    fault: fault.fault, resumedAfterSeconds: fault.resumed ? round((fault.resumed - fault.over) / 1000, 2) : null, doneDuringFault: fault.doneAtEnd, peakHeld: sampled.peakHeld,
     baselineEventsPerSecond,
     seconds: round((ended - started) / 1000, 1),
     endToEndPerSecond, endToEndVsBaseline: ratio(endToEndPerSecond, baselineEventsPerSecond),
@@ -325,11 +328,11 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
     busy503: tally.statuses['503'] ?? 0,
     non2xx: Object.entries(tally.statuses).filter(([k]) => !k.startsWith('2')).reduce((n, [, c]) => n + c, 0),
     failed, done, notDone: total - done,
-    peakRssMb: round(peakRss, 1), vmHwmMb: round(hwm, 1),
-    mainHeapMb: { total: round(peakHeap.total, 1), used: round(peakHeap.used, 1), external: round(peakHeap.external, 1) },
-    pipelineThreadsMax,
-    peakWaiting, peakJournalMb: round(peakJournal / 2 ** 20, 1),
-    redisMb: redisStart === undefined ? null : { start: round(redisStart, 1), peak: round(redisPeak, 1) },
+    peakRssMb: round(sampled.peakRss, 1), vmHwmMb: round(hwm, 1),
+    mainHeapMb: { total: round(sampled.peakHeap.total, 1), used: round(sampled.peakHeap.used, 1), external: round(sampled.peakHeap.external, 1) },
+    pipelineThreadsMax: sampled.pipelineThreadsMax,
+    peakWaiting: sampled.peakWaiting, peakJournalMb: round(sampled.peakJournal / 2 ** 20, 1),
+    redisMb: redisStart === undefined ? null : { start: round(redisStart, 1), peak: round(sampled.redisPeak, 1) },
     second: {
       batches: s.secondBatches, pairsEach: s.secondPairs,
       maxSecondsToDone: round(sorted.at(-1) ?? Number.NaN, 2), medianSecondsToDone: round(sorted[Math.floor(sorted.length / 2)] ?? Number.NaN, 2),
