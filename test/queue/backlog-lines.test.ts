@@ -483,6 +483,29 @@ describe('stash and release at once: nothing lost', () => {
   })
 })
 
+describe('stash: the store fails part way', () => {
+  it('the copies still join the line and come back; the stash says it failed', async () => {
+    const held = new Set(['a'])
+    const { journal, dedupe, backlog, window } = await setUp({ held })
+    const inWindow = jobs(3, 'A')
+    await journal.append(journal.newBatchId(), inWindow)
+    for (const j of inWindow) dedupe.arrive(j, 1)
+    const done = journal.done.bind(journal)
+    let calls = 0
+    journal.done = async (job) => {
+      if (++calls === 2) throw new Error('disk I/O error')
+      return done(job)
+    }
+    await expect(backlog.stash(inWindow)).rejects.toThrow('disk I/O error')
+    journal.done = done
+    expect(backlog.waiting('a')).toBe(3)
+    held.delete('a')
+    // Not taken for repeats of the originals that were not done: they are back in the window.
+    expect(ids(await window())).toEqual(range('A', 0, 3))
+    backlog.close()
+  })
+})
+
 describe('replay after a restart', () => {
   it('indexes what the journal holds per organization, oldest part first, and retries parked strings first', async () => {
     const store = new Keyv()
