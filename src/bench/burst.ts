@@ -191,26 +191,33 @@ function sampleWorker(host: BurstHost, worker: { child: Child; url: string }, re
 /**
  * Start the fault, and end it after `seconds`. `over`: when it ended (0 until then); `doneAtEnd`:
  * the first organization's pairs DONE by then; `resumed`: when its strings were DONE again after
- * it (0 until then), awaited by `watch` (polled every 250 ms).
+ * it (0 until then), awaited by `watch` (polled every 250 ms until then or `stopped`).
  */
 async function startFault(host: BurstHost, fault: BurstFault, seconds: number) {
   const first = (await host.control<Array<{ domain: string }>>('/organizations'))[0]!.domain
   const firstDone = async () => (await host.control<{ done: number }>(`/progress?organization=${encodeURIComponent(first)}`)).done
-  const f = { fault, what: fault === 'outage' ? `API down for ${seconds} s` : `the first organization forbidden (403) for ${seconds} s`, over: 0, doneAtEnd: 0, resumed: 0, watch: Promise.resolve() }
+  const f = { fault, what: fault === 'outage' ? `API down for ${seconds} s` : `the first organization forbidden (403) for ${seconds} s`, over: 0, doneAtEnd: 0, resumed: 0, watch: Promise.resolve(), stopped: false }
   if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 1 } })
-  else await host.control('/revoke', { organization: first })
+  // With its length: the emulator ends it by itself should the restore below not reach it.
+  else await host.control('/revoke', { organization: first, ms: seconds * 1000 })
   setTimeout(() => {
     void (async () => {
-      // What the first organization had DONE before the fault ended: none of it is DONE while it lasts.
-      f.doneAtEnd = await firstDone()
-      if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 0 } })
-      else await host.control('/restore', { organization: first })
-      f.over = performance.now()
+      try {
+        // What the first organization had DONE before the fault ended: none of it is DONE while it lasts.
+        f.doneAtEnd = await firstDone().catch(() => 0)
+        if (fault === 'outage') await host.control('/settings', { faults: { errorRate: 0 } })
+        else await host.control('/restore', { organization: first })
+      } catch (error) {
+        host.log(`burst: ending the fault failed: ${(error as Error).message}`)
+      } finally {
+        // Always: every wait for the fault's end goes on (a failed call shows in the results).
+        f.over = performance.now()
+      }
     })()
   }, seconds * 1000)
   f.watch = (async () => {
     while (!f.over) await sleep(100)
-    while (!f.resumed && performance.now() - f.over < 30 * 60_000) {
+    while (!f.resumed && !f.stopped && performance.now() - f.over < 30 * 60_000) {
       if ((await firstDone().catch(() => f.doneAtEnd)) > f.doneAtEnd) f.resumed = performance.now()
       else await sleep(250)
     }
@@ -295,7 +302,8 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   const drainFrom = Math.max(fault.fault === 'forbidden' && fault.resumed ? fault.resumed : fault.over, lastAck)
   const doneAtDrain = (await host.control<{ done: number }>('/progress')).done
   let done = doneAtDrain
-  const deadline = performance.now() + 30 * 60_000
+  // 30 minutes from the fault's end (or the last acknowledgement), however long the wait above.
+  const deadline = Math.max(fault.over, lastAck) + 30 * 60_000
   let logged = 0
   while (done < total - failed && performance.now() < deadline) {
     await sleep(250)
@@ -307,6 +315,8 @@ export async function runBurst(host: BurstHost, s: BurstSettings): Promise<Burst
   }
   const ended = performance.now()
   await second
+  // Nothing more to wait for (the drain ended, or gave up): a watch still polling stops.
+  fault.stopped = true
   await fault.watch
   sampled.stop()
   agent.destroy()

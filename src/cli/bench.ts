@@ -69,9 +69,9 @@ const USAGE = `switchyard bench [options]
   --ai-latency MS       latency of the fake model (default 800; quick 100)
   --flood N             strings offered in the flood (default 200000)
   --burst N             string-language pairs of the burst (default 1000000; quick 20000)
-  --outage S            seconds the API is down at the start of the burst (default 60; quick 5)
-  --burst-fault F       what happens for those seconds: outage (every API answer a 500, the
-                        default) or forbidden (the first organization's token may not update
+  --outage S            seconds the burst's fault lasts at its start (default 60; quick 5)
+  --burst-fault F       the fault: outage (the API down, every answer a 500; the default) or
+                        forbidden (the first organization's token may not update
                         statuses: 403, its strings held on disk until it may again)
   --restart N           string-language pairs left on disk, in batches of 100, by a worker then
                         killed and started again (default 1000000; quick 20000)

@@ -14,22 +14,22 @@ describe('switchyard bench --burst-fault forbidden', () => {
     const out = mkdtempSync(path.join(os.tmpdir(), 'bench-forbidden-'))
     let bench: ReturnType<typeof spawn> | undefined
     try {
-      const child = (bench = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'switchyard.js'), 'bench', '--quick', '--only', 'burst', '--burst', '4000', '--outage', '5', '--burst-fault', 'forbidden', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] }))
+      const child = (bench = spawn(process.execPath, [path.join(PACKAGE_ROOT, 'bin', 'switchyard.js'), 'bench', '--quick', '--only', 'burst', '--burst', '4000', '--outage', '10', '--burst-fault', 'forbidden', '--out', out], { stdio: ['ignore', 'pipe', 'pipe'] }))
       let output = ''
       child.stdout!.on('data', (d) => (output += d))
       child.stderr!.on('data', (d) => (output += d))
       const code = await new Promise<number | null>((resolve) => child.once('exit', (c) => resolve(c)))
       expect(code, output.slice(-3000)).toBe(0)
       const { burst } = JSON.parse(readFileSync(path.join(out, 'results.json'), 'utf8'))
-      expect(burst).toMatchObject({ fault: 'forbidden', outageSeconds: 5, failed: 0, notDone: 0, busy503: 0, doneDuringFault: 0 })
+      expect(burst).toMatchObject({ fault: 'forbidden', outageSeconds: 10, failed: 0, notDone: 0, busy503: 0, doneDuringFault: 0 })
       expect(burst.done).toBeGreaterThanOrEqual(4000)
-      // The worker ran into the 403 and held strings, rather than never trying (5 s: time for a
+      // The worker ran into the 403 and held strings, rather than never trying (10 s: time for a
       // loaded machine to run and report the first batches within the fault).
       expect(burst.peakHeld).toBeGreaterThan(0)
       expect(burst.resumedAfterSeconds).toBeGreaterThanOrEqual(0)
       // The second organization is not the one forbidden: its batches are DONE within seconds.
       expect(burst.second.maxSecondsToDone).toBeLessThan(10)
-      expect(output).toMatch(/burst: pairs \(batches of 1000, first organization forbidden \(403\) for 5 s\)/)
+      expect(output).toMatch(/burst: pairs \(batches of 1000, first organization forbidden \(403\) for 10 s\)/)
       expect(output).toMatch(/burst: the first organization's strings DONE again after the fault \(s\) +\d/)
     } finally {
       if (bench && bench.exitCode === null) bench.kill('SIGTERM')
