@@ -106,8 +106,10 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
       runs.set(k, (runs.get(k) ?? 0) + 1)
       return 'approved'
     })
-    // No sweep: what follows the probe comes from the report that went through.
-    const w = await start({ fetch: service.fetch, pipelines, heldSweepMs: 600_000 })
+    // No sweep: what follows the probe comes from the report that went through. A lock of 10 s:
+    // with 2 s, a CI run under load once ran one string twice, as BullMQ does when a lock lapses
+    // (its stalled-job recovery); this test is about holds, not locks.
+    const w = await start({ fetch: service.fetch, pipelines, heldSweepMs: 600_000, config: { queue: 'bullmq', queueName: QUEUE_NAME, queueRedisUrl: url, apiMaxAttempts: 2, queueLockMs: 10_000 } })
     running.push(w)
     // More than a chunk: once the refusal ends, the back-off's probe puts a chunk back, and the
     // rest follows the first report that goes through.
