@@ -176,17 +176,13 @@ export class Backlog {
     const { journal, dedupe } = this.options
     const copies = jobs.map((j) => ({ ...j, attempts: 0 }))
     const at = await journal.append(journal.newBatchId(), copies)
-    let i = 0
     try {
-      for (; i < jobs.length; i++) {
-        await journal.done(jobs[i]!)
-        dedupe.release(jobs[i]!, jobs[i]!.revision)
-      }
+      for (const job of jobs) await journal.done(job)
     } finally {
       // Should the store fail part way, the copies still join the line (not left on disk until a
       // restart): the originals not done stay in their entries, replayed and checked with the
       // service on the next start.
-      for (let k = i; k < jobs.length; k++) dedupe.release(jobs[k]!, jobs[k]!.revision)
+      for (const job of jobs) dedupe.release(job, job.revision)
       this.add(organizationOf(jobs[0]!), jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: copies.length, taken: 0, recheck: jobs.some((j) => j.recheck), step: stepOfJobs(jobs) }, true)
       this.kick()
     }
