@@ -566,8 +566,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
 
-  // Strings of held organizations wait on disk (with BullMQ, in Redis) and are not waited for by idle().
-  const heldWaiting = () => held.list().reduce((n, h) => n + (backlog?.waiting(h.domain) ?? 0), 0)
+  // Strings of held organizations wait on disk (with BullMQ, in Redis) and are not waited for by
+  // idle(); those of one being tried (listed, not held) are.
+  const heldWaiting = () => held.list().reduce((n, h) => n + (h.nextTryAt !== undefined ? (backlog?.waiting(h.domain) ?? 0) : 0), 0)
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
     // A replay that keeps failing (the store down) is waited for until the deadline only.

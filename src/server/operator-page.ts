@@ -169,8 +169,9 @@ function heldTable(held: HeldOrganizationView[], now: number): string {
       const why = h.cause === 'forbidden'
         ? 'the service refuses its status updates (403, or 401 after a refresh): check that the app is still installed and that the connecting user may update string statuses'
         : 'no usable token: reconnect it'
-      const next = Math.max(0, Math.round((h.nextTryAt - now) / 1000))
-      return `<tr class="flagged"><td><strong>${escapeHtml(h.domain)}</strong></td><td>${h.strings}</td><td>${escapeHtml(why)}<br><span class="muted">${escapeHtml(h.reason.slice(0, 300))}</span></td><td>${escapeHtml(new Date(h.since).toISOString())}</td><td>in ${next} s</td></tr>`
+      // Let go for a try: listed until a status update goes through, or held again if refused.
+      const next = h.nextTryAt === undefined ? 'trying now' : `in ${Math.max(0, Math.round((h.nextTryAt - now) / 1000))} s`
+      return `<tr class="flagged"><td><strong>${escapeHtml(h.domain)}</strong></td><td>${h.strings}</td><td>${escapeHtml(why)}<br><span class="muted">${escapeHtml(h.reason.slice(0, 300))}</span></td><td>${escapeHtml(new Date(h.since).toISOString())}</td><td>${next}</td></tr>`
     })
     .join('\n')
   return `<table>
@@ -224,7 +225,7 @@ ${organizationsTable(orgs, now)}
 </div>${held.length ? `
 <h2>Held strings</h2>
 <div class="card">
-<p class="bad">Strings of these organizations can't be reported now. They are kept, never dropped, and tried again with back-off.</p>
+<p class="bad">Strings of these organizations can't be reported now. They are kept, never dropped, and tried again with back-off. An organization stays listed while it is tried, until a status update for it goes through; Since is when it was first held.</p>
 ${heldTable(held, now)}
 </div>` : ''}${backlog ? `
 <h2>Backlog</h2>

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/util/logger.js'
 const job = (stringId: number, domain = 'acme'): Job =>
   ({ key: `k${stringId}`, organizationId: '1', domain, moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId, revision: 1, batchId: 'b', attempts: 0 }) as unknown as Job
 
-function setup(canReport: (domain: string) => boolean = () => true) {
+function setup(canReport: (domain: string) => boolean = () => true, waiting?: (domain: string) => number | undefined) {
   let now = 0
   const released: Array<{ domain: string; strings: number }> = []
   const asked: string[] = []
@@ -18,6 +18,7 @@ function setup(canReport: (domain: string) => boolean = () => true) {
     random: () => 1, // the top of each jittered window, so delays are exact
     canReport: async (domain) => (asked.push(domain), canReport(domain)),
     release: (domain, strings) => released.push({ domain, strings }),
+    ...(waiting ? { waiting } : {}),
   })
   return { held, released, asked, at: (t: number) => (now = t) }
 }
@@ -43,7 +44,7 @@ describe('HeldOrganizations', () => {
     let t = 0
     for (let i = 0; i < 9; i++) {
       held.holdDecisions([{ job: job(i), port: 'approved' }], '403', 'forbidden')
-      const next = held.list()[0]!.nextTryAt
+      const next = held.list()[0]!.nextTryAt!
       waits.push(next - t)
       at(next - 1)
       await held.tick()
@@ -51,12 +52,13 @@ describe('HeldOrganizations', () => {
       at((t = next))
       await held.tick()
       expect(released).toHaveLength(i + 1)
-      expect(released[i]!.strings).toBe(1)
+      // No backlog to ask: the strings that went through the hold, not reset by the tries.
+      expect(released[i]!.strings).toBe(i + 1)
     }
     expect(waits).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000])
     held.succeeded('acme')
     held.holdDecisions([{ job: job(99), port: 'approved' }], '403', 'forbidden')
-    expect(held.list()[0]!.nextTryAt - t).toBe(1000)
+    expect(held.list()[0]!.nextTryAt! - t).toBe(1000)
   })
 
   it('lets a disconnected organization go only once it can get a token, asking on its own back-off', async () => {
@@ -76,7 +78,90 @@ describe('HeldOrganizations', () => {
     await held.tick()
     expect(asked).toHaveLength(2)
     expect(released).toEqual([{ domain: 'acme', strings: 1 }])
+    // Let go: its strings are tried (not held), and it is still listed until one is reported.
+    expect(held.cause('acme')).toBeUndefined()
+    expect(held.list()).toEqual([{ domain: 'acme', cause: 'disconnected', reason: 'not connected', since: 0, strings: 1, nextTryAt: undefined }])
+    held.succeeded('acme')
     expect(held.count()).toBe(0)
+    expect(held.list()).toEqual([])
+  })
+
+  it('keeps an organization listed across a try, with its first since and count, until a status update goes through', async () => {
+    const { held, released, at } = setup()
+    at(5000)
+    held.holdJobs([job(1), job(2), job(3)], '403: Forbidden', 'forbidden')
+    at(6000)
+    await held.tick()
+    expect(released).toEqual([{ domain: 'acme', strings: 3 }])
+    // While it is tried: not held (its strings must really be tried), but still listed, as it was.
+    expect(held.cause('acme')).toBeUndefined()
+    expect(held.retryAt('acme')).toBeUndefined()
+    expect(held.list()).toEqual([{ domain: 'acme', cause: 'forbidden', reason: '403: Forbidden', since: 5000, strings: 3, nextTryAt: undefined }])
+    expect(held.count()).toBe(3)
+    expect(held.byCause().forbidden).toEqual({ strings: 3, organizations: 1 })
+    // Refused again: held again, since unchanged, the count not reset (one string went through the hold again).
+    at(6500)
+    held.holdJobs([job(1)], '403: Forbidden', 'forbidden')
+    expect(held.cause('acme')).toBe('forbidden')
+    expect(held.list()).toEqual([{ domain: 'acme', cause: 'forbidden', reason: '403: Forbidden', since: 5000, strings: 4, nextTryAt: 6500 + 2000 }])
+    // Tried again, and this time a status update goes through: no longer listed.
+    at(8500)
+    await held.tick()
+    expect(held.list()[0]).toMatchObject({ since: 5000, nextTryAt: undefined })
+    held.succeeded('acme')
+    expect(held.list()).toEqual([])
+    expect(held.count()).toBe(0)
+    expect(held.byCause().forbidden).toEqual({ strings: 0, organizations: 0 })
+    // A later hold starts a new since, a new count and a short wait.
+    at(20_000)
+    held.holdJobs([job(9)], '403: Forbidden', 'forbidden')
+    expect(held.list()).toEqual([{ domain: 'acme', cause: 'forbidden', reason: '403: Forbidden', since: 20_000, strings: 1, nextTryAt: 21_000 }])
+  })
+
+  it('shows the strings the backlog has waiting for a listed organization, held or being tried', async () => {
+    const waiting = new Map<string, number>([['acme', 200_000]])
+    const { held, released, at } = setup(() => true, (domain) => waiting.get(domain))
+    held.holdJobs([job(1), job(2)], '403', 'forbidden')
+    held.holdJobs([job(3, 'beta')], 'no token', 'disconnected')
+    // The backlog knows acme's strings; beta's are not known to it: those counted through the hold.
+    expect(held.list().map((h) => [h.domain, h.strings])).toEqual([['acme', 200_000], ['beta', 1]])
+    expect(held.count()).toBe(200_001)
+    expect(held.count('acme')).toBe(200_000)
+    expect(held.byCause()).toEqual({ forbidden: { strings: 200_000, organizations: 1 }, disconnected: { strings: 1, organizations: 1 } })
+    at(1000)
+    await held.tick()
+    expect(released).toEqual([{ domain: 'acme', strings: 200_000 }, { domain: 'beta', strings: 1 }])
+    // Being tried, a chunk taken back into work: the rest still waits, and is shown.
+    waiting.set('acme', 199_500)
+    expect(held.list()[0]).toMatchObject({ domain: 'acme', strings: 199_500, nextTryAt: undefined })
+    held.holdJobs([job(1)], '403', 'forbidden')
+    waiting.set('acme', 200_000)
+    expect(held.count('acme')).toBe(200_000)
+  })
+
+  it('forgets an organization being tried that was neither reported for nor refused for a back-off cap, once nothing of it waits', async () => {
+    const waiting = new Map<string, number>([['acme', 10]])
+    const { held, at } = setup(() => true, (domain) => waiting.get(domain))
+    held.holdJobs([job(1)], '403', 'forbidden')
+    at(1000)
+    await held.tick()
+    // Nothing waits, but the try may still be under way: listed.
+    waiting.set('acme', 0)
+    at(1000 + 59_999)
+    await held.tick()
+    expect(held.list()).toHaveLength(1)
+    // A back-off cap later, strings of it still wait: listed.
+    waiting.set('acme', 10)
+    at(1000 + 60_000)
+    await held.tick()
+    expect(held.list()).toHaveLength(1)
+    waiting.set('acme', 0)
+    await held.tick()
+    expect(held.list()).toEqual([])
+    // No status update went through: a new hold keeps the first since.
+    at(90_000)
+    held.holdJobs([job(1)], '403', 'forbidden')
+    expect(held.list()[0]).toMatchObject({ since: 0 })
   })
 
   it('gives everything up on clear (it stays in the journal for the next start)', () => {

@@ -16,6 +16,14 @@ describe('operator page: held strings', () => {
     expect(html).toContain('in 30 s')
     expect(html).toMatch(/<strong>beta<\/strong><\/td><td>3<\/td><td>no usable token: reconnect it/)
   })
+  it('lists an organization being tried with its first since, its strings, and "trying now"', () => {
+    const now = Date.parse('2026-11-23T10:00:00Z')
+    const html = renderOperatorPage(config, [], now, undefined, [{ domain: 'acme', cause: 'forbidden', reason: '403', since: now - 240_000, strings: 200_000 }])
+    expect(html).toMatch(/<strong>acme<\/strong><\/td><td>200000<\/td><td>the service refuses its status updates/)
+    expect(html).toContain('<td>2026-11-23T09:56:00.000Z</td><td>trying now</td>')
+    expect(html).not.toContain('NaN')
+    expect(html).toContain('An organization stays listed while it is tried, until a status update for it goes through')
+  })
   it('says nothing about held strings when there are none', () => {
     expect(renderOperatorPage(config, [], Date.now(), undefined, [])).not.toContain('Held strings')
   })
