@@ -275,6 +275,9 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       if (shared) releaseHeld(domain, true)
       else backlog?.kick()
     },
+    // What the operator sees held: the organization's strings waiting on disk (its line of the
+    // backlog), or held in Redis with BullMQ (its hash, at the last refresh, about a second old).
+    waiting: (domain): number | undefined => (shared ? shared.heldStrings(domain) : backlog?.waiting(domain)),
   })
   const findings = deps.findings ?? findingsLogFor(config, deps.stores)
   const issues = new IssueSender({

@@ -331,7 +331,8 @@ export class BullmqJournal implements IntakeJournal {
   private heldByOrganization: ReadonlyMap<string, number> = new Map()
   /** When each organization with strings held was first held (its earliest domain), at the last refresh. */
   private heldSince = new Map<string, number>()
-  private heldDomainSet = new Set<string>()
+  /** Strings held in each domain's hash (every domain listed as held), at the last refresh. */
+  private heldByDomain: ReadonlyMap<string, number> = new Map()
   /** The domain of each organization id this instance has seen strings of (for the operator's views). */
   private readonly domains = new Map<string, string>()
   private refreshing?: Promise<void>
@@ -645,7 +646,15 @@ export class BullmqJournal implements IntakeJournal {
 
   /** Did the last refresh of `backlog()` find strings of this domain held in Redis? */
   holdsInRedis(domain: string): boolean {
-    return this.heldDomainSet.has(domain)
+    return this.heldByDomain.has(domain)
+  }
+
+  /**
+   * Strings of this domain held in Redis (by any instance) at the last refresh of `backlog()`;
+   * undefined when the domain was not listed as held then.
+   */
+  heldStrings(domain: string): number | undefined {
+    return this.heldByDomain.get(domain)
   }
 
   /**
@@ -843,9 +852,9 @@ export class BullmqJournal implements IntakeJournal {
   /** Held strings per organization id (one HLEN per held domain, in one round trip). */
   private async heldCounts(): Promise<Map<string, number>> {
     const entries = await this.heldDomains()
-    this.heldDomainSet = new Set(entries.map((e) => e.domain))
     const out = new Map<string, number>()
     if (!entries.length) {
+      this.heldByDomain = new Map()
       this.heldSince = new Map()
       return out
     }
@@ -853,13 +862,16 @@ export class BullmqJournal implements IntakeJournal {
     for (const { domain } of entries) pipeline.hlen(this.heldKey(domain))
     const answers = (await pipeline.exec()) ?? []
     const since = new Map<string, number>()
+    const byDomain = new Map<string, number>()
     entries.forEach(({ organization, domain, since: at }, i) => {
       if (!this.domains.has(organization) && this.domains.size < 10_000) this.domains.set(organization, domain)
       const n = Number(answers[i]?.[1] ?? 0)
+      byDomain.set(domain, n)
       if (n > 0) out.set(organization, (out.get(organization) ?? 0) + n)
       if (n > 0 && at !== undefined && !(at >= (since.get(organization) ?? Infinity))) since.set(organization, at)
     })
     this.heldSince = since
+    this.heldByDomain = byDomain
     return out
   }
 

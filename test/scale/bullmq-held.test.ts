@@ -128,6 +128,31 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     expect(Math.max(...runs.values())).toBe(1)
   }, 40_000)
 
+  it('shows an organization refused across its probes as one hold: since its first hold, with every string held in Redis', async () => {
+    const service = fakeServiceFetch(({ method }) => (method === 'PATCH' ? { status: 403, body: { error: { message: 'may not update statuses' } } } : undefined))
+    const w = await start({ fetch: service.fetch, heldSweepMs: 600_000, config: { queue: 'bullmq', queueName: QUEUE_NAME, queueRedisUrl: url, apiMaxAttempts: 2, queueLockMs: 10_000 } })
+    running.push(w)
+    // More than a chunk: each try puts a probe of 500 back in the queue, the rest stays in Redis.
+    for (const languageId of ['de', 'fr']) for (const from of [1, 101, 201, 301]) expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(ids(from, 100), languageId), SECRET))).status).toBe(200)
+    await expect.poll(() => heldCount('acme'), { timeout: 15_000 }).toBe(800)
+    await expect.poll(() => w.held.list().map((h) => h.strings), { timeout: 5000 }).toEqual([800])
+    const since = w.held.list()[0]!.since
+    // Through at least two probes refused again (each held again gets a new time to try).
+    const tries = new Set<number>()
+    const deadline = Date.now() + 20_000
+    while (tries.size < 3 && Date.now() < deadline) {
+      const list = w.held.list()
+      expect(list.map((h) => h.since)).toEqual([since])
+      for (const h of list) if (h.nextTryAt !== undefined) tries.add(h.nextTryAt)
+      await new Promise((r) => setTimeout(r, 5))
+    }
+    expect(tries.size).toBeGreaterThanOrEqual(3)
+    // Held again: every string it has in Redis, not the probe held again.
+    await expect.poll(async () => (await fetch(`${w.url}/healthz`)).json(), { timeout: 10_000 }).toMatchObject({ held: 800, heldOrganizations: 1 })
+    expect(w.held.list()).toEqual([expect.objectContaining({ domain: 'acme', cause: 'forbidden', since, strings: 800 })])
+    expect(service.patches).toHaveLength(0)
+  }, 60_000)
+
   it('keeps the strings of an organization without a token across a restart, and reports them once it is connected', async () => {
     const service = fakeServiceFetch()
     const first = await start({ fetch: service.fetch, tokens: new StaticTokenProvider(new Map()) })
