@@ -247,6 +247,18 @@ async function postgresBackend(storeUrl: string, connectTimeoutMs: number): Prom
       // The pool belongs to the Stores; close() ends it once.
     }
 
+    // The adapter's deletes read the rows whole first (over the network: a journal entry is up to
+    // 1-2 MB), only to answer whether one was there; see sqliteAdapter.
+    override async delete(key: string): Promise<boolean> {
+      const self = this as unknown as { query: (sql: string, values: unknown[]) => Promise<unknown[]> }
+      return (await self.query(`DELETE FROM ${schema}.${table} WHERE key = $1 RETURNING 1 AS gone`, [key])).length > 0
+    }
+
+    override async deleteMany(keys: string[]): Promise<boolean> {
+      const self = this as unknown as { query: (sql: string, values: unknown[]) => Promise<unknown[]> }
+      return (await self.query(`DELETE FROM ${schema}.${table} WHERE key = ANY($1) RETURNING 1 AS gone`, [keys])).length > 0
+    }
+
     /**
      * The adapter's own iterator, save that a failed query throws: the adapter's emits an
      * 'error' event and ends as if it had seen every row, so a journal replay cut short by a
