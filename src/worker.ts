@@ -277,7 +277,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     },
     // What the operator sees held: the organization's strings waiting on disk (its line of the
     // backlog), or held in Redis with BullMQ (its hash, at the last refresh, about a second old).
-    waiting: (domain): number | undefined => (shared ? shared.heldStrings(domain) : backlog?.waiting(domain)),
+    waiting: (): ReadonlyMap<string, number> => (shared ? shared.heldPerDomain() : (backlog?.waitingPerDomain() ?? new Map<string, number>())),
   })
   const findings = deps.findings ?? findingsLogFor(config, deps.stores)
   const issues = new IssueSender({
@@ -571,7 +571,12 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
 
   // Strings of held organizations wait on disk (with BullMQ, in Redis) and are not waited for by
   // idle(); those of one being tried (listed, not held) are.
-  const heldWaiting = () => held.list().reduce((n, h) => n + (h.nextTryAt !== undefined ? (backlog?.waiting(h.domain) ?? 0) : 0), 0)
+  const heldWaiting = () => {
+    const list = held.list()
+    if (!list.length || !backlog) return 0
+    const waiting = backlog.waitingPerDomain()
+    return list.reduce((n, h) => n + (h.nextTryAt !== undefined ? (waiting.get(h.domain) ?? 0) : 0), 0)
+  }
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
     // A replay that keeps failing (the store down) is waited for until the deadline only.

@@ -369,6 +369,14 @@ export class Backlog {
     this.ready = false
   }
 
+  /** Strings waiting on disk (not in memory) per organization (domain) with any, in one pass. */
+  waitingPerDomain(): Map<string, number> {
+    const out = new Map<string, number>()
+    for (const line of this.lines.values()) if (line.waiting) out.set(line.domain, (out.get(line.domain) ?? 0) + line.waiting)
+    for (const [d, k] of this.reading) if (k) out.set(d, (out.get(d) ?? 0) + k)
+    return out
+  }
+
   /** Strings waiting on disk (not in memory), of one organization (its domain) or all. */
   waiting(domain?: string): number {
     let n = 0

@@ -649,12 +649,9 @@ export class BullmqJournal implements IntakeJournal {
     return this.heldByDomain.has(domain)
   }
 
-  /**
-   * Strings of this domain held in Redis (by any instance) at the last refresh of `backlog()`;
-   * undefined when the domain was not listed as held then.
-   */
-  heldStrings(domain: string): number | undefined {
-    return this.heldByDomain.get(domain)
+  /** Strings held in Redis (by any instance) per domain listed as held, at the last refresh of `backlog()`. */
+  heldPerDomain(): ReadonlyMap<string, number> {
+    return this.heldByDomain
   }
 
   /**

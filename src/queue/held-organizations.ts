@@ -8,7 +8,8 @@
 // An organization let go for a try stays listed for the operator (its cause, reason and the time
 // it was first held) until a status update for it goes through, but is not held meanwhile:
 // `cause()` and `retryAt()` say nothing of it, so its strings are really tried. Refused again, it
-// is held again with the same `since`.
+// is held again with the same `since`. A try that is neither reported for nor refused within a
+// minute (another instance took its strings, or they were dropped) leaves the list.
 import type { HoldCause } from '../platform/reporter.js'
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
@@ -21,8 +22,9 @@ export interface HeldOrganizationView {
   /** When its strings were first held (ms), kept across tries until a status update for it goes through. */
   since: number
   /**
-   * Its strings waiting in the backlog (on disk; in Redis with QUEUE=bullmq) when the backlog
-   * knows them (`waiting`), else the strings that went through the hold since it was listed.
+   * Its strings waiting in the backlog (on disk; in Redis with QUEUE=bullmq, by any instance), or
+   * the strings held here since it was last held if more (the backlog's count may lag behind a
+   * hold: with BullMQ it is read about once a second).
    */
   strings: number
   /** When they will be tried again (ms); undefined while a try is under way (let go, neither reported for nor refused yet). */
@@ -36,10 +38,11 @@ export interface HeldOrganizationsOptions {
   /** The organization's held strings may go back to work (its line of the backlog is served again). */
   release(domain: string, strings: number): void
   /**
-   * The organization's strings waiting in the backlog (on disk; in Redis with QUEUE=bullmq), if
-   * known: the count shown for it. Unknown (or no callback): the strings that went through the hold.
+   * The strings each organization (domain) has waiting in the backlog (on disk; in Redis with
+   * QUEUE=bullmq), all at once (one pass, not one per organization): the counts shown. A domain
+   * missing: none known.
    */
-  waiting?(domain: string): number | undefined
+  waiting?(): ReadonlyMap<string, number>
   now?(): number
   random?(): number
   baseDelayMs?: number
@@ -54,7 +57,7 @@ interface Entry {
   nextTryAt?: number
   /** When it was let go for the try under way (ms). */
   triedAt?: number
-  /** Strings that went through the hold since it was listed (not reset by a try). */
+  /** Strings that went through the hold since it was last held again (or listed); kept through a try. */
   strings: number
 }
 
@@ -109,12 +112,15 @@ export class HeldOrganizations {
       this.failures.set(domain, failures)
       const delay = this.delay(failures)
       const now = this.now()
-      if (!this.firstHeld.has(domain)) this.firstHeld.set(domain, e ? e.since : now)
+      // Since: the first hold with no status update gone through after it (succeeded() forgets it).
+      if (!this.firstHeld.has(domain)) this.firstHeld.set(domain, now)
+      const since = this.firstHeld.get(domain)!
       if (e) {
-        // Refused again while being tried: held again, with the cause of this refusal; its since and count stay.
-        Object.assign(e, { cause, reason, nextTryAt: now + delay, triedAt: undefined })
+        // Refused again while being tried: held again, with the cause of this refusal; its own
+        // count starts again (strings refused at every try are not counted once per try).
+        Object.assign(e, { cause, reason, since, nextTryAt: now + delay, triedAt: undefined, strings: 0 })
       } else {
-        e = { cause, reason, since: this.firstHeld.get(domain)!, nextTryAt: now + delay, strings: 0 }
+        e = { cause, reason, since, nextTryAt: now + delay, strings: 0 }
         this.entries.set(domain, e)
       }
       this.options.log.warn(
@@ -140,7 +146,8 @@ export class HeldOrganizations {
   /**
    * A status update for the organization went through: the next hold starts from a short wait and
    * a new `since`, and an organization being tried is no longer listed. One held now stays held
-   * until its own try (a report sent before the hold may go through after it).
+   * until its own try (a report sent before the hold may go through after it), and is listed with
+   * a new `since` if that try is refused.
    */
   succeeded(domain: string): void {
     this.failures.delete(domain)
@@ -148,23 +155,34 @@ export class HeldOrganizations {
     if (this.entries.get(domain)?.nextTryAt === undefined) this.entries.delete(domain)
   }
 
-  /** The strings shown for a listed organization: its waiting strings if the backlog knows them, else those counted through the hold. */
-  private strings(domain: string, e: Entry): number {
-    return this.options.waiting?.(domain) ?? e.strings
+  /** The backlog's counts, once per call of count(), byCause() or list() (none while nothing is listed). */
+  private waitingNow(): ReadonlyMap<string, number> | undefined {
+    return this.entries.size ? this.options.waiting?.() : undefined
+  }
+
+  /**
+   * The strings shown for a listed organization: those it has waiting in the backlog, or those
+   * held here since its last try if more (a hold the backlog's count has not caught up with yet:
+   * with BullMQ it is read about once a second).
+   */
+  private static strings(waiting: ReadonlyMap<string, number> | undefined, domain: string, e: Entry): number {
+    return Math.max(waiting?.get(domain) ?? 0, e.strings)
   }
 
   /** Strings held, for one organization or all listed (those being tried included). */
   count(domain?: string): number {
+    const waiting = this.waitingNow()
     let n = 0
-    for (const [d, e] of this.entries) if (domain === undefined || d === domain) n += this.strings(d, e)
+    for (const [d, e] of this.entries) if (domain === undefined || d === domain) n += HeldOrganizations.strings(waiting, d, e)
     return n
   }
 
   /** Strings and organizations listed, by cause (for the metrics). */
   byCause(): Record<HoldCause, { strings: number; organizations: number }> {
     const out: Record<HoldCause, { strings: number; organizations: number }> = { disconnected: { strings: 0, organizations: 0 }, forbidden: { strings: 0, organizations: 0 } }
+    const waiting = this.waitingNow()
     for (const [domain, e] of this.entries) {
-      out[e.cause].strings += this.strings(domain, e)
+      out[e.cause].strings += HeldOrganizations.strings(waiting, domain, e)
       out[e.cause].organizations++
     }
     return out
@@ -172,14 +190,15 @@ export class HeldOrganizations {
 
   /** The organizations held now or being tried, for the operator; `nextTryAt` is undefined while a try is under way. */
   list(): HeldOrganizationView[] {
-    return [...this.entries].map(([domain, e]) => ({ domain, cause: e.cause, reason: e.reason, since: e.since, strings: this.strings(domain, e), nextTryAt: e.nextTryAt }))
+    const waiting = this.waitingNow()
+    return [...this.entries].map(([domain, e]) => ({ domain, cause: e.cause, reason: e.reason, since: e.since, strings: HeldOrganizations.strings(waiting, domain, e), nextTryAt: e.nextTryAt }))
   }
 
   /**
    * Let go what is due: forbidden organizations are simply tried again; disconnected ones once they
    * have a token. One let go stays listed, not held, until a status update for it goes through or
-   * it is refused again; after a back-off cap (a minute) of neither, with no strings of it known
-   * to wait (all dropped, say), it leaves the list.
+   * it is refused again; after a back-off cap (a minute) of neither it leaves the list: its strings
+   * were dropped, or (with BullMQ) another instance took them and heard the answer.
    */
   async tick(): Promise<void> {
     if (this.ticking) return
@@ -187,7 +206,7 @@ export class HeldOrganizations {
     try {
       for (const [domain, e] of [...this.entries]) {
         if (e.nextTryAt === undefined) {
-          if (this.now() - (e.triedAt ?? 0) >= this.maxDelayMs && !this.options.waiting?.(domain)) this.entries.delete(domain)
+          if (this.now() - (e.triedAt ?? 0) >= this.maxDelayMs) this.entries.delete(domain)
           continue
         }
         if (this.now() < e.nextTryAt) continue
@@ -199,7 +218,7 @@ export class HeldOrganizations {
         }
         // Cleared meanwhile (a shutdown): nothing to let go.
         if (this.entries.get(domain) !== e) continue
-        const strings = this.strings(domain, e)
+        const strings = HeldOrganizations.strings(this.options.waiting?.(), domain, e)
         e.nextTryAt = undefined
         e.triedAt = this.now()
         this.options.log.info({ domain, cause: e.cause, strings }, 'trying the held strings of the organization again')

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/util/logger.js'
 const job = (stringId: number, domain = 'acme'): Job =>
   ({ key: `k${stringId}`, organizationId: '1', domain, moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId, revision: 1, batchId: 'b', attempts: 0 }) as unknown as Job
 
-function setup(canReport: (domain: string) => boolean = () => true, waiting?: (domain: string) => number | undefined) {
+function setup(canReport: (domain: string) => boolean = () => true, waiting?: () => ReadonlyMap<string, number>) {
   let now = 0
   const released: Array<{ domain: string; strings: number }> = []
   const asked: string[] = []
@@ -52,8 +52,8 @@ describe('HeldOrganizations', () => {
       at((t = next))
       await held.tick()
       expect(released).toHaveLength(i + 1)
-      // No backlog to ask: the strings that went through the hold, not reset by the tries.
-      expect(released[i]!.strings).toBe(i + 1)
+      // No backlog to ask: the strings that went through the hold since the last try.
+      expect(released[i]!.strings).toBe(1)
     }
     expect(waits).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000])
     held.succeeded('acme')
@@ -86,7 +86,7 @@ describe('HeldOrganizations', () => {
     expect(held.list()).toEqual([])
   })
 
-  it('keeps an organization listed across a try, with its first since and count, until a status update goes through', async () => {
+  it('keeps an organization listed across a try, with its first since, until a status update goes through', async () => {
     const { held, released, at } = setup()
     at(5000)
     held.holdJobs([job(1), job(2), job(3)], '403: Forbidden', 'forbidden')
@@ -99,11 +99,12 @@ describe('HeldOrganizations', () => {
     expect(held.list()).toEqual([{ domain: 'acme', cause: 'forbidden', reason: '403: Forbidden', since: 5000, strings: 3, nextTryAt: undefined }])
     expect(held.count()).toBe(3)
     expect(held.byCause().forbidden).toEqual({ strings: 3, organizations: 1 })
-    // Refused again: held again, since unchanged, the count not reset (one string went through the hold again).
+    // Refused again: held again, since unchanged; without a backlog to ask, the count is of this
+    // try's refusals (a string refused at every try is not counted once per try).
     at(6500)
     held.holdJobs([job(1)], '403: Forbidden', 'forbidden')
     expect(held.cause('acme')).toBe('forbidden')
-    expect(held.list()).toEqual([{ domain: 'acme', cause: 'forbidden', reason: '403: Forbidden', since: 5000, strings: 4, nextTryAt: 6500 + 2000 }])
+    expect(held.list()).toEqual([{ domain: 'acme', cause: 'forbidden', reason: '403: Forbidden', since: 5000, strings: 1, nextTryAt: 6500 + 2000 }])
     // Tried again, and this time a status update goes through: no longer listed.
     at(8500)
     await held.tick()
@@ -120,14 +121,19 @@ describe('HeldOrganizations', () => {
 
   it('shows the strings the backlog has waiting for a listed organization, held or being tried', async () => {
     const waiting = new Map<string, number>([['acme', 200_000]])
-    const { held, released, at } = setup(() => true, (domain) => waiting.get(domain))
+    let asked = 0
+    const { held, released, at } = setup(() => true, () => (asked++, waiting))
     held.holdJobs([job(1), job(2)], '403', 'forbidden')
     held.holdJobs([job(3, 'beta')], 'no token', 'disconnected')
-    // The backlog knows acme's strings; beta's are not known to it: those counted through the hold.
+    // The backlog knows acme's strings; beta's are not known to it (yet): those counted through the hold.
     expect(held.list().map((h) => [h.domain, h.strings])).toEqual([['acme', 200_000], ['beta', 1]])
     expect(held.count()).toBe(200_001)
     expect(held.count('acme')).toBe(200_000)
     expect(held.byCause()).toEqual({ forbidden: { strings: 200_000, organizations: 1 }, disconnected: { strings: 1, organizations: 1 } })
+    // The backlog is asked once per view, not once per organization.
+    asked = 0
+    held.list()
+    expect(asked).toBe(1)
     at(1000)
     await held.tick()
     expect(released).toEqual([{ domain: 'acme', strings: 200_000 }, { domain: 'beta', strings: 1 }])
@@ -139,23 +145,50 @@ describe('HeldOrganizations', () => {
     expect(held.count('acme')).toBe(200_000)
   })
 
-  it('forgets an organization being tried that was neither reported for nor refused for a back-off cap, once nothing of it waits', async () => {
+  it('does not count a string once per try where the backlog has lost sight of it (a BullMQ probe emptied the hash)', async () => {
+    // Ten strings refused at every try, an hour long; with BullMQ a probe takes all ten back out
+    // of Redis, so the backlog knows of none of them until they are held again.
+    // The hash as last read: listed, empty (the read lags behind the holds).
+    const waiting = new Map<string, number>([['acme', 0]])
+    const { held, at } = setup(() => true, () => waiting)
+    const ten = Array.from({ length: 10 }, (_, i) => job(i))
+    held.holdJobs(ten, '403', 'forbidden')
+    for (let i = 0; i < 60; i++) {
+      at(held.retryAt('acme')!)
+      await held.tick()
+      expect(held.count()).toBeLessThanOrEqual(10)
+      held.holdJobs(ten, '403', 'forbidden')
+      expect(held.count()).toBe(10)
+    }
+  })
+
+  it('gives a new since to an organization refused after a status update went through while it was held', async () => {
+    const { held, at } = setup()
+    held.holdJobs([job(1)], '403', 'forbidden')
+    // A report sent before the hold goes through after it: it stays held until its own try...
+    at(500)
+    held.succeeded('acme')
+    expect(held.cause('acme')).toBe('forbidden')
+    at(1000)
+    await held.tick()
+    // ...and, refused then, it is a new hold.
+    at(1200)
+    held.holdJobs([job(1)], '403', 'forbidden')
+    expect(held.list()[0]).toMatchObject({ since: 1200 })
+  })
+
+  it('forgets an organization being tried that was neither reported for nor refused for a back-off cap', async () => {
+    // Strings of it may still wait (with BullMQ, held again by another instance, which heard the
+    // refusal): this instance's try is over all the same.
     const waiting = new Map<string, number>([['acme', 10]])
-    const { held, at } = setup(() => true, (domain) => waiting.get(domain))
+    const { held, at } = setup(() => true, () => waiting)
     held.holdJobs([job(1)], '403', 'forbidden')
     at(1000)
     await held.tick()
-    // Nothing waits, but the try may still be under way: listed.
-    waiting.set('acme', 0)
     at(1000 + 59_999)
     await held.tick()
     expect(held.list()).toHaveLength(1)
-    // A back-off cap later, strings of it still wait: listed.
-    waiting.set('acme', 10)
     at(1000 + 60_000)
-    await held.tick()
-    expect(held.list()).toHaveLength(1)
-    waiting.set('acme', 0)
     await held.tick()
     expect(held.list()).toEqual([])
     // No status update went through: a new hold keeps the first since.
