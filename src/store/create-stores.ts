@@ -127,6 +127,8 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
       }
       const first = open()
       await (first as unknown as SqlQuery).query('PRAGMA journal_mode=WAL').catch(() => undefined)
+      const [version] = (await (first as unknown as SqlQuery).query('SELECT sqlite_version() AS v')) as Array<{ v: string }>
+      requireSqlite(String(version?.v))
       let reuse: typeof first | undefined = first
       return {
         kind: 'sqlite',
@@ -476,6 +478,18 @@ export const SQLITE_PAGE_ROWS = 16
  * page already read is still seen; the sweep takes that into account.
  */
 export const SQLITE_FINDINGS_PAGE_ROWS = 512
+
+/**
+ * The stores' statements need SQLite 3.35 (`DELETE ... RETURNING`). The sqlite3 package's own
+ * build has a newer one (3.44 here); a build against an older system SQLite fails here, at start,
+ * and not at the first delete.
+ */
+export function requireSqlite(version: string): void {
+  const [major = 0, minor = 0] = version.split('.').map(Number)
+  if (!(major > 3 || (major === 3 && minor >= 35))) {
+    throw new Error(`STORE_URL: SQLite ${version} is too old; 3.35 or later is needed. Reinstall the sqlite3 package with its own SQLite (npm rebuild sqlite3, without --sqlite=...)`)
+  }
+}
 
 type SqliteClass = typeof import('@keyv/sqlite').default
 type SqlSelf = { opts: { table: string }; query: (sql: string, ...args: unknown[]) => Promise<unknown[]> }

@@ -9,7 +9,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest'
 import { Journal } from '../../src/queue/journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { SettingsService, type StepRef } from '../../src/settings/settings-service.js'
-import { createStores, STORE_NAMES, type Stores } from '../../src/store/create-stores.js'
+import { createStores, requireSqlite, STORE_NAMES, type Stores } from '../../src/store/create-stores.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { describeWithService } from '../support/services.js'
 
@@ -413,5 +413,10 @@ describe('unreachable back ends', () => {
 
   it('rejects an unknown scheme with the schemes it knows', async () => {
     await expect(createStores('mongodb://x')).rejects.toThrow(/unsupported scheme "mongodb".*sqlite:\/\//)
+  })
+
+  it('refuses, at start, a SQLite older than its statements need (3.35: DELETE ... RETURNING)', () => {
+    for (const ok of ['3.35.0', '3.44.2', '3.50.1', '4.0.0']) expect(() => requireSqlite(ok)).not.toThrow()
+    for (const old of ['3.34.1', '3.31.1', '2.8.17', 'undefined']) expect(() => requireSqlite(old)).toThrow(/SQLite .* is too old; 3\.35 or later/)
   })
 })
