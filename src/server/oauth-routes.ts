@@ -84,7 +84,10 @@ class AuthorizationFlow {
   private readonly log: Logger
   private readonly cookieKey: Buffer
   private readonly secure: boolean
-  /** One callback per state even when the store has no atomic take (two requests racing on one state). */
+  /**
+   * One callback per state in this instance, before the store is asked. Across instances sharing
+   * the store the delete decides: only the request whose delete removed the entry goes on.
+   */
   private readonly consuming = new Set<string>()
 
   constructor(deps: OAuthRouterDeps) {
@@ -211,7 +214,8 @@ class AuthorizationFlow {
     let pending: Pending | undefined
     try {
       pending = (await this.store.get<Pending>(key)) ?? undefined
-      if (pending) await this.store.delete(key)
+      // Two instances may both have read it: the one whose delete removed it takes it.
+      if (pending && !(await this.store.delete(key))) pending = undefined
     } finally {
       this.consuming.delete(key)
     }

@@ -24,7 +24,7 @@ export interface TestWorker {
 
 export async function startTestWorker(
   overrides: Partial<Config> | ((workerUrl: string) => Partial<Config> | Promise<Partial<Config>>),
-  opts: { fetch?: typeof fetch } = {},
+  opts: { fetch?: typeof fetch; stateStore?: Keyv } = {},
 ): Promise<TestWorker> {
   const server: Server = createServer()
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
@@ -34,7 +34,7 @@ export async function startTestWorker(
   const lines: string[] = []
   const log = createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(s) } })
   const tokenStore = new Keyv()
-  const stateStore = new Keyv()
+  const stateStore = opts.stateStore ?? new Keyv()
   const clock = { now: Date.now(), real: true }
   const tokens = await TokenManager.create({
     config,

@@ -1,5 +1,6 @@
 // The OAuth routes and the operator page with a fake token endpoint (injected fetch): cookie
 // attributes, configuration errors, error pages, the organization check on the token, escaping.
+import Keyv from 'keyv'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.js'
 import { renderOperatorPage } from '../../src/server/operator-page.js'
@@ -79,6 +80,37 @@ describe('OAuth routes', () => {
     expect(await worker.tokens.domainOf('1001')).toBe('acme')
     expect(worker.logText()).not.toContain('rt-secret-1')
     expect(worker.logText()).not.toContain('the-code')
+  })
+
+  it('takes a state once across two instances sharing the store, even when both read it before either deletes it', async () => {
+    // Two replicas behind one BASE_URL share the state store and TOKEN_KEY; the browser's callback
+    // (or a replay of it) may reach both at once. Both reads are held until both are in.
+    const shared = new Keyv()
+    const get = shared.get.bind(shared)
+    let reads = 0
+    let bothIn!: () => void
+    const barrier = new Promise<void>((resolve) => (bothIn = resolve))
+    shared.get = (async (key: string) => {
+      const value = await get(key)
+      if (key.startsWith('oauth-pending:') && ++reads === 2) bothIn()
+      if (key.startsWith('oauth-pending:')) await barrier
+      return value
+    }) as typeof shared.get
+    const tokenKey = Buffer.alloc(32, 7).toString('base64')
+    const [a, b] = await Promise.all([0, 1].map(() => startTestWorker({ authUrl: AUTH, tokenKey }, { fetch: fakeFetch, stateStore: shared })))
+    try {
+      nextClaims = { domain: 'acme', organization_id: 1001 }
+      tokenRequests.length = 0
+      const s = await start(a!, 'acme')
+      const callback = (w: TestWorker) => fetch(`${w.url}/oauth/callback?code=the-code&state=${s.state}`, { headers: { cookie: s.cookie } })
+      const answers = await Promise.all([callback(a!), callback(b!)])
+      expect(answers.map((r) => r.status).sort()).toEqual([200, 400])
+      expect(await answers.find((r) => r.status === 400)!.text()).toContain('unknown or used state')
+      // The code was exchanged once.
+      expect(tokenRequests).toHaveLength(1)
+    } finally {
+      await Promise.all([a?.close(), b?.close()])
+    }
   })
 
   it('refuses tokens approved for another organization than the one asked for', async () => {
