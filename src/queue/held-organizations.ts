@@ -197,16 +197,19 @@ export class HeldOrganizations {
   /**
    * Let go what is due: forbidden organizations are simply tried again; disconnected ones once they
    * have a token. One let go stays listed, not held, until a status update for it goes through or
-   * it is refused again; after a back-off cap (a minute) of neither it leaves the list: its strings
-   * were dropped, or (with BullMQ) another instance took them and heard the answer.
+   * it is refused again; after a back-off cap (a minute) of neither it leaves the list (expire()):
+   * its strings were dropped, or (with BullMQ) another instance took them and heard the answer.
    */
   async tick(): Promise<void> {
     if (this.ticking) return
     this.ticking = true
     try {
       for (const [domain, e] of [...this.entries]) {
+        // Changed while an earlier organization's canReport() was awaited (its try answered and
+        // the organization held anew, or cleared): the next tick sees it as it is now.
+        if (this.entries.get(domain) !== e) continue
         if (e.nextTryAt === undefined) {
-          if (this.now() - (e.triedAt ?? 0) >= this.maxDelayMs) this.entries.delete(domain)
+          if (this.now() - (e.triedAt ?? 0) >= this.maxDelayMs) this.expire(domain)
           continue
         }
         if (this.now() < e.nextTryAt) continue
@@ -227,6 +230,18 @@ export class HeldOrganizations {
     } finally {
       this.ticking = false
     }
+  }
+
+  /**
+   * A try a minute old with no answer here leaves the list. With nothing of the organization
+   * waiting either (with BullMQ: another instance took its strings and had them reported), its
+   * since and back-off go too: a later hold is a new one.
+   */
+  private expire(domain: string): void {
+    this.entries.delete(domain)
+    if (this.options.waiting?.().get(domain)) return
+    this.firstHeld.delete(domain)
+    this.failures.delete(domain)
   }
 
   /** Forget the holds, for a shutdown: the strings stay in the journal and are replayed on the next start. */

@@ -131,9 +131,11 @@ describe('HeldOrganizations', () => {
     expect(held.count('acme')).toBe(200_000)
     expect(held.byCause()).toEqual({ forbidden: { strings: 200_000, organizations: 1 }, disconnected: { strings: 1, organizations: 1 } })
     // The backlog is asked once per view, not once per organization.
-    asked = 0
-    held.list()
-    expect(asked).toBe(1)
+    for (const view of [() => held.list(), () => held.count(), () => held.byCause()]) {
+      asked = 0
+      view()
+      expect(asked).toBe(1)
+    }
     at(1000)
     await held.tick()
     expect(released).toEqual([{ domain: 'acme', strings: 200_000 }, { domain: 'beta', strings: 1 }])
@@ -156,7 +158,8 @@ describe('HeldOrganizations', () => {
     for (let i = 0; i < 60; i++) {
       at(held.retryAt('acme')!)
       await held.tick()
-      expect(held.count()).toBeLessThanOrEqual(10)
+      // Being tried: still listed, with the ten.
+      expect(held.list()).toMatchObject([{ domain: 'acme', strings: 10, nextTryAt: undefined }])
       held.holdJobs(ten, '403', 'forbidden')
       expect(held.count()).toBe(10)
     }
@@ -195,6 +198,54 @@ describe('HeldOrganizations', () => {
     at(90_000)
     held.holdJobs([job(1)], '403', 'forbidden')
     expect(held.list()[0]).toMatchObject({ since: 0 })
+  })
+
+  it('leaves alone an organization held anew while an earlier one was asked for a token', async () => {
+    // alpha (disconnected) comes first in the walk, and its second canReport() is slow.
+    let clock = 0
+    let calls = 0
+    let answer!: (ok: boolean) => void
+    const held = new HeldOrganizations({
+      log: silentLogger(),
+      now: () => clock,
+      random: () => 1,
+      canReport: () => (++calls === 1 ? Promise.resolve(false) : new Promise<boolean>((r) => (answer = r))),
+      release: () => undefined,
+    })
+    held.holdJobs([job(1, 'alpha')], 'no token', 'disconnected')
+    held.holdJobs([job(2, 'beta')], '403', 'forbidden')
+    clock = 1000
+    await held.tick() // alpha: no token yet; beta let go for a try
+    expect(held.list().find((h) => h.domain === 'beta')?.nextTryAt).toBeUndefined()
+    // Over a minute later: alpha is asked again, slowly...
+    clock = 62_000
+    const ticking = held.tick()
+    // ...and meanwhile beta's try was answered, and beta refused again: held anew.
+    held.succeeded('beta')
+    held.holdJobs([job(2, 'beta')], '403', 'forbidden')
+    answer(false)
+    await ticking
+    expect(held.cause('beta')).toBe('forbidden')
+    expect(held.list().map((h) => h.domain)).toContain('beta')
+  })
+
+  it('forgets since and back-off with a try that expires with nothing of it waiting', async () => {
+    const waiting = new Map<string, number>()
+    const { held, at } = setup(() => true, () => waiting)
+    for (let t = 0, i = 0; i < 5; i++) {
+      held.holdJobs([job(1)], '403', 'forbidden')
+      at((t = held.retryAt('acme')!))
+      await held.tick()
+    }
+    const triedAt = held.list()[0]!
+    expect(triedAt.nextTryAt).toBeUndefined()
+    // Another instance took its strings and had them reported: nothing waits, no answer here.
+    at(200_000)
+    await held.tick()
+    expect(held.list()).toEqual([])
+    at(900_000)
+    held.holdJobs([job(1)], '403', 'forbidden')
+    expect(held.list()[0]).toMatchObject({ since: 900_000, nextTryAt: 901_000 })
   })
 
   it('gives everything up on clear (it stays in the journal for the next start)', () => {
