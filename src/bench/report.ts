@@ -31,11 +31,12 @@ export interface EndToEndResult {
    */
   cpuMsPerThousand?: { worker?: number; workerMainThread?: number; emulator?: number; sender: number }
   /**
-   * The warm run only: what the worker did after the last string was DONE (the run's issue work),
-   * until it was nearly idle: how long, its CPU in ms per 1,000 strings of the run, and the
-   * comment requests it made meanwhile.
+   * The warm run only: what the worker did after the last string was DONE (issue work still
+   * queued: the warm run's and what is left of the cold run's), until it was nearly idle: how
+   * long, its CPU in ms per 1,000 strings of the run, and the comment requests it made meanwhile;
+   * `stillBusy` when it was not idle after 30 s.
    */
-  afterDone?: { seconds: number; workerCpuMsPerThousand: number; commentRequests: number }
+  afterDone?: { seconds: number; workerCpuMsPerThousand: number; commentRequests: number; stillBusy?: boolean }
   /**
    * The same number of other strings right after, on the same worker, now warm (its code
    * optimized, its caches filled): how it runs in production after its first minutes.
@@ -280,7 +281,7 @@ export function resultRows(r: BenchResults): string[][] {
       rows.push(['e2e, warm worker: not DONE at the end', String(e.warm.notDone)])
       if (e.warm.cpuMsPerThousand) cpuRows('e2e, warm worker', e.warm.cpuMsPerThousand)
       const a = e.warm.afterDone
-      if (a) rows.push(['e2e, warm worker: after the last DONE (issue work): s / worker CPU ms per 1,000 strings / comment requests', `${n(a.seconds, 2)} / ${n(a.workerCpuMsPerThousand, 0)} / ${a.commentRequests}`])
+      if (a) rows.push(['e2e, warm worker: after the last DONE (issue work): s / worker CPU ms per 1,000 strings / comment requests', `${a.stillBusy ? '> ' : ''}${n(a.seconds, 1)} / ${n(a.workerCpuMsPerThousand, 0)} / ${a.commentRequests}`])
     }
   }
   if (r.ai) {

@@ -525,31 +525,46 @@ class Bench {
   }
 
   /**
-   * What the worker still does once the last string is DONE: the issue work of the run's strings
+   * What the worker still does once the last string is DONE: the issue work still queued
    * (comments at the service, the findings log), which never holds up a status and so is outside
-   * the rate. Measured until the worker uses under 6% of a core over half a second (at most 30 s).
+   * the rate. Measured until, over half a second, the worker uses under 6% of a core and makes no
+   * comment request (at most 30 s: `stillBusy` then). Undefined when the CPU cannot be read.
    */
-  private async workAfterDone(workerPid: number, cpuAtDone: number, strings: number, countsAtDone: Record<string, Record<string, number>>): Promise<NonNullable<EndToEndResult['afterDone']>> {
-    const started = performance.now()
-    let last = cpuAtDone
-    let quietAt = started
-    for (;;) {
-      await sleep(500)
-      const now = cpuMsOf(workerPid) ?? last
-      const busy = now - last
-      last = now
-      if (busy < 30 || performance.now() - started > 30_000) break
-      quietAt = performance.now()
-    }
-    const counts = await this.control<{ counts: Record<string, Record<string, number>> }>('/requests')
-    const comments = (c: Record<string, Record<string, number>>) =>
-      Object.entries(c)
+  private async workAfterDone(workerPid: number, cpuAtDone: number, strings: number, countsAtDone: Record<string, Record<string, number>>): Promise<EndToEndResult['afterDone']> {
+    const comments = async () => {
+      const { counts } = await this.control<{ counts: Record<string, Record<string, number>> }>('/requests')
+      return Object.entries(counts)
         .filter(([endpoint]) => endpoint.includes('/comments'))
         .reduce((n, [, byStatus]) => n + Object.values(byStatus).reduce((a, b) => a + b, 0), 0)
+    }
+    const atDone = Object.entries(countsAtDone)
+      .filter(([endpoint]) => endpoint.includes('/comments'))
+      .reduce((n, [, byStatus]) => n + Object.values(byStatus).reduce((a, b) => a + b, 0), 0)
+    const started = performance.now()
+    let cpu = cpuAtDone
+    let requests = atDone
+    let quietAt = started
+    let stillBusy = false
+    for (;;) {
+      await sleep(500)
+      const nowCpu = cpuMsOf(workerPid)
+      if (nowCpu === undefined) return undefined
+      const nowRequests = await comments()
+      const quiet = nowCpu - cpu < 30 && nowRequests === requests
+      cpu = nowCpu
+      requests = nowRequests
+      if (quiet) break
+      quietAt = performance.now()
+      if (quietAt - started > 30_000) {
+        stillBusy = true
+        break
+      }
+    }
     return {
-      seconds: round((quietAt - started) / 1000, 2),
-      workerCpuMsPerThousand: round(((last - cpuAtDone) * 1000) / strings, 0),
-      commentRequests: comments(counts.counts) - comments(countsAtDone),
+      seconds: round((quietAt - started) / 1000, 1),
+      workerCpuMsPerThousand: round(((cpu - cpuAtDone) * 1000) / strings, 0),
+      commentRequests: requests - atDone,
+      ...(stillBusy ? { stillBusy } : {}),
     }
   }
 

@@ -77,9 +77,12 @@ describe('results', () => {
     expect(table).toContainEqual(['e2e, warm worker (a second run): strings/s', '16000'])
     expect(table).toContainEqual(['e2e, warm worker: the worker\'s main thread, CPU ms per 1,000 strings', '64'])
     // What the warm run's strings still cost once DONE (their issue work), when measured.
-    expect(table.find((r) => r[0].includes('after the last DONE'))).toBeUndefined()
-    const after = resultRows({ ...both, endToEnd: { ...both.endToEnd, warm: { ...warm, afterDone: { seconds: 14.02, workerCpuMsPerThousand: 378, commentRequests: 14912 } } } })
-    expect(after).toContainEqual(['e2e, warm worker: after the last DONE (issue work): s / worker CPU ms per 1,000 strings / comment requests', '14.02 / 378 / 14912'])
+    expect(table.find((r) => r[0]?.includes('after the last DONE'))).toBeUndefined()
+    const after = (afterDone: { seconds: number; workerCpuMsPerThousand: number; commentRequests: number; stillBusy?: boolean }) => resultRows({ ...both, endToEnd: { ...both.endToEnd, warm: { ...warm, afterDone } } })
+    const afterRow = 'e2e, warm worker: after the last DONE (issue work): s / worker CPU ms per 1,000 strings / comment requests'
+    expect(after({ seconds: 14, workerCpuMsPerThousand: 378, commentRequests: 14912 })).toContainEqual([afterRow, '14.0 / 378 / 14912'])
+    // Not idle after 30 s: said so.
+    expect(after({ seconds: 30.5, workerCpuMsPerThousand: 700, commentRequests: 30000, stillBusy: true })).toContainEqual([afterRow, '> 30.5 / 700 / 30000'])
     // Strings per pipeline run, where the worker's metrics gave it (what a translation fetch is shared by).
     expect(resultRows({ ...results, endToEnd: { ...results.endToEnd!, stringsPerPipelineRun: 365.9 } })).toContainEqual(['e2e: strings per pipeline run', '365.9'])
     expect(table.find((r) => r[0] === 'e2e: strings per pipeline run')).toBeUndefined()
