@@ -127,8 +127,17 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
       }
       const first = open()
       await (first as unknown as SqlQuery).query('PRAGMA journal_mode=WAL').catch(() => undefined)
-      const [version] = (await (first as unknown as SqlQuery).query('SELECT sqlite_version() AS v')) as Array<{ v: string }>
-      requireSqlite(String(version?.v))
+      try {
+        const [version] = (await (first as unknown as SqlQuery).query('SELECT sqlite_version() AS v')) as Array<{ v: string }>
+        requireSqlite(String(version?.v))
+        // The batch writes and reads go through SQLite's JSON functions (built in since 3.38).
+        await (first as unknown as SqlQuery).query(`SELECT json_extract('{"a":1}', '$.a') AS a`).catch((error: Error) => {
+          throw new Error(`STORE_URL: this SQLite has no JSON functions (${error.message}). Reinstall the sqlite3 package with its own SQLite (npm rebuild sqlite3, without --sqlite=...)`)
+        })
+      } catch (error) {
+        await (first as unknown as KeyvStoreAdapter).disconnect?.().catch(() => undefined)
+        throw error
+      }
       let reuse: typeof first | undefined = first
       return {
         kind: 'sqlite',
@@ -480,9 +489,9 @@ export const SQLITE_PAGE_ROWS = 16
 export const SQLITE_FINDINGS_PAGE_ROWS = 512
 
 /**
- * The stores' statements need SQLite 3.35 (`DELETE ... RETURNING`). The sqlite3 package's own
- * build has a newer one (3.44 here); a build against an older system SQLite fails here, at start,
- * and not at the first delete.
+ * The stores' statements need SQLite 3.35 (`DELETE ... RETURNING`) and its JSON functions (checked
+ * beside this). The sqlite3 package's own build has both (3.44 here); a build against an older
+ * system SQLite fails at start, and not at the first delete.
  */
 export function requireSqlite(version: string): void {
   const [major = 0, minor = 0] = version.split('.').map(Number)
