@@ -572,10 +572,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   // Strings of held organizations wait on disk (with BullMQ, in Redis) and are not waited for by
   // idle(); those of one being tried (listed, not held) are.
   const heldWaiting = () => {
-    const list = held.list()
-    if (!list.length || !backlog) return 0
-    const waiting = backlog.waitingPerDomain()
-    return list.reduce((n, h) => n + (h.nextTryAt !== undefined ? (waiting.get(h.domain) ?? 0) : 0), 0)
+    let n = 0
+    if (backlog) for (const [domain, strings] of backlog.waitingPerDomain()) if (held.retryAt(domain) !== undefined) n += strings
+    return n
   }
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs

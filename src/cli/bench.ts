@@ -531,15 +531,12 @@ class Bench {
    * comment request (at most 30 s: `stillBusy` then). Undefined when the CPU cannot be read.
    */
   private async workAfterDone(workerPid: number, cpuAtDone: number, strings: number, countsAtDone: Record<string, Record<string, number>>): Promise<EndToEndResult['afterDone']> {
-    const comments = async () => {
-      const { counts } = await this.control<{ counts: Record<string, Record<string, number>> }>('/requests')
-      return Object.entries(counts)
+    const commentsIn = (counts: Record<string, Record<string, number>>) =>
+      Object.entries(counts)
         .filter(([endpoint]) => endpoint.includes('/comments'))
         .reduce((n, [, byStatus]) => n + Object.values(byStatus).reduce((a, b) => a + b, 0), 0)
-    }
-    const atDone = Object.entries(countsAtDone)
-      .filter(([endpoint]) => endpoint.includes('/comments'))
-      .reduce((n, [, byStatus]) => n + Object.values(byStatus).reduce((a, b) => a + b, 0), 0)
+    const comments = async () => commentsIn((await this.control<{ counts: Record<string, Record<string, number>> }>('/requests')).counts)
+    const atDone = commentsIn(countsAtDone)
     const started = performance.now()
     let cpu = cpuAtDone
     let requests = atDone

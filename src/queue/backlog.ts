@@ -379,9 +379,10 @@ export class Backlog {
 
   /** Strings waiting on disk (not in memory), of one organization (its domain) or all. */
   waiting(domain?: string): number {
+    if (domain !== undefined) return this.waitingPerDomain().get(domain) ?? 0
     let n = 0
-    for (const line of this.lines.values()) if (domain === undefined || line.domain === domain) n += line.waiting
-    for (const [d, k] of this.reading) if (domain === undefined || d === domain) n += k
+    for (const line of this.lines.values()) n += line.waiting
+    for (const k of this.reading.values()) n += k
     return n
   }
 
