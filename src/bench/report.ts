@@ -31,8 +31,8 @@ export interface EndToEndResult {
    */
   cpuMsPerThousand?: { worker?: number; workerMainThread?: number; emulator?: number; sender: number }
   /**
-   * The warm run only: what the worker did after the last string was DONE (issue work still
-   * queued: the warm run's and what is left of the cold run's), until it was nearly idle: how
+   * What the worker did after the run's last string was DONE (its issue work still queued: each
+   * run waits for its own before the next begins), until it was nearly idle: how
    * long, its CPU in ms per 1,000 strings of the run, and the comment requests it made meanwhile;
    * `stillBusy` when it was not idle after 30 s.
    */
@@ -276,12 +276,15 @@ export function resultRows(r: BenchResults): string[][] {
       rows.push([`${label}: the worker's main thread, CPU ms per 1,000 strings`, n(c.workerMainThread ?? Number.NaN, 0)])
     }
     if (e.cpuMsPerThousand) cpuRows('e2e', e.cpuMsPerThousand)
+    const afterRow = (label: string, a: EndToEndResult['afterDone']) => {
+      if (a) rows.push([`${label}: after the last DONE (issue work): s / worker CPU ms per 1,000 strings / comment requests`, `${a.stillBusy ? '> ' : ''}${n(a.seconds, 1)} / ${n(a.workerCpuMsPerThousand, 0)} / ${a.commentRequests}`])
+    }
+    afterRow('e2e', e.afterDone)
     if (e.warm) {
       rows.push(['e2e, warm worker (a second run): strings/s', n(e.warm.stringsPerSecond, 0)])
       rows.push(['e2e, warm worker: not DONE at the end', String(e.warm.notDone)])
       if (e.warm.cpuMsPerThousand) cpuRows('e2e, warm worker', e.warm.cpuMsPerThousand)
-      const a = e.warm.afterDone
-      if (a) rows.push(['e2e, warm worker: after the last DONE (issue work): s / worker CPU ms per 1,000 strings / comment requests', `${a.stillBusy ? '> ' : ''}${n(a.seconds, 1)} / ${n(a.workerCpuMsPerThousand, 0)} / ${a.commentRequests}`])
+      afterRow('e2e, warm worker', e.warm.afterDone)
     }
   }
   if (r.ai) {

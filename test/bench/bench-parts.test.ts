@@ -81,6 +81,8 @@ describe('results', () => {
     const after = (afterDone: { seconds: number; workerCpuMsPerThousand: number; commentRequests: number; stillBusy?: boolean }) => resultRows({ ...both, endToEnd: { ...both.endToEnd, warm: { ...warm, afterDone } } })
     const afterRow = 'e2e, warm worker: after the last DONE (issue work): s / worker CPU ms per 1,000 strings / comment requests'
     expect(after({ seconds: 14, workerCpuMsPerThousand: 378, commentRequests: 14912 })).toContainEqual([afterRow, '14.0 / 378 / 14912'])
+    // The cold run's own, in its row.
+    expect(resultRows({ ...both, endToEnd: { ...both.endToEnd, afterDone: { seconds: 6.5, workerCpuMsPerThousand: 150, commentRequests: 9800 } } })).toContainEqual(['e2e: after the last DONE (issue work): s / worker CPU ms per 1,000 strings / comment requests', '6.5 / 150 / 9800'])
     // Not idle after 30 s: said so.
     expect(after({ seconds: 30.5, workerCpuMsPerThousand: 700, commentRequests: 30000, stillBusy: true })).toContainEqual([afterRow, '> 30.5 / 700 / 30000'])
     // Strings per pipeline run, where the worker's metrics gave it (what a translation fetch is shared by).
