@@ -65,6 +65,22 @@ export interface BullmqJournalOptions {
   log: Logger
 }
 
+/**
+ * The share of Redis's `maxmemory` past which batches get 503 whatever BACKLOG_MAX_MB says: the
+ * budget counts strings at an estimated size, and an organization of long texts takes more; the
+ * rest is room for holds, finished jobs and the other instances' batches already on their way.
+ */
+export const REDIS_MEMORY_CEILING = 0.9
+
+const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`
+
+/** Redis's `used_memory` and `maxmemory` (bytes; 0: no limit) from the text of `INFO memory`, or undefined if it has neither. */
+export function redisMemoryOf(info: string): { used: number; max: number } | undefined {
+  const used = /^used_memory:(\d+)/m.exec(info)?.[1]
+  const max = /^maxmemory:(\d+)/m.exec(info)?.[1]
+  return used === undefined || max === undefined ? undefined : { used: Number(used), max: Number(max) }
+}
+
 /** Redis memory one waiting string takes (BullMQ job hash, id in the wait list), measured: docs/performance.md. */
 export const REDIS_BYTES_PER_STRING = 1700
 /** Strings of one organization per turn (the priority step). */
@@ -323,6 +339,13 @@ export class BullmqJournal implements IntakeJournal {
   private worker?: BullWorker
   private readonly running = new Map<string, Running>()
   private counts = { backlog: 0, failed: 0, held: 0, bytes: 0, at: 0 }
+  /**
+   * Redis's memory at the last refresh (INFO memory), plus the strings this instance added since at
+   * the estimated size; undefined until read, or where INFO is not allowed.
+   */
+  private memory?: { used: number; max: number }
+  /** Whether BACKLOG_MAX_MB against Redis's maxmemory was looked at (once, at the first reading). */
+  private memoryChecked = false
   /** Strings waiting per organization, as the positions and the clock said at the last refresh. */
   private waitingByOrganization = new Map<string, number>()
   /** When each organization's oldest waiting string was queued, at the last refresh. */
@@ -434,6 +457,8 @@ export class BullmqJournal implements IntakeJournal {
     )
     this.counts.backlog += jobs.length
     this.counts.bytes += jobs.length * REDIS_BYTES_PER_STRING
+    // Until the next reading, at the estimate plus what the texts add beyond a UI string's.
+    if (this.memory) for (const job of jobs) this.memory.used += REDIS_BYTES_PER_STRING + job.string.text.length + job.string.context.length
   }
 
   /**
@@ -777,6 +802,10 @@ export class BullmqJournal implements IntakeJournal {
     void this.backlog().catch(() => undefined)
     const used = this.counts.bytes
     const max = this.options.maxBytes ?? Infinity
+    const memory = this.memory
+    if (memory && memory.max > 0 && memory.used + bytes > memory.max * REDIS_MEMORY_CEILING) {
+      return `Redis is nearly full (${mb(memory.used)} of its maxmemory ${mb(memory.max)}, ${this.counts.backlog} strings waiting; batches are refused past ${REDIS_MEMORY_CEILING * 100}%): strings are not being reported as fast as they arrive, or they are longer than BACKLOG_MAX_MB's estimate assumes. Check the API's health and held organizations (operator page), or give Redis more maxmemory or BACKLOG_MAX_MB less`
+    }
     if (used + bytes > max && this.counts.backlog > 0) {
       return `the backlog in Redis is full (about ${(used / 2 ** 20).toFixed(0)} MB for ${this.counts.backlog} strings, BACKLOG_MAX_MB=${(max / 2 ** 20).toFixed(0)}): strings are not being reported as fast as they arrive. Check the API's health, or give Redis more memory and raise BACKLOG_MAX_MB`
     }
@@ -797,7 +826,7 @@ export class BullmqJournal implements IntakeJournal {
   /** Strings queued, delayed or running across every instance (refreshed at most every 250 ms). */
   async backlog(): Promise<number> {
     if (Date.now() - this.counts.at > 250) {
-      this.refreshing ??= Promise.all([this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed'), this.heldCounts()])
+      this.refreshing ??= Promise.all([this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed'), this.heldCounts(), this.readMemory()])
         .then(async ([c, held]) => {
           const queued = (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0)
           let heldStrings = 0
@@ -844,6 +873,31 @@ export class BullmqJournal implements IntakeJournal {
     for (const [organization, at] of this.heldSince) if (!oldest.has(organization) || at < oldest.get(organization)!) oldest.set(organization, at)
     this.waitingByOrganization = waiting
     this.oldestByOrganization = oldest
+  }
+
+  /**
+   * Redis's memory (INFO memory), for the ceiling in refuse(). The first reading also says, once,
+   * where BACKLOG_MAX_MB cannot fit in maxmemory, or Redis has none. A Redis that does not allow
+   * INFO leaves the budget's estimate alone in charge.
+   */
+  private async readMemory(): Promise<void> {
+    let memory: { used: number; max: number } | undefined
+    try {
+      memory = redisMemoryOf(await this.queueClient.info('memory'))
+    } catch (error) {
+      if (!this.memoryChecked) this.options.log.warn({ err: error }, 'Redis does not answer INFO memory: batches are refused by the estimate of BACKLOG_MAX_MB alone, not also when Redis is nearly full')
+      this.memoryChecked = true
+      return
+    }
+    this.memory = memory
+    if (this.memoryChecked || !memory) return
+    this.memoryChecked = true
+    const budget = this.options.maxBytes
+    if (memory.max === 0) {
+      this.options.log.warn({ backlogMaxMb: budget === undefined ? undefined : Math.round(budget / 2 ** 20) }, 'Redis has no maxmemory: a backlog larger than the machine can hold will take Redis down instead of getting 503. Set maxmemory (docs/deployment.md)')
+    } else if (budget !== undefined && budget > memory.max * REDIS_MEMORY_CEILING) {
+      this.options.log.warn({ backlogMaxMb: Math.round(budget / 2 ** 20), maxmemoryMb: Math.round(memory.max / 2 ** 20) }, `BACKLOG_MAX_MB is more than ${REDIS_MEMORY_CEILING * 100}% of Redis's maxmemory: batches will get 503 when Redis is nearly full, before the budget is reached. Raise maxmemory to at least 1.2 x BACKLOG_MAX_MB plus the finished jobs (docs/deployment.md), or lower BACKLOG_MAX_MB`)
+    }
   }
 
   /** Held strings per organization id (one HLEN per held domain, in one round trip). */
