@@ -74,12 +74,21 @@ export const REDIS_MEMORY_CEILING = 0.9
 
 const mb = (bytes: number) => `${(bytes / 2 ** 20).toFixed(0)} MB`
 
-/** Redis's `used_memory` and `maxmemory` (bytes; 0: no limit) from the text of `INFO memory`, or undefined if it has neither. */
+/**
+ * From the text of `INFO memory`: the memory Redis counts against its `maxmemory` (`used_memory`
+ * less `mem_not_counted_for_evict`, its replication and AOF buffers, as Redis's own check does) and
+ * `maxmemory` (bytes; 0: no limit), or undefined if it has neither.
+ */
 export function redisMemoryOf(info: string): { used: number; max: number } | undefined {
-  const used = /^used_memory:(\d+)/m.exec(info)?.[1]
-  const max = /^maxmemory:(\d+)/m.exec(info)?.[1]
-  return used === undefined || max === undefined ? undefined : { used: Number(used), max: Number(max) }
+  const field = (name: string) => new RegExp(`^${name}:(\\d+)`, 'm').exec(info)?.[1]
+  const used = field('used_memory')
+  const max = field('maxmemory')
+  if (used === undefined || max === undefined) return undefined
+  return { used: Math.max(0, Number(used) - Number(field('mem_not_counted_for_evict') ?? 0)), max: Number(max) }
 }
+
+/** Redis memory a finished job kept for de-duplication takes (measured, docs/deployment.md). */
+const REDIS_BYTES_PER_FINISHED_JOB = 2300
 
 /** Redis memory one waiting string takes (BullMQ job hash, id in the wait list), measured: docs/performance.md. */
 export const REDIS_BYTES_PER_STRING = 1700
@@ -346,6 +355,8 @@ export class BullmqJournal implements IntakeJournal {
   private memory?: { used: number; max: number }
   /** Whether BACKLOG_MAX_MB against Redis's maxmemory was looked at (once, at the first reading). */
   private memoryChecked = false
+  /** Whether a failed INFO was logged (once). */
+  private memoryFailureLogged = false
   /** Strings waiting per organization, as the positions and the clock said at the last refresh. */
   private waitingByOrganization = new Map<string, number>()
   /** When each organization's oldest waiting string was queued, at the last refresh. */
@@ -457,8 +468,9 @@ export class BullmqJournal implements IntakeJournal {
     )
     this.counts.backlog += jobs.length
     this.counts.bytes += jobs.length * REDIS_BYTES_PER_STRING
-    // Until the next reading, at the estimate plus what the texts add beyond a UI string's.
-    if (this.memory) for (const job of jobs) this.memory.used += REDIS_BYTES_PER_STRING + job.string.text.length + job.string.context.length
+    // Until the next reading, at the estimate plus what the texts add beyond a UI string's (their
+    // UTF-8 bytes, and a fifth for Redis's own overhead: measured 21.9 KB a job for 18.4 KB of text).
+    if (this.memory) for (const job of jobs) this.memory.used += REDIS_BYTES_PER_STRING + 1.2 * (Buffer.byteLength(job.string.text) + Buffer.byteLength(job.string.context))
   }
 
   /**
@@ -804,7 +816,15 @@ export class BullmqJournal implements IntakeJournal {
     const max = this.options.maxBytes ?? Infinity
     const memory = this.memory
     if (memory && memory.max > 0 && memory.used + bytes > memory.max * REDIS_MEMORY_CEILING) {
-      return `Redis is nearly full (${mb(memory.used)} of its maxmemory ${mb(memory.max)}, ${this.counts.backlog} strings waiting; batches are refused past ${REDIS_MEMORY_CEILING * 100}%): strings are not being reported as fast as they arrive, or they are longer than BACKLOG_MAX_MB's estimate assumes. Check the API's health and held organizations (operator page), or give Redis more maxmemory or BACKLOG_MAX_MB less`
+      // With strings waiting, the ceiling keeps room for them to drain through (holds, finished
+      // jobs). With none, nothing the worker does frees memory: a batch is refused only where
+      // Redis would refuse it itself, and the line names what else fills it.
+      if (this.counts.backlog > 0) {
+        return `Redis is nearly full (${mb(memory.used)} of its maxmemory ${mb(memory.max)}, ${this.counts.backlog} strings waiting; batches are refused past ${REDIS_MEMORY_CEILING * 100}%): strings are not being reported as fast as they arrive, or they are longer than BACKLOG_MAX_MB's estimate assumes. Check the API's health and held organizations (operator page), or give Redis more maxmemory or BACKLOG_MAX_MB less`
+      }
+      if (memory.used + bytes > memory.max) {
+        return `Redis is full (${mb(memory.used)} of its maxmemory ${mb(memory.max)}) with no strings waiting: the room is taken by ${this.counts.failed} parked strings (kept until a restart replays them), finished strings kept for de-duplication (DEDUPE_MAX) or other keys. Give Redis more maxmemory, or lower DEDUPE_MAX, or move other data off this Redis`
+      }
     }
     if (used + bytes > max && this.counts.backlog > 0) {
       return `the backlog in Redis is full (about ${(used / 2 ** 20).toFixed(0)} MB for ${this.counts.backlog} strings, BACKLOG_MAX_MB=${(max / 2 ** 20).toFixed(0)}): strings are not being reported as fast as they arrive. Check the API's health, or give Redis more memory and raise BACKLOG_MAX_MB`
@@ -885,18 +905,21 @@ export class BullmqJournal implements IntakeJournal {
     try {
       memory = redisMemoryOf(await this.queueClient.info('memory'))
     } catch (error) {
-      if (!this.memoryChecked) this.options.log.warn({ err: error }, 'Redis does not answer INFO memory: batches are refused by the estimate of BACKLOG_MAX_MB alone, not also when Redis is nearly full')
-      this.memoryChecked = true
+      // A reading that fails is not used, nor what was added to the last one since.
+      this.memory = undefined
+      if (!this.memoryFailureLogged) this.options.log.warn({ err: error }, 'Redis did not answer INFO memory (not allowed to this user, or not reachable): until it does, batches are refused by the estimate of BACKLOG_MAX_MB alone, not also when Redis is nearly full')
+      this.memoryFailureLogged = true
       return
     }
     this.memory = memory
     if (this.memoryChecked || !memory) return
     this.memoryChecked = true
     const budget = this.options.maxBytes
+    const needed = budget === undefined ? undefined : 1.2 * budget + (this.options.dedupeMax ?? 0) * REDIS_BYTES_PER_FINISHED_JOB
     if (memory.max === 0) {
       this.options.log.warn({ backlogMaxMb: budget === undefined ? undefined : Math.round(budget / 2 ** 20) }, 'Redis has no maxmemory: a backlog larger than the machine can hold will take Redis down instead of getting 503. Set maxmemory (docs/deployment.md)')
-    } else if (budget !== undefined && budget > memory.max * REDIS_MEMORY_CEILING) {
-      this.options.log.warn({ backlogMaxMb: Math.round(budget / 2 ** 20), maxmemoryMb: Math.round(memory.max / 2 ** 20) }, `BACKLOG_MAX_MB is more than ${REDIS_MEMORY_CEILING * 100}% of Redis's maxmemory: batches will get 503 when Redis is nearly full, before the budget is reached. Raise maxmemory to at least 1.2 x BACKLOG_MAX_MB plus the finished jobs (docs/deployment.md), or lower BACKLOG_MAX_MB`)
+    } else if (needed !== undefined && needed > memory.max * REDIS_MEMORY_CEILING) {
+      this.options.log.warn({ backlogMaxMb: Math.round(budget! / 2 ** 20), maxmemoryMb: Math.round(memory.max / 2 ** 20), neededMb: Math.round(needed / REDIS_MEMORY_CEILING / 2 ** 20) }, `Redis's maxmemory is smaller than BACKLOG_MAX_MB and the finished jobs need (1.2 x BACKLOG_MAX_MB plus DEDUPE_MAX x 2.3 KB, within ${REDIS_MEMORY_CEILING * 100}% of maxmemory): batches will get 503 when Redis is nearly full, before the budget is reached. Raise maxmemory to neededMb (docs/deployment.md), or lower BACKLOG_MAX_MB`)
     }
   }
 

@@ -3,8 +3,10 @@
 // strings, so Redis's own maxmemory is watched too: past REDIS_MEMORY_CEILING of it, batches are
 // refused before Redis refuses a write. Its own queue name on the shared Redis, removed afterwards;
 // the ceiling on a Redis of its own, started here with a small maxmemory.
-import { spawn, type ChildProcess } from 'node:child_process'
-import { createServer } from 'node:net'
+import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
+import { mkdtempSync, rmSync } from 'node:fs'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { BullmqJournal, REDIS_BYTES_PER_STRING, REDIS_MEMORY_CEILING, redisClient, redisMemoryOf } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
@@ -18,6 +20,8 @@ it('reads used_memory and maxmemory from INFO memory', () => {
   expect(redisMemoryOf('# Memory\r\nused_memory:1048576\r\nused_memory_human:1.00M\r\nmaxmemory:33554432\r\nmaxmemory_human:32.00M\r\n')).toEqual({ used: 1048576, max: 33554432 })
   expect(redisMemoryOf('# Memory\r\nused_memory:5\r\nmaxmemory:0\r\n')).toEqual({ used: 5, max: 0 })
   expect(redisMemoryOf('# Memory\r\nused_memory_peak:5\r\n')).toBeUndefined()
+  // Replication and AOF buffers are not counted against maxmemory by Redis either.
+  expect(redisMemoryOf('used_memory:9000\r\nmem_not_counted_for_evict:1000\r\nmaxmemory:10000\r\n')).toEqual({ used: 8000, max: 10000 })
 })
 
 await describeWithService('redis', 'BullMQ backlog budget', (url) => {
@@ -37,40 +41,57 @@ await describeWithService('redis', 'BullMQ backlog budget', (url) => {
   })
 })
 
-/** A free port on 127.0.0.1 (the OS picks it). */
-const freePort = () =>
-  new Promise<number>((resolve, reject) => {
-    const server = createServer()
-    server.once('error', reject)
-    server.listen(0, '127.0.0.1', () => {
-      const { port } = server.address() as { port: number }
-      server.close(() => resolve(port))
-    })
-  })
+/** redis-server, if installed (it comes with the Redis the suite needs; .ci/run installs it). */
+const redisServer = spawnSync('redis-server', ['--version']).status === 0
+
+/** A Redis of its own on a Unix socket in a temporary directory, with `maxmemory` bytes and no file kept; killed when the test file ends. */
+async function startPrivateRedis(maxmemory: number): Promise<{ socket: string; stop(): void }> {
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-redis-'))
+  const socket = path.join(dir, 'redis.sock')
+  const server: ChildProcess = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--save', '', '--appendonly', 'no', '--maxmemory', String(maxmemory), '--maxmemory-policy', 'noeviction', '--dir', dir], { stdio: 'ignore' })
+  const kill = () => server.kill('SIGKILL')
+  process.once('exit', kill)
+  const stop = () => {
+    kill()
+    process.off('exit', kill)
+    rmSync(dir, { recursive: true, force: true })
+  }
+  let exited: string | undefined
+  server.once('exit', (code) => (exited = `redis-server exited with ${code}`)).once('error', (e) => (exited = e.message))
+  const client = redisClient(socket)
+  // Refused connections until the socket is there: answered by the loop below.
+  client.on('error', () => undefined)
+  try {
+    for (let i = 0; ; i++) {
+      if (exited || i > 100) throw new Error(exited ?? 'redis-server did not start')
+      if (await Promise.race([client.ping().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 50))])) break
+    }
+  } catch (error) {
+    stop()
+    throw error
+  } finally {
+    client.disconnect()
+  }
+  return { socket, stop }
+}
 
 await describeWithService('redis', 'BullMQ backlog: Redis nearly full', () => {
   const MAXMEMORY = 24 * 2 ** 20
-  let server: ChildProcess | undefined
-  let url = ''
+  const stops: Array<() => void> = []
   afterAll(() => {
-    server?.kill('SIGKILL')
+    for (const stop of stops) stop()
   })
+  const needsServer = redisServer || !process.env.CI ? it.skipIf(!redisServer) : it
+  if (!redisServer) console.warn('[switchyard tests] redis-server is not installed: skipping the tests on a Redis of their own (install the redis-server package, or run .ci/run)')
 
-  it('refuses long texts before Redis does, though the budget\'s estimate says there is room; says what to do once at start; keeps every string it took', async () => {
-    const port = await freePort()
-    // redis-server comes with the Redis the suite needs (.ci/run installs it); no file kept.
-    server = spawn('redis-server', ['--port', String(port), '--bind', '127.0.0.1', '--save', '', '--appendonly', 'no', '--maxmemory', String(MAXMEMORY), '--maxmemory-policy', 'noeviction'], { stdio: 'ignore' })
-    const exited = new Promise<Error>((resolve) => server!.once('error', resolve).once('exit', (code) => resolve(new Error(`redis-server exited with ${code}`))))
-    for (let i = 0; !(await probeTcp('127.0.0.1', port)); i++) {
-      if (i > 100) throw await Promise.race([exited, Promise.resolve(new Error('redis-server did not start'))])
-      await new Promise((r) => setTimeout(r, 50))
-    }
-    url = `redis://127.0.0.1:${port}`
+  needsServer('refuses long texts before Redis does, though the budget\'s estimate says there is room; says what to do once at start; keeps every string it took', async () => {
+    const { socket, stop } = await startPrivateRedis(MAXMEMORY)
+    stops.push(stop)
     const lines: Array<{ msg: string }> = []
     const log = createLogger({ level: 'warn', destination: { write: (l: string) => void lines.push(JSON.parse(l) as { msg: string }) } as never })
     // A budget of 1 GB: by its estimate (1,700 bytes a string) there is room for 600,000 strings.
-    const journal = new BullmqJournal({ redisUrl: url, name: 'nearly-full', concurrency: 1, attempts: 1, backoffMs: 1000, lockMs: 30_000, dedupeTtlMs: 1000, maxBytes: 2 ** 30, log })
-    const text = 'Ein langer Absatz, wie ihn Hilfeseiten haben. '.repeat(400) // 18.8 KB
+    const journal = new BullmqJournal({ redisUrl: socket, name: 'nearly-full', concurrency: 1, attempts: 1, backoffMs: 1000, lockMs: 30_000, dedupeTtlMs: 1000, maxBytes: 2 ** 30, log })
+    const text = 'Ein langer Absatz, wie ihn Hilfeseiten haben. '.repeat(400) // 18,400 characters
     let taken = 0
     let reason: string | undefined
     try {
@@ -84,7 +105,7 @@ await describeWithService('redis', 'BullMQ backlog: Redis nearly full', () => {
       expect(reason).toMatch(/^Redis is nearly full \(\d+ MB of its maxmemory 24 MB, \d+ strings waiting; batches are refused past 90%\).*give Redis more maxmemory or BACKLOG_MAX_MB less/)
       // Refused with room to spare: Redis never refused a write (append would have thrown), and
       // nothing taken is missing.
-      const redis = redisClient(url)
+      const redis = redisClient(socket)
       try {
         const memory = redisMemoryOf(await redis.info('memory'))!
         expect(memory.used).toBeLessThan(MAXMEMORY)
@@ -95,10 +116,38 @@ await describeWithService('redis', 'BullMQ backlog: Redis nearly full', () => {
       } finally {
         redis.disconnect()
       }
-      expect(lines.filter((l) => l.msg.startsWith('BACKLOG_MAX_MB is more than 90% of Redis\'s maxmemory'))).toHaveLength(1)
+      expect(lines.filter((l) => l.msg.startsWith('Redis\'s maxmemory is smaller than BACKLOG_MAX_MB and the finished jobs need'))).toHaveLength(1)
     } finally {
       await obliterate(journal)
       await journal.close()
+    }
+  })
+
+  needsServer('with no string waiting, Redis filled by other keys past 90%: batches are still taken until Redis itself would refuse them, then refused naming what fills it', async () => {
+    const { socket, stop } = await startPrivateRedis(MAXMEMORY)
+    stops.push(stop)
+    const redis = redisClient(socket)
+    const journal = new BullmqJournal({ redisUrl: socket, name: 'full-of-others', concurrency: 1, attempts: 1, backoffMs: 1000, lockMs: 30_000, dedupeTtlMs: 1000, log: silentLogger() })
+    try {
+      // Other keys, 16 KB at a time, until Redis counts `upTo` bytes (stopping short of maxmemory,
+      // so that the worker's own writes still go through).
+      const fill = async (upTo: number) => {
+        for (let i = 0; redisMemoryOf(await redis.info('memory'))!.used < upTo; i++) await redis.set(`other:${upTo}:${i}`, 'x'.repeat(16 * 1024))
+      }
+      await fill(MAXMEMORY * 0.93)
+      await journal.backlog()
+      expect(journal.waiting()).toBe(0)
+      expect(journal.refuse(50_000, 'o')).toBeUndefined()
+      await fill(MAXMEMORY - 300_000)
+      await new Promise((r) => setTimeout(r, 300))
+      await journal.backlog()
+      // A batch that still fits is taken; one that would take Redis past maxmemory is not.
+      expect(journal.refuse(100_000, 'o')).toBeUndefined()
+      expect(journal.refuse(400_000, 'o')).toMatch(/^Redis is full \(\d+ MB of its maxmemory 24 MB\) with no strings waiting: the room is taken by 0 parked strings .*DEDUPE_MAX.*other keys/)
+    } finally {
+      await obliterate(journal)
+      await journal.close()
+      redis.disconnect()
     }
   })
 })
