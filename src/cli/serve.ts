@@ -129,10 +129,13 @@ export async function runServe(args: string[]): Promise<number> {
   const log = createLogger({ level: config.logLevel, format: config.logFormat })
   const running = await startServe(config, log)
   process.on('SIGHUP', () => {
-    void running.host.reload().then((r) => {
-      if (r.ok) log.info({ pipelines: running.host.current.all().map((p) => p.key) }, 'pipelines reloaded')
-      else log.error({ errors: r.errors.map((e) => `${e.file}:${e.line}:${e.col} ${e.message}`) }, 'reload failed; keeping the pipelines that were loaded')
-    })
+    void running.host.reload().then(
+      (r) => {
+        if (r.ok) log.info({ pipelines: running.host.current.all().map((p) => p.key) }, 'pipelines reloaded')
+        else log.error({ errors: r.errors.map((e) => `${e.file}:${e.line}:${e.col} ${e.message}`) }, 'reload failed; keeping the pipelines that were loaded')
+      },
+      (error: unknown) => log.error({ err: error }, 'reload failed; keeping the pipelines that were loaded'),
+    )
   })
   await new Promise<void>((resolve) => {
     const onSignal = (signal: string) => {

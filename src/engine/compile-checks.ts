@@ -200,7 +200,8 @@ async function createInstance(c: Compiling, settings: SettingsDefaults, check: C
     instance = await check.definition.create(options.resolved as never, check.context)
   } catch (e) {
     // Point at the option the message quotes (a bad pattern), else at the options.
-    const message = (e as Error).message
+    // A plugin may throw anything, a string included.
+    const message = e instanceof Error ? e.message : String(e)
     const quoted = stringLeaves(check.options).filter((l) => l.value.length > 0 && message.includes(l.value))
     const at = quoted.length === 1 && !options.takesSettings ? [...withPath, ...quoted[0]!.path] : withPath
     error(c, at, `check "${check.id}": plugin "${check.plugin}" refused its options: ${message}`)

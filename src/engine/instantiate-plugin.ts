@@ -27,7 +27,13 @@ export function formatAjvErrors(errors: ErrorObject[] | null | undefined, root =
 export function resolvePluginOptions<O>(definition: PluginDefinition<O>, options: unknown): O {
   let validate = validators.get(definition)
   if (!validate) {
-    validate = ajv.compile(definition.options as object)
+    try {
+      validate = ajv.compile(definition.options as object)
+    } catch (e) {
+      // The plugin's own schema is broken: its author's error, reported as its options' (located
+      // at the check that uses it), not thrown through the loading of every pipeline.
+      throw new PluginOptionsError(definition.name, [`(options): the plugin's options schema is invalid (${e instanceof Error ? e.message : String(e)})`])
+    }
     validators.set(definition, validate)
   }
   const copy = structuredClone(options ?? {}) as O

@@ -18,8 +18,18 @@ export class PipelineHost {
 
   reload(): Promise<{ ok: boolean; errors: LocatedError[] }> {
     // Reloads asked for while one runs wait for it, then load again (files may have changed since).
-    const run = async () => {
-      const result = await loadPipelines(this.source, this.deps)
+    const run = async (): Promise<{ ok: boolean; errors: LocatedError[] }> => {
+      let result: Awaited<ReturnType<typeof loadPipelines>>
+      try {
+        result = await loadPipelines(this.source, this.deps)
+      } catch (e) {
+        // Whatever a plugin or file does that the checks did not foresee: a failed load like any
+        // other, never a rejection that would take the worker down on a SIGHUP.
+        const message = `loading failed: ${e instanceof Error ? e.message : String(e)}`
+        this.deps.log.error({ err: e }, 'pipelines not (re)loaded; the previous ones stay in use')
+        const where = Array.isArray(this.source) ? this.source.join(',') : this.source.dir
+        return { ok: false, errors: [{ file: where, line: 0, col: 0, message }] }
+      }
       if (!result.ok) {
         this.deps.log.error({ errors: result.errors.length }, 'pipelines not (re)loaded; the previous ones stay in use')
         return { ok: false, errors: result.errors }

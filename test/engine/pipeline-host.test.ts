@@ -1,4 +1,5 @@
-import { writeFileSync } from 'node:fs'
+import { mkdtempSync, writeFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PipelineHost } from '../../src/engine/pipeline-host.js'
@@ -76,6 +77,26 @@ describe('PipelineHost', () => {
     await host.current.dispatchEvent(event('project.approved', { projectId: 8 }))
     await expect(host.current.dispatchEvent(event('project.translated', { fail: true }))).resolves.toBeUndefined()
     expect([...deps.counts.keys()].filter((k) => k.startsWith('event:'))).toEqual(['event:project.translated:ev:7'])
+    await host.close()
+  })
+})
+
+describe('PipelineHost: plugins that break while loading', () => {
+  it('a plugin whose options schema is invalid, or whose create() throws a string, fails the reload with a located error; the old pipelines stay', async () => {
+    const plugins = mkdtempSync(path.join(tmpdir(), 'switchyard-plugins-'))
+    writeFileSync(path.join(plugins, 'bad-schema.mjs'), `export default { name: 'bad-schema', description: 'x', options: { type: 'strng' }, create() { return { check() { return [] } } } }\n`)
+    writeFileSync(path.join(plugins, 'throws-string.mjs'), `export default { name: 'throws-string', description: 'x', options: { type: 'object' }, create() { throw 'no api key configured' } }\n`)
+    const { dir } = writePipelines({ 'p.yaml': pipelineYaml('checks: []\nroute:\n  - to: passed\n') })
+    const host = new PipelineHost({ dir }, testDeps({ pluginsDir: plugins }))
+    expect((await host.load()).ok).toBe(true)
+    writeFileSync(path.join(dir, 'p.yaml'), pipelineYaml('checks:\n  - uses: bad-schema\n  - uses: throws-string\nroute:\n  - to: passed\n').replace('name: Test', 'name: Broken'))
+    const r = await host.reload()
+    expect(r.ok).toBe(false)
+    expect(r.errors.map((e) => `${path.basename(e.file)}:${e.line} ${e.message}`)).toEqual([
+      expect.stringMatching(/^p\.yaml:\d+ check "bad-schema": option \(options\): the plugin's options schema is invalid \(schema is invalid: data\/type must be equal to one of the allowed values/),
+      expect.stringMatching(/^p\.yaml:\d+ check "throws-string": plugin "throws-string" refused its options: no api key configured$/),
+    ])
+    expect(host.current.get('t')!.name).toBe('Test')
     await host.close()
   })
 })
