@@ -9,7 +9,8 @@ import { Ajv, type ValidateFunction } from 'ajv'
 import { closeAll, compileChecks, compileEventHandlers, error, warn, type Compiling, type EngineDeps, type EventHandler, type SettingsDefaults } from './compile-checks.js'
 import { compileCondition, ConditionError, type Condition, type ConditionScope, type ValueType } from './conditions.js'
 import { ENGINE_CHECK } from './engine-findings.js'
-import { formatAjvErrors } from './instantiate-plugin.js'
+import { formatAjvErrors, PluginOptionsError, resolvePluginOptions } from './instantiate-plugin.js'
+import { interpolateSettings } from './interpolate.js'
 import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
 import type { Pipeline } from './pipeline.js'
 import type { PipelineFile } from './pipeline-schema.js'
@@ -69,6 +70,7 @@ export async function compilePipeline(
     outputs: outputs.list,
     settingsSchema: settings.schema,
     resolveSettings: settings.resolve,
+    checkSettings: (values) => checkOptionsWith(checks, values),
     needsTranslation: checks.some((check) => check.needsTranslation),
     issues,
     async run(items, options) {
@@ -113,6 +115,35 @@ function compileSettings(c: Compiling, declared: PipelineFile['settings']): Sett
   }
   const types = new Map(Object.entries(properties).map(([k, v]) => [k, valueType(v.type)]))
   return { schema, resolve, types, defaults }
+}
+
+/**
+ * What the checks whose options take settings say of these settings: each check's options, with
+ * the settings put in, against its plugin's schema, then its plugin started with them (and closed
+ * again: the runs start their own) unless it already runs with the same options. A refusal of
+ * either is an error naming the check.
+ */
+async function checkOptionsWith(checks: CompiledCheck[], settings: Record<string, unknown>): Promise<string[]> {
+  const errors: string[] = []
+  for (const check of checks) {
+    if (check.fixed) continue
+    let resolved: unknown
+    try {
+      resolved = resolvePluginOptions(check.definition, interpolateSettings(check.options, settings))
+    } catch (e) {
+      if (!(e instanceof PluginOptionsError)) throw e
+      errors.push(...e.errors.map((m) => `check "${check.id}": option ${m}`))
+      continue
+    }
+    if (check.bySettings.has(JSON.stringify(resolved))) continue
+    try {
+      const instance = await check.definition.create(resolved as never, check.context)
+      await instance?.close?.()
+    } catch (e) {
+      errors.push(`check "${check.id}": plugin "${check.plugin}" refused its options: ${e instanceof Error ? e.message : String(e)}`)
+    }
+  }
+  return errors
 }
 
 function valueType(type: unknown): ValueType {

@@ -24,6 +24,12 @@ export interface Pipeline {
   settingsSchema: object
   /** A step's stored settings, validated against settingsSchema with its defaults filled in. */
   resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
+  /**
+   * What the checks whose options take settings say of these (resolved) settings: their plugins'
+   * option errors and refusals to start, each naming the check ([] when every check would start). The settings page
+   * refuses settings that pass the schema but would keep a check from starting on every string.
+   */
+  checkSettings(settings: Record<string, unknown>): Promise<string[]>
   /** Some check reads the translation: the worker fetches it before run(). */
   needsTranslation: boolean
   /** Issues raised on strings sent back (the `issues` option): the outputs that send a string back. */

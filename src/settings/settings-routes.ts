@@ -19,6 +19,8 @@ export interface SettingsTarget {
   name: string
   settingsSchema: object
   resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
+  /** Option errors the checks that take settings would meet with these (resolved) settings. */
+  checkSettings?(settings: Record<string, unknown>): Promise<string[]>
 }
 
 export interface SettingsRouterDeps {
@@ -165,6 +167,10 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
     // pipeline changes later reaches every field the user never set.
     const result = target.resolveSettings(structuredClone(submitted))
     if (!result.ok) throw createHttpError(400, 'settings are invalid', { errors: result.errors })
+    // Valid by the schema, but a check would refuse the options they make: every string of the
+    // step would fail to start it.
+    const refused = (await target.checkSettings?.(result.settings)) ?? []
+    if (refused.length) throw createHttpError(400, 'settings are invalid', { errors: refused })
     await settings.put(ref, submitted as Record<string, unknown>)
     ctx.status = 200
     ctx.body = { status: 'saved' }

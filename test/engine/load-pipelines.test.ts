@@ -4,7 +4,7 @@ import { describe, expect, it } from 'vitest'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { formatLocatedError, listPipelineFiles, loadPipelines } from '../../src/engine/load-pipelines.js'
 import { pipelineSchema } from '../../src/engine/pipeline-schema.js'
-import { FIXTURES, pipelineYaml, testDeps, writePipelines } from './helpers.js'
+import { FIXTURES, loadOne, pipelineYaml, testDeps, writePipelines } from './helpers.js'
 
 const PIPELINES = path.join(PACKAGE_ROOT, 'pipelines')
 
@@ -61,6 +61,40 @@ route:
 `) })
     const r = await loadPipelines(paths, testDeps())
     expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([expect.stringMatching(/^13:7 check "regex": plugin "regex" refused its options: .*Invalid regular expression/)])
+  })
+
+  it('says which checks would refuse the options that settings make, for settings the schema takes (the settings page refuses them)', async () => {
+    const { set } = await loadOne(pipelineYaml(`settings:
+  properties:
+    maxLengthRatio: { type: number, default: 1.5 }
+    label: { type: string }
+checks:
+  - uses: length
+    with:
+      maxRatio: \${settings.maxLengthRatio}
+  - uses: regex
+    id: labelled
+    with:
+      target:
+        require: \${settings.label}
+route:
+  - to: passed
+`))
+    const pipeline = set.get('t')!
+    const resolved = (stored: unknown) => {
+      const r = pipeline.resolveSettings(stored)
+      if (!r.ok) throw new Error(r.errors.join('; '))
+      return r.settings
+    }
+    expect(await pipeline.checkSettings(resolved({ label: 'x' }))).toEqual([])
+    expect(await pipeline.checkSettings(resolved({ maxLengthRatio: 2 }))).toEqual([])
+    // 0 passes the settings schema, but length's maxRatio must be > 0; '(' is a string, but the
+    // regex plugin cannot start with it.
+    expect(await pipeline.checkSettings(resolved({ maxLengthRatio: 0, label: '(' }))).toEqual([
+      'check "length": option maxRatio: must be > 0',
+      expect.stringMatching(/^check "labelled": plugin "regex" refused its options: .*Invalid regular expression/),
+    ])
+    await set.close()
   })
 
   // Without the alias limit, expanding the bomb runs out of memory or the test's timeout.

@@ -1,5 +1,5 @@
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
-import { CLIENT_SECRET, ORG, signToken, startHarness, unsecuredToken, type Harness } from './helpers.js'
+import { CLIENT_SECRET, makeTarget, ORG, signToken, startHarness, unsecuredToken, type Harness } from './helpers.js'
 
 let h: Harness
 let noSecret: Harness
@@ -153,6 +153,22 @@ describe('update and delete', () => {
     expect(errors.some((e) => e.startsWith('code:'))).toBe(true)
     expect(errors.some((e) => e.includes('unknown option "extra"'))).toBe(true)
     expect(await h.service.get({ organizationId: ORG, projectId: 7, stepId: 43, moduleKey: 'qa-gate' })).toBeUndefined()
+  })
+
+  it('refuses settings the schema takes but a check would refuse (every string of the step would fail to start it), and stores nothing', async () => {
+    const target = { ...makeTarget('qa-gate'), checkSettings: async (s: Record<string, unknown>) => (s.maxLengthRatio === 1 ? ['check "length": option maxRatio: must be > 1'] : []) }
+    const strict = await startHarness({}, [target])
+    try {
+      const refused = await call('POST', '/steps/qa-gate/settings', { base: strict, token: await signToken(), body: projectBody({ tone: 'formal', maxLengthRatio: 1 }) })
+      expect(refused.status).toBe(400)
+      expect(refused.json).toMatchObject({ error: 'settings are invalid', errors: ['check "length": option maxRatio: must be > 1'] })
+      expect(await strict.service.get({ organizationId: ORG, projectId: 7, stepId: 41, moduleKey: 'qa-gate' })).toBeUndefined()
+      // The check gets the settings as the pipeline runs them: with the schema's defaults.
+      const saved = await call('POST', '/steps/qa-gate/settings', { base: strict, token: await signToken(), body: projectBody({ tone: 'formal' }) })
+      expect(saved.status).toBe(200)
+    } finally {
+      await strict.close()
+    }
   })
 
   it('refuses a body without the step fields, listing each missing one', async () => {

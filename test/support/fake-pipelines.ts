@@ -23,6 +23,7 @@ export function fakePipelines(
     needsTranslation: opts.needsTranslation ?? false,
     issues: opts.issues,
     resolveSettings: () => ({ ok: true, settings: {} }),
+    checkSettings: async () => [],
     timedOut: (id) => ({ id, port: '', output: null, findings: [] }),
     async run(items) {
       state.runs++
