@@ -3,18 +3,22 @@
 // (json-schema-to-ts), so the type says what validation let through and no more: `revision` may
 // be null because the schema allows it. The schemas are strict on what routing and reporting
 // depend on (ids, languages, step, module key, the source text) and open to fields we don't use,
-// so a service that adds fields doesn't break delivery. They are compiled in
-// src/webhooks/batch-schema.ts.
+// so a service that adds fields doesn't break delivery. Fields read only where present (a key, a
+// file path, a language's locale...) also take null: a null there must not park the string, the
+// service showing some fields as null where the interface document says string (it notes
+// "null seen" for several). They are compiled in src/webhooks/batch-schema.ts.
 import type { FromSchema } from 'json-schema-to-ts'
 
 export const RECALCULATION_EVENT = 'string.status_on_step.recalculation_triggered'
 
 const id = { type: 'integer', minimum: 0 } as const
 const nonEmpty = { type: 'string', minLength: 1 } as const
+/** A field read only where present: a string, or null (absent). */
+const optionalText = { type: ['string', 'null'] } as const
 const language = {
   type: 'object',
   required: ['id'],
-  properties: { id: nonEmpty, locale: { type: 'string' }, textDirection: { type: 'string' } },
+  properties: { id: nonEmpty, locale: optionalText, textDirection: optionalText },
 } as const
 
 export const recalculationEventSchema = {
@@ -24,27 +28,28 @@ export const recalculationEventSchema = {
     event: { const: RECALCULATION_EVENT },
     stringStatus: {
       type: 'object',
-      required: ['status', 'translation', 'sourceLanguage', 'affectedLanguage', 'workflowStep'],
+      required: ['translation', 'sourceLanguage', 'affectedLanguage', 'workflowStep'],
       properties: {
-        status: { type: 'string' },
-        output: { type: 'string' },
-        originEvent: { type: 'string' },
+        status: optionalText,
+        output: optionalText,
+        originEvent: optionalText,
         organizationId: { type: ['string', 'integer'] },
         translation: {
           type: 'object',
           required: ['id', 'text', 'project'],
           properties: {
             id,
-            identifier: { type: 'string' },
-            key: { type: 'string' },
+            identifier: optionalText,
+            key: optionalText,
             text: { type: 'string' },
-            type: { type: 'string' },
+            type: optionalText,
             context: { type: ['string', 'null'] },
             maxLength: { type: ['string', 'integer', 'null'] },
             revision: { type: ['integer', 'null'] },
-            hasPlurals: { type: 'boolean' },
-            labelIds: { type: 'array', items: { type: 'integer' } },
-            file: { type: ['object', 'null'], properties: { type: { type: 'string' }, path: { type: 'string' } } },
+            hasPlurals: { type: ['boolean', 'null'] },
+            // Labels a plugin may filter on; ones that are not integers are left out (decode-batch.ts).
+            labelIds: { type: ['array', 'null'] },
+            file: { type: ['object', 'null'], properties: { type: optionalText, path: optionalText } },
             project: { type: 'object', required: ['id'], properties: { id } },
           },
         },
@@ -58,7 +63,7 @@ export const recalculationEventSchema = {
             applicationModule: {
               type: 'object',
               required: ['moduleKey'],
-              properties: { moduleKey: nonEmpty, applicationIdentifier: { type: 'string' } },
+              properties: { moduleKey: nonEmpty, applicationIdentifier: optionalText },
             },
           },
         },

@@ -222,10 +222,16 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
       organizationId, moduleKey, projectId: t.project.id, stepId: s.workflowStep.id, languageId: s.affectedLanguage.id, stringId: t.id, revision: t.revision ?? 0,
       string: {
         key: t.key ?? t.identifier ?? '', context: t.context ?? '', maxLength: toInt(t.maxLength), text: t.text, isPlural: t.hasPlurals === true,
-        fileType: t.file?.type ?? '', filePath: t.file?.path ?? '', labelIds: Array.isArray(t.labelIds) ? t.labelIds : [],
+        fileType: t.file?.type ?? '', filePath: t.file?.path ?? '', labelIds: Array.isArray(t.labelIds) ? integersOf(t.labelIds) : [],
       },
       sourceLanguage: s.sourceLanguage as Language, targetLanguage: s.affectedLanguage as Language,
     })
   }
   return { ok: true, organizationId, jobs: jobs.text(), count: jobs.count, moduleKeys: [...moduleKeys], step: mixed || stepProject === -1 ? '' : stepOf({ projectId: stepProject, stepId: stepOfAll }), eventCounts, others, invalid }
+}
+
+/** The integers of a list (the list itself when it holds nothing else, as it does from the service). */
+function integersOf(list: unknown[]): number[] {
+  for (const v of list) if (!Number.isInteger(v)) return list.filter((x): x is number => Number.isInteger(x))
+  return list as number[]
 }

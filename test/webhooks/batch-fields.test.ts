@@ -76,6 +76,23 @@ describe('decodeBatch fields', () => {
     expect(decoded.jobs[1]!.slice(6, 15)).toEqual([0, '', '', 0, 'Text 7', 0, '', '', []])
   })
 
+  it('takes null in every field it reads only where present, and a missing status: the string is processed, not parked', () => {
+    const e = eventWith(8, (t) => {
+      Object.assign(t, { key: null, identifier: 'ident.8', type: null, hasPlurals: null, labelIds: [1, 'x', 2.5, 3], file: { type: null, path: null } })
+    })
+    const s = e.stringStatus as Record<string, unknown> & { sourceLanguage: Record<string, unknown>; affectedLanguage: Record<string, unknown>; workflowStep: { applicationModule: Record<string, unknown> } }
+    Object.assign(s, { output: null, originEvent: null })
+    delete s.status
+    Object.assign(s.affectedLanguage, { locale: null, textDirection: null })
+    s.workflowStep.applicationModule.applicationIdentifier = null
+    const nullLabels = eventWith(9, (t) => (t.labelIds = null))
+    const result = ok({ events: [e, nullLabels] })
+    expect(result.invalid).toEqual([])
+    const decoded = tuples(result.jobs)
+    expect(decoded.jobs[0]!.slice(5, 15)).toEqual([8, 1, 'ident.8', '', 0, 'Text 8', 0, '', '', [1, 3]])
+    expect(decoded.jobs[1]![14]).toEqual([])
+  })
+
   it('reads a length limit given as text, and takes anything else as no limit', () => {
     const limits = ['25', '0', '-3', 'ten', 3.5]
     const decoded = tuples(ok({ events: limits.map((maxLength, i) => eventWith(i + 1, (t) => (t.maxLength = maxLength))) }).jobs)
