@@ -33,7 +33,7 @@ export const recalculationEventSchema = {
         status: optionalText,
         output: optionalText,
         originEvent: optionalText,
-        organizationId: { type: ['string', 'integer'] },
+        organizationId: { type: ['string', 'integer', 'null'] },
         translation: {
           type: 'object',
           required: ['id', 'text', 'project'],

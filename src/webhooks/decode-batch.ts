@@ -165,7 +165,8 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
   let organizationId = organizationHeader || signer || ''
   for (let i = 0; i < events.length; i++) {
     const named = field(field(events[i], 'stringStatus'), 'organizationId')
-    if (typeof named !== 'string' && typeof named !== 'number') continue
+    // An event that names none (absent, null, or "") is the delivery's, as the header says.
+    if ((typeof named !== 'string' && typeof named !== 'number') || named === '') continue
     const id = String(named)
     if (!organizationId) organizationId = id
     if (id !== organizationId || (signer !== undefined && id !== signer)) {

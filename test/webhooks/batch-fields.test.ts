@@ -182,6 +182,13 @@ describe('decodeBatch: who sent it', () => {
     delete e.stringStatus.organizationId
     expect(ok({ events: [e] }, '555').organizationId).toBe('555')
     expect(ok({ events: [e] }, '').organizationId).toBe('')
+    // Nor do events that name it as null or "": taken, not refused whole (401) or parked.
+    const blank = recalculationEvent({ stringId: 2 }) as { stringStatus: { organizationId?: unknown } }
+    blank.stringStatus.organizationId = ''
+    const nulled = recalculationEvent({ stringId: 3 }) as { stringStatus: { organizationId?: unknown } }
+    nulled.stringStatus.organizationId = null
+    const result = ok({ events: [recalculationEvent({ stringId: 1, organizationId: '555' }), blank, nulled] }, '555')
+    expect([result.organizationId, result.count, result.invalid]).toEqual(['555', 3, []])
   })
 })
 
