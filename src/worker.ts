@@ -467,6 +467,20 @@ function collectGauges(metrics: Metrics, { queue, journal, backlog, shared, held
 }
 
 /**
+ * Strings of held organizations wait on disk (with BullMQ, in Redis) and are not waited for by
+ * idle(); those of one being tried (listed, not held) are, and in process those of one held only
+ * because its API kept failing, which are tried again by themselves.
+ */
+function heldWaiting(backlog: Backlog, held: HeldOrganizations): number {
+  let n = 0
+  for (const [domain, strings] of backlog.waitingPerDomain()) {
+    const cause = held.cause(domain)
+    if (cause !== undefined && cause !== 'unavailable') n += strings
+  }
+  return n
+}
+
+/**
  * The findings log's sweeps (trim, and the issues' catch-up): the first at a random moment of a
  * window around FIRST_FINDINGS_SWEEP_MS (a quarter more or less), the others FINDINGS_SWEEP_MS
  * apart from it, so that instances started together (a rollout) do not catch up on the same
@@ -569,13 +583,6 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()
 
-  // Strings of held organizations wait on disk (with BullMQ, in Redis) and are not waited for by
-  // idle(); those of one being tried (listed, not held) are.
-  const heldWaiting = () => {
-    let n = 0
-    if (backlog) for (const [domain, strings] of backlog.waitingPerDomain()) if (held.retryAt(domain) !== undefined) n += strings
-    return n
-  }
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
     // A replay that keeps failing (the store down) is waited for until the deadline only.
@@ -584,7 +591,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     const replayLate = await Promise.race([replayed.then(() => false), late])
     clearTimeout(timer)
     if (replayLate) throw new Error(`worker not idle after ${timeoutMs} ms: the journal's replay has not gone through (is the store reachable?)`)
-    const waiting = async () => (shared ? (await shared.backlog()) - shared.held : (backlog?.waiting() ?? 0) - heldWaiting())
+    const waiting = async () => (shared ? (await shared.backlog()) - shared.held : (backlog?.waiting() ?? 0) - (backlog ? heldWaiting(backlog, held) : 0))
     while (queue.depth > 0 || (await waiting()) > 0) {
       if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open`)
       await new Promise((r) => setTimeout(r, 20))

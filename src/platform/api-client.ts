@@ -46,6 +46,14 @@ export interface RequestOptions {
    * thrown at once, for the caller to find out what happened.
    */
   idempotent?: boolean
+  /**
+   * The longest wait between attempts this request takes in place (ms): a back-off or Retry-After
+   * longer than this ends the attempts and throws, for the caller to hold the strings instead of
+   * keeping a work slot asleep (process-jobs.ts).
+   */
+  maxWaitMs?: number
+  /** The answer's body is not read as JSON (a status update's: nothing in it is used). */
+  ignoreBody?: boolean
 }
 
 /** A comment or issue on a string (platform notes, "String comments"). */
@@ -143,7 +151,7 @@ export class ApiClient {
       }, { priority: options.priority ?? 0 })
       if (!outcome) throw new Error('request dropped by the limiter')
       const { status, text, retryAfter } = outcome
-      if (status >= 200 && status < 300) return (text ? JSON.parse(text) : undefined) as T
+      if (status >= 200 && status < 300) return (text && !options.ignoreBody ? JSON.parse(text) : undefined) as T
       lastError = new ApiError(status, status === 0 ? `network error: ${text}` : text, method, path, attempt + 1)
       if (status === 401 && !refreshed) {
         refreshed = true
@@ -157,6 +165,7 @@ export class ApiClient {
       else throw lastError
       if (attempt + 1 >= maxAttempts) break
       delay = Math.min(delay, this.maxDelayMs)
+      if (options.maxWaitMs !== undefined && delay > options.maxWaitMs) break
       this.options.observer?.retry?.({ reason: status === 0 ? 'network' : String(status), delayMs: delay, domain })
       this.options.log.debug({ domain, route, status, delay, attempt: attempt + 1 }, 'api request will be retried')
       await sleep(delay)
@@ -168,12 +177,15 @@ export class ApiClient {
 
   patchStatuses(domain: string, projectId: number, stepId: number, languageId: string, ops: PatchOperation[]): Promise<unknown> {
     const path = `/api/v2/projects/${projectId}/workflow-steps/${stepId}/languages/${encodeURIComponent(languageId)}/status`
-    return this.request(domain, 'PATCH', path, 'status.patch', ops)
+    // A 2XX is all that matters: a body that is not JSON (or a large one) must not make an applied
+    // update look failed.
+    return this.request(domain, 'PATCH', path, 'status.patch', ops, { ignoreBody: true })
   }
 
   async getStatuses(
     domain: string, projectId: number, stepId: number, languageId: string,
     query: { status?: string; stringIds?: number[]; limit?: number; offset?: number } = {},
+    options?: RequestOptions,
   ): Promise<Array<{ stringId: number; languageId: string; stepId: number; status: string; output: string }>> {
     const params = new URLSearchParams()
     if (query.status) params.set('status', query.status)
@@ -181,18 +193,23 @@ export class ApiClient {
     params.set('limit', String(query.limit ?? 500))
     params.set('offset', String(query.offset ?? 0))
     const path = `/api/v2/projects/${projectId}/workflow-steps/${stepId}/languages/${encodeURIComponent(languageId)}/status?${params}`
-    const body = await this.request<{ data?: Array<{ data: { stringId: number; languageId: string; stepId: number; status: string; output: string } }> }>(domain, 'GET', path, 'status.get')
-    return (body?.data ?? []).map((d) => d.data)
+    const body = await this.request<{ data?: Array<{ data: { stringId: number; languageId: string; stepId: number; status: string; output: string } }> }>(domain, 'GET', path, 'status.get', undefined, options)
+    // A 2XX that is not the list: nothing can be read from it (taking it as "none of them waits"
+    // would forget the strings); retried like an answer that did not come.
+    if (!Array.isArray(body?.data)) throw new ApiError(0, `answered without a list of statuses: ${JSON.stringify(body)?.slice(0, 200)}`, 'GET', path, 1)
+    return body.data.map((d) => d?.data).filter((d) => d && typeof d.stringId === 'number')
   }
 
   /** Target texts of up to any number of strings, 500 ids a call. */
-  async getTranslations(domain: string, projectId: number, languageId: string, stringIds: number[]): Promise<Map<number, TranslationRecord>> {
+  async getTranslations(domain: string, projectId: number, languageId: string, stringIds: number[], options?: RequestOptions): Promise<Map<number, TranslationRecord>> {
     const out = new Map<number, TranslationRecord>()
     for (let i = 0; i < stringIds.length; i += 500) {
       const ids = stringIds.slice(i, i + 500)
       const path = `/api/v2/projects/${projectId}/languages/${encodeURIComponent(languageId)}/translations?stringIds=${ids.join(',')}&limit=500`
-      const body = await this.request<{ data?: Array<{ data: TranslationRecord }> }>(domain, 'GET', path, 'translations.get')
-      for (const d of body?.data ?? []) if (d?.data && typeof d.data.stringId === 'number') out.set(d.data.stringId, d.data)
+      const body = await this.request<{ data?: Array<{ data: TranslationRecord }> }>(domain, 'GET', path, 'translations.get', undefined, options)
+      // Not the list: taking it as "no translations" would check every string as untranslated.
+      if (!Array.isArray(body?.data)) throw new ApiError(0, `answered without a list of translations: ${JSON.stringify(body)?.slice(0, 200)}`, 'GET', path, 1)
+      for (const d of body.data) if (d?.data && typeof d.data.stringId === 'number') out.set(d.data.stringId, d.data)
     }
     return out
   }

@@ -9,7 +9,9 @@
 // - 403, or 401 after one refresh: the organization's token may not update statuses (for now): its
 //   strings are `held`, never dropped, and tried again later.
 // - no usable token (not connected, refresh refused): `held` as well.
-// - any other refusal, or retries spent on 429/5xx/network: `parked`, durably.
+// - retries spent on 429/5xx/timeouts/network: the API is unavailable for the organization (for
+//   now): `held` too, and tried again by itself with back-off, never left for a restart.
+// - any other refusal (a 4XX with no rule of its own): `parked`, durably.
 // A group sends at most one request per attempt unless the service answers 400.
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
@@ -19,10 +21,16 @@ import { isOrganizationUnavailable } from './token-provider.js'
 /**
  * Why an organization's strings are held: kept on disk, never dropped, until it can update
  * statuses again (queue/held-organizations.ts). `disconnected`: no usable token (never connected,
- * or the refresh was refused); `forbidden`: the service answered 403, or 401 after a refresh.
- * Unlike a parked string (retries ran out; a person decides), a held one goes back to work by itself.
+ * or the refresh was refused); `forbidden`: the service answered 403, or 401 after a refresh;
+ * `unavailable`: its API kept failing (429, 5XX, timeouts, network) through the request's retries.
+ * Unlike a parked string (a refusal with no rule; a person decides), a held one goes back to work by itself.
  */
-export type HoldCause = 'disconnected' | 'forbidden'
+export type HoldCause = 'disconnected' | 'forbidden' | 'unavailable'
+
+/** An answer that says nothing about the request, only that the API could not take it now (retried; then held). */
+export function isTransient(error: unknown): boolean {
+  return error instanceof ApiError && (error.status === 0 || error.status === 408 || error.status === 429 || error.status >= 500)
+}
 
 export interface ReporterHooks {
   /** The service accepted these outputs. */
@@ -72,7 +80,7 @@ export function verdictOf(error: unknown): Verdict {
     case 403:
       return { kind: 'hold', cause: 'forbidden' }
     default:
-      return { kind: 'park' }
+      return isTransient(error) ? { kind: 'hold', cause: 'unavailable' } : { kind: 'park' }
   }
 }
 

@@ -1,5 +1,6 @@
-// Organizations that cannot update statuses now: not connected (no usable token), or forbidden
-// (the service answered 403, or 401 after a refresh). Their strings are held, never dropped: they
+// Organizations that cannot update statuses now: not connected (no usable token), forbidden (the
+// service answered 403, or 401 after a refresh), or unavailable (its API kept failing: 429, 5XX,
+// timeouts, network, through a request's retries). Their strings are held, never dropped: they
 // wait on disk, in the backlog (backlog.ts), and only counts are kept here. The organization is
 // tried again with back-off (capped near a minute) until it can be reported for again; then its
 // line of the backlog is served again (decisions held after their pipeline ran go straight back
@@ -14,6 +15,9 @@ import type { HoldCause } from '../platform/reporter.js'
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Job } from '../protocol/job.js'
+
+/** The longest back-off of an organization held because its API kept failing (ms). */
+export const UNAVAILABLE_MAX_DELAY_MS = 15_000
 
 export interface HeldOrganizationView {
   domain: string
@@ -110,7 +114,7 @@ export class HeldOrganizations {
     if (!e || e.nextTryAt === undefined) {
       const failures = (this.failures.get(domain) ?? 0) + 1
       this.failures.set(domain, failures)
-      const delay = this.delay(failures)
+      const delay = this.delay(failures, cause)
       const now = this.now()
       // Since: the first hold with no status update gone through after it (succeeded() forgets it).
       if (!this.firstHeld.has(domain)) this.firstHeld.set(domain, now)
@@ -123,12 +127,7 @@ export class HeldOrganizations {
         e = { cause, reason, since, nextTryAt: now + delay, strings: 0 }
         this.entries.set(domain, e)
       }
-      this.options.log.warn(
-        { domain, cause, retryInMs: delay },
-        cause === 'forbidden'
-          ? `the service refuses this organization's status updates (${reason}); its strings are held and tried again. Check that the app is still installed and that the connecting user may update string statuses`
-          : `the organization has no usable token (${reason}); its strings are held until it is connected again at /oauth/start`,
-      )
+      this.options.log.warn({ domain, cause, retryInMs: delay }, HeldOrganizations.why(cause, reason))
     } else if (cause === 'forbidden' && e.cause === 'disconnected') {
       // A refusal is the more precise reason once a token was had at all.
       e.cause = cause
@@ -137,9 +136,25 @@ export class HeldOrganizations {
     return e
   }
 
-  /** Back-off with jitter: 1 s, 2 s, 4 s, ... capped near a minute. */
-  private delay(failures: number): number {
-    const cap = Math.min(this.maxDelayMs, this.baseDelayMs * 2 ** Math.min(failures - 1, 20))
+  private static why(cause: HoldCause, reason: string): string {
+    switch (cause) {
+      case 'forbidden':
+        return `the service refuses this organization's status updates (${reason}); its strings are held and tried again. Check that the app is still installed and that the connecting user may update string statuses`
+      case 'unavailable':
+        return `the service's API kept failing for this organization (${reason}); its strings are held and tried again until it answers. Check the service's status and the network to it`
+      default:
+        return `the organization has no usable token (${reason}); its strings are held until it is connected again at /oauth/start`
+    }
+  }
+
+  /**
+   * Back-off with jitter: 1 s, 2 s, 4 s, ... capped near a minute; for an organization whose API
+   * kept failing, near UNAVAILABLE_MAX_DELAY_MS (an outage's end is found soon; a try is one
+   * request per group).
+   */
+  private delay(failures: number, cause: HoldCause): number {
+    const max = cause === 'unavailable' ? Math.min(this.maxDelayMs, UNAVAILABLE_MAX_DELAY_MS) : this.maxDelayMs
+    const cap = Math.min(max, this.baseDelayMs * 2 ** Math.min(failures - 1, 20))
     return Math.round(cap / 2 + this.random() * (cap / 2))
   }
 
@@ -179,7 +194,7 @@ export class HeldOrganizations {
 
   /** Strings and organizations listed, by cause (for the metrics). */
   byCause(): Record<HoldCause, { strings: number; organizations: number }> {
-    const out: Record<HoldCause, { strings: number; organizations: number }> = { disconnected: { strings: 0, organizations: 0 }, forbidden: { strings: 0, organizations: 0 } }
+    const out: Record<HoldCause, { strings: number; organizations: number }> = { disconnected: { strings: 0, organizations: 0 }, forbidden: { strings: 0, organizations: 0 }, unavailable: { strings: 0, organizations: 0 } }
     const waiting = this.waitingNow()
     for (const [domain, e] of this.entries) {
       out[e.cause].strings += HeldOrganizations.strings(waiting, domain, e)
@@ -195,7 +210,7 @@ export class HeldOrganizations {
   }
 
   /**
-   * Let go what is due: forbidden organizations are simply tried again; disconnected ones once they
+   * Let go what is due: forbidden and unavailable organizations are simply tried again; disconnected ones once they
    * have a token. One let go stays listed, not held, until a status update for it goes through or
    * it is refused again; after a back-off cap (a minute) of neither it leaves the list (expire()):
    * its strings were dropped, or (with BullMQ) another instance took them and heard the answer.
@@ -216,7 +231,7 @@ export class HeldOrganizations {
         if (e.cause === 'disconnected' && !(await this.options.canReport(domain).catch(() => false))) {
           const failures = (this.failures.get(domain) ?? 0) + 1
           this.failures.set(domain, failures)
-          e.nextTryAt = this.now() + this.delay(failures)
+          e.nextTryAt = this.now() + this.delay(failures, e.cause)
           continue
         }
         // Cleared meanwhile (a shutdown): nothing to let go.

@@ -6,7 +6,7 @@ import { buildItem, textChars } from '../engine/build-item.js'
 import type { Pipeline, PipelineSet } from '../engine/pipeline.js'
 import type { Item } from '../engine/types.js'
 import { reviewOf } from '../findings/review.js'
-import type { ApiClient, TranslationRecord } from '../platform/api-client.js'
+import type { ApiClient, RequestOptions, TranslationRecord } from '../platform/api-client.js'
 import { verdictOf, type HoldCause, type Reporter } from '../platform/reporter.js'
 import type { Logger } from '../util/logger.js'
 import type { Job } from '../protocol/job.js'
@@ -65,6 +65,15 @@ export class PartFailed extends Error {
   }
 }
 
+/**
+ * Requests made while the group holds a work slot (the translations, the recheck): a few attempts,
+ * no wait longer than a few seconds in place. Past that the API is unavailable for the organization
+ * and its strings are held (reporter.ts verdictOf), which frees the slot: one organization's
+ * failing or rate-limited API must not keep the slots, and with them every other organization,
+ * asleep through its back-off.
+ */
+export const IN_SLOT: RequestOptions = { maxAttempts: 3, maxWaitMs: 5_000 }
+
 export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
   const retryDelay = (attempts: number) => Math.min(60_000, 1000 * 2 ** attempts)
 
@@ -98,7 +107,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     if (!current.some((j) => j.recheck)) return current
     try {
       const asked = current.filter((j) => j.recheck).length
-      const { run, absorbed } = await recheckStatuses(deps.api, current)
+      const { run, absorbed } = await recheckStatuses(deps.api, current, IN_SLOT)
       for (const { job, status } of absorbed) await deps.absorbed(job, status)
       if (asked > absorbed.length) deps.reentered?.(asked - absorbed.length)
       return run
@@ -139,7 +148,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     let translations: Map<number, TranslationRecord> | undefined
     if (pipeline.needsTranslation) {
       try {
-        translations = await deps.api.getTranslations(first.domain, first.projectId, first.languageId, jobs.map(stringIdOf))
+        translations = await deps.api.getTranslations(first.domain, first.projectId, first.languageId, jobs.map(stringIdOf), IN_SLOT)
       } catch (error) {
         return apiFailed(jobs, error, 'translations could not be fetched', log)
       }

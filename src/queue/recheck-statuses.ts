@@ -2,7 +2,7 @@
 // may have come back to the step with the same revision (sent back and fixed, or Resend). Memory
 // can't tell the two apart; the service can: GET status for those strings (up to 500 ids a call),
 // and only `NEED_PROCESS` runs again (platform notes, "A string comes back").
-import type { ApiClient } from '../platform/api-client.js'
+import type { ApiClient, RequestOptions } from '../platform/api-client.js'
 import type { Job } from '../protocol/job.js'
 
 const MAX_IDS = 500
@@ -19,7 +19,7 @@ export interface Rechecked {
  * Jobs without `recheck` run without asking. API errors are thrown to the caller, whose rules
  * (hold, retry, drop) are those of any request for the group.
  */
-export async function recheckStatuses(api: Pick<ApiClient, 'getStatuses'>, jobs: Job[]): Promise<Rechecked> {
+export async function recheckStatuses(api: Pick<ApiClient, 'getStatuses'>, jobs: Job[], options?: RequestOptions): Promise<Rechecked> {
   const out: Rechecked = { run: [], absorbed: [] }
   const ask: Job[] = []
   for (const job of jobs) (job.recheck ? ask : out.run).push(job)
@@ -27,9 +27,10 @@ export async function recheckStatuses(api: Pick<ApiClient, 'getStatuses'>, jobs:
   if (!first) return out
   for (let i = 0; i < ask.length; i += MAX_IDS) {
     const part = ask.slice(i, i + MAX_IDS)
-    const records = await api.getStatuses(first.domain, first.projectId, first.stepId, first.languageId, { stringIds: part.map((j) => j.stringId), limit: MAX_IDS })
+    const records = await api.getStatuses(first.domain, first.projectId, first.stepId, first.languageId, { stringIds: part.map((j) => j.stringId), limit: MAX_IDS }, options)
     const status = new Map<number, string>()
-    for (const r of records) status.set(r.stringId, r.status)
+    // Only records of the step and language asked about say anything of these strings.
+    for (const r of records) if ((r.languageId ?? first.languageId) === first.languageId && (r.stepId ?? first.stepId) === first.stepId) status.set(r.stringId, r.status)
     for (const job of part) {
       const s = status.get(job.stringId) ?? 'absent'
       if (s === 'NEED_PROCESS') {

@@ -168,7 +168,9 @@ function heldTable(held: HeldOrganizationView[], now: number): string {
     .map((h) => {
       const why = h.cause === 'forbidden'
         ? 'the service refuses its status updates (403, or 401 after a refresh): check that the app is still installed and that the connecting user may update string statuses'
-        : 'no usable token: reconnect it'
+        : h.cause === 'unavailable'
+          ? "the service's API kept failing (429, 5XX, timeouts or network errors, through each request's retries): they are tried again until it answers; check the service's status and the network to it"
+          : 'no usable token: reconnect it'
       // Let go for a try: listed until a status update goes through, or held again if refused.
       const next = h.nextTryAt === undefined ? 'trying now' : `in ${Math.max(0, Math.round((h.nextTryAt - now) / 1000))} s`
       return `<tr class="flagged"><td><strong>${escapeHtml(h.domain)}</strong></td><td>${h.strings}</td><td>${escapeHtml(why)}<br><span class="muted">${escapeHtml(h.reason.slice(0, 300))}</span></td><td>${escapeHtml(new Date(h.since).toISOString())}</td><td>${next}</td></tr>`

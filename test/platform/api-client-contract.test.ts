@@ -89,7 +89,9 @@ describe('ApiClient: the wire format of each call', () => {
     expect(req!.headers.get('authorization')).toBe('Bearer access-1')
     expect(req!.headers.get('content-type')).toBe('application/json')
     expect(req!.body).toEqual(ops)
-    expect(answer).toEqual({ data: [{ data: { stringId: 1, languageId: 'de', stepId: 11, status: 'DONE', output: 'approved' } }, { data: { stringId: 2, languageId: 'de', stepId: 11, status: 'TODO', output: '' } }] })
+    // Its answer is not read: a 2XX is all that counts (a body that is not JSON must not make an
+    // applied update look failed).
+    expect(answer).toBeUndefined()
   })
 
   it('GET statuses: status filter, limit <= 500, no body, records of section 2.7', async () => {

@@ -161,23 +161,43 @@ describe('ApiClient.request', () => {
 })
 
 describe('the API calls', () => {
+  it('a wait longer than maxWaitMs ends the attempts at once (the caller holds the strings); a status update answered 2XX with a body that is not JSON is done', async () => {
+    const limited = setup([{ status: 429, body: 'slow down', retryAfter: '30' }, { status: 200, body: '{"data":[]}' }], { maxDelayMs: 60_000 })
+    const started = Date.now()
+    await expect(limited.client.getTranslations('acme', 7, 'de', [1], { maxAttempts: 3, maxWaitMs: 5000 })).rejects.toMatchObject({ status: 429 })
+    expect(Date.now() - started).toBeLessThan(2000)
+    expect(limited.calls).toHaveLength(1)
+    // Within the limit, it waits and tries again as usual.
+    const brief = setup([{ status: 503, body: '' }, { status: 200, body: '{"data":[]}' }], { baseDelayMs: 5 })
+    expect((await brief.client.getTranslations('acme', 7, 'de', [1], { maxAttempts: 3, maxWaitMs: 5000 })).size).toBe(0)
+    expect(brief.calls).toHaveLength(2)
+    const patched = setup([{ status: 200, body: 'OK' }])
+    await expect(patched.client.patchStatuses('acme', 7, 11, 'de', [{ op: 'replace', path: '/1/output', value: 'approved' }])).resolves.toBeUndefined()
+  })
+
   it('asks for statuses with the filters given, and defaults of 500 from 0', async () => {
-    const { client, calls } = setup([{ status: 200, body: JSON.stringify({ data: [{ data: { stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' } }] }) }, { status: 200, body: '{}' }])
+    const { client, calls } = setup([{ status: 200, body: JSON.stringify({ data: [{ data: { stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' } }] }) }, { status: 200, body: '{"data":[]}' }, { status: 200, body: '{}' }, { status: 200, body: '' }])
     expect(await client.getStatuses('acme', 7, 2, 'pt-BR', { status: 'NEED_PROCESS', stringIds: [1, 2], limit: 50, offset: 100 })).toEqual([{ stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' }])
     const first = new URL(calls[0]!.url)
     expect(first.pathname).toBe('/api/v2/projects/7/workflow-steps/2/languages/pt-BR/status')
     expect(Object.fromEntries(first.searchParams)).toEqual({ status: 'NEED_PROCESS', stringIds: '1,2', limit: '50', offset: '100' })
     expect(await client.getStatuses('acme', 7, 2, 'de', { stringIds: [] })).toEqual([])
     expect(Object.fromEntries(new URL(calls[1]!.url).searchParams)).toEqual({ limit: '500', offset: '0' })
+    // A 2XX without the list says nothing of the strings (read as "none waits", they would be
+    // forgotten): an error, retried and then held like an answer that did not come.
+    await expect(client.getStatuses('acme', 7, 2, 'de', { stringIds: [1] })).rejects.toMatchObject({ status: 0, message: expect.stringMatching(/without a list of statuses/) })
+    await expect(client.getStatuses('acme', 7, 2, 'de', { stringIds: [1] })).rejects.toMatchObject({ status: 0 })
   })
 
   it('keeps only translation records with a string id', async () => {
     const { client } = setup([{ status: 200, body: JSON.stringify({ data: [{ data: { stringId: 1, text: 'a' } }, { data: { text: 'no id' } }, {}, null] }) }])
     expect([...(await client.getTranslations('acme', 7, 'de', [1, 2])).keys()]).toEqual([1])
-    const none = setup([{ status: 200, body: '{}' }])
+    const none = setup([{ status: 200, body: '{"data":[]}' }, { status: 200, body: '{}' }])
     expect((await none.client.getTranslations('acme', 7, 'de', [1])).size).toBe(0)
     expect((await none.client.getTranslations('acme', 7, 'de', [])).size).toBe(0)
     expect(none.calls).toHaveLength(1)
+    // Not the list: every string would be checked as untranslated.
+    await expect(none.client.getTranslations('acme', 7, 'de', [1])).rejects.toMatchObject({ status: 0, message: expect.stringMatching(/without a list of translations/) })
   })
 
   it('reads comments and open issues, and refuses a created comment without an id', async () => {

@@ -93,17 +93,19 @@ describe('Reporter: what each status means for the strings', () => {
     expect(requests.length).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(40)) + 1)
   })
 
-  it('another refusal (409) or retries spent on 503: parked, not dropped', async () => {
+  it('another refusal (409): parked, not dropped; retries spent on 503, 429, 408 or the network: held as unavailable (tried again by itself), neither parked nor dropped', async () => {
     const conflict = setup(() => 409)
     add(conflict.reporter, 5)
     await conflict.reporter.flush()
     expect(conflict.seen.parked).toHaveLength(5)
     expect(conflict.requests).toHaveLength(1)
-    const down = setup(() => 503)
-    add(down.reporter, 5)
-    await down.reporter.flush()
-    expect(down.seen.parked).toHaveLength(5)
-    expect(down.requests).toHaveLength(3) // apiMaxAttempts
+    for (const status of [503, 500, 429, 408]) {
+      const down = setup(() => status)
+      add(down.reporter, 5)
+      await down.reporter.flush()
+      expect([status, down.seen.parked, down.seen.dropped, down.seen.held.map(([, cause]) => cause)]).toEqual([status, [], [], Array(5).fill('unavailable')])
+      expect(down.requests).toHaveLength(3) // apiMaxAttempts
+    }
   })
 
   it('sends nothing for an organization that is held: its decisions go straight to held', async () => {

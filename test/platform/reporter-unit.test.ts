@@ -158,13 +158,19 @@ describe('Reporter: refusals, failures, unavailable organizations', () => {
     expect(lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('the service no longer waits'))).toMatchObject({ strings: 2, languageId: 'de' })
   })
 
-  it('strings whose PATCH keeps failing are parked with the reason, and logged', async () => {
-    const { reporter, seen, lines } = setUp({ fake: { answer: () => ({ status: 503 }) } })
-    reporter.add(decision(1))
-    reporter.add(decision(2))
-    await reporter.flush()
-    expect(seen.parked).toEqual([[1, expect.stringMatching(/answered 503/)], [2, expect.stringMatching(/answered 503/)]])
-    expect(lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('status update failed, strings parked'))).toMatchObject({ strings: 2, languageId: 'de' })
+  it('strings whose PATCH is refused with no rule of its own (422) are parked with the reason, and logged; ones whose PATCH keeps failing (503) are held, not parked', async () => {
+    const refused = setUp({ fake: { answer: () => ({ status: 422 }) } })
+    refused.reporter.add(decision(1))
+    refused.reporter.add(decision(2))
+    await refused.reporter.flush()
+    expect(refused.seen.parked).toEqual([[1, expect.stringMatching(/answered 422/)], [2, expect.stringMatching(/answered 422/)]])
+    expect(refused.lines.find((l) => typeof l.msg === 'string' && l.msg.startsWith('status update failed, strings parked'))).toMatchObject({ strings: 2, languageId: 'de' })
+    const down = setUp({ fake: { answer: () => ({ status: 503 }) } })
+    down.reporter.add(decision(1))
+    down.reporter.add(decision(2))
+    await down.reporter.flush()
+    expect(down.seen.parked).toEqual([])
+    expect(down.seen.held).toEqual([[1, 2]])
   })
 
   it('an organization without a token: its strings are held, not parked', async () => {

@@ -61,9 +61,29 @@ describe('reporting outputs', () => {
     expect(service.patches.flatMap((p) => p.ops)).toHaveLength(2)
   })
 
-  it('parks strings whose PATCH keeps failing, durably, and takes them back on restart', async () => {
+  it('holds strings whose PATCH keeps failing (the API down: 503), and reports them by itself once it answers again, with no restart', async () => {
     let fail = true
     const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && fail ? { status: 503 } : undefined))
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config: { apiMaxAttempts: 2 }, heldBaseDelayMs: 50 })
+    running.push(w)
+    ;(w.api as unknown as { baseDelayMs: number }).baseDelayMs = 5
+    await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3]), SECRET))
+    await expect.poll(() => w.stats().held).toBe(3)
+    expect(w.stats().parked).toBe(0)
+    // The gauges are read once a second.
+    await expect.poll(() => w.metrics.registry.metrics(), { timeout: 3000 }).toMatch(/switchyard_held_jobs\{cause="unavailable"\} 3/)
+    // Still down through a few tries: still held, none parked or lost.
+    await new Promise((r) => setTimeout(r, 300))
+    expect(w.stats()).toMatchObject({ held: 3, parked: 0 })
+    fail = false
+    await expect.poll(() => service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort(), { timeout: 10_000 }).toEqual(['/1/output', '/2/output', '/3/output'])
+    await w.idle()
+    expect(w.stats()).toMatchObject({ held: 0, parked: 0, journal: 0 })
+  })
+
+  it('parks strings whose PATCH is refused with no rule of its own (422), durably, and takes them back on restart', async () => {
+    let fail = true
+    const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && fail ? { status: 422 } : undefined))
     const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config: { apiMaxAttempts: 2 } })
     ;(w.api as unknown as { baseDelayMs: number }).baseDelayMs = 5
     await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3]), SECRET))

@@ -35,15 +35,16 @@ describe('HeldOrganizations', () => {
     expect(held.cause('acme')).toBe('forbidden')
     expect(held.cause('other')).toBe('disconnected')
     expect(held.cause('nobody')).toBeUndefined()
-    expect(held.byCause()).toEqual({ disconnected: { strings: 1, organizations: 1 }, forbidden: { strings: 3, organizations: 1 } })
+    expect(held.byCause()).toEqual({ disconnected: { strings: 1, organizations: 1 }, forbidden: { strings: 3, organizations: 1 }, unavailable: { strings: 0, organizations: 0 } })
   })
 
-  it('tries a forbidden organization again after its back-off, doubling up to a minute, and starts over after a success', async () => {
+  for (const [cause, cap] of [['forbidden', 60_000], ['unavailable', 15_000]] as const) {
+  it(`tries a ${cause} organization again after its back-off, doubling up to ${cap / 1000} s, and starts over after a success`, async () => {
     const { held, released, at } = setup()
     const waits: number[] = []
     let t = 0
     for (let i = 0; i < 9; i++) {
-      held.holdDecisions([{ job: job(i), port: 'approved' }], '403', 'forbidden')
+      held.holdDecisions([{ job: job(i), port: 'approved' }], cause === 'forbidden' ? '403' : '503', cause)
       const next = held.list()[0]!.nextTryAt!
       waits.push(next - t)
       at(next - 1)
@@ -55,11 +56,12 @@ describe('HeldOrganizations', () => {
       // No backlog to ask: the strings that went through the hold since the last try.
       expect(released[i]!.strings).toBe(1)
     }
-    expect(waits).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000])
+    expect(waits).toEqual([1000, 2000, 4000, 8000, 16000, 32000, 60000, 60000, 60000].map((w) => Math.min(w, cap)))
     held.succeeded('acme')
-    held.holdDecisions([{ job: job(99), port: 'approved' }], '403', 'forbidden')
+    held.holdDecisions([{ job: job(99), port: 'approved' }], '403', cause)
     expect(held.list()[0]!.nextTryAt! - t).toBe(1000)
   })
+  }
 
   it('lets a disconnected organization go only once it can get a token, asking on its own back-off', async () => {
     let connected = false
@@ -129,7 +131,7 @@ describe('HeldOrganizations', () => {
     expect(held.list().map((h) => [h.domain, h.strings])).toEqual([['acme', 200_000], ['beta', 1]])
     expect(held.count()).toBe(200_001)
     expect(held.count('acme')).toBe(200_000)
-    expect(held.byCause()).toEqual({ forbidden: { strings: 200_000, organizations: 1 }, disconnected: { strings: 1, organizations: 1 } })
+    expect(held.byCause()).toEqual({ forbidden: { strings: 200_000, organizations: 1 }, disconnected: { strings: 1, organizations: 1 }, unavailable: { strings: 0, organizations: 0 } })
     // The backlog is asked once per view, not once per organization.
     for (const view of [() => held.list(), () => held.count(), () => held.byCause()]) {
       asked = 0

@@ -5,10 +5,10 @@
 // the reporter's rules or are retried with back-off until the attempts run out.
 import { describe, expect, it } from 'vitest'
 import type { Item } from '../../src/engine/types.js'
-import { ApiError, type TranslationRecord } from '../../src/platform/api-client.js'
+import { ApiError, type RequestOptions, type TranslationRecord } from '../../src/platform/api-client.js'
 import { NotConnectedError } from '../../src/platform/token-errors.js'
 import type { Job } from '../../src/protocol/job.js'
-import { createJobProcessor, PartFailed } from '../../src/queue/process-jobs.js'
+import { createJobProcessor, IN_SLOT, PartFailed } from '../../src/queue/process-jobs.js'
 import type { Pipeline } from '../../src/engine/pipeline.js'
 /** The part of a Pipeline the job processor uses. */
 type RunnablePipeline = Pick<Pipeline, 'key' | 'needsTranslation' | 'resolveSettings' | 'run'> & Partial<Pipeline>
@@ -67,12 +67,15 @@ function setup(options: {
           ...options.pipeline,
         }
   const api = {
-    async getTranslations(domain: string, projectId: number, languageId: string, ids: number[]) {
+    async getTranslations(domain: string, projectId: number, languageId: string, ids: number[], requestOptions?: RequestOptions) {
       events.push(`translations ${domain} ${projectId} ${languageId} ${ids.join(',')}`)
+      // Made in a work slot: a few attempts, no long wait in place (the slot is not kept asleep).
+      expect(requestOptions).toEqual(IN_SLOT)
       return options.translations ? options.translations(ids) : new Map(ids.map((stringId) => [stringId, { stringId, text: `target ${stringId}` }]))
     },
-    async getStatuses(_d: string, _p: number, _s: number, _l: string, q: { stringIds?: number[] }) {
+    async getStatuses(_d: string, _p: number, _s: number, _l: string, q: { stringIds?: number[] }, requestOptions?: RequestOptions) {
       events.push(`statuses ${q.stringIds!.join(',')}`)
+      expect(requestOptions).toEqual(IN_SLOT)
       if (options.statuses instanceof Error) throw options.statuses
       const statuses = options.statuses ?? {}
       return q.stringIds!.filter((id) => statuses[id]).map((stringId) => ({ stringId, languageId: 'de', stepId: 11, status: statuses[stringId]!, output: '' }))
@@ -218,10 +221,15 @@ describe('one pipeline run over a group', () => {
     const dropped = setup({ statuses: new ApiError(404, 'no step', 'GET', '/statuses', 1) })
     await dropped.process([job(1, { recheck: true })])
     expect(dropped.events[1]).toMatch(/^drop 1: the status of strings/)
+    // The API down through the request's few attempts in the slot: held, the slot freed.
     const failed = setup({ statuses: new ApiError(503, '', 'GET', '/statuses', 3) })
     await failed.process([job(1, { recheck: true })])
-    expect(failed.events).toEqual(['statuses 1', 'retry 1 in 2000'])
-    expect(failed.lines.find((l) => l.level === 40)!.msg).toMatch(/tried again/)
+    expect(failed.events).toEqual(['statuses 1', expect.stringMatching(/^hold 1 unavailable: the status of strings that arrived again could not be read: GET \/statuses answered 503/)])
+    // Anything else that is not an answer of the API: tried again later.
+    const broken = setup({ statuses: new Error('store down') })
+    await broken.process([job(1, { recheck: true })])
+    expect(broken.events).toEqual(['statuses 1', 'retry 1 in 2000'])
+    expect(broken.lines.find((l) => l.level === 40)!.msg).toMatch(/tried again/)
   })
 
   it('holds for a refusal, and retries a failed translation fetch with back-off until the attempts run out', async () => {

@@ -18,11 +18,23 @@ describe('recheckStatuses', () => {
       },
     }
     const fresh = job(10, false)
-    const out = await recheckStatuses(api, [job(1), job(2), job(3), job(4), fresh])
+    const out = await recheckStatuses(api, [job(1), job(2), job(3), job(4), fresh], { maxAttempts: 3, maxWaitMs: 5000 })
     expect(out.run.map((j) => j.stringId)).toEqual([10, 1])
     expect(out.run.every((j) => !j.recheck)).toBe(true)
     expect(out.absorbed.map((a) => [a.job.stringId, a.status])).toEqual([[2, 'DONE'], [3, 'TODO'], [4, 'absent']])
-    expect(calls).toEqual([{ args: ['acme', 7, 11, 'de', { stringIds: [1, 2, 3, 4], limit: 500 }] }])
+    // The request's options (the work slot's few attempts) go to the API client.
+    expect(calls).toEqual([{ args: ['acme', 7, 11, 'de', { stringIds: [1, 2, 3, 4], limit: 500 }, { maxAttempts: 3, maxWaitMs: 5000 }] }])
+  })
+
+  it('reads only the records of the step and language it asked about', async () => {
+    const api = {
+      async getStatuses() {
+        return [{ stringId: 1, languageId: 'fr', stepId: 11, status: 'DONE', output: '' }, { stringId: 1, languageId: 'de', stepId: 12, status: 'DONE', output: '' }, { stringId: 2, languageId: 'de', stepId: 11, status: 'NEED_PROCESS', output: '' }]
+      },
+    }
+    const out = await recheckStatuses(api, [job(1), job(2)])
+    expect(out.run.map((j) => j.stringId)).toEqual([2])
+    expect(out.absorbed.map((a) => [a.job.stringId, a.status])).toEqual([[1, 'absent']])
   })
 
   it('asks 500 ids at a time', async () => {

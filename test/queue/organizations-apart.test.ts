@@ -1,0 +1,58 @@
+// Several organizations share one worker: one whose API keeps failing (500s) or is rate-limited
+// with a long Retry-After must not keep the others' strings waiting. The translations fetch runs
+// in a work slot; it gets a few attempts there, no long wait in place, and then the organization's
+// strings are held ('unavailable') and leave the slot, tried again by themselves with back-off.
+import { afterEach, expect, it } from 'vitest'
+import { startEmulator } from '../../src/emulator/index.js'
+import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { startTestWorker } from '../support/start-test-worker.js'
+import { fakePipelines } from '../support/fake-pipelines.js'
+
+const SECRET = 'apart-secret'
+const stops: Array<() => Promise<void>> = []
+afterEach(async () => {
+  for (const stop of stops.splice(0)) await stop()
+})
+
+async function twoOrganizations() {
+  const emulator = await startEmulator({
+    strings: 4, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step',
+    organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: 5, languages: ['de'], seed: 4 }],
+  })
+  stops.push(() => emulator.stop())
+  const tokens = new Map<string, string>()
+  for (const org of emulator.organizations()) tokens.set(org.domain, (await emulator.authorizeDirect({ organization: org.domain })).access_token)
+  const [a, b] = emulator.organizations()
+  const worker = await startTestWorker({
+    pipelines: fakePipelines('test-step', () => 'approved', { needsTranslation: true }),
+    config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET] },
+    tokens: new StaticTokenProvider(tokens),
+    heldBaseDelayMs: 200,
+  })
+  stops.unshift(() => worker.stop())
+  emulator.configure({ webhookUrl: `${worker.url}/webhooks` })
+  return { emulator, worker, a: a!.domain, b: b!.domain }
+}
+
+for (const fault of ['500', '429 with Retry-After: 30'] as const) {
+  it(`an organization whose API answers ${fault} holds its strings; another's are DONE meanwhile, and the first's once its API answers again`, async () => {
+    const { emulator, worker, a, b } = await twoOrganizations()
+    emulator.configureFaults(fault === '500' ? { errorRate: 1 } : { rateLimitRate: 1, retryAfterSeconds: 30 }, a)
+    // A's 20 strings (5 languages: as many groups as there are work slots) first.
+    await emulator.sendPending({ organization: a, batchSize: 20 })
+    await new Promise((r) => setTimeout(r, 300))
+    const started = Date.now()
+    await emulator.sendPending({ organization: b, batchSize: 5 })
+    await expect.poll(() => emulator.summary(b).notDone, { timeout: 5000, interval: 50 }).toBe(0)
+    const tookMs = Date.now() - started
+    // Before, A's fetches slept through their back-off in the work slots: 17 s for B with 500s,
+    // 210 s with Retry-After 30.
+    expect(tookMs).toBeLessThan(5000)
+    await expect.poll(() => worker.stats().held, { timeout: 10_000 }).toBe(20)
+    expect(worker.stats().parked).toBe(0)
+    expect(emulator.summary(a).notDone).toBe(20)
+    emulator.configureFaults(null, a)
+    await expect.poll(() => emulator.summary(a).notDone, { timeout: 20_000, interval: 100 }).toBe(0)
+    expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
+  })
+}
