@@ -395,7 +395,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
     log,
     metrics,
     webhook,
-    manifest: () => renderManifest({ baseUrl: config.baseUrl, clientId: config.clientId, pipelines: pipelines().all(), events: pipelines().events() }),
+    manifest: () => renderManifest({ baseUrl: config.baseUrl, clientId: config.clientId, pipelines: pipelines().all(), events: pipelines().events(), scopes: config.oauthScopes }),
     logo: (key) => pipelines().get(key)?.logo,
     routers: deps.routers,
     health: health.health,

@@ -1,12 +1,12 @@
 // `switchyard manifest`: the manifest the worker serves at /manifest.json, from the pipelines.
 import { loadConfig } from '../config/load-config.js'
-import { PipelineHost } from '../engine/pipeline-host.js'
+import { PipelineHost, pipelineSourceOf } from '../engine/pipeline-host.js'
 import { renderManifest } from '../server/manifest.js'
 import { silentLogger } from '../util/logger.js'
 
 export async function runManifest(_args: string[]): Promise<number> {
   const config = loadConfig(process.env)
-  const host = new PipelineHost({ dir: config.pipelinesDir }, {
+  const host = new PipelineHost(pipelineSourceOf(config.pipelinesDir), {
     pluginsDir: config.pluginsDir || undefined,
     log: silentLogger(),
     cacheFor: () => ({ get: async () => undefined, set: async () => {} }),
@@ -19,7 +19,7 @@ export async function runManifest(_args: string[]): Promise<number> {
     return 1
   }
   const set = host.current
-  console.log(JSON.stringify(renderManifest({ baseUrl: config.baseUrl, clientId: config.clientId, pipelines: set.all(), events: set.events() }), null, 2))
+  console.log(JSON.stringify(renderManifest({ baseUrl: config.baseUrl, clientId: config.clientId, pipelines: set.all(), events: set.events(), scopes: config.oauthScopes }), null, 2))
   await set.close()
   return 0
 }

@@ -2,7 +2,7 @@
 // OAuth tokens, step settings, and graceful shutdown on SIGTERM/SIGINT.
 import { loadConfig, missingForProduction, type Config } from '../config/load-config.js'
 import { parseAppSecrets, scopedOrganizations } from '../webhooks/app-secrets.js'
-import { PipelineHost } from '../engine/pipeline-host.js'
+import { PipelineHost, pipelineSourceOf } from '../engine/pipeline-host.js'
 import { createPipelinePool, type PipelinePool } from '../engine/pipeline-pool.js'
 import type { PluginCache } from '../engine/types.js'
 import { TokenManager } from '../platform/token-manager.js'
@@ -44,7 +44,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   })
   const env = { ...process.env, OPENAI_API_KEY: config.openaiApiKey || process.env.OPENAI_API_KEY, OPENAI_BASE_URL: config.openaiBaseUrl || process.env.OPENAI_BASE_URL }
   const pluginMetrics = { add: (name: string, value = 1) => metrics.plugin.inc({ metric: name }, value) }
-  const host = new PipelineHost(config.pipelinesDir.includes(',') ? config.pipelinesDir.split(',') : { dir: config.pipelinesDir }, {
+  const host = new PipelineHost(pipelineSourceOf(config.pipelinesDir), {
     pluginsDir: config.pluginsDir || undefined,
     log: log.child({ part: 'engine' }),
     cacheFor,

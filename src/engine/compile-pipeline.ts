@@ -6,6 +6,7 @@
 import { existsSync } from 'node:fs'
 import path from 'node:path'
 import { Ajv, type ValidateFunction } from 'ajv'
+import addFormats from 'ajv-formats'
 import { closeAll, compileChecks, compileEventHandlers, error, warn, type Compiling, type EngineDeps, type EventHandler, type SettingsDefaults } from './compile-checks.js'
 import { compileCondition, ConditionError, type Condition, type ConditionScope, type ValueType } from './conditions.js'
 import { ENGINE_CHECK } from './engine-findings.js'
@@ -30,7 +31,23 @@ interface Outputs { list: Output[]; ports: Map<string, string>; hint: string }
 
 const LOGO_TYPES: Record<string, string> = { '.png': 'image/png', '.svg': 'image/svg+xml', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp' }
 
-const settingsAjv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
+// Settings schemas may use the standard formats (email, uri, date...), which are checked; and
+// `textarea`, which only asks the settings page for a larger field. Ajv's own logger is off: an
+// unknown format is a located warning at load (compileSettings), not a line on the console.
+const settingsAjv = new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false })
+addFormats.default(settingsAjv)
+settingsAjv.addFormat('textarea', true)
+
+/** The `format`s a settings schema names that are not known (not checked, whatever their name promises). */
+function unknownFormats(schema: unknown, at: YamlPath = []): Array<{ at: YamlPath; format: string }> {
+  if (!schema || typeof schema !== 'object') return []
+  const out: Array<{ at: YamlPath; format: string }> = []
+  for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
+    if (k === 'format' && typeof v === 'string' && !settingsAjv.formats[v]) out.push({ at: [...at, k], format: v })
+    else if (v && typeof v === 'object') out.push(...unknownFormats(v, [...at, k]))
+  }
+  return out
+}
 
 /**
  * Compile one file that passed the schema: its Pipeline, its event handlers and (to close with the
@@ -106,8 +123,19 @@ function compileSettings(c: Compiling, declared: PipelineFile['settings']): Sett
   } catch (e) {
     error(c, ['settings'], `settings is not a valid JSON Schema: ${(e as Error).message}`)
   }
+  for (const { at, format } of unknownFormats(declared ?? {})) warn(c, ['settings', ...at], `unknown format "${format}" is not checked; known: textarea, ${Object.keys(settingsAjv.formats).filter((f) => f !== 'textarea').join(', ')}`)
   const defaults: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(properties)) if (v.default !== undefined) defaults[k] = structuredClone(v.default)
+  // A default its own field refuses: every step with nothing saved would run on settings the
+  // schema refuses, and the settings page could not save until the field was changed.
+  // (The defaults alone, against the whole schema: only errors inside a field count; a required
+  // field without a default is the user's to fill.)
+  if (validate && !validate(structuredClone(defaults))) {
+    for (const e of validate.errors ?? []) {
+      const k = /^\/([^/]+)/.exec(e.instancePath)?.[1]?.replaceAll('~1', '/').replaceAll('~0', '~')
+      if (k !== undefined && k in defaults) error(c, ['settings', 'properties', k, 'default'], `the default of setting "${k}" does not pass its own schema: ${formatAjvErrors([e]).join('; ')}`)
+    }
+  }
   const resolve: Pipeline['resolveSettings'] = (stored) => {
     const copy = structuredClone(stored && typeof stored === 'object' && !Array.isArray(stored) ? stored : {}) as Record<string, unknown>
     if (!validate || validate(copy)) return { ok: true, settings: copy }

@@ -4,6 +4,11 @@
 import { loadPipelines, type EngineDeps, type LocatedError } from './load-pipelines.js'
 import type { PipelineSet } from './pipeline.js'
 
+/** PIPELINES_DIR as a source: a directory, or a comma-separated list of pipeline files. */
+export function pipelineSourceOf(setting: string): string[] | { dir: string } {
+  return setting.includes(',') ? setting.split(',').map((f) => f.trim()).filter(Boolean) : { dir: setting }
+}
+
 export class PipelineHost {
   private set: PipelineSet | undefined
   private loading: Promise<{ ok: boolean; errors: LocatedError[] }> | undefined

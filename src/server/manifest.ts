@@ -44,8 +44,11 @@ function fill(value: unknown, vars: Record<string, string>): unknown {
   return value
 }
 
-export function renderManifest(input: { baseUrl: string; clientId: string; pipelines: Array<Pick<Pipeline, 'key' | 'name' | 'description' | 'editorMode' | 'input' | 'outputs' | 'logo'>>; events: string[] }): Record<string, unknown> {
+export function renderManifest(input: { baseUrl: string; clientId: string; pipelines: Array<Pick<Pipeline, 'key' | 'name' | 'description' | 'editorMode' | 'input' | 'outputs' | 'logo'>>; events: string[]; scopes?: string }): Record<string, unknown> {
   const manifest = fill(loadTemplate(), { baseUrl: input.baseUrl, clientId: input.clientId }) as Record<string, unknown>
+  // The scopes the authorization asks for (OAUTH_SCOPES): the manifest says the same.
+  const scopes = input.scopes?.split(/\s+/).filter(Boolean)
+  if (scopes?.length) manifest.scopes = scopes
   const steps = input.pipelines.map((p) => {
     const paths = stepPaths(p.key)
     return {

@@ -97,6 +97,43 @@ route:
     await set.close()
   })
 
+  it('checks the standard formats in settings (email, uri...), takes textarea, and warns of a format it does not know', async () => {
+    const yaml = pipelineYaml(`settings:
+  properties:
+    contact: { type: string, format: email }
+    site: { type: string, format: uri }
+    note: { type: string, format: textarea }
+    tint: { type: string, format: colour }
+checks: []
+route:
+  - to: passed
+`)
+    const { paths } = writePipelines({ 'p.yaml': yaml })
+    const r = await loadPipelines(paths, testDeps())
+    if (!r.ok) throw new Error(r.errors.map((e) => e.message).join('\n'))
+    expect(r.warnings.map((w) => `${w.line}:${w.col} ${w.message}`)).toEqual([expect.stringMatching(/^12:35 unknown format "colour" is not checked; known: textarea, date, time, date-time/)])
+    const pipeline = r.set.get('t')!
+    const result = pipeline.resolveSettings({ contact: 'not an email', site: 'also not a uri', note: 'any\ntext', tint: 'anything' })
+    expect(result.ok ? [] : result.errors).toEqual(['settings.contact: must match format "email"', 'settings.site: must match format "uri"'])
+    expect(pipeline.resolveSettings({ contact: 'ann@example.com', site: 'https://example.com/x' }).ok).toBe(true)
+    await r.set.close()
+  })
+
+  it('refuses a settings default that its own field refuses; a required field without a default is the user\'s to fill', async () => {
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml(`settings:
+  required: [apiKey]
+  properties:
+    apiKey: { type: string }
+    limit: { type: integer, minimum: 1, default: 0 }
+    tone: { type: string, enum: [formal, informal], default: formal }
+checks: []
+route:
+  - to: passed
+`) })
+    const r = await loadPipelines(paths, testDeps())
+    expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual(['11:50 the default of setting "limit" does not pass its own schema: limit: must be >= 1'])
+  })
+
   // Without the alias limit, expanding the bomb runs out of memory or the test's timeout.
   it('refuses an alias bomb', async () => {
     const bomb = ['key: bomb', 'a: &a [lol, lol, lol, lol, lol, lol, lol, lol, lol]']

@@ -4,7 +4,8 @@ import { readFileSync } from 'node:fs'
 import path from 'node:path'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
-import { PipelineHost } from '../../src/engine/pipeline-host.js'
+import { PipelineHost, pipelineSourceOf } from '../../src/engine/pipeline-host.js'
+import { renderManifest } from '../../src/server/manifest.js'
 import { PORTS } from '../../src/protocol/string-status.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { signedRequest } from '../support/events.js'
@@ -26,10 +27,23 @@ beforeAll(async () => {
 })
 afterAll(async () => worker?.stop())
 
+describe('PIPELINES_DIR', () => {
+  it('is a directory, or a comma-separated list of pipeline files (serve, manifest and the worker read it alike)', () => {
+    expect(pipelineSourceOf('/srv/pipelines')).toEqual({ dir: '/srv/pipelines' })
+    expect(pipelineSourceOf('/a/qa.yaml, /b/ai.yaml,')).toEqual(['/a/qa.yaml', '/b/ai.yaml'])
+  })
+})
+
 describe('GET /manifest.json', () => {
   it('fills BASE_URL and the client id into the template', () => {
     expect(manifest.baseUrl).toBe('https://switchyard.example.com')
     expect(manifest.authentication).toEqual({ type: 'authorization_code', clientId: 'client-1' })
+  })
+
+  it('names the scopes the authorization asks for (OAUTH_SCOPES), whatever the template says', () => {
+    expect(manifest.scopes).toEqual(['project'])
+    const wider = renderManifest({ baseUrl: 'https://x.example', clientId: 'c', pipelines: [], events: [], scopes: 'project  tm glossary' })
+    expect(wider.scopes).toEqual(['project', 'tm', 'glossary'])
   })
 
   it('has one workflow-step-type module per pipeline with every field of section 2.3', () => {

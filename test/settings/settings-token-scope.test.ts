@@ -23,6 +23,17 @@ async function call(method: string, token: string, body?: unknown, query = '') {
 }
 
 describe('scope of a settings token', () => {
+  it('a project_id that is present but no project id is refused (401), never taken for the template editor\'s wider reach', async () => {
+    const body = { organizationId: ORG, projectId: 99, workflowId: 1, stepId: 5, settings: { tone: 'formal' } }
+    for (const projectId of ['abc', -3, 1.5, true] as unknown as number[]) {
+      const res = await call('POST', await signToken({ projectId }), body)
+      expect([projectId, res.status, res.text]).toEqual([projectId, 401, expect.stringMatching(/project_id is not a project id/)])
+    }
+    expect(await h.service.get({ organizationId: ORG, projectId: 99, stepId: 5, moduleKey: 'qa-gate' })).toBeUndefined()
+    // No project at all (null): the template editor's token, as before.
+    expect((await call('POST', await signToken({ projectId: null }), body)).status).toBe(200)
+  })
+
   it('a token for project 42 saves and deletes project 42 only', async () => {
     const token = await signToken({ projectId: 42 })
     const own = { organizationId: ORG, projectId: 42, workflowId: 1, stepId: 5 }
