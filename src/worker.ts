@@ -121,6 +121,9 @@ export interface Worker {
   stop(options?: { deadlineMs?: number }): Promise<void>
 }
 
+/** An organization whose API answered a request this recently is up: a failure spent is the group's own (parked), not an outage (held). */
+export const ANSWERED_WITHIN_MS = 60_000
+
 /** The longest wait between two tries of the journal's replay. */
 export const REPLAY_RETRY_MAX_MS = 30_000
 
@@ -258,12 +261,18 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
         metrics.apiLatency.observe({ route, status: String(status) }, ms / 1000)
         // The API answers again: strings waiting out a back-off for this organization go now,
         // rather than leave the window idle for up to a minute after an outage.
-        if (status >= 200 && status < 300) retries.release(domain)
+        if (status >= 200 && status < 300) {
+          answered.set(domain, Date.now())
+          retries.release(domain)
+        }
       },
       retry: ({ reason }) => metrics.apiRetries.inc({ reason: reason === 'network' ? 'network' : reason === '429' ? '429' : '5xx' }),
     },
   })
   const retries = createRetries({ timers, closing, push: (jobs) => queue.push(jobs) })
+  /** When each organization's API last answered a request with a 2XX (one entry per organization). */
+  const answered = new Map<string, number>()
+  const answering = (domain: string) => Date.now() - (answered.get(domain) ?? 0) < ANSWERED_WITHIN_MS
   const held = new HeldOrganizations({
     log,
     baseDelayMs: deps.heldBaseDelayMs,
@@ -305,7 +314,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     const domain = d[0]?.job.domain
     if (domain !== undefined && shared?.holdsInRedis(domain) && held.cause(domain) === undefined) releaseHeld(domain)
   }
-  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported, rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
+  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), answering, hooks: { reported, rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
   const queue: WorkQueue = new WorkQueue({
     concurrency: config.concurrency,
     limit: config.queueLimit,
@@ -349,6 +358,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     absorbed: outcomes.absorbed,
     park: outcomes.park,
     hold: outcomes.holdJobs,
+    answering,
     drop: outcomes.drop,
     reentered: (n) => metrics.rechecks.inc({ status: 'NEED_PROCESS' }, n),
     retryLater(jobs, delayMs) {

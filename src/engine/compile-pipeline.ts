@@ -31,19 +31,21 @@ interface Outputs { list: Output[]; ports: Map<string, string>; hint: string }
 
 const LOGO_TYPES: Record<string, string> = { '.png': 'image/png', '.svg': 'image/svg+xml', '.jpg': 'image/jpeg', '.jpeg': 'image/jpeg', '.gif': 'image/gif', '.webp': 'image/webp' }
 
-// Settings schemas may use the standard formats (email, uri, date...), which are checked; and
+// Settings schemas may use the standard formats (email, uri, date...), checked when settings are
+// saved (savedAjv; settings stored before they were checked still run, as they did); and
 // `textarea`, which only asks the settings page for a larger field. Ajv's own logger is off: an
 // unknown format is a located warning at load (compileSettings), not a line on the console.
-const settingsAjv = new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false })
-addFormats.default(settingsAjv)
-settingsAjv.addFormat('textarea', true)
+const settingsAjv = new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false, validateFormats: false })
+const savedAjv = new Ajv({ allErrors: true, useDefaults: true, strict: false, logger: false })
+addFormats.default(savedAjv)
+savedAjv.addFormat('textarea', true)
 
 /** The `format`s a settings schema names that are not known (not checked, whatever their name promises). */
 function unknownFormats(schema: unknown, at: YamlPath = []): Array<{ at: YamlPath; format: string }> {
   if (!schema || typeof schema !== 'object') return []
   const out: Array<{ at: YamlPath; format: string }> = []
   for (const [k, v] of Object.entries(schema as Record<string, unknown>)) {
-    if (k === 'format' && typeof v === 'string' && !settingsAjv.formats[v]) out.push({ at: [...at, k], format: v })
+    if (k === 'format' && typeof v === 'string' && !savedAjv.formats[v]) out.push({ at: [...at, k], format: v })
     else if (v && typeof v === 'object') out.push(...unknownFormats(v, [...at, k]))
   }
   return out
@@ -87,7 +89,7 @@ export async function compilePipeline(
     outputs: outputs.list,
     settingsSchema: settings.schema,
     resolveSettings: settings.resolve,
-    checkSettings: (values) => checkOptionsWith(checks, values),
+    checkSettings: async (values) => [...settings.formatErrors(values), ...(await checkOptionsWith(checks, values))],
     needsTranslation: checks.some((check) => check.needsTranslation),
     issues,
     async run(items, options) {
@@ -114,26 +116,29 @@ function compileOutputs(declared: PipelineFile['outputs']): Outputs {
 }
 
 /** Step settings: a JSON Schema of an object; defaults fill in what the step's stored settings lack. */
-function compileSettings(c: Compiling, declared: PipelineFile['settings']): SettingsDefaults & { schema: object; resolve: Pipeline['resolveSettings'] } {
+function compileSettings(c: Compiling, declared: PipelineFile['settings']): SettingsDefaults & { schema: object; resolve: Pipeline['resolveSettings']; formatErrors(settings: Record<string, unknown>): string[] } {
   const properties = declared?.properties ?? {}
   const schema = { type: 'object', ...declared, properties }
   let validate: ValidateFunction | undefined
+  let saved: ValidateFunction | undefined
   try {
     validate = settingsAjv.compile(schema)
+    saved = savedAjv.compile(schema)
   } catch (e) {
     error(c, ['settings'], `settings is not a valid JSON Schema: ${(e as Error).message}`)
   }
-  for (const { at, format } of unknownFormats(declared ?? {})) warn(c, ['settings', ...at], `unknown format "${format}" is not checked; known: textarea, ${Object.keys(settingsAjv.formats).filter((f) => f !== 'textarea').join(', ')}`)
+  for (const { at, format } of unknownFormats(declared ?? {})) warn(c, ['settings', ...at], `unknown format "${format}" is not checked; known: textarea, ${Object.keys(savedAjv.formats).filter((f) => f !== 'textarea').join(', ')}`)
   const defaults: Record<string, unknown> = {}
   for (const [k, v] of Object.entries(properties)) if (v.default !== undefined) defaults[k] = structuredClone(v.default)
   // A default its own field refuses: every step with nothing saved would run on settings the
   // schema refuses, and the settings page could not save until the field was changed.
   // (The defaults alone, against the whole schema: only errors inside a field count; a required
   // field without a default is the user's to fill.)
-  if (validate && !validate(structuredClone(defaults))) {
-    for (const e of validate.errors ?? []) {
+  // A warning, not an error: a pipeline that loaded before must still load.
+  if (saved && !saved(structuredClone(defaults))) {
+    for (const e of saved.errors ?? []) {
       const k = /^\/([^/]+)/.exec(e.instancePath)?.[1]?.replaceAll('~1', '/').replaceAll('~0', '~')
-      if (k !== undefined && k in defaults) error(c, ['settings', 'properties', k, 'default'], `the default of setting "${k}" does not pass its own schema: ${formatAjvErrors([e]).join('; ')}`)
+      if (k !== undefined && k in defaults) warn(c, ['settings', 'properties', k, 'default'], `the default of setting "${k}" does not pass its own schema (every step with nothing saved runs on it, and the settings page cannot save it): ${formatAjvErrors([e]).join('; ')}`)
     }
   }
   const resolve: Pipeline['resolveSettings'] = (stored) => {
@@ -142,7 +147,9 @@ function compileSettings(c: Compiling, declared: PipelineFile['settings']): Sett
     return { ok: false, errors: formatAjvErrors(validate.errors, 'settings.').map((e) => e.replace(/^settings\.:/, 'settings:')) }
   }
   const types = new Map(Object.entries(properties).map(([k, v]) => [k, valueType(v.type)]))
-  return { schema, resolve, types, defaults }
+  /** What a save is also refused for: the formats (resolved settings; the other keywords passed already). */
+  const formatErrors = (values: Record<string, unknown>): string[] => (!saved || saved(structuredClone(values)) ? [] : formatAjvErrors(saved.errors, 'settings.'))
+  return { schema, resolve, types, defaults, formatErrors }
 }
 
 /**

@@ -13,6 +13,9 @@ import type { TokenProvider } from './token-provider.js'
 let shared: Transport | undefined
 
 export class ApiError extends Error {
+  /** How long the service asked to wait before the next try (its Retry-After), if it did (ms). */
+  retryAfterMs?: number
+
   constructor(readonly status: number, readonly body: string, readonly method: string, readonly path: string, readonly attempts: number) {
     super(`${method} ${path} answered ${status}${body ? `: ${body.slice(0, 300)}` : ''}`)
     this.name = 'ApiError'
@@ -152,7 +155,10 @@ export class ApiClient {
       if (!outcome) throw new Error('request dropped by the limiter')
       const { status, text, retryAfter } = outcome
       if (status >= 200 && status < 300) return (text && !options.ignoreBody ? JSON.parse(text) : undefined) as T
-      lastError = new ApiError(status, status === 0 ? `network error: ${text}` : text, method, path, attempt + 1)
+      const failed = new ApiError(status, status === 0 ? `network error: ${text}` : text, method, path, attempt + 1)
+      const asked = parseRetryAfter(retryAfter)
+      if (asked !== undefined) failed.retryAfterMs = asked
+      lastError = failed
       if (status === 401 && !refreshed) {
         refreshed = true
         token = await this.options.tokens.refreshAfterUnauthorized(domain, token)

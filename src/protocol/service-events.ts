@@ -4,7 +4,7 @@
 // be null because the schema allows it. The schemas are strict on what routing and reporting
 // depend on (ids, languages, step, module key, the source text) and open to fields we don't use,
 // so a service that adds fields doesn't break delivery. Fields read only where present (a key, a
-// file path, a language's locale...) also take null: a null there must not park the string, the
+// file path, the status...) also take null: a null there must not park the string, the
 // service showing some fields as null where the interface document says string (it notes
 // "null seen" for several). They are compiled in src/webhooks/batch-schema.ts.
 import type { FromSchema } from 'json-schema-to-ts'
@@ -18,7 +18,8 @@ const optionalText = { type: ['string', 'null'] } as const
 const language = {
   type: 'object',
   required: ['id'],
-  properties: { id: nonEmpty, locale: optionalText, textDirection: optionalText },
+  // Typed as plugins read them (a string where present).
+  properties: { id: nonEmpty, locale: { type: 'string' }, textDirection: { type: 'string' } },
 } as const
 
 export const recalculationEventSchema = {

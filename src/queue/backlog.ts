@@ -10,7 +10,7 @@
 // organization's huge backlog never starves another's small batches, nor one step's another's
 // (the parts of deliveries that mix steps share one more turn); each part is read back from the
 // store and de-duplicated only then (a repeat delivery that waited on disk is absorbed when it
-// reaches the window). Strings of a held organization (disconnected or forbidden) are journaled
+// reaches the window). Strings of a held organization (disconnected, forbidden or unavailable) are journaled
 // again as one part at the head of its line (its step's first part, that step next) and wait
 // there, on disk, until it can be reported for: the line is skipped while the organization is
 // held.

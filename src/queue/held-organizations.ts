@@ -1,8 +1,8 @@
 // Organizations that cannot update statuses now: not connected (no usable token), forbidden (the
 // service answered 403, or 401 after a refresh), or unavailable (its API kept failing: 429, 5XX,
-// timeouts, network, through a request's retries). Their strings are held, never dropped: they
+// timeouts, network, through the retries, with nothing of it answering). Their strings are held, never dropped: they
 // wait on disk, in the backlog (backlog.ts), and only counts are kept here. The organization is
-// tried again with back-off (capped near a minute) until it can be reported for again; then its
+// tried again with back-off (capped near a minute, near 15 s if unavailable) until it can be reported for again; then its
 // line of the backlog is served again (decisions held after their pipeline ran go straight back
 // to the reporter, so no check runs twice).
 //
@@ -128,8 +128,9 @@ export class HeldOrganizations {
         this.entries.set(domain, e)
       }
       this.options.log.warn({ domain, cause, retryInMs: delay }, HeldOrganizations.why(cause, reason))
-    } else if (cause === 'forbidden' && e.cause === 'disconnected') {
-      // A refusal is the more precise reason once a token was had at all.
+    } else if ((cause === 'forbidden' && e.cause === 'disconnected') || (cause !== 'unavailable' && e.cause === 'unavailable')) {
+      // A refusal is the more precise reason once a token was had at all; either says more than an
+      // API that failed (which then also stops deciding the back-off's cap and the token check).
       e.cause = cause
       e.reason = reason
     }

@@ -6,7 +6,7 @@ import { buildItem, textChars } from '../engine/build-item.js'
 import type { Pipeline, PipelineSet } from '../engine/pipeline.js'
 import type { Item } from '../engine/types.js'
 import { reviewOf } from '../findings/review.js'
-import type { ApiClient, RequestOptions, TranslationRecord } from '../platform/api-client.js'
+import type { ApiClient, ApiError, RequestOptions, TranslationRecord } from '../platform/api-client.js'
 import { verdictOf, type HoldCause, type Reporter } from '../platform/reporter.js'
 import type { Logger } from '../util/logger.js'
 import type { Job } from '../protocol/job.js'
@@ -32,6 +32,8 @@ export interface ProcessDeps {
   retryLater(jobs: Job[], delayMs: number): void
   park(job: Job, reason: string): void | Promise<void>
   hold(jobs: Job[], reason: string, cause: HoldCause): void | Promise<void>
+  /** Did the organization's API answer a request (2XX) in the last minute? Then a failure spent is the group's own. */
+  answering?(domain: string): boolean
   /** The service no longer waits for these strings (404 for their step or language). */
   drop(jobs: Job[], reason: string): void | Promise<void>
   /** Arrived again after they finished, and the service does not wait for them: a repeat. */
@@ -67,35 +69,60 @@ export class PartFailed extends Error {
 
 /**
  * Requests made while the group holds a work slot (the translations, the recheck): a few attempts,
- * no wait longer than a few seconds in place. Past that the API is unavailable for the organization
- * and its strings are held (reporter.ts verdictOf), which frees the slot: one organization's
- * failing or rate-limited API must not keep the slots, and with them every other organization,
- * asleep through its back-off.
+ * no wait longer than a few seconds in place. Past that the group leaves the slot and is tried
+ * again later, with back-off (at least the Retry-After it was given): one organization's failing or
+ * rate-limited API must not keep the slots, and with them every other organization, asleep.
  */
 export const IN_SLOT: RequestOptions = { maxAttempts: 3, maxWaitMs: 5_000 }
 
-export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
+/** What becomes of a group whose request or run failed: tried again later, then parked or held. */
+function failureRules(deps: ProcessDeps) {
   const retryDelay = (attempts: number) => Math.min(60_000, 1000 * 2 ** attempts)
 
-  const giveUpOrRetry = async (jobs: Job[], reason: string) => {
+  /**
+   * Try the jobs again later, with back-off (at least `minDelayMs`); past maxAttempts, `spent`
+   * decides (park, or hold while the organization's API answers nothing at all).
+   */
+  const giveUpOrRetry = async (jobs: Job[], spent: (jobs: Job[]) => Promise<void> | void, minDelayMs = 0) => {
     const again: Job[] = []
+    const out: Job[] = []
     for (const job of jobs) {
       job.attempts++
-      if (job.attempts >= deps.maxAttempts) await deps.park(job, reason)
-      else again.push(job)
+      ;(job.attempts >= deps.maxAttempts ? out : again).push(job)
     }
-    if (again.length) deps.retryLater(again, retryDelay(again[0]!.attempts))
+    if (out.length) await spent(out)
+    if (again.length) deps.retryLater(again, Math.max(minDelayMs, retryDelay(again[0]!.attempts)))
+  }
+  const park = async (jobs: Job[], reason: string) => {
+    for (const job of jobs) await deps.park(job, reason)
   }
 
-  /** A request for the group failed: the reporter's rules (hold, drop), else try again later. */
+  /**
+   * A request for the group failed: the reporter's rules (hold, drop); an answer that says only
+   * that the API could not take it now (429, 5XX, timeouts, network) is tried again later, and
+   * once the attempts are spent held as unavailable if nothing of the organization's API answers
+   * (an outage: tried again by itself), else parked (this group's own trouble: a person looks);
+   * anything else is tried again, then parked.
+   */
   const apiFailed = async (jobs: Job[], error: unknown, what: string, log: Logger) => {
     const verdict = verdictOf(error)
     const reason = `${what}: ${(error as Error).message}`
-    if (verdict.kind === 'hold') return deps.hold(jobs, reason, verdict.cause)
+    if (verdict.kind === 'hold' && verdict.cause !== 'unavailable') return deps.hold(jobs, reason, verdict.cause)
     if (verdict.kind === 'drop') return deps.drop(jobs, reason)
     log.warn({ err: error }, `${what}; the strings will be tried again`)
-    return giveUpOrRetry(jobs, reason)
+    if (verdict.kind === 'hold') {
+      const domain = jobs[0]!.domain
+      const spent = (out: Job[]) => (deps.answering?.(domain) ? park(out, reason) : deps.hold(out, reason, 'unavailable'))
+      return giveUpOrRetry(jobs, spent, (error as ApiError).retryAfterMs ?? 0)
+    }
+    return giveUpOrRetry(jobs, (out) => park(out, reason))
   }
+
+  return { giveUpOrRetry, park, apiFailed }
+}
+
+export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
+  const { giveUpOrRetry, park, apiFailed } = failureRules(deps)
 
   /** The jobs that should run: current revisions only, and what the service still waits for. */
   const toRun = async (all: Job[]): Promise<Job[] | undefined> => {
@@ -187,7 +214,8 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       // the journal for the next start.
       if (deps.signal.aborted) return
       log.error({ err: error }, 'pipeline run failed')
-      return giveUpOrRetry(jobs, `pipeline failed: ${(error as Error).message}`)
+      const reason = `pipeline failed: ${(error as Error).message}`
+      return giveUpOrRetry(jobs, (out) => park(out, reason))
     }
     await settle(pipeline, jobs, items, results, log)
   }
@@ -215,7 +243,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
         log.warn({ string: job.stringId, delivery: job.batchId }, 'pipeline asked for a retry too many times; parking the string as TODO')
         deps.reporter.add({ job, port: '' })
       }
-      if (again.length) await giveUpOrRetry(again, 'pipeline asked for a retry')
+      if (again.length) await giveUpOrRetry(again, (out) => park(out, 'pipeline asked for a retry'))
     }
   }
 }

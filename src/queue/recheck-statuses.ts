@@ -29,10 +29,15 @@ export async function recheckStatuses(api: Pick<ApiClient, 'getStatuses'>, jobs:
     const part = ask.slice(i, i + MAX_IDS)
     const records = await api.getStatuses(first.domain, first.projectId, first.stepId, first.languageId, { stringIds: part.map((j) => j.stringId), limit: MAX_IDS }, options)
     const status = new Map<number, string>()
-    // Only records of the step and language asked about say anything of these strings.
-    for (const r of records) if ((r.languageId ?? first.languageId) === first.languageId && (r.stepId ?? first.stepId) === first.stepId) status.set(r.stringId, r.status)
+    // Only records of the step and language asked about say anything of these strings; a string
+    // with records of others only (or spelled otherwise) is run, never absorbed on that word.
+    const other = new Set<number>()
+    for (const r of records) {
+      if ((r.languageId ?? first.languageId) === first.languageId && (r.stepId ?? first.stepId) === first.stepId) status.set(r.stringId, r.status)
+      else other.add(r.stringId)
+    }
     for (const job of part) {
-      const s = status.get(job.stringId) ?? 'absent'
+      const s = status.get(job.stringId) ?? (other.has(job.stringId) ? 'NEED_PROCESS' : 'absent')
       if (s === 'NEED_PROCESS') {
         job.recheck = false
         out.run.push(job)

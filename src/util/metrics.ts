@@ -14,7 +14,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     queueDepth: new Gauge({ name: 'switchyard_queue_depth', help: 'Strings accepted and not yet finished', registers: [registry] }),
     queueWaiting: new Gauge({ name: 'switchyard_queue_waiting', help: 'Strings waiting for a pipeline run', registers: [registry] }),
     journalSize: new Gauge({ name: 'switchyard_journal_jobs', help: 'Strings in the intake journal', registers: [registry] }),
-    parked: new Gauge({ name: 'switchyard_parked_jobs', help: 'Strings parked after retries ran out', registers: [registry] }),
+    parked: new Gauge({ name: 'switchyard_parked_jobs', help: 'Strings parked (a refusal with no rule of its own, or retries spent while the organization\'s API answers its other requests), tried again at the next start', registers: [registry] }),
     apiLatency: new Histogram({ name: 'switchyard_api_request_seconds', help: 'API requests by route and status code', labelNames: ['route', 'status'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry] }),
     apiRetries: new Counter({ name: 'switchyard_api_retries_total', help: 'API retries by reason (429, 5xx, network)', labelNames: ['reason'], registers: [registry] }),
     pipelineRuns: new Counter({ name: 'switchyard_pipeline_runs_total', help: 'Pipeline runs by pipeline', labelNames: ['pipeline'], registers: [registry] }),

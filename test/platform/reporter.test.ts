@@ -63,7 +63,8 @@ describe('reporting outputs', () => {
 
   it('holds strings whose PATCH keeps failing (the API down: 503), and reports them by itself once it answers again, with no restart', async () => {
     let fail = true
-    const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && fail ? { status: 503 } : undefined))
+    let refused = 0
+    const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && fail ? (refused++, { status: 503 }) : undefined))
     const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config: { apiMaxAttempts: 2 }, heldBaseDelayMs: 50 })
     running.push(w)
     ;(w.api as unknown as { baseDelayMs: number }).baseDelayMs = 5
@@ -72,8 +73,9 @@ describe('reporting outputs', () => {
     expect(w.stats().parked).toBe(0)
     // The gauges are read once a second.
     await expect.poll(() => w.metrics.registry.metrics(), { timeout: 3000 }).toMatch(/switchyard_held_jobs\{cause="unavailable"\} 3/)
-    // Still down through a few tries: still held, none parked or lost.
-    await new Promise((r) => setTimeout(r, 300))
+    // Still down through a few tries (each a PATCH, refused): still held, none parked or lost.
+    const refusedBefore = refused
+    await expect.poll(() => refused, { timeout: 5000 }).toBeGreaterThan(refusedBefore)
     expect(w.stats()).toMatchObject({ held: 3, parked: 0 })
     fail = false
     await expect.poll(() => service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort(), { timeout: 10_000 }).toEqual(['/1/output', '/2/output', '/3/output'])

@@ -43,6 +43,8 @@ function setup(options: {
   reportFails?: number[]
   /** The worker is shutting down before the run ends. */
   aborted?: boolean
+  /** The organization's API answered another request lately. */
+  answering?: boolean
 } = {}) {
   const events: string[] = []
   const items: Item[][] = []
@@ -68,14 +70,12 @@ function setup(options: {
         }
   const api = {
     async getTranslations(domain: string, projectId: number, languageId: string, ids: number[], requestOptions?: RequestOptions) {
-      events.push(`translations ${domain} ${projectId} ${languageId} ${ids.join(',')}`)
       // Made in a work slot: a few attempts, no long wait in place (the slot is not kept asleep).
-      expect(requestOptions).toEqual(IN_SLOT)
+      events.push(`translations ${domain} ${projectId} ${languageId} ${ids.join(',')}${requestOptions === IN_SLOT ? '' : ' NOT IN_SLOT'}`)
       return options.translations ? options.translations(ids) : new Map(ids.map((stringId) => [stringId, { stringId, text: `target ${stringId}` }]))
     },
     async getStatuses(_d: string, _p: number, _s: number, _l: string, q: { stringIds?: number[] }, requestOptions?: RequestOptions) {
-      events.push(`statuses ${q.stringIds!.join(',')}`)
-      expect(requestOptions).toEqual(IN_SLOT)
+      events.push(`statuses ${q.stringIds!.join(',')}${requestOptions === IN_SLOT ? '' : ' NOT IN_SLOT'}`)
       if (options.statuses instanceof Error) throw options.statuses
       const statuses = options.statuses ?? {}
       return q.stringIds!.filter((id) => statuses[id]).map((stringId) => ({ stringId, languageId: 'de', stepId: 11, status: statuses[stringId]!, output: '' }))
@@ -100,6 +100,7 @@ function setup(options: {
     retryLater: (jobs, delay) => void events.push(`retry ${ids(jobs)} in ${delay}`),
     park: (j, reason) => void events.push(`park ${j.stringId}: ${reason}`),
     hold: (jobs, reason, cause) => void events.push(`hold ${ids(jobs)} ${cause}: ${reason}`),
+    answering: () => options.answering ?? false,
     drop: (jobs, reason) => void events.push(`drop ${ids(jobs)}: ${reason}`),
     absorbed: (j, status) => void events.push(`absorbed ${j.stringId} ${status}`),
     reentered: options.bare ? undefined : (n) => void events.push(`reentered ${n}`),
@@ -221,15 +222,28 @@ describe('one pipeline run over a group', () => {
     const dropped = setup({ statuses: new ApiError(404, 'no step', 'GET', '/statuses', 1) })
     await dropped.process([job(1, { recheck: true })])
     expect(dropped.events[1]).toMatch(/^drop 1: the status of strings/)
-    // The API down through the request's few attempts in the slot: held, the slot freed.
+    // The API failing through the request's few attempts in the slot: out of the slot, tried again
+    // later; at least as late as a Retry-After asked.
     const failed = setup({ statuses: new ApiError(503, '', 'GET', '/statuses', 3) })
     await failed.process([job(1, { recheck: true })])
-    expect(failed.events).toEqual(['statuses 1', expect.stringMatching(/^hold 1 unavailable: the status of strings that arrived again could not be read: GET \/statuses answered 503/)])
-    // Anything else that is not an answer of the API: tried again later.
+    expect(failed.events).toEqual(['statuses 1', 'retry 1 in 2000'])
+    expect(failed.lines.find((l) => l.level === 40)!.msg).toMatch(/tried again/)
+    const limited = Object.assign(new ApiError(429, '', 'GET', '/statuses', 3), { retryAfterMs: 30_000 })
+    const slow = setup({ statuses: limited })
+    await slow.process([job(1, { recheck: true })])
+    expect(slow.events).toEqual(['statuses 1', 'retry 1 in 30000'])
+    // Attempts spent: with nothing of the organization's API answering (an outage), held as
+    // unavailable (tried again by itself); while it answers other requests, this group's own: parked.
+    const outage = setup({ statuses: new ApiError(503, '', 'GET', '/statuses', 3) })
+    await outage.process([job(1, { recheck: true, attempts: 2 })])
+    expect(outage.events).toEqual(['statuses 1', expect.stringMatching(/^hold 1 unavailable: the status of strings that arrived again could not be read: GET \/statuses answered 503/)])
+    const own = setup({ statuses: new ApiError(503, '', 'GET', '/statuses', 3), answering: true })
+    await own.process([job(1, { recheck: true, attempts: 2 })])
+    expect(own.events).toEqual(['statuses 1', expect.stringMatching(/^park 1: the status of strings that arrived again could not be read: GET \/statuses answered 503/)])
+    // Anything else that is not an answer of the API: tried again later, then parked.
     const broken = setup({ statuses: new Error('store down') })
-    await broken.process([job(1, { recheck: true })])
-    expect(broken.events).toEqual(['statuses 1', 'retry 1 in 2000'])
-    expect(broken.lines.find((l) => l.level === 40)!.msg).toMatch(/tried again/)
+    await broken.process([job(1, { recheck: true, attempts: 2 })])
+    expect(broken.events).toEqual(['statuses 1', 'park 1: the status of strings that arrived again could not be read: store down'])
   })
 
   it('holds for a refusal, and retries a failed translation fetch with back-off until the attempts run out', async () => {

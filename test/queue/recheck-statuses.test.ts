@@ -32,9 +32,10 @@ describe('recheckStatuses', () => {
         return [{ stringId: 1, languageId: 'fr', stepId: 11, status: 'DONE', output: '' }, { stringId: 1, languageId: 'de', stepId: 12, status: 'DONE', output: '' }, { stringId: 2, languageId: 'de', stepId: 11, status: 'NEED_PROCESS', output: '' }]
       },
     }
-    const out = await recheckStatuses(api, [job(1), job(2)])
-    expect(out.run.map((j) => j.stringId)).toEqual([2])
-    expect(out.absorbed.map((a) => [a.job.stringId, a.status])).toEqual([[1, 'absent']])
+    const out = await recheckStatuses(api, [job(1), job(2), job(3)])
+    // 1 has records of another language and step only: run, not absorbed on their word.
+    expect(out.run.map((j) => j.stringId)).toEqual([1, 2])
+    expect(out.absorbed.map((a) => [a.job.stringId, a.status])).toEqual([[3, 'absent']])
   })
 
   it('asks 500 ids at a time', async () => {

@@ -156,7 +156,7 @@ describe('update and delete', () => {
   })
 
   it('refuses settings the schema takes but a check would refuse (every string of the step would fail to start it), and stores nothing', async () => {
-    const target = { ...makeTarget('qa-gate'), checkSettings: async (s: Record<string, unknown>) => (s.maxLengthRatio === 1 ? ['check "length": option maxRatio: must be > 1'] : []) }
+    const target = { ...makeTarget('qa-gate'), checkSettings: async (s: Record<string, unknown>) => (s.maxLengthRatio === 1 ? ['check "length": option maxRatio: must be > 1'] : s.maxLengthRatio === undefined ? ['the defaults were not put in'] : []) }
     const strict = await startHarness({}, [target])
     try {
       const refused = await call('POST', '/steps/qa-gate/settings', { base: strict, token: await signToken(), body: projectBody({ tone: 'formal', maxLengthRatio: 1 }) })

@@ -80,10 +80,9 @@ describe('decodeBatch fields', () => {
     const e = eventWith(8, (t) => {
       Object.assign(t, { key: null, identifier: 'ident.8', type: null, hasPlurals: null, labelIds: [1, 'x', 2.5, 3], file: { type: null, path: null } })
     })
-    const s = e.stringStatus as Record<string, unknown> & { sourceLanguage: Record<string, unknown>; affectedLanguage: Record<string, unknown>; workflowStep: { applicationModule: Record<string, unknown> } }
+    const s = e.stringStatus as Record<string, unknown> & { workflowStep: { applicationModule: Record<string, unknown> } }
     Object.assign(s, { output: null, originEvent: null })
     delete s.status
-    Object.assign(s.affectedLanguage, { locale: null, textDirection: null })
     s.workflowStep.applicationModule.applicationIdentifier = null
     const nullLabels = eventWith(9, (t) => (t.labelIds = null))
     const result = ok({ events: [e, nullLabels] })
