@@ -121,9 +121,6 @@ export interface Worker {
   stop(options?: { deadlineMs?: number }): Promise<void>
 }
 
-/** An organization whose API answered a request this recently is up: a failure spent is the group's own (parked), not an outage (held). */
-export const ANSWERED_WITHIN_MS = 60_000
-
 /** The longest wait between two tries of the journal's replay. */
 export const REPLAY_RETRY_MAX_MS = 30_000
 
@@ -200,32 +197,35 @@ function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueu
 
 /**
  * Strings waiting out a back-off before their next pipeline run, per organization (domain). They
- * go when their timer fires, or all at once when an API request for the organization succeeds.
+ * go when their timer fires, or when an API request for the organization succeeds: all at once,
+ * but for those the service asked to wait longer (a Retry-After), which keep their time.
  */
-function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): boolean; push(jobs: Job[]): void }) {
-  const waiting = new Map<string, Map<NodeJS.Timeout, Job[]>>()
+export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): boolean; push(jobs: Job[]): void }) {
+  const waiting = new Map<string, Map<NodeJS.Timeout, { jobs: Job[]; notBefore: number }>>()
   const go = (domain: string, t: NodeJS.Timeout) => {
     const byTimer = waiting.get(domain)
-    const jobs = byTimer?.get(t)
+    const entry = byTimer?.get(t)
     clearTimeout(t)
     deps.timers.delete(t)
     byTimer?.delete(t)
     if (byTimer && byTimer.size === 0) waiting.delete(domain)
-    if (jobs && !deps.closing()) deps.push(jobs)
+    if (entry && !deps.closing()) deps.push(entry.jobs)
   }
   return {
-    add(jobs: Job[], delayMs: number) {
+    add(jobs: Job[], delayMs: number, notBeforeMs = 0) {
       const domain = jobs[0]?.domain ?? ''
       const t = setTimeout(() => go(domain, t), delayMs)
       t.unref()
       deps.timers.add(t)
       let byTimer = waiting.get(domain)
       if (!byTimer) waiting.set(domain, (byTimer = new Map()))
-      byTimer.set(t, jobs)
+      byTimer.set(t, { jobs, notBefore: Date.now() + notBeforeMs })
     },
     release(domain: string) {
       const byTimer = waiting.get(domain)
-      if (byTimer) for (const t of [...byTimer.keys()]) go(domain, t)
+      if (!byTimer) return
+      const now = Date.now()
+      for (const [t, entry] of [...byTimer]) if (entry.notBefore <= now) go(domain, t)
     },
   }
 }
@@ -261,18 +261,12 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
         metrics.apiLatency.observe({ route, status: String(status) }, ms / 1000)
         // The API answers again: strings waiting out a back-off for this organization go now,
         // rather than leave the window idle for up to a minute after an outage.
-        if (status >= 200 && status < 300) {
-          answered.set(domain, Date.now())
-          retries.release(domain)
-        }
+        if (status >= 200 && status < 300) retries.release(domain)
       },
       retry: ({ reason }) => metrics.apiRetries.inc({ reason: reason === 'network' ? 'network' : reason === '429' ? '429' : '5xx' }),
     },
   })
   const retries = createRetries({ timers, closing, push: (jobs) => queue.push(jobs) })
-  /** When each organization's API last answered a request with a 2XX (one entry per organization). */
-  const answered = new Map<string, number>()
-  const answering = (domain: string) => Date.now() - (answered.get(domain) ?? 0) < ANSWERED_WITHIN_MS
   const held = new HeldOrganizations({
     log,
     baseDelayMs: deps.heldBaseDelayMs,
@@ -314,7 +308,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     const domain = d[0]?.job.domain
     if (domain !== undefined && shared?.holdsInRedis(domain) && held.cause(domain) === undefined) releaseHeld(domain)
   }
-  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), answering, hooks: { reported, rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
+  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported, rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c) => outcomes.reporterHooks.held(d, r, c) } })
   const queue: WorkQueue = new WorkQueue({
     concurrency: config.concurrency,
     limit: config.queueLimit,
@@ -358,12 +352,11 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     absorbed: outcomes.absorbed,
     park: outcomes.park,
     hold: outcomes.holdJobs,
-    answering,
     drop: outcomes.drop,
     reentered: (n) => metrics.rechecks.inc({ status: 'NEED_PROCESS' }, n),
-    retryLater(jobs, delayMs) {
+    retryLater(jobs, delayMs, notBeforeMs) {
       metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
-      retries.add(jobs, delayMs)
+      retries.add(jobs, delayMs, notBeforeMs)
     },
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
     ...(deps.pipelines.isLong ? { isLong: (item: Item) => deps.pipelines.isLong!(item), detach: (task: () => Promise<void>, jobs: Job[], weight: number) => queue.detach(task, jobs, weight) } : {}),

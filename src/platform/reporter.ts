@@ -9,9 +9,8 @@
 // - 403, or 401 after one refresh: the organization's token may not update statuses (for now): its
 //   strings are `held`, never dropped, and tried again later.
 // - no usable token (not connected, refresh refused): `held` as well.
-// - retries spent on 429/5xx/timeouts/network: with nothing of the organization's API answering
-//   (an outage), `held` too, tried again by itself with back-off, never left for a restart; while
-//   its other requests go through, this group's own trouble: `parked`.
+// - retries spent on 429/5xx/timeouts/network: the API is unavailable for the organization (for
+//   now): `held` too, and tried again by itself with back-off, never left for a restart.
 // - any other refusal (a 4XX with no rule of its own): `parked`, durably.
 // A group sends at most one request per attempt unless the service answers 400.
 import type { Decision } from '../protocol/decision.js'
@@ -54,12 +53,6 @@ export interface ReporterOptions {
   hooks: ReporterHooks
   /** Is this organization held now? Its decisions then go straight to `held`, with no request. */
   holding?(domain: string): HoldCause | undefined
-  /**
-   * Did the organization's API answer a request (2XX) in the last minute? A status update whose
-   * retries on 429/5XX/network ran out is then this group's own trouble and is parked; with
-   * nothing answering (an outage) its strings are held as unavailable, tried again by themselves.
-   */
-  answering?(domain: string): boolean
 }
 
 interface Group {
@@ -182,11 +175,6 @@ export class Reporter {
         log.warn({ ...where, strings: decisions.length }, `the service no longer waits for these strings at this step and language (${reason}); they are dropped`)
         return hooks.dropped(decisions, reason)
       case 'hold':
-        if (verdict.cause === 'unavailable' && this.options.answering?.(group.domain)) {
-          const why = error instanceof Error ? error.message : reason
-          log.error({ ...where, strings: decisions.length }, `status update failed while the organization's API answers other requests, strings parked: ${why}`)
-          return hooks.parked(decisions, why)
-        }
         return hooks.held(decisions, reason, verdict.cause)
       case 'park': {
         // The whole message (method, path, status, body): it is what an operator reads later.

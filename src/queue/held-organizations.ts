@@ -1,6 +1,6 @@
 // Organizations that cannot update statuses now: not connected (no usable token), forbidden (the
 // service answered 403, or 401 after a refresh), or unavailable (its API kept failing: 429, 5XX,
-// timeouts, network, through the retries, with nothing of it answering). Their strings are held, never dropped: they
+// timeouts, network, through the retries). Their strings are held, never dropped: they
 // wait on disk, in the backlog (backlog.ts), and only counts are kept here. The organization is
 // tried again with back-off (capped near a minute, near 15 s if unavailable) until it can be reported for again; then its
 // line of the backlog is served again (decisions held after their pipeline ran go straight back
@@ -128,9 +128,10 @@ export class HeldOrganizations {
         this.entries.set(domain, e)
       }
       this.options.log.warn({ domain, cause, retryInMs: delay }, HeldOrganizations.why(cause, reason))
-    } else if ((cause === 'forbidden' && e.cause === 'disconnected') || (cause !== 'unavailable' && e.cause === 'unavailable')) {
-      // A refusal is the more precise reason once a token was had at all; either says more than an
-      // API that failed (which then also stops deciding the back-off's cap and the token check).
+    } else if (cause === 'forbidden' && (e.cause === 'disconnected' || e.cause === 'unavailable')) {
+      // A refusal is the more precise reason once a token was had at all, and says more than an
+      // API that failed. (A token that could not be had during an outage does not: the token
+      // endpoint may be down with the rest.)
       e.cause = cause
       e.reason = reason
     }

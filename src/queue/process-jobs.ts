@@ -29,11 +29,10 @@ export interface ProcessDeps {
   /** Superseded by a newer revision: finished without a report. */
   superseded(job: Job): void | Promise<void>
   /** Run again later (retry policy, failed fetch). */
-  retryLater(jobs: Job[], delayMs: number): void
+  /** Run them again in `delayMs`, or sooner when the organization's API answers, but never before `notBeforeMs` (a Retry-After). */
+  retryLater(jobs: Job[], delayMs: number, notBeforeMs?: number): void
   park(job: Job, reason: string): void | Promise<void>
   hold(jobs: Job[], reason: string, cause: HoldCause): void | Promise<void>
-  /** Did the organization's API answer a request (2XX) in the last minute? Then a failure spent is the group's own. */
-  answering?(domain: string): boolean
   /** The service no longer waits for these strings (404 for their step or language). */
   drop(jobs: Job[], reason: string): void | Promise<void>
   /** Arrived again after they finished, and the service does not wait for them: a repeat. */
@@ -80,8 +79,8 @@ function failureRules(deps: ProcessDeps) {
   const retryDelay = (attempts: number) => Math.min(60_000, 1000 * 2 ** attempts)
 
   /**
-   * Try the jobs again later, with back-off (at least `minDelayMs`); past maxAttempts, `spent`
-   * decides (park, or hold while the organization's API answers nothing at all).
+   * Try the jobs again later, with back-off (never before `minDelayMs`, a Retry-After); past
+   * maxAttempts, `spent` decides (park, or hold).
    */
   const giveUpOrRetry = async (jobs: Job[], spent: (jobs: Job[]) => Promise<void> | void, minDelayMs = 0) => {
     const again: Job[] = []
@@ -91,7 +90,7 @@ function failureRules(deps: ProcessDeps) {
       ;(job.attempts >= deps.maxAttempts ? out : again).push(job)
     }
     if (out.length) await spent(out)
-    if (again.length) deps.retryLater(again, Math.max(minDelayMs, retryDelay(again[0]!.attempts)))
+    if (again.length) deps.retryLater(again, Math.max(minDelayMs, retryDelay(again[0]!.attempts)), minDelayMs)
   }
   const park = async (jobs: Job[], reason: string) => {
     for (const job of jobs) await deps.park(job, reason)
@@ -100,9 +99,8 @@ function failureRules(deps: ProcessDeps) {
   /**
    * A request for the group failed: the reporter's rules (hold, drop); an answer that says only
    * that the API could not take it now (429, 5XX, timeouts, network) is tried again later, and
-   * once the attempts are spent held as unavailable if nothing of the organization's API answers
-   * (an outage: tried again by itself), else parked (this group's own trouble: a person looks);
-   * anything else is tried again, then parked.
+   * once the attempts are spent held as unavailable (tried again by itself, never left for a
+   * restart); anything else is tried again, then parked.
    */
   const apiFailed = async (jobs: Job[], error: unknown, what: string, log: Logger) => {
     const verdict = verdictOf(error)
@@ -110,11 +108,7 @@ function failureRules(deps: ProcessDeps) {
     if (verdict.kind === 'hold' && verdict.cause !== 'unavailable') return deps.hold(jobs, reason, verdict.cause)
     if (verdict.kind === 'drop') return deps.drop(jobs, reason)
     log.warn({ err: error }, `${what}; the strings will be tried again`)
-    if (verdict.kind === 'hold') {
-      const domain = jobs[0]!.domain
-      const spent = (out: Job[]) => (deps.answering?.(domain) ? park(out, reason) : deps.hold(out, reason, 'unavailable'))
-      return giveUpOrRetry(jobs, spent, (error as ApiError).retryAfterMs ?? 0)
-    }
+    if (verdict.kind === 'hold') return giveUpOrRetry(jobs, (out) => deps.hold(out, reason, 'unavailable'), (error as ApiError).retryAfterMs ?? 0)
     return giveUpOrRetry(jobs, (out) => park(out, reason))
   }
 

@@ -13,7 +13,7 @@ const job = (stringId: number, languageId = 'de'): Job =>
 
 type Answer = (ops: Array<{ op: string; path: string; value: string }>, auth: string) => number
 
-function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefined, answering?: (domain: string) => boolean) {
+function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefined) {
   const requests: Array<{ ops: Array<{ path: string }>; auth: string }> = []
   const fetchImpl = (async (_url: string, init: RequestInit) => {
     const ops = JSON.parse(String(init.body))
@@ -31,7 +31,7 @@ function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefin
   const seen = { reported: [] as number[], rejected: [] as number[], dropped: [] as number[], parked: [] as number[], held: [] as Array<[number, HoldCause]> }
   const ids = (ds: Decision[]) => ds.map((d) => d.job.stringId)
   const reporter = new Reporter({
-    api, log: silentLogger(), lingerMs: 1, holding, answering,
+    api, log: silentLogger(), lingerMs: 1, holding,
     hooks: {
       reported: (ds) => void seen.reported.push(...ids(ds)),
       rejected: (d) => void seen.rejected.push(d.job.stringId),
@@ -93,15 +93,7 @@ describe('Reporter: what each status means for the strings', () => {
     expect(requests.length).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(40)) + 1)
   })
 
-  it('retries spent on 503 while the organization\'s API answers other requests: this group\'s own trouble, parked', async () => {
-    const own = setup(() => 503, undefined, () => true)
-    add(own.reporter, 5)
-    await own.reporter.flush()
-    expect(own.seen.parked).toHaveLength(5)
-    expect(own.seen.held).toEqual([])
-  })
-
-  it('another refusal (409): parked, not dropped; retries spent on 503, 429, 408 or the network with nothing of the API answering: held as unavailable (tried again by itself), neither parked nor dropped', async () => {
+  it('another refusal (409): parked, not dropped; retries spent on 503, 429, 408 or the network: held as unavailable (tried again by itself), neither parked nor dropped', async () => {
     const conflict = setup(() => 409)
     add(conflict.reporter, 5)
     await conflict.reporter.flush()

@@ -62,12 +62,16 @@ describe('reporting outputs', () => {
   })
 
   it('holds strings whose PATCH keeps failing (the API down: 503), and reports them by itself once it answers again, with no restart', async () => {
-    let fail = true
+    let fail = false
     let refused = 0
     const service = fakeServiceFetch(({ method }) => (method === 'PATCH' && fail ? (refused++, { status: 503 }) : undefined))
     const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config: { apiMaxAttempts: 2 }, heldBaseDelayMs: 50 })
     running.push(w)
     ;(w.api as unknown as { baseDelayMs: number }).baseDelayMs = 5
+    // The API answered a moment ago: an outage that begins now is still an outage.
+    await fetch(`${w.url}/webhooks`, signedRequest(batch([9]), SECRET))
+    await w.idle()
+    fail = true
     await fetch(`${w.url}/webhooks`, signedRequest(batch([1, 2, 3]), SECRET))
     await expect.poll(() => w.stats().held).toBe(3)
     expect(w.stats().parked).toBe(0)
@@ -78,7 +82,7 @@ describe('reporting outputs', () => {
     await expect.poll(() => refused, { timeout: 5000 }).toBeGreaterThan(refusedBefore)
     expect(w.stats()).toMatchObject({ held: 3, parked: 0 })
     fail = false
-    await expect.poll(() => service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort(), { timeout: 10_000 }).toEqual(['/1/output', '/2/output', '/3/output'])
+    await expect.poll(() => service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort(), { timeout: 10_000 }).toEqual(['/1/output', '/2/output', '/3/output', '/9/output'])
     await w.idle()
     expect(w.stats()).toMatchObject({ held: 0, parked: 0, journal: 0 })
   })

@@ -63,6 +63,15 @@ describe('HeldOrganizations', () => {
   })
   }
 
+  it('a refusal (403) replaces unavailable as the cause; a token not had (the token endpoint may be down with the rest) does not', async () => {
+    const { held } = setup()
+    held.holdDecisions([{ job: job(1), port: 'approved' }], '503', 'unavailable')
+    held.holdDecisions([{ job: job(2), port: 'approved' }], 'no token', 'disconnected')
+    expect(held.cause('acme')).toBe('unavailable')
+    held.holdDecisions([{ job: job(3), port: 'approved' }], '403', 'forbidden')
+    expect([held.cause('acme'), held.list()[0]!.reason]).toEqual(['forbidden', '403'])
+  })
+
   it('lets a disconnected organization go only once it can get a token, asking on its own back-off', async () => {
     let connected = false
     const { held, released, asked, at } = setup(() => connected)

@@ -8,6 +8,8 @@ import { startEmulator } from '../../src/emulator/index.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { startTestWorker } from '../support/start-test-worker.js'
 import { fakePipelines } from '../support/fake-pipelines.js'
+import { createRetries } from '../../src/worker.js'
+import type { Job } from '../../src/protocol/job.js'
 
 const SECRET = 'apart-secret'
 const stops: Array<() => Promise<void>> = []
@@ -51,6 +53,14 @@ for (const fault of ['500', '429 with Retry-After: 8'] as const) {
     expect(tookMs).toBeLessThan(5000)
     expect(worker.stats().parked).toBe(0)
     expect(emulator.summary(a).notDone).toBe(20)
+    if (fault !== '500') {
+      // Nothing of A's is asked again before the Retry-After (8 s) is over.
+      const endpoint = 'GET /api/v2/projects/:projectId/languages/:languageId/translations'
+      const refused = emulator.requestCount(endpoint, 429)
+      expect(refused).toBeGreaterThan(0)
+      await new Promise((r) => setTimeout(r, 4000))
+      expect(emulator.requestCount(endpoint, 429)).toBe(refused)
+    }
     emulator.configureFaults(null, a)
     // Their next try: a back-off of a few seconds, or the 8 s the service asked for (more than a
     // slot waits in place: 5 s).
@@ -58,3 +68,19 @@ for (const fault of ['500', '429 with Retry-After: 8'] as const) {
     expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
   })
 }
+
+it('strings waiting out a back-off go when their organization\'s API answers again, but not before a Retry-After they were given', () => {
+  const pushed: number[][] = []
+  const timers = new Set<NodeJS.Timeout>()
+  const retries = createRetries({ timers, closing: () => false, push: (jobs) => void pushed.push(jobs.map((j) => j.stringId)) })
+  const jobs = (...ids: number[]) => ids.map((stringId) => ({ stringId, domain: 'acme' }) as Job)
+  retries.add(jobs(1, 2), 60_000)
+  retries.add(jobs(3), 60_000, 30_000)
+  retries.add(jobs(4), 60_000, 0)
+  retries.release('other')
+  expect(pushed).toEqual([])
+  retries.release('acme')
+  expect(pushed).toEqual([[1, 2], [4]])
+  expect(timers.size).toBe(1)
+  for (const t of timers) clearTimeout(t)
+})

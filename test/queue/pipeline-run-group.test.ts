@@ -43,8 +43,6 @@ function setup(options: {
   reportFails?: number[]
   /** The worker is shutting down before the run ends. */
   aborted?: boolean
-  /** The organization's API answered another request lately. */
-  answering?: boolean
 } = {}) {
   const events: string[] = []
   const items: Item[][] = []
@@ -97,10 +95,9 @@ function setup(options: {
     signal,
     isCurrent: options.current ?? (() => true),
     superseded: (j) => void events.push(`superseded ${j.stringId}`),
-    retryLater: (jobs, delay) => void events.push(`retry ${ids(jobs)} in ${delay}`),
+    retryLater: (jobs, delay, notBefore) => void events.push(`retry ${ids(jobs)} in ${delay}${notBefore ? ` not before ${notBefore}` : ''}`),
     park: (j, reason) => void events.push(`park ${j.stringId}: ${reason}`),
     hold: (jobs, reason, cause) => void events.push(`hold ${ids(jobs)} ${cause}: ${reason}`),
-    answering: () => options.answering ?? false,
     drop: (jobs, reason) => void events.push(`drop ${ids(jobs)}: ${reason}`),
     absorbed: (j, status) => void events.push(`absorbed ${j.stringId} ${status}`),
     reentered: options.bare ? undefined : (n) => void events.push(`reentered ${n}`),
@@ -231,15 +228,11 @@ describe('one pipeline run over a group', () => {
     const limited = Object.assign(new ApiError(429, '', 'GET', '/statuses', 3), { retryAfterMs: 30_000 })
     const slow = setup({ statuses: limited })
     await slow.process([job(1, { recheck: true })])
-    expect(slow.events).toEqual(['statuses 1', 'retry 1 in 30000'])
-    // Attempts spent: with nothing of the organization's API answering (an outage), held as
-    // unavailable (tried again by itself); while it answers other requests, this group's own: parked.
+    expect(slow.events).toEqual(['statuses 1', 'retry 1 in 30000 not before 30000'])
+    // Attempts spent: held as unavailable (tried again by itself), never parked for a restart.
     const outage = setup({ statuses: new ApiError(503, '', 'GET', '/statuses', 3) })
     await outage.process([job(1, { recheck: true, attempts: 2 })])
     expect(outage.events).toEqual(['statuses 1', expect.stringMatching(/^hold 1 unavailable: the status of strings that arrived again could not be read: GET \/statuses answered 503/)])
-    const own = setup({ statuses: new ApiError(503, '', 'GET', '/statuses', 3), answering: true })
-    await own.process([job(1, { recheck: true, attempts: 2 })])
-    expect(own.events).toEqual(['statuses 1', expect.stringMatching(/^park 1: the status of strings that arrived again could not be read: GET \/statuses answered 503/)])
     // Anything else that is not an answer of the API: tried again later, then parked.
     const broken = setup({ statuses: new Error('store down') })
     await broken.process([job(1, { recheck: true, attempts: 2 })])
