@@ -8,7 +8,7 @@
 //   waits for these strings there; the group is `dropped` once, whole, without splitting.
 // - 403, or 401 after one refresh: the organization's token may not update statuses (for now): its
 //   strings are `held`, never dropped, and tried again later.
-// - no usable token (not connected, refresh refused): `held` as well.
+// - no usable token (not connected, refresh refused, the token endpoint refusing or failing): `held` as well.
 // - retries spent on 429/5xx/timeouts/network: the API is unavailable for the organization (for
 //   now): `held` too, and tried again by itself with back-off, never left for a restart.
 // - any other refusal (a 4XX with no rule of its own): `parked`, durably.
@@ -17,6 +17,7 @@ import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import { ApiError, type ApiClient } from './api-client.js'
 import { isOrganizationUnavailable } from './token-provider.js'
+import { TokenEndpointError } from './token-errors.js'
 
 /**
  * Why an organization's strings are held: kept on disk, never dropped, until it can update
@@ -69,6 +70,10 @@ type Verdict = { kind: 'split' } | { kind: 'drop' } | { kind: 'hold'; cause: Hol
 /** What a failed status update means for its strings (see the file's header). */
 export function verdictOf(error: unknown): Verdict {
   if (isOrganizationUnavailable(error)) return { kind: 'hold', cause: 'disconnected' }
+  // The token could not be refreshed. Failing (5XX, network) it is held above, as not connected
+  // for now; refusing in a way that is no dead grant (a client secret it no longer takes, a bare
+  // 400) it is too: no usable token until someone looks, and never parked.
+  if (error instanceof TokenEndpointError) return { kind: 'hold', cause: 'disconnected' }
   if (!(error instanceof ApiError)) return { kind: 'park' }
   switch (error.status) {
     case 400:

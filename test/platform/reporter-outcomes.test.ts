@@ -5,6 +5,7 @@ import { ApiClient } from '../../src/platform/api-client.js'
 import { Reporter, type HoldCause } from '../../src/platform/reporter.js'
 import type { Decision } from '../../src/protocol/decision.js'
 import type { TokenProvider } from '../../src/platform/token-provider.js'
+import { TokenEndpointError } from '../../src/platform/token-errors.js'
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 
@@ -13,7 +14,7 @@ const job = (stringId: number, languageId = 'de'): Job =>
 
 type Answer = (ops: Array<{ op: string; path: string; value: string }>, auth: string) => number
 
-function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefined) {
+function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefined, tokenError?: Error) {
   const requests: Array<{ ops: Array<{ path: string }>; auth: string }> = []
   const fetchImpl = (async (_url: string, init: RequestInit) => {
     const ops = JSON.parse(String(init.body))
@@ -24,7 +25,10 @@ function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefin
   }) as unknown as typeof fetch
   let refreshes = 0
   const tokens: TokenProvider = {
-    getAccessToken: async () => `t${refreshes}`,
+    getAccessToken: async () => {
+      if (tokenError) throw tokenError
+      return `t${refreshes}`
+    },
     refreshAfterUnauthorized: async () => `t${++refreshes}`,
   }
   const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 3, apiTimeoutMs: 5000 }, tokens, log: silentLogger(), fetch: fetchImpl, baseDelayMs: 1 })
@@ -48,6 +52,17 @@ const add = (reporter: Reporter, n: number, languageId = 'de') => {
 }
 
 describe('Reporter: what each status means for the strings', () => {
+  it('the token could not be refreshed, the token endpoint failing or refusing in a way that is no dead grant: held as disconnected, never parked', async () => {
+    const failing = setup(() => 200, undefined, new TokenEndpointError('token endpoint answered 503', { status: 503, retryable: true }))
+    add(failing.reporter, 3)
+    await failing.reporter.flush()
+    expect([failing.requests.length, failing.seen.parked, failing.seen.held.map(([, c]) => c)]).toEqual([0, [], ['disconnected', 'disconnected', 'disconnected']])
+    const refusing = setup(() => 200, undefined, new TokenEndpointError('token endpoint answered 401: invalid_client', { status: 401, oauthError: 'invalid_client', retryable: false }))
+    add(refusing.reporter, 3)
+    await refusing.reporter.flush()
+    expect([refusing.requests.length, refusing.seen.parked, refusing.seen.held.map(([, c]) => c)]).toEqual([0, [], ['disconnected', 'disconnected', 'disconnected']])
+  })
+
   it('403: the whole group is held, in one request, not bisected', async () => {
     const { reporter, requests, seen } = setup(() => 403)
     add(reporter, 100)
