@@ -51,7 +51,7 @@ export interface RequestOptions {
   idempotent?: boolean
   /**
    * The longest wait between attempts this request takes in place (ms): a back-off or Retry-After
-   * longer than this ends the attempts and throws, for the caller to hold the strings instead of
+   * longer than this ends the attempts and throws, for the caller to try again later instead of
    * keeping a work slot asleep (process-jobs.ts).
    */
   maxWaitMs?: number
@@ -89,6 +89,15 @@ export interface ApiClientOptions {
 }
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
+
+/**
+ * The `data` list of a 2XX answer to a GET. One without it says nothing of what was asked: thrown as
+ * an answer that did not come (status 0), so the caller tries again rather than read it as empty.
+ */
+function listOf<T>(body: { data?: T[] } | undefined, what: string, path: string): T[] {
+  if (Array.isArray(body?.data)) return body.data
+  throw new ApiError(0, `answered without a list of ${what}: ${JSON.stringify(body)?.slice(0, 200)}`, 'GET', path, 1)
+}
 
 export class ApiClient {
   private readonly limiters = new Map<string, PQueue>()
@@ -200,10 +209,8 @@ export class ApiClient {
     params.set('offset', String(query.offset ?? 0))
     const path = `/api/v2/projects/${projectId}/workflow-steps/${stepId}/languages/${encodeURIComponent(languageId)}/status?${params}`
     const body = await this.request<{ data?: Array<{ data: { stringId: number; languageId: string; stepId: number; status: string; output: string } }> }>(domain, 'GET', path, 'status.get', undefined, options)
-    // A 2XX that is not the list: nothing can be read from it (taking it as "none of them waits"
-    // would forget the strings); retried like an answer that did not come.
-    if (!Array.isArray(body?.data)) throw new ApiError(0, `answered without a list of statuses: ${JSON.stringify(body)?.slice(0, 200)}`, 'GET', path, 1)
-    return body.data.map((d) => d?.data).filter((d) => d && typeof d.stringId === 'number')
+    // Taken as "none of them waits", an answer without the list would forget the strings.
+    return listOf(body, 'statuses', path).map((d) => d?.data).filter((d) => d && typeof d.stringId === 'number')
   }
 
   /** Target texts of up to any number of strings, 500 ids a call. */
@@ -213,9 +220,8 @@ export class ApiClient {
       const ids = stringIds.slice(i, i + 500)
       const path = `/api/v2/projects/${projectId}/languages/${encodeURIComponent(languageId)}/translations?stringIds=${ids.join(',')}&limit=500`
       const body = await this.request<{ data?: Array<{ data: TranslationRecord }> }>(domain, 'GET', path, 'translations.get', undefined, options)
-      // Not the list: taking it as "no translations" would check every string as untranslated.
-      if (!Array.isArray(body?.data)) throw new ApiError(0, `answered without a list of translations: ${JSON.stringify(body)?.slice(0, 200)}`, 'GET', path, 1)
-      for (const d of body.data) if (d?.data && typeof d.data.stringId === 'number') out.set(d.data.stringId, d.data)
+      // Taken as "no translations", an answer without the list would check every string as untranslated.
+      for (const d of listOf(body, 'translations', path)) if (d?.data && typeof d.data.stringId === 'number') out.set(d.data.stringId, d.data)
     }
     return out
   }

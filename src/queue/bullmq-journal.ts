@@ -827,13 +827,13 @@ export class BullmqJournal implements IntakeJournal {
       }
     }
     if (used + bytes > max && this.counts.backlog > 0) {
-      return `the backlog in Redis is full (about ${(used / 2 ** 20).toFixed(0)} MB for ${this.counts.backlog} strings, BACKLOG_MAX_MB=${(max / 2 ** 20).toFixed(0)}): strings are not being reported as fast as they arrive. Check the API's health, or give Redis more memory and raise BACKLOG_MAX_MB`
+      return `the backlog in Redis is full (about ${mb(used)} for ${this.counts.backlog} strings, BACKLOG_MAX_MB=${(max / 2 ** 20).toFixed(0)}): strings are not being reported as fast as they arrive. Check the API's health, or give Redis more memory and raise BACKLOG_MAX_MB`
     }
     if (organization === undefined) return undefined
     const mine = this.bytesOf(organization)
     const share = max * (this.options.organizationShare ?? 1)
     if (mine + bytes > share && mine > 0) {
-      return `this organization's share of the backlog in Redis is full (about ${(mine / 2 ** 20).toFixed(0)} MB of ${(share / 2 ** 20).toFixed(0)} MB, BACKLOG_ORGANIZATION_SHARE of BACKLOG_MAX_MB): its strings are not being reported as fast as they arrive. Check whether it is held (operator page), or give Redis more memory and raise BACKLOG_MAX_MB`
+      return `this organization's share of the backlog in Redis is full (about ${mb(mine)} of ${mb(share)}, BACKLOG_ORGANIZATION_SHARE of BACKLOG_MAX_MB): its strings are not being reported as fast as they arrive. Check whether it is held (operator page), or give Redis more memory and raise BACKLOG_MAX_MB`
     }
     return undefined
   }

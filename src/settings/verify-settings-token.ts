@@ -91,16 +91,16 @@ export async function verifySettingsToken(token: string | undefined, options: Ve
   // Absent (null, "" or 0 as well): the template editor's token, which reaches the organization's
   // templates and steps. Present but not a project id: refused, never widened to that reach.
   const rawProject = context.project_id
-  const projectId = typeof rawProject === 'number' || (typeof rawProject === 'string' && /^\d+$/.test(rawProject)) ? Number(rawProject) : Number.NaN
   const noProject = rawProject === undefined || rawProject === null || rawProject === '' || rawProject === 0 || rawProject === '0'
-  if (!noProject && !(Number.isInteger(projectId) && projectId > 0)) throw unauthorized(`token's context.project_id is not a project id: ${JSON.stringify(rawProject)?.slice(0, 40)}`)
+  const projectId = noProject ? undefined : typeof rawProject === 'number' || (typeof rawProject === 'string' && /^\d+$/.test(rawProject)) ? Number(rawProject) : Number.NaN
+  if (projectId !== undefined && !(Number.isInteger(projectId) && projectId > 0)) throw unauthorized(`token's context.project_id is not a project id: ${JSON.stringify(rawProject)?.slice(0, 40)}`)
   return {
     module: options.moduleKey,
     domain: typeof payload.domain === 'string' ? payload.domain : undefined,
     sub: payload.sub,
     context: {
       organizationId: String(organizationId),
-      projectId: Number.isInteger(projectId) && projectId > 0 ? projectId : undefined,
+      projectId,
       userId: context.user_id === undefined || context.user_id === null ? undefined : String(context.user_id),
     },
   }
