@@ -4,6 +4,7 @@
 //   process-jobs (recheck, pipeline) -> Reporter (PATCH) -> Outcomes (journal, counts), then the
 //   findings stage (findings log, issues at the service), with HeldOrganizations for strings that
 //   can't be reported now and the Reconciler beside them.
+import path from 'node:path'
 import type { Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
 import type Router from '@koa/router'
@@ -37,6 +38,7 @@ import type { Logger } from './util/logger.js'
 import { boundedLabels, createMetrics, type Metrics } from './util/metrics.js'
 import { createDecodePool } from './webhooks/decode-pool.js'
 import { createWebhookHandler } from './webhooks/receive-webhook.js'
+import { removeLeftBodies } from './webhooks/large-body.js'
 import type { OtherEvent } from './protocol/service-events.js'
 import type { BatchOrigin } from './queue/job-codec.js'
 import type { Job } from './protocol/job.js'
@@ -365,6 +367,11 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   return { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage }
 }
 
+/** Where webhook bodies too large for memory are written while they are read (large-body.ts). */
+function incomingDir(config: Config): string {
+  return path.resolve(config.dataDir, 'incoming')
+}
+
 /** The HTTP side: the webhook route in front of the intake, health, manifest and the extra routers. */
 function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { closing(): boolean; replaying(): boolean; signal: AbortSignal }) {
   const { config, log, stores, tokens } = deps
@@ -376,6 +383,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
     decoder,
     headerPrefix: config.headerPrefix,
     bodyLimit: config.bodyLimit,
+    spool: { memoryLimit: config.bodyMemoryLimit, dir: incomingDir(config) },
     log,
     metrics,
     knownModuleKey: (key) => key === WEBHOOK_MODULE_KEY || pipelines().get(key) !== undefined,
@@ -383,6 +391,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
     newBatchId: () => journal.newBatchId(),
     resolveDomain: createDomainResolver(tokens, log),
     accept: (batchId, jobs, encoded) => intake.accept(batchId, jobs, encoded),
+    refusal: (organization, bytes) => intake.refusal(organization, bytes),
     otherEvents: otherEventsHandler({ stores, log, queue, pipelines, signal: state.signal }),
   })
   const health = createHealth({
@@ -549,6 +558,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const metricsTimer = setInterval(collect, 1000)
   metricsTimer.unref()
 
+  // Large bodies a stopped process was reading or decoding: never acknowledged, delivered again.
+  const leftBodies = await removeLeftBodies(incomingDir(config))
+  if (leftBodies) log.info({ files: leftBodies, dir: incomingDir(config) }, 'removed webhook bodies an earlier run left half read (they were never acknowledged)')
   const server = await listen(app.callback(), config)
   const address = server.address() as AddressInfo
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`

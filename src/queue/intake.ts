@@ -87,6 +87,15 @@ export class Intake {
     return this.acceptDirect(batchId, batch.jobs(), encoded)
   }
 
+  /**
+   * Why `accept` would refuse `bytes` of jobs text from this organization now (its 503), if it
+   * would: asked once for a large delivery journaled in parts, before the first.
+   */
+  refusal(organization: string, bytes: number): string | undefined {
+    const { shared, local } = this.options
+    return shared ? shared.refuse(bytes, organization) : local!.backlog.refuse(organization, bytes)
+  }
+
   private async acceptDirect(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<IntakeResult> {
     const { queue } = this.options
     const { journal } = this.options.local!

@@ -129,11 +129,12 @@ function parkingIds(event: unknown): { stringId: number; projectId: number; step
 
 /**
  * Verify, parse and validate one delivery. `organizationHeader` is the X-…-Id header: it picks the
- * secrets to try, and the signed body must agree with it. A batch is refused only as a whole when
+ * secrets to try, and the signed body must agree with it. `first`: the index of its first event
+ * in the delivery, when it is a slice of a larger one (event-slices.ts), for the indexes reported. A batch is refused only as a whole when
  * it is not what it claims to be (signature, organization) or not a batch at all (JSON, `events`);
  * an event that is unusable is reported in `invalid` and costs no other event.
  */
-export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonly string[], organizationHeader = ''): DecodeResult {
+export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonly string[], organizationHeader = '', first = 0): DecodeResult {
   const bytes = Buffer.isBuffer(raw) ? raw : Buffer.from(raw.buffer, raw.byteOffset, raw.byteLength)
   const candidates = secretsFor(appSecrets(secrets), organizationHeader)
   if (candidates.length === 0) {
@@ -148,7 +149,7 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
   } catch (error) {
     return { ok: false, status: 400, code: 'malformed_json', message: `body is not valid JSON: ${(error as Error).message}` }
   }
-  return decodeBatchBody(body, organizationHeader, signer)
+  return decodeBatchBody(body, organizationHeader, signer, first)
 }
 
 /**
@@ -156,7 +157,7 @@ export function decodeBatch(raw: Uint8Array, signature: string, secrets: readonl
  * signature holds (`signer`: the organization whose secret signed it, if the secret names one), and
  * `switchyard try` for a body on disk (no signature to check).
  */
-export function decodeBatchBody(body: unknown, organizationHeader = '', signer?: string): DecodeResult {
+export function decodeBatchBody(body: unknown, organizationHeader = '', signer?: string, first = 0): DecodeResult {
   if (!validateBatch(body)) return { ok: false, status: 400, code: 'invalid_batch', message: describeSchemaError(validateBatch.errors) }
   const events = (body as { events: unknown[] }).events
 
@@ -170,7 +171,7 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
     const id = String(named)
     if (!organizationId) organizationId = id
     if (id !== organizationId || (signer !== undefined && id !== signer)) {
-      return { ok: false, status: 401, code: 'organization_mismatch', message: `the delivery claims organization "${organizationId.slice(0, 64)}" but event ${i} is from "${id.slice(0, 64)}"` }
+      return { ok: false, status: 401, code: 'organization_mismatch', message: `the delivery claims organization "${organizationId.slice(0, 64)}" but event ${first + i} is from "${id.slice(0, 64)}"` }
     }
   }
 
@@ -193,7 +194,7 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
     const event = events[i]
     const name = field(event, 'event')
     if (typeof name !== 'string' || name === '') {
-      invalid.push({ index: i, reason: `/events/${i}: not an event object with a name`, parked: false })
+      invalid.push({ index: first + i, reason: `/events/${first + i}: not an event object with a name`, parked: false })
       continue
     }
     const label = name.slice(0, 80)
@@ -204,9 +205,9 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
       continue
     }
     if (!validateRecalculationEvent(event)) {
-      const reason = describeSchemaError(validateRecalculationEvent.errors, `/events/${i}`)
+      const reason = describeSchemaError(validateRecalculationEvent.errors, `/events/${first + i}`)
       const ids = parkingIds(event)
-      invalid.push({ index: i, reason, parked: ids !== undefined })
+      invalid.push({ index: first + i, reason, parked: ids !== undefined })
       if (ids) {
         seeStep(ids.projectId, ids.stepId)
         const language = { id: ids.languageId }

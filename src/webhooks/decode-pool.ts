@@ -14,8 +14,11 @@ import { BodyBuffers } from './body-buffers.js'
 import type { PooledAnswer } from './decode-thread.js'
 
 export interface DecodePool {
-  /** `organization`: the X-…-Id header ('' when absent). */
-  decode(raw: Buffer, signature: string, organization?: string): Promise<DecodeResult>
+  /**
+   * `organization`: the X-…-Id header ('' when absent); `first`: the index of the body's first
+   * event in its delivery (a slice of a large one, event-slices.ts).
+   */
+  decode(raw: Buffer, signature: string, organization?: string, first?: number): Promise<DecodeResult>
   /** Threads in the pool (0: everything inline). */
   readonly threads: number
   /** Threads running now: started by a large body, stopped after `idleMs` without one. */
@@ -69,9 +72,9 @@ export function decodeThreadFile(): string | undefined {
 export function createDecodePool(options: DecodePoolOptions): DecodePool {
   const secrets = [...options.secrets]
   const count = options.count ?? (() => undefined)
-  const inline = (raw: Buffer, signature: string, organization = '') => {
+  const inline = (raw: Buffer, signature: string, organization = '', first = 0) => {
     count('inline')
-    return Promise.resolve(decodeBatch(raw, signature, secrets, organization))
+    return Promise.resolve(decodeBatch(raw, signature, secrets, organization, first))
   }
   const file = options.threads > 0 ? decodeThreadFile() : undefined
   if (options.threads > 0 && !file) options.warn?.('the ingest thread module is missing (run the build); webhooks are decoded on the main thread')
@@ -103,13 +106,13 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
     get running() {
       return pool.threads.length
     },
-    async decode(raw, signature, organization = '') {
-      if (raw.length < inlineBelow) return inline(raw, signature, organization)
+    async decode(raw, signature, organization = '', first = 0) {
+      if (raw.length < inlineBelow) return inline(raw, signature, organization, first)
       if (buffers.owns(raw.buffer)) {
         const memory = raw.buffer as ArrayBuffer
         const bytes = new Uint8Array(memory, raw.byteOffset, raw.byteLength)
         count('thread')
-        const answer = (await pool.run({ raw: bytes, signature, organization, pooled: true }, { transferList: [memory] })) as PooledAnswer | DecodeResult
+        const answer = (await pool.run({ raw: bytes, signature, organization, pooled: true, first }, { transferList: [memory] })) as PooledAnswer | DecodeResult
         // A thread module older than the pool (a build left half done) answers without the memory.
         if (!('memory' in answer)) return answer
         buffers.give(answer.memory)
@@ -120,7 +123,7 @@ export function createDecodePool(options: DecodePoolOptions): DecodePool {
       const own = raw.byteOffset === 0 && raw.byteLength === raw.buffer.byteLength
       const bytes = new Uint8Array(raw.buffer, raw.byteOffset, raw.byteLength)
       count('thread')
-      return pool.run({ raw: bytes, signature, organization }, own ? { transferList: [raw.buffer as ArrayBuffer] } : {}) as Promise<DecodeResult>
+      return pool.run({ raw: bytes, signature, organization, first }, own ? { transferList: [raw.buffer as ArrayBuffer] } : {}) as Promise<DecodeResult>
     },
     close: () => {
       buffers.clear()

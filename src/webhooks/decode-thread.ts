@@ -12,8 +12,8 @@ export interface PooledAnswer {
   memory: ArrayBuffer
 }
 
-export default function decode(task: { raw: Uint8Array; signature: string; organization: string; pooled?: boolean }): DecodeResult | PooledAnswer {
-  const result = decodeBatch(task.raw, task.signature, secrets, task.organization)
+export default function decode(task: { raw: Uint8Array; signature: string; organization: string; pooled?: boolean; first?: number }): DecodeResult | PooledAnswer {
+  const result = decodeBatch(task.raw, task.signature, secrets, task.organization, task.first ?? 0)
   if (!task.pooled) return result
   const memory = task.raw.buffer as ArrayBuffer
   const answer: PooledAnswer = { result, memory }

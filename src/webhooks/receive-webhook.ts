@@ -14,6 +14,10 @@ import type { IncomingJobs, IntakeResult } from '../queue/intake.js'
 import type { EncodedJobs } from '../queue/journal.js'
 import type { Job } from '../protocol/job.js'
 import type { DecodePool } from './decode-pool.js'
+import type { DecodeResult } from './decode-batch.js'
+import { parseAppSecrets, secretsFor } from './app-secrets.js'
+import { decodeSpooled, readLargeBody, type DecodedPart, type SpooledBody } from './large-body.js'
+import type { IncomingMessage } from 'node:http'
 import { eventLabel } from './event-label.js'
 import type { OtherEvent } from '../protocol/service-events.js'
 import { decodeJobs, type BatchOrigin } from '../queue/job-codec.js'
@@ -23,6 +27,12 @@ export interface WebhookDeps {
   decoder: DecodePool
   headerPrefix: string
   bodyLimit: number
+  /**
+   * Bodies past `memoryLimit` bytes (or of unknown length, once past it) are written to a file in
+   * `dir` as they arrive and decoded in slices (large-body.ts). Without it, every body is read
+   * into memory.
+   */
+  spool?: { memoryLimit: number; dir: string; sliceBytes?: number }
   log: Logger
   metrics: Metrics
   /** Is this a module key of ours (the webhook module's or a pipeline's)? */
@@ -35,6 +45,8 @@ export interface WebhookDeps {
    */
   resolveDomain(organizationId: string, domainHeader: string): Promise<string>
   accept(batchId: string, jobs: IncomingJobs, encoded: EncodedJobs): Promise<IntakeResult>
+  /** Why the intake would refuse `bytes` of jobs text from this organization now, if it would. */
+  refusal?(organizationId: string, bytes: number): string | undefined
   otherEvents(events: OtherEvent[], origin: BatchOrigin): Promise<void>
 }
 
@@ -72,77 +84,125 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       log().error('a webhook arrived but no APP_SECRET is configured: set APP_SECRET to the app secret the service shows for this app')
       throw refuse(401, 'no_secret', 'webhook signatures cannot be verified: the worker has no app secret configured')
     }
-    const declared = Number(ctx.get('content-length'))
+    // NaN when the body comes without a length (chunked).
+    const declared = /^\d+$/.test(ctx.get('content-length')) ? Number(ctx.get('content-length')) : NaN
     if (Number.isFinite(declared) && declared > deps.bodyLimit) {
       ctx.req.resume()
       throw refuse(413, 'too_large', `body of ${declared} bytes is over the limit of ${deps.bodyLimit}`)
     }
-    let raw: Buffer
-    try {
-      raw = await readBody(ctx.req, deps.bodyLimit, deps.decoder.buffers)
-    } catch (error) {
-      const e = error as { type?: string; status?: number; message?: string }
-      if (e.type === 'entity.too.large') throw refuse(413, 'too_large', `body is over the limit of ${deps.bodyLimit} bytes`)
-      throw refuse(e.status && e.status < 500 ? e.status : 400, 'bad_body', `could not read the body: ${e.message ?? 'aborted'}`)
-    }
-    const bytes = raw.length
-    let decoded
-    try {
-      decoded = await deps.decoder.decode(raw, signature, ctx.get(h.id).slice(0, 200))
-    } catch (error) {
-      // A thread of the pool failed (it is replaced); the service delivers the batch again.
-      log().error({ err: error, bytes }, 'decoding the webhook failed')
-      throw refuse(500, 'decode_failed', 'the worker could not decode the batch; deliver it again')
-    }
+    const organizationHeader = ctx.get(h.id).slice(0, 200)
+    const decoded = await readAndDecode(ctx.req, signature, organizationHeader, secrets, declared, deps, refuse, log)
     if (!decoded.ok) {
       if (decoded.code === 'bad_signature') {
-        log().warn({ moduleKey: moduleKey.slice(0, 100), bytes }, `webhook signature does not match: check that APP_SECRET holds this organization's app secret (ORG_ID=SECRET, or a plain secret for every organization)`)
+        log().warn({ moduleKey: moduleKey.slice(0, 100), bytes: decoded.bytes }, `webhook signature does not match: check that APP_SECRET holds this organization's app secret (ORG_ID=SECRET, or a plain secret for every organization)`)
       } else if (decoded.code === 'unknown_organization') {
-        log().warn({ bytes }, `a webhook arrived from an organization with no app secret here: add ORG_ID=SECRET for it to APP_SECRET`)
+        log().warn({ bytes: decoded.bytes }, `a webhook arrived from an organization with no app secret here: add ORG_ID=SECRET for it to APP_SECRET`)
       } else if (decoded.code === 'organization_mismatch') {
-        log().warn({ bytes }, `a signed webhook names another organization than its ${headerName('Id')} header: refused (${decoded.message})`)
+        log().warn({ bytes: decoded.bytes }, `a signed webhook names another organization than its ${headerName('Id')} header: refused (${decoded.message})`)
       }
       throw refuse(decoded.status, decoded.code, decoded.message)
     }
+    const parts = decoded.parts
     if (!deps.knownModuleKey(moduleKey)) {
       log().warn({ moduleKey: moduleKey.slice(0, 100) }, `webhook for module key "${moduleKey.slice(0, 100)}" that no pipeline declares`)
       throw refuse(404, 'unknown_module', `no module with key "${moduleKey.slice(0, 100)}"`)
     }
-    for (const key of decoded.moduleKeys) {
+    for (const key of new Set(parts.flatMap((p) => p.moduleKeys))) {
       // Accepted all the same: the strings wait in the journal (parked) until a pipeline declares
       // the key and the worker restarts; refusing would make the service mark them FAILED.
       if (!deps.hasPipeline(key)) log().warn({ moduleKey: key.slice(0, 100) }, `strings arrived for module key "${key.slice(0, 100)}" that no pipeline declares; add a pipeline with that key (they wait, parked) or remove the step`)
     }
 
-    const organizationId = decoded.organizationId
+    // A slice's is '' when the delivery has no id header, a plain secret and no event of it names one.
+    const organizationId = parts.find((p) => p.organizationId)?.organizationId ?? ''
     bindings.organization = organizationId.slice(0, 64) || undefined
     const domain = await deps.resolveDomain(organizationId, ctx.get(h.domain).slice(0, 200))
-    const batchId = deps.newBatchId()
-    bindings.delivery = batchId
-    if (child) child = child.child({ delivery: batchId })
-    const origin: BatchOrigin = { organizationId, domain, batchId }
-    // Jobs are made only if the batch goes straight into the window (intake.ts).
-    let made: Job[] | undefined
-    const text = decoded.jobs
-    const jobs: IncomingJobs = { count: decoded.count, organizationId, domain, step: decoded.step, jobs: () => (made ??= decodeJobs(text, origin)) }
-    for (const [event, n] of decoded.eventCounts) metrics.events.inc({ event: eventLabel(event) }, n)
-
-    const result = await deps.accept(batchId, jobs, { organizationId, domain, text: decoded.jobs })
-    if (result.status === 'busy') {
-      metrics.batches.inc({ result: 'busy' })
-      if (result.reason) log().warn({ strings: jobs.count, retryAfter: result.retryAfterSeconds }, `batch refused with 503: ${result.reason}`)
-      else log().info({ retryAfter: result.retryAfterSeconds }, 'stopping: batch refused with 503')
-      ctx.set('Retry-After', String(result.retryAfterSeconds))
-      throw createHttpError(503, result.reason ? `${result.reason}; retry later` : 'the worker is stopping; retry later', { code: 'busy', expose: true })
+    // A large delivery is journaled in parts (its slices, large-body.ts), each a batch of its own;
+    // the disk budget is asked for all of it first, so that it is seldom refused half journaled.
+    if (parts.length > 1) {
+      const reason = deps.refusal?.(organizationId || domain, parts.reduce((n, p) => n + p.jobs.length, 0))
+      if (reason) throw busy({ status: 'busy', retryAfterSeconds: 60, reason }, parts.reduce((n, p) => n + p.count, 0), 0)
     }
-    for (const bad of decoded.invalid) {
-      metrics.invalidEvents.inc({ result: bad.parked ? 'parked' : 'logged' })
-      log().warn({ index: bad.index, parked: bad.parked }, `event ${bad.index} of the delivery cannot be used (${bad.reason})${bad.parked ? '; its string is reported with "" (parked as TODO)' : '; it names no string to report'}`)
+    const total = { accepted: 0, duplicates: 0, events: 0, invalid: 0 }
+    for (let k = 0; k < parts.length; k++) {
+      const part = parts[k]!
+      const batchId = deps.newBatchId()
+      if (k === 0) {
+        bindings.delivery = batchId
+        if (child) child = child.child({ delivery: batchId })
+      }
+      const origin: BatchOrigin = { organizationId, domain, batchId }
+      // Jobs are made only if the batch goes straight into the window (intake.ts).
+      let made: Job[] | undefined
+      const text = part.jobs
+      const jobs: IncomingJobs = { count: part.count, organizationId, domain, step: part.step, jobs: () => (made ??= decodeJobs(text, origin)) }
+      for (const [event, n] of part.eventCounts) metrics.events.inc({ event: eventLabel(event) }, n)
+      const result = await deps.accept(batchId, jobs, { organizationId, domain, text })
+      if (result.status === 'busy') throw busy(result, jobs.count, k)
+      for (const bad of part.invalid) {
+        metrics.invalidEvents.inc({ result: bad.parked ? 'parked' : 'logged' })
+        log().warn({ index: bad.index, parked: bad.parked }, `event ${bad.index} of the delivery cannot be used (${bad.reason})${bad.parked ? '; its string is reported with "" (parked as TODO)' : '; it names no string to report'}`)
+      }
+      if (part.others.length) await deps.otherEvents(part.others, origin)
+      total.accepted += result.accepted
+      total.duplicates += result.duplicates
+      total.events += part.others.length
+      total.invalid += part.invalid.length
     }
-    if (decoded.others.length) await deps.otherEvents(decoded.others, origin)
     metrics.batches.inc({ result: 'accepted' })
-    if (deps.log.isLevelEnabled('debug')) log().debug({ accepted: result.accepted, duplicates: result.duplicates, events: decoded.others.length, invalid: decoded.invalid.length }, 'batch accepted')
+    if (deps.log.isLevelEnabled('debug')) log().debug({ ...total, parts: parts.length }, 'batch accepted')
     ctx.status = 200
-    ctx.body = { accepted: result.accepted, duplicates: result.duplicates, events: decoded.others.length, invalid: decoded.invalid.length }
+    ctx.body = total
+
+    function busy(result: Extract<IntakeResult, { status: 'busy' }>, strings: number, journaled: number) {
+      metrics.batches.inc({ result: 'busy' })
+      const kept = journaled ? ` (the first ${journaled} of its ${parts.length} parts were journaled; their strings sent again are absorbed as repeats)` : ''
+      if (result.reason) log().warn({ strings, retryAfter: result.retryAfterSeconds }, `batch refused with 503: ${result.reason}${kept}`)
+      else log().info({ retryAfter: result.retryAfterSeconds }, `stopping: batch refused with 503${kept}`)
+      ctx.set('Retry-After', String(result.retryAfterSeconds))
+      return createHttpError(503, result.reason ? `${result.reason}; retry later` : 'the worker is stopping; retry later', { code: 'busy', expose: true })
+    }
+  }
+}
+
+type Refuse = (status: number, code: string, message: string) => Error
+type Decoded = { ok: true; parts: DecodedPart[] } | (Extract<DecodeResult, { ok: false }> & { bytes: number })
+
+/**
+ * The body read (into memory, or past BODY_MEMORY_LIMIT into a file) and decoded: its parts (one,
+ * or a large body's slices), or why it is refused. Refusals of the read itself are thrown.
+ */
+async function readAndDecode(req: IncomingMessage, signature: string, organization: string, entries: readonly string[], declared: number, deps: WebhookDeps, refuse: Refuse, log: () => Logger): Promise<Decoded> {
+  const spool = deps.spool && (!Number.isFinite(declared) || declared > deps.spool.memoryLimit) ? deps.spool : undefined
+  const secrets = spool ? secretsFor(parseAppSecrets(entries), organization).map((s) => s.secret) : []
+  if (spool && secrets.length === 0) {
+    req.resume()
+    return { ok: false, status: 401, code: 'unknown_organization', message: `no app secret is configured for organization "${organization.slice(0, 64)}"`, bytes: Number.isFinite(declared) ? declared : 0 }
+  }
+  let raw: Buffer | undefined
+  let spooled: SpooledBody | undefined
+  try {
+    if (!spool) raw = await readBody(req, deps.bodyLimit, deps.decoder.buffers)
+    else {
+      const read = await readLargeBody(req, { limit: deps.bodyLimit, memoryLimit: spool.memoryLimit, dir: spool.dir, secrets })
+      if ('memory' in read) raw = read.memory
+      else spooled = read.spooled
+    }
+  } catch (error) {
+    const e = error as { type?: string; status?: number; message?: string }
+    if (e.type === 'entity.too.large') throw refuse(413, 'too_large', `body is over the limit of ${deps.bodyLimit} bytes`)
+    throw refuse(e.status && e.status < 500 ? e.status : 400, 'bad_body', `could not read the body: ${e.message ?? 'aborted'}`)
+  }
+  const bytes = raw?.length ?? spooled!.size
+  try {
+    const result = raw ? await deps.decoder.decode(raw, signature, organization) : await decodeSpooled(spooled!, signature, secrets, organization, deps.decoder, spool!.sliceBytes)
+    if (Array.isArray(result)) return { ok: true, parts: result }
+    return result.ok ? { ok: true, parts: [result] } : { ...result, bytes }
+  } catch (error) {
+    // A thread of the pool failed (it is replaced); the service delivers the batch again.
+    log().error({ err: error, bytes }, 'decoding the webhook failed')
+    throw refuse(500, 'decode_failed', 'the worker could not decode the batch; deliver it again')
+  } finally {
+    await spooled?.remove()
   }
 }

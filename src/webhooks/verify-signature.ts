@@ -19,17 +19,32 @@ export function verifySignature(body: Buffer, header: string | undefined, secret
  * tried, whatever matched first, so the time taken says nothing about which one (or whether one) did.
  */
 export function matchSignature(body: Buffer, header: string | undefined, secrets: readonly string[]): number {
-  if (!header || secrets.length === 0) return -1
-  const value = header.trim().replace(/^sha256=/i, '')
-  // A malformed value can't match; the length check comes before timingSafeEqual, which throws on
-  // unequal lengths. Its result depends only on the header, never on a secret.
-  if (!HEX_SHA256.test(value)) return -1
-  const given = Buffer.from(value, 'hex')
+  if (!signatureOf(header) || secrets.length === 0) return -1
+  return matchDigests(secrets.map((secret) => signatureBytes(body, secret)), header)
+}
+
+/**
+ * matchSignature for a body whose HMAC under each secret was computed as it was read (a large
+ * body written to disk, large-body.ts): the index of the digest `header` carries, or -1.
+ */
+export function matchDigests(digests: readonly Buffer[], header: string | undefined): number {
+  const given = signatureOf(header)
+  if (!given) return -1
   let matched = -1
-  for (let i = 0; i < secrets.length; i++) {
-    const expected = signatureBytes(body, secrets[i]!)
-    const equal = timingSafeEqual(expected, given)
+  for (let i = 0; i < digests.length; i++) {
+    const equal = timingSafeEqual(digests[i]!, given)
     if (equal && matched === -1) matched = i
   }
   return matched
+}
+
+/**
+ * The bytes a signature header carries, or undefined for a malformed value (which can't match).
+ * The length check comes before timingSafeEqual, which throws on unequal lengths; its result
+ * depends only on the header, never on a secret.
+ */
+function signatureOf(header: string | undefined): Buffer | undefined {
+  if (!header) return undefined
+  const value = header.trim().replace(/^sha256=/i, '')
+  return HEX_SHA256.test(value) ? Buffer.from(value, 'hex') : undefined
 }

@@ -28,7 +28,8 @@ describe('Config from OPTIONS', () => {
   it('applies typed literal defaults', () => {
     const config = loadConfig({})
     expect(config.port).toBe(3000)
-    expect(config.bodyLimit).toBe(10 * 1024 * 1024)
+    expect(config.bodyLimit).toBe(128 * 1024 * 1024)
+    expect(config.bodyMemoryLimit).toBe(10 * 1024 * 1024)
     expect(config.operatorOpen).toBe(false)
     expect(config.oauthTokenFormat).toBe('json')
     expect(config.appSecrets).toEqual([])
@@ -64,7 +65,7 @@ describe('Config from OPTIONS', () => {
     const table = optionsTable()
     expect(table).toContain('| `PORT` | int | `3000` |')
     expect(table).toContain('| `OPERATOR_OPEN` | bool | `false` |')
-    expect(table).toContain('| `BODY_LIMIT` | int | `10485760` |')
+    expect(table).toContain('| `BODY_LIMIT` | int | `134217728` |')
     expect(table).toContain('| `BASE_URL` | url |  | Public address')
     expect(table).toContain('| `PIPELINE_THREADS` | int |  | Threads that run')
   })

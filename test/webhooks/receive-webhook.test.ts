@@ -1,3 +1,6 @@
+import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import os from 'node:os'
+import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
@@ -101,6 +104,24 @@ describe('POST /webhooks', () => {
     const { post } = await worker({ bodyLimit: 2048 })
     const res = await post(signedRequest(batch(20), SECRET))
     expect(res.status).toBe(413)
+  })
+
+  it('takes a signed batch larger than BODY_MEMORY_LIMIT through a file in DATA_DIR, and reports every string', async () => {
+    const dataDir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-incoming-'))
+    try {
+      const { w, service, post } = await worker({ bodyMemoryLimit: 64 * 1024, dataDir, queueLimit: 100_000 })
+      const text = batch(2_500)
+      expect(Buffer.byteLength(text)).toBeGreaterThan(4 * 1024 * 1024) // three slices at least
+      const res = await post(signedRequest(text, SECRET))
+      expect(res.status).toBe(200)
+      expect(await res.json()).toMatchObject({ accepted: 2_500, duplicates: 0 })
+      expect(readdirSync(path.join(dataDir, 'incoming'))).toEqual([])
+      await w.idle()
+      const reported = service.patches.flatMap((p) => p.ops.map((o) => Number(o.path.split('/')[1])))
+      expect(reported.sort((a, b) => a - b)).toEqual(Array.from({ length: 2_500 }, (_, i) => i + 1))
+    } finally {
+      rmSync(dataDir, { recursive: true, force: true })
+    }
   })
 
   it('answers 404 to a delivery for a module key that is not ours, and keeps strings of a step with no pipeline parked here', async () => {
