@@ -367,6 +367,24 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   return { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage }
 }
 
+/** How long a webhook request under way when the listener closes may take to be answered (ms). */
+const LISTENER_GRACE_MS = 2000
+
+/**
+ * The listener stayed open while the worker drained; it closes now. Idle connections close at
+ * once; a request under way gets a moment to be journaled and answered, then its connection is
+ * cut (a batch not answered is delivered again: a repeat, absorbed). Only then are batches
+ * refused, and this waits for the accepts still writing to the journal, which closes next.
+ */
+async function closeListener(server: Server, intake: Intake): Promise<void> {
+  const closed = new Promise<void>((resolve) => server.close(() => resolve()))
+  await Promise.race([closed, new Promise<void>((r) => setTimeout(r, LISTENER_GRACE_MS).unref())])
+  server.closeAllConnections?.()
+  intake.close()
+  await closed
+  await intake.settled()
+}
+
 /** Where webhook bodies too large for memory are written while they are read (large-body.ts). */
 function incomingDir(config: Config): string {
   return path.resolve(config.dataDir, 'incoming')
@@ -617,15 +635,18 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const stop = (options: { deadlineMs?: number } = {}) => {
     stopping ??= (async () => {
       closing = true
-      intake.close()
+      // Deliveries are still acknowledged while the worker drains (journaled for the next start,
+      // or shared for the other instances), none taken into the window: a 503 would spend one of
+      // the service's few retries on a routine restart.
+      intake.drain()
       backlog?.close()
       // A replay waiting to be tried again is not: the next start replays.
       stopReplay.abort()
       const deadline = options.deadlineMs ?? config.shutdownTimeoutMs
-      log.info({ open: queue.depth }, 'stopping: new webhooks get 503; finishing running work')
+      log.info({ open: queue.depth }, 'stopping: new webhooks are journaled for the next start; finishing running work')
       // A shared queue: take no more jobs; what this instance holds finishes below or goes to
       // another instance when its lock expires.
-      const closingBull = shared ? shared.close() : Promise.resolve()
+      const stoppingBull = shared ? shared.stopTaking() : Promise.resolve()
       await Promise.race([
         (async () => {
           await replayed
@@ -651,12 +672,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       clearInterval(metricsTimer)
       findingsSweeps.stop()
       if (reconcileTimer) clearInterval(reconcileTimer)
-      // The listener stayed open while draining, so deliveries got 503 + Retry-After rather than
-      // a refused connection; only now does it close.
-      const closed = new Promise<void>((resolve) => server.close(() => resolve()))
-      server.closeAllConnections?.()
-      await closingBull
-      await closed
+      await closeListener(server, intake)
+      await stoppingBull
+      await shared?.close()
       await decoder.close()
       log.info({ leftInJournal: journal.size, waitingNotStarted: left, held: heldLeft, issuesGivenUp: issuesLeft }, 'stopped')
     })()

@@ -988,9 +988,14 @@ export class BullmqJournal implements IntakeJournal {
   }
 
   /** Stop taking jobs; jobs still running finish or go back to other instances when their lock expires. */
+  /** Take no more jobs (shutdown); batches are still appended, for the other instances, until close(). */
+  async stopTaking(): Promise<void> {
+    await this.worker?.close(true).catch(() => undefined)
+  }
+
   async close(): Promise<void> {
     clearTimeout(this.clockTimer)
-    await this.worker?.close(true).catch(() => undefined)
+    await this.stopTaking()
     await this.queue.close().catch(() => undefined)
     this.workerClient?.disconnect()
     this.queueClient.disconnect()

@@ -42,14 +42,34 @@ export interface IntakeOptions {
 
 export class Intake {
   private closing = false
+  /** Stopping: batches are journaled only, for the next start (or another instance). */
+  private draining = false
+  /** Accepts under way, and who waits for them to be over (settled). */
+  private underWay = 0
+  private onSettled: Array<() => void> = []
   /** The earlier process's last sign of life was read (replay). */
   private aliveRead = false
 
   constructor(private readonly options: IntakeOptions) {}
 
-  /** Take nothing new from now on (shutdown). */
+  /**
+   * Shutdown has begun: batches are still acknowledged, journaled to disk (or, shared, to the
+   * queue for the other instances) but none goes into this process's window. The service spends
+   * one of its few retries on every 503 (platform notes), so a restart must not refuse deliveries.
+   */
+  drain(): void {
+    this.draining = true
+  }
+
+  /** Take nothing new from now on (the listener has closed): 503. */
   close(): void {
     this.closing = true
+  }
+
+  /** Resolves when no accept is under way (before the journal closes). */
+  settled(): Promise<void> {
+    if (this.underWay === 0) return Promise.resolve()
+    return new Promise((resolve) => this.onSettled.push(resolve))
   }
 
   /**
@@ -60,6 +80,15 @@ export class Intake {
   async accept(batchId: string, batch: IncomingJobs, encoded?: EncodedJobs): Promise<IntakeResult> {
     if (this.closing) return { status: 'busy', retryAfterSeconds: 5 }
     if (batch.count === 0) return { status: 'accepted', accepted: 0, duplicates: 0 }
+    this.underWay++
+    try {
+      return await this.take(batchId, batch, encoded)
+    } finally {
+      if (--this.underWay === 0) for (const resolve of this.onSettled.splice(0)) resolve()
+    }
+  }
+
+  private async take(batchId: string, batch: IncomingJobs, encoded?: EncodedJobs): Promise<IntakeResult> {
     const bytes = encoded ? encoded.text.length : batch.count * 1024
     const { shared, local } = this.options
     if (shared) {
@@ -77,7 +106,8 @@ export class Intake {
     const reason = backlog.refuse(organization, bytes)
     // The service does not honour Retry-After; the figure is for senders that do.
     if (reason) return { status: 'busy', retryAfterSeconds: 60, reason }
-    if (!backlog.direct(organization, domain, count)) {
+    // Stopping, the backlog is closed: nothing goes direct, everything is left on disk.
+    if (this.draining || !backlog.direct(organization, domain, count)) {
       // To disk only, from the decoder's text (no jobs made); de-duplicated when read back.
       const step = encoded ? (batch.step ?? '') : stepOfJobs(batch.jobs())
       const at = await journal.append(batchId, encoded ? { count, organization, domain, step } : batch.jobs(), encoded)

@@ -160,6 +160,21 @@ describe('Intake', () => {
     expect(dedupe.arrive(neverSeen, 1)).toBe('new')
   })
 
+  it('while draining, acknowledges batches on disk only (none into the window), and says when no write is under way', async () => {
+    const { intake, queue, events } = setup()
+    intake.drain()
+    let settled = false
+    const accepting = intake.accept('b1', incoming([job(1), job(2)]))
+    const waited = intake.settled().then(() => (settled = true))
+    expect(settled).toBe(false)
+    expect(await accepting).toEqual({ status: 'accepted', accepted: 2, duplicates: 0, spilled: 2 })
+    await waited
+    expect(settled).toBe(true)
+    expect(queue.depth).toBe(0)
+    expect(events).toEqual(['refuse? 1 2048', 'append b1 1,2 jobs depth=0', 'spill 1 acme {"entryId":"e1","part":0} 2 {"step":"7|11"}'])
+    await intake.settled() // nothing under way: at once
+  })
+
   it("sizes a batch made of jobs by their count, and an empty one as nobody's", () => {
     expect(incoming([])).toMatchObject({ count: 0, organizationId: '', domain: '' })
     expect(incoming([job(1, 1, '7', 'beta')])).toMatchObject({ count: 1, organizationId: '7', domain: 'beta' })
