@@ -20,6 +20,12 @@ export interface IncomingJobs {
   domain: string
   /** The workflow step (stepOf) all the jobs are of, or '' (several); undefined: not known. */
   step?: string
+  /**
+   * A part of a large delivery whose budget was asked for all of it at once (`refusal`): not
+   * refused again part by part (a delivery larger than the budget on an empty backlog is taken
+   * whole, as a batch of that size would be, rather than refused after its first part).
+   */
+  admitted?: boolean
   jobs(): Job[]
 }
 
@@ -92,7 +98,7 @@ export class Intake {
     const bytes = encoded ? encoded.text.length : batch.count * 1024
     const { shared, local } = this.options
     if (shared) {
-      const reason = shared.refuse(bytes, organizationOf(batch))
+      const reason = batch.admitted ? undefined : shared.refuse(bytes, organizationOf(batch))
       if (reason) return { status: 'busy', retryAfterSeconds: 60, reason }
       // Shared queue: its job ids (the de-duplication key) absorb repeats across instances.
       const jobs = batch.jobs()
@@ -103,7 +109,7 @@ export class Intake {
     const { journal, backlog } = local!
     const { count, domain } = batch
     const organization = organizationOf(batch)
-    const reason = backlog.refuse(organization, bytes)
+    const reason = batch.admitted ? undefined : backlog.refuse(organization, bytes)
     // The service does not honour Retry-After; the figure is for senders that do.
     if (reason) return { status: 'busy', retryAfterSeconds: 60, reason }
     // Stopping, the backlog is closed: nothing goes direct, everything is left on disk.

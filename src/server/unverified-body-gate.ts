@@ -1,6 +1,7 @@
 // How many webhook bodies are read at once before their signature is checked. A body is read in
-// full (up to BODY_LIMIT) before it can be verified, so without a bound anyone who can reach the
-// worker makes it hold BODY_LIMIT bytes per stalled upload (10 stalled 19 MB uploads: +160 MB).
+// full before it can be verified (into memory up to BODY_MEMORY_LIMIT, then to a file up to
+// BODY_LIMIT: large-body.ts), so without a bound anyone who can reach the worker makes it hold that
+// much per stalled upload (10 stalled 19 MB uploads held in memory: +160 MB).
 // A request past the bound waits, its body unread (a socket, no buffer), for a slot for up to
 // `waitMs`: real deliveries that merely arrive together (12 at once in the reporter test) all get
 // through, since every refusal costs the service one of its few retries. One that finds no slot

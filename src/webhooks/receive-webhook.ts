@@ -16,7 +16,7 @@ import type { Job } from '../protocol/job.js'
 import type { DecodePool } from './decode-pool.js'
 import type { DecodeResult } from './decode-batch.js'
 import { parseAppSecrets, secretsFor } from './app-secrets.js'
-import { decodeSpooled, readLargeBody, type DecodedPart, type SpooledBody } from './large-body.js'
+import { decodeSpooled, readLargeBody, SpoolError, type DecodedPart, type SpooledBody } from './large-body.js'
 import type { IncomingMessage } from 'node:http'
 import { eventLabel } from './event-label.js'
 import type { OtherEvent } from '../protocol/service-events.js'
@@ -118,7 +118,8 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
     bindings.organization = organizationId.slice(0, 64) || undefined
     const domain = await deps.resolveDomain(organizationId, ctx.get(h.domain).slice(0, 200))
     // A large delivery is journaled in parts (its slices, large-body.ts), each a batch of its own;
-    // the disk budget is asked for all of it first, so that it is seldom refused half journaled.
+    // the disk budget is asked for all of it first, and then not again part by part, so that it
+    // is never refused half journaled (only a shutdown can cut it short).
     if (parts.length > 1) {
       const reason = deps.refusal?.(organizationId || domain, parts.reduce((n, p) => n + p.jobs.length, 0))
       if (reason) throw busy({ status: 'busy', retryAfterSeconds: 60, reason }, parts.reduce((n, p) => n + p.count, 0), 0)
@@ -135,7 +136,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       // Jobs are made only if the batch goes straight into the window (intake.ts).
       let made: Job[] | undefined
       const text = part.jobs
-      const jobs: IncomingJobs = { count: part.count, organizationId, domain, step: part.step, jobs: () => (made ??= decodeJobs(text, origin)) }
+      const jobs: IncomingJobs = { count: part.count, organizationId, domain, step: part.step, admitted: parts.length > 1 && deps.refusal !== undefined, jobs: () => (made ??= decodeJobs(text, origin)) }
       for (const [event, n] of part.eventCounts) metrics.events.inc({ event: eventLabel(event) }, n)
       const result = await deps.accept(batchId, jobs, { organizationId, domain, text })
       if (result.status === 'busy') throw busy(result, jobs.count, k)
@@ -173,7 +174,14 @@ type Decoded = { ok: true; parts: DecodedPart[] } | (Extract<DecodeResult, { ok:
  * or a large body's slices), or why it is refused. Refusals of the read itself are thrown.
  */
 async function readAndDecode(req: IncomingMessage, signature: string, organization: string, entries: readonly string[], declared: number, deps: WebhookDeps, refuse: Refuse, log: () => Logger): Promise<Decoded> {
-  const spool = deps.spool && (!Number.isFinite(declared) || declared > deps.spool.memoryLimit) ? deps.spool : undefined
+  // Only a delivery that names its organization is written to disk: its HMAC is computed on the
+  // event loop as it arrives, under that organization's secrets (and the plain ones), not every
+  // secret configured. The service always sends the id header.
+  const spool = deps.spool && organization && (!Number.isFinite(declared) || declared > deps.spool.memoryLimit) ? deps.spool : undefined
+  if (deps.spool && !organization && declared > deps.spool.memoryLimit) {
+    req.resume()
+    throw refuse(413, 'too_large', `body of ${declared} bytes without an organization id header: only a delivery that names its organization may be over BODY_MEMORY_LIMIT (${deps.spool.memoryLimit})`)
+  }
   const secrets = spool ? secretsFor(parseAppSecrets(entries), organization).map((s) => s.secret) : []
   if (spool && secrets.length === 0) {
     req.resume()
@@ -181,17 +189,17 @@ async function readAndDecode(req: IncomingMessage, signature: string, organizati
   }
   let raw: Buffer | undefined
   let spooled: SpooledBody | undefined
+  // Without a spool (or an id header), a body is read into memory, up to BODY_MEMORY_LIMIT then.
+  const memoryOnly = deps.spool ? Math.min(deps.bodyLimit, deps.spool.memoryLimit) : deps.bodyLimit
   try {
-    if (!spool) raw = await readBody(req, deps.bodyLimit, deps.decoder.buffers)
+    if (!spool) raw = await readBody(req, memoryOnly, deps.decoder.buffers)
     else {
       const read = await readLargeBody(req, { limit: deps.bodyLimit, memoryLimit: spool.memoryLimit, dir: spool.dir, secrets })
       if ('memory' in read) raw = read.memory
       else spooled = read.spooled
     }
   } catch (error) {
-    const e = error as { type?: string; status?: number; message?: string }
-    if (e.type === 'entity.too.large') throw refuse(413, 'too_large', `body is over the limit of ${deps.bodyLimit} bytes`)
-    throw refuse(e.status && e.status < 500 ? e.status : 400, 'bad_body', `could not read the body: ${e.message ?? 'aborted'}`)
+    throw readRefusal(error, spool ? deps.bodyLimit : memoryOnly, refuse, log)
   }
   const bytes = raw?.length ?? spooled!.size
   try {
@@ -199,10 +207,22 @@ async function readAndDecode(req: IncomingMessage, signature: string, organizati
     if (Array.isArray(result)) return { ok: true, parts: result }
     return result.ok ? { ok: true, parts: [result] } : { ...result, bytes }
   } catch (error) {
+    if (error instanceof SpoolError) throw readRefusal(error, deps.bodyLimit, refuse, log)
     // A thread of the pool failed (it is replaced); the service delivers the batch again.
     log().error({ err: error, bytes }, 'decoding the webhook failed')
     throw refuse(500, 'decode_failed', 'the worker could not decode the batch; deliver it again')
   } finally {
-    await spooled?.remove()
+    await spooled?.remove().catch((error: unknown) => log().warn({ err: error, file: spooled!.file }, 'could not delete a webhook body written to disk; it is deleted at the next start'))
   }
+}
+
+/** The answer to a body that could not be read (or written to disk and read back). */
+function readRefusal(error: unknown, limit: number, refuse: Refuse, log: () => Logger): Error {
+  const e = error as { type?: string; status?: number; message?: string }
+  if (e.type === 'entity.too.large') return refuse(413, 'too_large', `body is over the limit of ${limit} bytes`)
+  if (error instanceof SpoolError) {
+    log().error({ err: error }, `a webhook body over BODY_MEMORY_LIMIT could not be stored on disk (${error.message}): check that DATA_DIR/incoming is writable and has room; the batch was refused with 503 and the service will deliver it again`)
+    return Object.assign(refuse(503, 'spool_failed', 'the worker could not store the body; deliver it again'), { headers: { 'Retry-After': '60' } })
+  }
+  return refuse(e.status && e.status < 500 ? e.status : 400, 'bad_body', `could not read the body: ${e.message ?? 'aborted'}`)
 }

@@ -175,6 +175,14 @@ describe('Intake', () => {
     await intake.settled() // nothing under way: at once
   })
 
+  it('does not refuse a part of a large delivery whose budget was asked for all of it (admitted)', async () => {
+    const { intake, events } = setup({ refuse: 'the backlog on disk is full' })
+    expect(await intake.accept('b1', { ...incoming([job(1)]), admitted: true })).toMatchObject({ status: 'accepted', accepted: 1 })
+    expect(events.some((e) => e.startsWith('refuse?'))).toBe(false)
+    expect(await intake.accept('b2', incoming([job(2)]))).toMatchObject({ status: 'busy' })
+    expect(intake.refusal('1', 10)).toBe('the backlog on disk is full')
+  })
+
   it("sizes a batch made of jobs by their count, and an empty one as nobody's", () => {
     expect(incoming([])).toMatchObject({ count: 0, organizationId: '', domain: '' })
     expect(incoming([job(1, 1, '7', 'beta')])).toMatchObject({ count: 1, organizationId: '7', domain: 'beta' })

@@ -64,14 +64,29 @@ const value: fc.Arbitrary<unknown> = fc.letrec((tie) => ({
 })).v
 const event = fc.oneof(fc.record({ event: fc.string(), text: tricky, nested: fc.array(fc.dictionary(tricky, value, { maxKeys: 2 }), { maxLength: 3 }) }), fc.dictionary(tricky, value, { maxKeys: 4 }), value)
 const events = fc.array(event, { maxLength: 12 })
+/** A batch as JSON text: its events, other members around them, and (`indent`) any spacing. */
+const members = fc.array(fc.tuple(tricky.filter((k) => k !== 'events'), value), { maxLength: 3 })
 const body = fc.oneof(
   events.map((e) => Buffer.from(JSON.stringify({ events: e }))),
   fc.tuple(events, fc.constantFrom(1, 2, '\t', ' \r\n')).map(([e, indent]) => Buffer.from(JSON.stringify({ events: e }, null, indent))),
+  fc.tuple(events, members, fc.nat(), fc.constantFrom('', ' ', '\n  ')).map(([e, others, at, space]) => {
+    const list = others.map(([k, v]) => `${JSON.stringify(k)}${space}:${space}${JSON.stringify(v ?? null)}`)
+    list.splice(at % (list.length + 1), 0, `"events":${space}${JSON.stringify(e)}`)
+    return Buffer.from(`{${space}${list.join(`,${space}`)}${space}}`)
+  }),
 )
-const damaged = fc.tuple(body, fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 4 }), fc.constantFrom('cut', 'insert', 'replace')).map(([b, n, bytes, how]) => {
+const damaged = fc.tuple(body, fc.nat(), fc.uint8Array({ minLength: 1, maxLength: 4 }), fc.constantFrom('cut', 'insert', 'replace', 'comma', 'drop')).map(([b, n, bytes, how]) => {
   const at = b.length ? n % b.length : 0
   if (how === 'cut') return b.subarray(0, at)
   if (how === 'insert') return Buffer.concat([b.subarray(0, at), bytes, b.subarray(at)])
+  // A comma doubled, or one before a closing bracket: an empty element, which JSON refuses.
+  if (how === 'comma') {
+    const comma = b.indexOf(',', at)
+    const close = b.indexOf(']', at)
+    const where = comma !== -1 ? comma : close
+    return where === -1 ? b : Buffer.concat([b.subarray(0, where), Buffer.from(','), b.subarray(where)])
+  }
+  if (how === 'drop') return Buffer.concat([b.subarray(0, at), b.subarray(at + 1)])
   return Buffer.concat([b.subarray(0, at), bytes, b.subarray(at + bytes.length)])
 })
 const chunks = fc.array(fc.integer({ min: 1, max: 64 }), { minLength: 1, maxLength: 5 })
@@ -90,15 +105,26 @@ describe('EventSlicer', () => {
     )
   })
 
-  it('slices every body of the service\'s shape, whatever its spacing, and only such bodies', () => {
+  it('slices every batch, whatever its spacing and other members, and only what it can vouch for', () => {
     fc.assert(
       fc.property(body, chunks, (bytes, sizes) => {
         expect(viaSlices(bytes, sizes, 100)).toEqual(whole(bytes))
       }),
       { numRuns: 1000 },
     )
-    for (const other of ['{"events":[],"more":1}', '{"more":1,"events":[]}', '{"events":{}}', '[]', '{"events":[1]} x', '{"events":[1]', '{"\\u0065vents":[]}', '{"event":[]}']) {
+    const sliceable = ['{"events":[],"more":1}', '{"more":{"a":[1,{"b":"]}"}]},"events":[{"x":1}]}', '{ "events" : [ 1 , 2 ] , "n" : null }', '{"\\u0065vents":[3]}', '{"a\\"},{\\"":1,"events":[4]}']
+    for (const text of sliceable) expect(viaSlices(Buffer.from(text), [3], 10), text).toEqual(whole(Buffer.from(text)))
+    const others = ['{"events":{}}', '[]', '{"events":[1]} x', '{"events":[1]', '{"event":[]}', '{"a\nb":1,"events":[]}', '{"a\\x":1,"events":[]}', '{}', '{"events":[],"events":[1]}', '{"events":[1,,2]}', '{"events":[1,]}', '{"events":[,1]}', '{"a":,"events":[]}', '{"a":nul,"events":[]}', '{"events":[]"a":1}']
+    for (const other of others) {
       expect(() => slice(Buffer.from(other), [3], 10), other).toThrow(NotSliceable)
+    }
+  })
+
+  it('refuses an empty element next to an event as large as a slice (alone in its slice, it would be a valid empty batch)', () => {
+    const big = JSON.stringify({ event: 'x', text: 'y'.repeat(200) })
+    for (const text of [`{"events":[${big},]}`, `{"events":[${big},,${big}]}`, `{"events":[,${big}]}`]) {
+      expect(() => slice(Buffer.from(text), [64], 100), text).toThrow(NotSliceable)
+      expect(whole(Buffer.from(text))).toBe('fails')
     }
   })
 

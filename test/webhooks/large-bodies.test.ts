@@ -3,7 +3,7 @@
 // as a batch of its own. The service's batches have no documented size; refusing a large signed
 // one would cost its strings (FAILED after the service's retries). Every refusal must leave no
 // file behind and nothing accepted.
-import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
+import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
 import type { AddressInfo } from 'node:net'
 import os from 'node:os'
@@ -14,6 +14,8 @@ import type { IncomingJobs, IntakeResult } from '../../src/queue/intake.js'
 import { createLogger } from '../../src/util/logger.js'
 import { createDecodePool, decodeThreadFile } from '../../src/webhooks/decode-pool.js'
 import { createWebhookHandler } from '../../src/webhooks/receive-webhook.js'
+import { decodeSpooled, SpoolError } from '../../src/webhooks/large-body.js'
+import { createHmac } from 'node:crypto'
 import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 
@@ -30,11 +32,14 @@ interface Options {
   busyAt?: number
   refusal?: string
   threads?: number
+  /** Where bodies go (default: a fresh directory). */
+  dir?: string
 }
 
 async function setup(o: Options = {}) {
-  const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-large-'))
-  cleanup.push(() => rmSync(dir, { recursive: true, force: true }))
+  const base = mkdtempSync(path.join(os.tmpdir(), 'switchyard-large-'))
+  cleanup.push(() => rmSync(base, { recursive: true, force: true }))
+  const dir = o.dir ?? base
   const lines: Array<Record<string, unknown>> = []
   const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
   const counted: string[] = []
@@ -75,14 +80,18 @@ async function setup(o: Options = {}) {
     try {
       await next()
     } catch (error) {
-      const e = error as { status?: number; code?: string; message: string }
+      const e = error as { status?: number; code?: string; message: string; headers?: Record<string, string> }
       ctx.status = e.status ?? 500
+      if (e.headers) ctx.set(e.headers)
       ctx.body = { code: e.code, message: e.message }
     }
   })
   app.use(handler)
   const server = http.createServer(app.callback())
-  cleanup.push(() => new Promise<void>((resolve) => server.close(() => resolve())))
+  cleanup.push(() => new Promise<void>((resolve) => {
+    server.close(() => resolve())
+    server.closeAllConnections() // a body refused unread holds its connection until the client gives up
+  }))
   await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
   const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`
   /** POST `body`; `chunked` sends it without a Content-Length, in pieces. */
@@ -127,6 +136,8 @@ describe('POST /webhooks with a body over BODY_MEMORY_LIMIT', () => {
     expect(t.asked[0]![0]).toBe('200000')
     expect(t.counted.filter((c) => c.startsWith('batches'))).toEqual(['batches {"result":"accepted"} 1'])
     expect(t.files()).toEqual([])
+    // Asked once, the parts are not refused one by one (intake.ts).
+    expect(t.accepted.every((a) => a.jobs.admitted === true)).toBe(true)
   })
 
   it('does the same through the ingest threads', async (ctx) => {
@@ -198,7 +209,7 @@ describe('POST /webhooks with a body over BODY_MEMORY_LIMIT', () => {
     expect(t.accepted).toEqual([])
   })
 
-  it('answers 503 when a later part is refused, and says the parts before it were journaled', async () => {
+  it('answers 503 when a later part is refused (the worker closing), and says the parts before it were journaled', async () => {
     const t = await setup({ busyAt: 2 })
     const res = await t.post(body(events(60)))
     expect(res).toMatchObject({ status: 503, body: { code: 'busy' } })
@@ -206,15 +217,43 @@ describe('POST /webhooks with a body over BODY_MEMORY_LIMIT', () => {
     expect(t.lines.find((l) => l.level === 40)!.msg).toMatch(/^batch refused with 503: the backlog on disk is full \(the first 2 of its \d+ parts were journaled; their strings sent again are absorbed as repeats\)$/)
   })
 
-  it('decodes a large body of another shape whole, with the same answer as any body', async () => {
+  it('slices a batch with other members and any spacing, and decodes one of another shape whole', async () => {
     const t = await setup()
-    const spaced = JSON.stringify({ events: events(40), sentAt: 'now' }, null, 2)
+    const spaced = JSON.stringify({ sentAt: 'now', events: events(40), more: { n: [1, 2] } }, null, 2)
     expect((await t.post(spaced)).body).toMatchObject({ accepted: 40 })
-    expect(t.accepted).toHaveLength(1)
+    expect(t.accepted.length).toBeGreaterThan(1)
+    expect(t.strings()).toEqual(ids(40))
+    // `events` twice: JSON.parse keeps the last, and so does the whole decode it falls back to.
+    const twice = await setup()
+    expect((await twice.post(`{"events":[],${body(events(40)).slice(1)}`)).body).toMatchObject({ accepted: 40 })
+    expect(twice.accepted).toHaveLength(1)
     const broken = await setup()
     const res = await broken.post(body(events(40)).replace('"events":[{', '"events":[{,'))
     expect(res).toMatchObject({ status: 400, body: { code: 'malformed_json' } })
     expect(broken.files()).toEqual([])
+  })
+
+  it('answers 503 (never 400) and tells the operator when the body cannot be written to disk', async () => {
+    const blocker = path.join(mkdtempSync(path.join(os.tmpdir(), 'switchyard-large-')), 'incoming')
+    writeFileSync(blocker, 'a file where the directory should be')
+    cleanup.push(() => rmSync(path.dirname(blocker), { recursive: true, force: true }))
+    const t = await setup({ dir: blocker })
+    const res = await t.post(body(events(60)))
+    expect(res).toMatchObject({ status: 503, retryAfter: '60', body: { code: 'spool_failed', message: 'the worker could not store the body; deliver it again' } })
+    expect(t.accepted).toEqual([])
+    const error = t.lines.find((l) => l.level === 50)
+    expect(error!.msg).toMatch(/^a webhook body over BODY_MEMORY_LIMIT could not be stored on disk \(could not create .*\): check that DATA_DIR\/incoming is writable and has room/)
+  })
+
+  it('takes a large body only from a delivery that names its organization (its secrets alone are hashed)', async () => {
+    const t = await setup()
+    const text = body(events(60))
+    const named = await t.post(text, { headers: { 'X-Service-Id': '' } })
+    expect(named).toMatchObject({ status: 413, body: { code: 'too_large' } })
+    expect(named.body.message).toContain('without an organization id header')
+    expect((await t.post(text, { headers: { 'X-Service-Id': '' }, chunked: true })).status).toBe(413)
+    expect((await t.post(body(events(3)), { headers: { 'X-Service-Id': '' }, chunked: true })).status).toBe(200)
+    expect(t.files()).toEqual([])
   })
 
   it('leaves no file when the sender hangs up mid-body', async () => {
@@ -230,5 +269,34 @@ describe('POST /webhooks with a body over BODY_MEMORY_LIMIT', () => {
     for (let i = 0; i < 50 && t.files().length; i++) await new Promise((r) => setTimeout(r, 20))
     expect(t.files()).toEqual([])
     expect(t.accepted).toEqual([])
+  })
+})
+
+describe('decodeSpooled', () => {
+  const spooledOf = (received: string, onDisk: string) => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-large-'))
+    cleanup.push(() => rmSync(dir, { recursive: true, force: true }))
+    const file = path.join(dir, 'body-1')
+    writeFileSync(file, onDisk)
+    const digests = [createHmac('sha256', SECRET).update(received).digest()]
+    return { file, size: Buffer.byteLength(received), digests, remove: async () => rmSync(file, { force: true }) }
+  }
+
+  it('refuses to decode bytes read back that are not the bytes received (a disk that lost or changed some)', async () => {
+    const decoder = createDecodePool({ threads: 0, secrets: [SECRET] })
+    const received = body(events(30))
+    const twice = `{"events":[],${received.slice(1)}` // not sliceable: decoded whole
+    const cases: Array<[string, string]> = [
+      [received, received.replace('Text 17', 'Text 71')], // a byte changed
+      [received, body(events(29))], // an event lost
+      [twice, twice.replace('Text 17', 'Text 71')], // whole
+    ]
+    for (const [got, onDisk] of cases) {
+      await expect(decodeSpooled(spooledOf(got, onDisk), signBody(got, SECRET), [SECRET], '200000', decoder, 4096)).rejects.toBeInstanceOf(SpoolError)
+    }
+    // The same bytes on disk as received: decoded, in slices or whole.
+    const parts = await decodeSpooled(spooledOf(received, received), signBody(received, SECRET), [SECRET], '200000', decoder, 4096)
+    expect(Array.isArray(parts) && parts.length).toBeGreaterThan(1)
+    expect(Array.isArray(await decodeSpooled(spooledOf(twice, twice), signBody(twice, SECRET), [SECRET], '200000', decoder, 4096))).toBe(true)
   })
 })
