@@ -369,6 +369,8 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
 
 /** How long a webhook request under way when the listener closes may take to be answered (ms). */
 const LISTENER_GRACE_MS = 2000
+/** How long the journal waits, after that, for accepts still writing to it (ms). */
+const SETTLE_MS = 5000
 
 /**
  * The listener stayed open while the worker drained; it closes now. Idle connections close at
@@ -376,13 +378,16 @@ const LISTENER_GRACE_MS = 2000
  * cut (a batch not answered is delivered again: a repeat, absorbed). Only then are batches
  * refused, and this waits for the accepts still writing to the journal, which closes next.
  */
-async function closeListener(server: Server, intake: Intake): Promise<void> {
+async function closeListener(server: Server, intake: Intake, log: Logger): Promise<void> {
   const closed = new Promise<void>((resolve) => server.close(() => resolve()))
   await Promise.race([closed, new Promise<void>((r) => setTimeout(r, LISTENER_GRACE_MS).unref())])
   server.closeAllConnections?.()
   intake.close()
   await closed
-  await intake.settled()
+  // An accept whose store never answers (Redis gone) must not hold the stop for ever; its
+  // connection is cut already, so it can answer no one: the batch is delivered again.
+  const settled = await Promise.race([intake.settled().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), SETTLE_MS).unref())])
+  if (!settled) log.warn(`batches were still being journaled ${SETTLE_MS} ms after the listener closed; they were not acknowledged and the service delivers them again`)
 }
 
 /** Where webhook bodies too large for memory are written while they are read (large-body.ts). */
@@ -431,6 +436,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
     health: health.health,
     ready: health.ready,
     unverifiedBodies: { max: config.unverifiedBodies, waitMs: config.unverifiedWaitMs },
+    closing: state.closing,
     metricsToken: config.metricsToken || undefined,
   })
   return { app, decoder }
@@ -588,6 +594,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   // A string held after its pipeline ran comes back with its output: reported, not run again
   // (unless it is to be checked with the service first, as in the local backlog).
   shared?.start((job) => {
+    // Taken as the worker began to stop (BullMQ may hand out one more): left to its lock, which
+    // lapses, and another instance runs it.
+    if (closing) return
     queue.reserve(1)
     if (job.decidedPort !== undefined && !job.recheck) return reporter.add({ job, port: job.decidedPort })
     delete job.decidedPort
@@ -672,7 +681,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       clearInterval(metricsTimer)
       findingsSweeps.stop()
       if (reconcileTimer) clearInterval(reconcileTimer)
-      await closeListener(server, intake)
+      await closeListener(server, intake, log)
       await stoppingBull
       await shared?.close()
       await decoder.close()

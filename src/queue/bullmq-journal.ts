@@ -987,8 +987,10 @@ export class BullmqJournal implements IntakeJournal {
     return this.counts.failed
   }
 
-  /** Stop taking jobs; jobs still running finish or go back to other instances when their lock expires. */
-  /** Take no more jobs (shutdown); batches are still appended, for the other instances, until close(). */
+  /**
+   * Take no more jobs (shutdown); batches are still appended, for the other instances, until
+   * close(). Jobs still running finish, or go back to other instances when their lock expires.
+   */
   async stopTaking(): Promise<void> {
     await this.worker?.close(true).catch(() => undefined)
   }

@@ -23,6 +23,8 @@ export interface AppDeps {
   unverifiedBodies?: { max: number; waitMs: number }
   /** When set, /metrics needs it as a bearer token. */
   metricsToken?: string
+  /** The worker is stopping: every answer closes its connection, so the listener can close soon. */
+  closing?(): boolean
   /** Routers of other parts (OAuth, settings, operator page), mounted as they are. */
   routers?: Router[]
 }
@@ -49,6 +51,18 @@ export function createApp(deps: AppDeps): Koa {
   // Koa logs errors itself unless told otherwise; ours are logged (or not) by the middleware.
   app.silent = true
   app.use(errorMiddleware(deps.log))
+  // A kept-alive connection would hold the listener open (and a request on it would be cut when
+  // the drain is over): once stopping, each answer is the connection's last.
+  if (deps.closing) {
+    const closing = deps.closing
+    app.use(async (ctx, next) => {
+      try {
+        await next()
+      } finally {
+        if (closing()) ctx.set('Connection', 'close')
+      }
+    })
+  }
 
   const router = new Router()
   const bound = deps.unverifiedBodies

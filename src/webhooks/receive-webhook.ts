@@ -159,7 +159,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       metrics.batches.inc({ result: 'busy' })
       const kept = journaled ? ` (the first ${journaled} of its ${parts.length} parts were journaled; their strings sent again are absorbed as repeats)` : ''
       if (result.reason) log().warn({ strings, retryAfter: result.retryAfterSeconds }, `batch refused with 503: ${result.reason}${kept}`)
-      else log().info({ retryAfter: result.retryAfterSeconds }, `stopping: batch refused with 503${kept}`)
+      else log().info({ retryAfter: result.retryAfterSeconds }, `stopping: the listener has closed; batch refused with 503${kept}`)
       ctx.set('Retry-After', String(result.retryAfterSeconds))
       return createHttpError(503, result.reason ? `${result.reason}; retry later` : 'the worker is stopping; retry later', { code: 'busy', expose: true })
     }

@@ -257,7 +257,7 @@ describe('POST /webhooks answers', () => {
     expect(full.counted).not.toContain('batches {"result":"accepted"} 1')
     const stopping = await setup({ result: { status: 'busy', retryAfterSeconds: 5 } })
     expect(await stopping.post(body(events(1)))).toMatchObject({ status: 503, retryAfter: '5', body: { message: 'the worker is stopping; retry later' } })
-    expect(stopping.lines.find((l) => l.level === 30)).toMatchObject({ retryAfter: 5, msg: 'stopping: batch refused with 503' })
+    expect(stopping.lines.find((l) => l.level === 30)).toMatchObject({ retryAfter: 5, msg: 'stopping: the listener has closed; batch refused with 503' })
   })
 
   it('names the organization and domain of the headers in its lines, cut short, and the domain of a delivery without one', async () => {
