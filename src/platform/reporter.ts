@@ -43,7 +43,8 @@ export interface ReporterHooks {
   /** Retries ran out, or a refusal with no rule of its own: keep the decisions aside, durably. */
   parked(decisions: Decision[], reason: string): void | Promise<void>
   /** The organization can't update statuses for now: keep the decisions until it can. */
-  held(decisions: Decision[], reason: string, cause: HoldCause): void | Promise<void>
+  /** `retryAfterMs`: the Retry-After of the answer that made the hold, if it had one. */
+  held(decisions: Decision[], reason: string, cause: HoldCause, retryAfterMs?: number): void | Promise<void>
 }
 
 export interface ReporterOptions {
@@ -180,7 +181,7 @@ export class Reporter {
         log.warn({ ...where, strings: decisions.length }, `the service no longer waits for these strings at this step and language (${reason}); they are dropped`)
         return hooks.dropped(decisions, reason)
       case 'hold':
-        return hooks.held(decisions, reason, verdict.cause)
+        return hooks.held(decisions, reason, verdict.cause, (error as ApiError).retryAfterMs)
       case 'park': {
         // The whole message (method, path, status, body): it is what an operator reads later.
         const why = error instanceof Error ? error.message : reason

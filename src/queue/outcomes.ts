@@ -36,7 +36,7 @@ export interface Outcomes {
   /** The service no longer waits for these strings. */
   drop(jobs: Job[], reason: string): Promise<void>
   /** Not run yet; the organization can't be reported for now. They wait on disk. */
-  holdJobs(jobs: Job[], reason: string, cause: HoldCause): Promise<void>
+  holdJobs(jobs: Job[], reason: string, cause: HoldCause, retryAfterMs?: number): Promise<void>
 }
 
 export function createOutcomes(deps: OutcomesDeps): Outcomes {
@@ -57,9 +57,9 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
 
   // Held strings leave the window for the disk: counted as held, written to the backlog, and their
   // room in the window goes to other organizations.
-  const hold = async (jobs: Job[], reason: string, cause: HoldCause) => {
+  const hold = async (jobs: Job[], reason: string, cause: HoldCause, retryAfterMs = 0) => {
     if (jobs.length === 0) return
-    held.hold(jobs[0]!.domain, jobs.length, reason, cause)
+    held.hold(jobs[0]!.domain, jobs.length, reason, cause, retryAfterMs)
     metrics.jobs.inc({ outcome: 'held', port: '' }, jobs.length)
     try {
       await deps.stash(jobs)
@@ -88,8 +88,8 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
     async parked(decisions, reason) {
       for (const d of decisions) await park(d.job, reason, d.port)
     },
-    async held(decisions, reason, cause) {
-      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port })), reason, cause)
+    async held(decisions, reason, cause, retryAfterMs) {
+      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port })), reason, cause, retryAfterMs)
     },
   }
 

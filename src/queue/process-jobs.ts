@@ -32,7 +32,8 @@ export interface ProcessDeps {
   /** Run them again in `delayMs`, or sooner when the organization's API answers, but never before `notBeforeMs` (a Retry-After). */
   retryLater(jobs: Job[], delayMs: number, notBeforeMs?: number): void
   park(job: Job, reason: string): void | Promise<void>
-  hold(jobs: Job[], reason: string, cause: HoldCause): void | Promise<void>
+  /** `retryAfterMs`: the last answer's Retry-After, the soonest the organization is tried again. */
+  hold(jobs: Job[], reason: string, cause: HoldCause, retryAfterMs?: number): void | Promise<void>
   /** The service no longer waits for these strings (404 for their step or language). */
   drop(jobs: Job[], reason: string): void | Promise<void>
   /** Arrived again after they finished, and the service does not wait for them: a repeat. */
@@ -108,7 +109,8 @@ function failureRules(deps: ProcessDeps) {
     if (verdict.kind === 'hold' && verdict.cause !== 'unavailable') return deps.hold(jobs, reason, verdict.cause)
     if (verdict.kind === 'drop') return deps.drop(jobs, reason)
     log.warn({ err: error }, `${what}; the strings will be tried again`)
-    if (verdict.kind === 'hold') return giveUpOrRetry(jobs, (out) => deps.hold(out, reason, 'unavailable'), (error as ApiError).retryAfterMs ?? 0)
+    const retryAfterMs = (error as ApiError).retryAfterMs ?? 0
+    if (verdict.kind === 'hold') return giveUpOrRetry(jobs, (out) => deps.hold(out, reason, 'unavailable', retryAfterMs), retryAfterMs)
     return giveUpOrRetry(jobs, (out) => park(out, reason))
   }
 

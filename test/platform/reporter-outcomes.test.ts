@@ -14,14 +14,14 @@ const job = (stringId: number, languageId = 'de'): Job =>
 
 type Answer = (ops: Array<{ op: string; path: string; value: string }>, auth: string) => number
 
-function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefined, tokenError?: Error) {
+function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefined, tokenError?: Error, headers: Record<string, string> = {}) {
   const requests: Array<{ ops: Array<{ path: string }>; auth: string }> = []
   const fetchImpl = (async (_url: string, init: RequestInit) => {
     const ops = JSON.parse(String(init.body))
     const auth = (init.headers as Record<string, string>).authorization!
     requests.push({ ops, auth })
     const status = answer(ops, auth)
-    return new Response(status === 200 ? JSON.stringify({ data: [] }) : JSON.stringify({ error: { code: status, message: 'no' } }), { status })
+    return new Response(status === 200 ? JSON.stringify({ data: [] }) : JSON.stringify({ error: { code: status, message: 'no' } }), { status, headers: status === 200 ? {} : headers })
   }) as unknown as typeof fetch
   let refreshes = 0
   const tokens: TokenProvider = {
@@ -32,7 +32,7 @@ function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefin
     refreshAfterUnauthorized: async () => `t${++refreshes}`,
   }
   const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 3, apiTimeoutMs: 5000 }, tokens, log: silentLogger(), fetch: fetchImpl, baseDelayMs: 1 })
-  const seen = { reported: [] as number[], rejected: [] as number[], dropped: [] as number[], parked: [] as number[], held: [] as Array<[number, HoldCause]> }
+  const seen = { reported: [] as number[], rejected: [] as number[], dropped: [] as number[], parked: [] as number[], held: [] as Array<[number, HoldCause]>, retryAfter: [] as Array<number | undefined> }
   const ids = (ds: Decision[]) => ds.map((d) => d.job.stringId)
   const reporter = new Reporter({
     api, log: silentLogger(), lingerMs: 1, holding,
@@ -41,7 +41,10 @@ function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefin
       rejected: (d) => void seen.rejected.push(d.job.stringId),
       dropped: (ds) => void seen.dropped.push(...ids(ds)),
       parked: (ds) => void seen.parked.push(...ids(ds)),
-      held: (ds, _r, cause) => void seen.held.push(...ds.map((d) => [d.job.stringId, cause] as [number, HoldCause])),
+      held: (ds, _r, cause, retryAfterMs) => {
+        seen.held.push(...ds.map((d) => [d.job.stringId, cause] as [number, HoldCause]))
+        seen.retryAfter.push(retryAfterMs)
+      },
     },
   })
   return { reporter, requests, seen, refreshes: () => refreshes }
@@ -106,6 +109,14 @@ describe('Reporter: what each status means for the strings', () => {
     expect(seen.reported).toHaveLength(39)
     // log2(40) levels of halves: far fewer requests than strings.
     expect(requests.length).toBeLessThanOrEqual(2 * Math.ceil(Math.log2(40)) + 1)
+  })
+
+  it('a hold after 429s passes on their Retry-After (the organization is not tried again before it)', async () => {
+    const limited = setup(() => 429, undefined, undefined, { 'retry-after': '1' })
+    add(limited.reporter, 2)
+    await limited.reporter.flush()
+    expect(limited.seen.held.map(([, c]) => c)).toEqual(['unavailable', 'unavailable'])
+    expect(limited.seen.retryAfter).toEqual([1000])
   })
 
   it('another refusal (409): parked, not dropped; retries spent on 503, 429, 408 or the network: held as unavailable (tried again by itself), neither parked nor dropped', async () => {

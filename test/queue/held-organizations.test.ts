@@ -38,6 +38,26 @@ describe('HeldOrganizations', () => {
     expect(held.byCause()).toEqual({ disconnected: { strings: 1, organizations: 1 }, forbidden: { strings: 3, organizations: 1 }, unavailable: { strings: 0, organizations: 0 } })
   })
 
+  it("does not try an organization again before the Retry-After of the answer that held it (up to ten minutes)", async () => {
+    const { held, released, at } = setup()
+    held.holdDecisions([{ job: job(1), port: 'approved' }], '429', 'unavailable', 45_000)
+    expect(held.list()[0]!.nextTryAt).toBe(45_000) // not the first back-off's 1 s
+    at(44_999)
+    await held.tick()
+    expect(released).toHaveLength(0)
+    at(45_000)
+    await held.tick()
+    expect(released).toHaveLength(1)
+    // Strings held again meanwhile with a longer one push the try out; a shorter one does not
+    // bring it in, and an absurd one counts as ten minutes.
+    held.holdJobs([job(2)], '429', 'unavailable', 30_000)
+    const first = held.list()[0]!.nextTryAt!
+    held.holdJobs([job(3)], '429', 'unavailable', 1_000)
+    expect(held.list()[0]!.nextTryAt).toBe(first)
+    held.holdJobs([job(4)], '429', 'unavailable', 86_400_000)
+    expect(held.list()[0]!.nextTryAt).toBe(45_000 + 600_000)
+  })
+
   for (const [cause, cap] of [['forbidden', 60_000], ['unavailable', 15_000]] as const) {
   it(`tries a ${cause} organization again after its back-off, doubling up to ${cap / 1000} s, and starts over after a success`, async () => {
     const { held, released, at } = setup()
