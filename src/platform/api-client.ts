@@ -55,6 +55,11 @@ export interface RequestOptions {
    * keeping a work slot asleep (process-jobs.ts).
    */
   maxWaitMs?: number
+  /**
+   * false: an attempt that timed out (API_TIMEOUT_MS) ends the attempts and throws: an API that
+   * hangs would keep a work slot for one timeout per attempt (process-jobs.ts).
+   */
+  retryTimeouts?: boolean
   /** The answer's body is not read as JSON (a status update's: nothing in it is used). */
   ignoreBody?: boolean
 }
@@ -155,14 +160,14 @@ export class ApiClient {
           })
           const text = await response.text()
           this.options.observer?.request?.({ method, route, status: response.status, ms: performance.now() - started, domain })
-          return { status: response.status, text, retryAfter: response.headers.get('retry-after') }
+          return { status: response.status, text, retryAfter: response.headers.get('retry-after'), timedOut: false }
         } catch (error) {
           this.options.observer?.request?.({ method, route, status: 0, ms: performance.now() - started, domain })
-          return { status: 0, text: (error as Error).message, retryAfter: null }
+          return { status: 0, text: (error as Error).message, retryAfter: null, timedOut: (error as Error).name === 'TimeoutError' }
         }
       }, { priority: options.priority ?? 0 })
       if (!outcome) throw new Error('request dropped by the limiter')
-      const { status, text, retryAfter } = outcome
+      const { status, text, retryAfter, timedOut } = outcome
       if (status >= 200 && status < 300) return (text && !options.ignoreBody ? JSON.parse(text) : undefined) as T
       const failed = new ApiError(status, status === 0 ? `network error: ${text}` : text, method, path, attempt + 1)
       const asked = parseRetryAfter(retryAfter)
@@ -178,7 +183,7 @@ export class ApiClient {
       else if (options.idempotent === false) throw lastError
       else if (status === 0 || status === 408 || status >= 500) delay = parseRetryAfter(retryAfter) ?? this.backoff(attempt)
       else throw lastError
-      if (attempt + 1 >= maxAttempts) break
+      if (attempt + 1 >= maxAttempts || (timedOut && options.retryTimeouts === false)) break
       delay = Math.min(delay, this.maxDelayMs)
       if (options.maxWaitMs !== undefined && delay > options.maxWaitMs) break
       this.options.observer?.retry?.({ reason: status === 0 ? 'network' : String(status), delayMs: delay, domain })

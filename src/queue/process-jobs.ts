@@ -69,11 +69,12 @@ export class PartFailed extends Error {
 
 /**
  * Requests made while the group holds a work slot (the translations, the recheck): a few attempts,
- * no wait longer than a few seconds in place. Past that the group leaves the slot and is tried
- * again later, with back-off (at least the Retry-After it was given): one organization's failing or
+ * no wait longer than a few seconds in place, and none after a timeout (an API that hangs kept a
+ * slot for three API_TIMEOUT_MS). Past that the group leaves the slot and is tried again later,
+ * with back-off (at least the Retry-After it was given): one organization's failing, hanging or
  * rate-limited API must not keep the slots, and with them every other organization, asleep.
  */
-export const IN_SLOT: RequestOptions = { maxAttempts: 3, maxWaitMs: 5_000 }
+export const IN_SLOT: RequestOptions = { maxAttempts: 3, maxWaitMs: 5_000, retryTimeouts: false }
 
 /** What becomes of a group whose request or run failed: tried again later, then parked or held. */
 function failureRules(deps: ProcessDeps) {

@@ -175,6 +175,20 @@ describe('the API calls', () => {
     await expect(patched.client.patchStatuses('acme', 7, 11, 'de', [{ op: 'replace', path: '/1/output', value: 'approved' }])).resolves.toBeUndefined()
   })
 
+  it('a timed-out attempt is tried again, unless retryTimeouts is false (a request made in a work slot)', async () => {
+    const timeout = () => Object.assign(new Error('The operation was aborted due to timeout'), { name: 'TimeoutError' })
+    const once = setup([timeout(), { status: 200, body: '{"data":[]}' }])
+    expect((await once.client.getTranslations('acme', 7, 'de', [1], { maxAttempts: 3, retryTimeouts: false }).catch((e: unknown) => e))).toMatchObject({ status: 0 })
+    expect(once.calls).toHaveLength(1)
+    const again = setup([timeout(), { status: 200, body: '{"data":[]}' }])
+    expect((await again.client.getTranslations('acme', 7, 'de', [1], { maxAttempts: 3 })).size).toBe(0)
+    expect(again.calls).toHaveLength(2)
+    // Another network error (a reset) is still tried again in place.
+    const reset = setup([new Error('socket hang up'), { status: 200, body: '{"data":[]}' }])
+    expect((await reset.client.getTranslations('acme', 7, 'de', [1], { maxAttempts: 3, retryTimeouts: false })).size).toBe(0)
+    expect(reset.calls).toHaveLength(2)
+  })
+
   it('asks for statuses with the filters given, and defaults of 500 from 0', async () => {
     const { client, calls } = setup([{ status: 200, body: JSON.stringify({ data: [{ data: { stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' } }] }) }, { status: 200, body: '{"data":[]}' }, { status: 200, body: '{}' }, { status: 200, body: '' }])
     expect(await client.getStatuses('acme', 7, 2, 'pt-BR', { status: 'NEED_PROCESS', stringIds: [1, 2], limit: 50, offset: 100 })).toEqual([{ stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' }])

@@ -17,7 +17,7 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop()
 })
 
-async function twoOrganizations() {
+async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['config'] = {}) {
   const emulator = await startEmulator({
     strings: 4, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step',
     organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: 5, languages: ['de'], seed: 4 }],
@@ -28,7 +28,7 @@ async function twoOrganizations() {
   const [a, b] = emulator.organizations()
   const worker = await startTestWorker({
     pipelines: fakePipelines('test-step', () => 'approved', { needsTranslation: true }),
-    config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET] },
+    config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], ...config },
     tokens: new StaticTokenProvider(tokens),
     heldBaseDelayMs: 200,
   })
@@ -68,6 +68,24 @@ for (const fault of ['500', '429 with Retry-After: 8'] as const) {
     expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
   })
 }
+
+it('an organization whose API hangs keeps the work slots for one API_TIMEOUT_MS at most: another\'s strings are DONE within it', async () => {
+  const { emulator, worker, a, b } = await twoOrganizations({ apiTimeoutMs: 3000 })
+  // Every answer to A a minute late: each read in a slot times out.
+  emulator.configureFaults({ latencyMs: [60_000, 60_000] }, a)
+  await emulator.sendPending({ organization: a, batchSize: 20 })
+  await new Promise((r) => setTimeout(r, 300))
+  const started = Date.now()
+  await emulator.sendPending({ organization: b, batchSize: 5 })
+  await expect.poll(() => emulator.summary(b).notDone, { timeout: 15_000, interval: 50 }).toBe(0)
+  const tookMs = Date.now() - started
+  // Before, a read that timed out was tried again in its slot, twice: B waited three timeouts
+  // (9 s here; 90 s at the default API_TIMEOUT_MS).
+  expect(tookMs).toBeLessThan(5000)
+  emulator.configureFaults(null, a)
+  await expect.poll(() => emulator.summary(a).notDone, { timeout: 45_000, interval: 200 }).toBe(0)
+  expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
+})
 
 it('strings waiting out a back-off go when their organization\'s API answers again, but not before a Retry-After they were given', () => {
   const pushed: number[][] = []
