@@ -6,6 +6,9 @@ import PQueue from 'p-queue'
 import { apiUrlFor, type Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
 import { parseRetryAfter } from '../util/retry-after.js'
+
+/** The longest Retry-After a failed request passes on to its caller (ms). */
+export const RETRY_AFTER_MAX_MS = 10 * 60_000
 import { createHttpTransport, type Transport } from './http-transport.js'
 import type { TokenProvider } from './token-provider.js'
 
@@ -171,7 +174,9 @@ export class ApiClient {
       if (status >= 200 && status < 300) return (text && !options.ignoreBody ? JSON.parse(text) : undefined) as T
       const failed = new ApiError(status, status === 0 ? `network error: ${text}` : text, method, path, attempt + 1)
       const asked = parseRetryAfter(retryAfter)
-      if (asked !== undefined) failed.retryAfterMs = asked
+      // Believed up to ten minutes: a wait of days (or a number too large for a timer, which Node
+      // would fire at once) is a broken header, not a plan.
+      if (asked !== undefined) failed.retryAfterMs = Math.min(asked, RETRY_AFTER_MAX_MS)
       lastError = failed
       if (status === 401 && !refreshed) {
         refreshed = true

@@ -42,8 +42,10 @@ export interface ReporterHooks {
   dropped(decisions: Decision[], reason: string): void | Promise<void>
   /** Retries ran out, or a refusal with no rule of its own: keep the decisions aside, durably. */
   parked(decisions: Decision[], reason: string): void | Promise<void>
-  /** The organization can't update statuses for now: keep the decisions until it can. */
-  /** `retryAfterMs`: the Retry-After of the answer that made the hold, if it had one. */
+  /**
+   * The organization can't update statuses for now: keep the decisions until it can.
+   * `retryAfterMs`: the Retry-After of the answer that made the hold, if it had one.
+   */
   held(decisions: Decision[], reason: string, cause: HoldCause, retryAfterMs?: number): void | Promise<void>
 }
 
@@ -148,32 +150,27 @@ export class Reporter {
   }
 
   private async deliver(group: Group, decisions: Decision[]): Promise<void> {
-    const error = await this.attempt(group, decisions)
-    if (error !== undefined) return this.failed(group, decisions, error)
-  }
-
-  /** One PATCH for the decisions: reported if it goes through, else its error (not yet acted on). */
-  private async attempt(group: Group, decisions: Decision[]): Promise<unknown> {
     const { api, hooks, log } = this.options
+    const ops = decisions.map(statusOp)
+    const where = { domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId }
     try {
       this.patches++
-      await api.patchStatuses(group.domain, group.projectId, group.stepId, group.languageId, decisions.map(statusOp))
-      log.debug({ domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, organization: decisions[0]?.job.organizationId, strings: decisions.length }, 'statuses reported')
+      await api.patchStatuses(group.domain, group.projectId, group.stepId, group.languageId, ops)
+      log.debug({ ...where, organization: decisions[0]?.job.organizationId, strings: decisions.length }, 'statuses reported')
     } catch (error) {
-      return error ?? new Error('status update failed')
+      return this.failed(group, decisions, error)
     }
     await hooks.reported(decisions)
-    return undefined
   }
 
   /**
-   * A 400 for several strings. The service refuses an output its step does not declare (platform
-   * notes): decisions of several outputs are sent again one output at a time; those of one output
-   * in halves. When both halves are refused as well, it is that output the service refuses, not a
-   * string of it: every one is rejected at once (reported again with "", parked as TODO at the
-   * service) instead of in 2n-1 requests. A refusal of one string only is found by the halves.
+   * A 400 (or 413) for several strings. The service refuses an output its step does not declare
+   * (platform notes): decisions of several outputs are sent again one output at a time, so that a
+   * refused output costs the others nothing; those of one output are halved until the refused
+   * string is alone (a 400 may also be about one string, or the size of the request: two refused
+   * halves do not prove that their output is).
    */
-  private async split(group: Group, decisions: Decision[], reason: string): Promise<void> {
+  private async split(group: Group, decisions: Decision[]): Promise<void> {
     const byPort = new Map<string, Decision[]>()
     for (const d of decisions) {
       const list = byPort.get(d.port)
@@ -185,16 +182,7 @@ export class Reporter {
       return
     }
     const half = Math.ceil(decisions.length / 2)
-    const halves = [decisions.slice(0, half), decisions.slice(half)]
-    const errors = await Promise.all(halves.map((h) => this.attempt(group, h)))
-    const refused = (e: unknown) => e !== undefined && verdictOf(e).kind === 'split'
-    if (decisions.length > 2 && errors.every(refused)) {
-      const d = decisions[0]!
-      this.options.log.warn({ domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, organization: d.job.organizationId, output: d.port, strings: decisions.length }, `the service refuses output "${d.port}" for every string of this step and language (${reason}): check that the pipeline's outputs match the step's output ports; the strings are parked at the service with ""`)
-      for (const one of decisions) await this.options.hooks.rejected(one, reason)
-      return
-    }
-    await Promise.all(halves.map((h, k) => (errors[k] === undefined ? undefined : this.failed(group, h, errors[k]))))
+    await Promise.all([this.deliver(group, decisions.slice(0, half)), this.deliver(group, decisions.slice(half))])
   }
 
   private async failed(group: Group, decisions: Decision[], error: unknown): Promise<void> {
@@ -209,7 +197,7 @@ export class Reporter {
           log.warn({ ...where, stringId: d.job.stringId, delivery: d.job.batchId, organization: d.job.organizationId, output: d.port, status: (error as ApiError).status }, `status update refused: ${reason}`)
           return hooks.rejected(d, reason)
         }
-        return this.split(group, decisions, reason)
+        return this.split(group, decisions)
       }
       case 'drop':
         log.warn({ ...where, strings: decisions.length }, `the service no longer waits for these strings at this step and language (${reason}); they are dropped`)

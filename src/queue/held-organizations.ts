@@ -98,8 +98,8 @@ export class HeldOrganizations {
     return this.entries.get(domain)?.nextTryAt
   }
 
-  /** Count `strings` of the organization as held (they wait on disk) and say why, once. */
   /**
+   * Count `strings` of the organization as held (they wait on disk) and say why, once.
    * `retryAfterMs`: the service's Retry-After on the answer that made this hold (429, 503): the
    * next try is not before it (up to RETRY_AFTER_HOLD_MAX_MS), whatever the back-off says.
    */

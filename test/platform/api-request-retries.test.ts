@@ -189,6 +189,13 @@ describe('the API calls', () => {
     expect(reset.calls).toHaveLength(2)
   })
 
+  it('passes a Retry-After on with the error it ends with, believed up to ten minutes', async () => {
+    for (const [header, expected] of [['30', 30_000], ['86400', 600_000], ['9'.repeat(400), 600_000]] as const) {
+      const limited = setup([{ status: 429, body: '', retryAfter: header }], { maxDelayMs: 60_000 })
+      await expect(limited.client.getTranslations('acme', 7, 'de', [1], { maxAttempts: 3, maxWaitMs: 5000 })).rejects.toMatchObject({ status: 429, retryAfterMs: expected })
+    }
+  })
+
   it('asks for statuses with the filters given, and defaults of 500 from 0', async () => {
     const { client, calls } = setup([{ status: 200, body: JSON.stringify({ data: [{ data: { stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' } }] }) }, { status: 200, body: '{"data":[]}' }, { status: 200, body: '{}' }, { status: 200, body: '' }])
     expect(await client.getStatuses('acme', 7, 2, 'pt-BR', { status: 'NEED_PROCESS', stringIds: [1, 2], limit: 50, offset: 100 })).toEqual([{ stringId: 1, languageId: 'pt-BR', stepId: 2, status: 'DONE', output: 'ok' }])
