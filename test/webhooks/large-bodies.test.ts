@@ -5,10 +5,8 @@
 // file behind and nothing accepted.
 import { mkdtempSync, readdirSync, rmSync, writeFileSync } from 'node:fs'
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
 import os from 'node:os'
 import path from 'node:path'
-import Koa from 'koa'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { IncomingJobs, IntakeResult } from '../../src/queue/intake.js'
 import { createLogger } from '../../src/util/logger.js'
@@ -18,6 +16,7 @@ import { decodeSpooled, SpoolError } from '../../src/webhooks/large-body.js'
 import { createHmac } from 'node:crypto'
 import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
+import { serveHandler } from '../support/serve-handler.js'
 
 const SECRET = 'hook-secret'
 const cleanup: Array<() => Promise<void> | void> = []
@@ -74,26 +73,9 @@ async function setup(o: Options = {}) {
     },
     otherEvents: async (events, origin) => void others.push({ events, batchId: origin.batchId }),
   })
-  const app = new Koa()
-  app.silent = true
-  app.use(async (ctx, next) => {
-    try {
-      await next()
-    } catch (error) {
-      const e = error as { status?: number; code?: string; message: string; headers?: Record<string, string> }
-      ctx.status = e.status ?? 500
-      if (e.headers) ctx.set(e.headers)
-      ctx.body = { code: e.code, message: e.message }
-    }
-  })
-  app.use(handler)
-  const server = http.createServer(app.callback())
-  cleanup.push(() => new Promise<void>((resolve) => {
-    server.close(() => resolve())
-    server.closeAllConnections() // a body refused unread holds its connection until the client gives up
-  }))
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`
+  const served = await serveHandler(handler)
+  cleanup.push(served.close)
+  const url = served.url
   /** POST `body`; `chunked` sends it without a Content-Length, in pieces. */
   const post = async (body: string, o2: { headers?: Record<string, string>; secret?: string; chunked?: boolean } = {}) => {
     const headers = { 'content-type': 'application/json', 'X-Service-Id': '200000', 'X-Service-Domain': 'acme', 'X-Module-Key': 'switchyard-webhook', 'X-Service-Signature': signBody(body, o2.secret ?? SECRET), ...o2.headers }

@@ -2,8 +2,6 @@
 // the metrics): the answer to every kind of request, what the operator reads in the log about it
 // (with the delivery's organization, domain and batch), what is counted, and what the intake gets.
 import http from 'node:http'
-import type { AddressInfo } from 'node:net'
-import Koa from 'koa'
 import { afterEach, describe, expect, it } from 'vitest'
 import type { IncomingJobs, IntakeResult } from '../../src/queue/intake.js'
 import { createLogger } from '../../src/util/logger.js'
@@ -11,6 +9,7 @@ import { createDecodePool as createBatchDecoder } from '../../src/webhooks/decod
 import { createWebhookHandler } from '../../src/webhooks/receive-webhook.js'
 import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
+import { serveHandler } from '../support/serve-handler.js'
 
 const SECRET = 'hook-secret'
 const servers: http.Server[] = []
@@ -54,24 +53,9 @@ async function setup(o: Options = {}) {
     },
     otherEvents: async (events, origin) => void others.push({ events, origin }),
   })
-  const app = new Koa()
-  // A sender that hangs up mid-body makes its request fail after the answer is decided; Koa would
-  // print that to stderr (the handler's answers are all caught below).
-  app.silent = true
-  app.use(async (ctx, next) => {
-    try {
-      await next()
-    } catch (error) {
-      const e = error as { status?: number; code?: string; message: string; expose?: boolean }
-      ctx.status = e.status ?? 500
-      ctx.body = { code: e.code, message: e.message, expose: e.expose }
-    }
-  })
-  app.use(handler)
-  const server = http.createServer(app.callback())
-  servers.push(server)
-  await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve))
-  const url = `http://127.0.0.1:${(server.address() as AddressInfo).port}/webhooks`
+  const served = await serveHandler(handler)
+  servers.push(served.server)
+  const url = served.url
   const post = async (body: string, headers: Record<string, string> = {}, sign = true) => {
     const res = await fetch(url, { method: 'POST', headers: { 'content-type': 'application/json', 'X-Service-Id': '200000', 'X-Service-Domain': 'acme', 'X-Module-Key': 'switchyard-webhook', ...(sign ? { 'X-Service-Signature': signBody(body, SECRET) } : {}), ...headers }, body })
     return { status: res.status, retryAfter: res.headers.get('retry-after'), body: (await res.json()) as Record<string, unknown> }
