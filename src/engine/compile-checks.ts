@@ -237,17 +237,34 @@ function settingsInstances(log: Logger): LruMap<string, Promise<PluginInstance>>
   })
 }
 
-/** Close plugin instances, each once; a close that throws is logged, never thrown. */
-export async function closeAll(instances: Array<Promise<PluginInstance> | PluginInstance>, log: Logger): Promise<void> {
-  const settled = await Promise.allSettled(instances.map((p) => Promise.resolve(p)))
-  const unique = new Set(settled.flatMap((r) => (r.status === 'fulfilled' && r.value ? [r.value] : [])))
-  await Promise.all([...unique].map(async (instance) => {
+/** How long closing waits for instances whose create() has not ended (ms); they close when it does. */
+export const CLOSE_WAIT_MS = 5000
+
+/**
+ * Close plugin instances, each once; a close that throws is logged, never thrown. An instance
+ * still starting is closed once its create() ends, waited for at most `waitMs`: a create() that
+ * never ends must not hold a reload or a shutdown.
+ */
+export async function closeAll(instances: Array<Promise<PluginInstance> | PluginInstance>, log: Logger, waitMs = CLOSE_WAIT_MS): Promise<void> {
+  const closed = new Set<PluginInstance>()
+  const closeOne = async (instance: PluginInstance | undefined) => {
+    if (!instance || closed.has(instance)) return
+    closed.add(instance)
     try {
       await instance.close?.()
     } catch (e) {
       log.warn({ err: (e as Error).message }, 'closing a plugin failed')
     }
-  }))
+  }
+  const all = Promise.all(instances.map((p) => Promise.resolve(p).then(closeOne, () => undefined)))
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<void>((resolve) => (timer = setTimeout(resolve, waitMs)))
+  timer?.unref()
+  try {
+    await Promise.race([all, late])
+  } finally {
+    clearTimeout(timer)
+  }
 }
 
 /** Run one event handler with its timeout; errors are logged, never thrown. */

@@ -16,7 +16,7 @@ import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
 import type { Pipeline } from './pipeline.js'
 import type { PipelineFile } from './pipeline-schema.js'
 import type { PluginRegistry } from './plugin-registry.js'
-import { PipelineRunner, type CompiledCheck, type CompiledRoute, type OnError } from './run-pipeline.js'
+import { PipelineRunner, settleWithin, type CompiledCheck, type CompiledRoute, type OnError } from './run-pipeline.js'
 import type { PluginInstance } from './types.js'
 
 export { closeAll, dispatchTo, INSTANCES_PER_CHECK, type EngineDeps, type EventHandler } from './compile-checks.js'
@@ -170,13 +170,23 @@ async function checkOptionsWith(checks: CompiledCheck[], settings: Record<string
       errors.push(...e.errors.map((m) => `check "${check.id}": option ${m}`))
       continue
     }
-    if (check.bySettings.has(JSON.stringify(resolved))) continue
-    try {
-      const instance = await check.definition.create(resolved as never, check.context)
-      await instance?.close?.()
-    } catch (e) {
-      errors.push(`check "${check.id}": plugin "${check.plugin}" refused its options: ${e instanceof Error ? e.message : String(e)}`)
-    }
+    // Started (or found started) within the check's timeout, and a new one closed again: a
+    // create() that hangs must not keep the settings callback (and the service waiting on it).
+    const cached = check.bySettings.get(JSON.stringify(resolved))
+    const made = cached ?? Promise.resolve().then(() => check.definition.create(resolved as never, check.context))
+    const r = (await settleWithin([made], check.timeoutMs))[0]!
+    if ('value' in r) {
+      if (!cached) {
+        try {
+          await r.value?.close?.()
+        } catch {
+          // Started with these options is all that was asked.
+        }
+      }
+    } else if (r.code === 'plugin-timed-out') {
+      errors.push(`check "${check.id}": plugin "${check.plugin}" did not start within ${check.timeoutMs} ms with these options`)
+      if (!cached) void made.then((instance) => instance?.close?.(), () => undefined).catch(() => undefined)
+    } else errors.push(`check "${check.id}": plugin "${check.plugin}" refused its options: ${r.error}`)
   }
   return errors
 }

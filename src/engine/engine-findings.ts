@@ -55,7 +55,7 @@ export const { messages: ENGINE_MESSAGES, report: engineFinding } = defineMessag
   },
   'plugin-not-started': {
     severity: 'error',
-    meaning: 'The plugin\'s `create()` failed with the step\'s settings put into its options.',
+    meaning: 'The plugin\'s `create()` failed with the step\'s settings put into its options, or did not finish within the check\'s timeout (a failed one is started again on the next run).',
     text: failed,
   },
 })

@@ -111,7 +111,7 @@ function mostSevere(severities: Severity[], n: number): Set<number> {
 interface Failure { code: FailureCode; error: string }
 
 /** Await promises for at most `ms`; those still pending then are reported as timed out. */
-async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): Promise<Array<{ value: T } | Failure>> {
+export async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): Promise<Array<{ value: T } | Failure>> {
   const results: Array<{ value: T } | Failure | undefined> = Array.from({ length: promises.length }, () => undefined)
   let timer: NodeJS.Timeout | undefined
   const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })
@@ -129,6 +129,9 @@ async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): Promise
 
 const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
+/** Instances whose create() has ended, by its promise: a run does not wait on those again. */
+const STARTED = new WeakMap<Promise<PluginInstance>, PluginInstance>()
+
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return !!v && typeof (v as { then?: unknown }).then === 'function'
 }
@@ -140,16 +143,43 @@ export class PipelineRunner {
     private readonly onError: OnError,
   ) {}
 
-  async instanceFor(check: CompiledCheck, settings: Record<string, unknown>): Promise<PluginInstance> {
-    if (check.fixed) return check.fixed
-    const resolved = resolvePluginOptions(check.definition, interpolateSettings(check.options, settings))
+  /**
+   * The check's instance for these settings (made once per distinct options). A create() that
+   * fails is forgotten, so the next run tries again (a failure may be passing: a network call).
+   */
+  instanceFor(check: CompiledCheck, settings: Record<string, unknown>): Promise<PluginInstance> {
+    if (check.fixed) return Promise.resolve(check.fixed)
+    let resolved: unknown
+    try {
+      resolved = resolvePluginOptions(check.definition, interpolateSettings(check.options, settings))
+    } catch (e) {
+      return Promise.reject(e)
+    }
     const key = JSON.stringify(resolved)
     let p = check.bySettings.get(key)
     if (!p) {
-      p = Promise.resolve(check.definition.create(resolved as never, check.context))
-      check.bySettings.set(key, p)
+      const made = Promise.resolve().then(() => check.definition.create(resolved as never, check.context))
+      made.catch(() => {
+        if (check.bySettings.get(key) === made) check.bySettings.delete(key)
+      })
+      check.bySettings.set(key, (p = made))
     }
     return p
+  }
+
+  /**
+   * The instance, waited for at most the check's timeout: a create() that never ends must not
+   * hold the run (nor, its promise kept, every later run with those settings) for ever.
+   */
+  private async started(check: CompiledCheck, settings: Record<string, unknown>): Promise<{ value: PluginInstance } | Failure> {
+    if (check.fixed) return { value: check.fixed }
+    // The same promise for the same options (cached): once it has ended, no wait and no timer.
+    const p = this.instanceFor(check, settings)
+    const ready = STARTED.get(p)
+    if (ready) return { value: ready }
+    const r = (await settleWithin([p], check.timeoutMs))[0]!
+    if ('value' in r) STARTED.set(p, r.value)
+    return r
   }
 
   async run(items: Item[], signal?: AbortSignal, progress?: Progress, more?: RunMore): Promise<RunResult[]> {
@@ -190,13 +220,13 @@ export class PipelineRunner {
     }
     if (active.length === 0) return
     progress?.(-1, check.index)
-    let instance: PluginInstance
-    try {
-      instance = await this.instanceFor(check, settings)
-    } catch (e) {
-      for (const s of active) this.fail(s, check, 'plugin-not-started', `could not start with these settings: ${errorText(e)}`)
+    const started = await this.started(check, settings)
+    if (!('value' in started)) {
+      const why = started.code === 'plugin-timed-out' ? `create() did not finish within ${check.timeoutMs} ms` : started.error
+      for (const s of active) this.fail(s, check, 'plugin-not-started', `could not start with these settings: ${why}`)
       return
     }
+    const instance = started.value
     if (instance.checkBatch) await this.runBatch(check, instance, active, progress)
     else if (instance.check) await this.runEach(check, instance, active, progress)
     else for (const s of active) this.fail(s, check, 'plugin-bad-result', 'has neither check() nor checkBatch()')

@@ -155,6 +155,22 @@ ${LATER}${ROUTES}on-error: failed
     ])
   })
 
+  it('a create() that never ends fails its strings after the check\'s timeout, every run; one that failed is tried again', async () => {
+    const { pipeline } = await load(body.replace("with: { mood: '${settings.mood}' }", "with: { mood: '${settings.mood}' }\n    timeout: 200"))
+    const strings = [{ source: 'a', translation: 'x' }]
+    for (let run = 0; run < 2; run++) {
+      const started = Date.now()
+      const r = await pipeline.run(items(strings, { mood: 'stuck' }))
+      expect(r.map(seen)).toEqual([{ output: 'failed', port: 'translated', retry: undefined, findings: [engine('plugin-not-started', 'could not start with these settings: create() did not finish within 200 ms', 'moody')] }])
+      expect(Date.now() - started).toBeLessThan(2000)
+    }
+    // The settings callback is answered too: refused, within the timeout.
+    expect(await pipeline.checkSettings({ mood: 'stuck' })).toEqual(['check "moody": plugin "moody" did not start within 200 ms with these options'])
+    // A failed start is not kept: the next run starts it again.
+    expect((await pipeline.run(items(strings, { mood: 'flaky' }))).map((r) => r.findings[0]?.code)).toEqual(['plugin-not-started'])
+    expect((await pipeline.run(items(strings, { mood: 'flaky' }))).map((r) => r.findings[0]?.message)).toEqual(['flaky: a'])
+  })
+
   it('is not started at all when its `if` selects no string of the run', async () => {
     const { pipeline, counts } = await load(body.replace("with: { mood: '${settings.mood}' }", "with: { mood: '${settings.mood}' }\n    if: key == \"never\""))
     const r = await pipeline.run(items([{ source: 'a', translation: 'x' }], { mood: 'grumpy' }))
