@@ -204,6 +204,9 @@ function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueu
  */
 export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): boolean; push(jobs: Job[]): void }) {
   const waiting = new Map<string, Map<NodeJS.Timeout, { jobs: Job[]; notBefore: number }>>()
+  /** Strings waiting, per organization (domain), and in all. */
+  const strings = new Map<string, number>()
+  let total = 0
   const go = (domain: string, t: NodeJS.Timeout) => {
     const byTimer = waiting.get(domain)
     const entry = byTimer?.get(t)
@@ -211,7 +214,12 @@ export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): bo
     deps.timers.delete(t)
     byTimer?.delete(t)
     if (byTimer && byTimer.size === 0) waiting.delete(domain)
-    if (entry && !deps.closing()) deps.push(entry.jobs)
+    if (!entry) return
+    const left = (strings.get(domain) ?? 0) - entry.jobs.length
+    if (left > 0) strings.set(domain, left)
+    else strings.delete(domain)
+    total -= entry.jobs.length
+    if (!deps.closing()) deps.push(entry.jobs)
   }
   return {
     add(jobs: Job[], delayMs: number, notBeforeMs = 0) {
@@ -222,6 +230,16 @@ export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): bo
       let byTimer = waiting.get(domain)
       if (!byTimer) waiting.set(domain, (byTimer = new Map()))
       byTimer.set(t, { jobs, notBefore: Date.now() + notBeforeMs })
+      strings.set(domain, (strings.get(domain) ?? 0) + jobs.length)
+      total += jobs.length
+    },
+    /** Strings of the organization waiting out a back-off. */
+    waitingFor(domain: string): number {
+      return strings.get(domain) ?? 0
+    },
+    /** Strings waiting out a back-off, of every organization. */
+    get waiting(): number {
+      return total
     },
     release(domain: string) {
       const byTimer = waiting.get(domain)
@@ -246,6 +264,8 @@ interface Parts {
   findings: FindingsLog
   issues: IssueSender
   findingsStage: FindingsStage
+  /** Strings waiting out a back-off, outside the window (createRetries). */
+  retries: { readonly waiting: number }
 }
 
 /** The stages of a string's path, wired to each other (no HTTP yet). */
@@ -268,7 +288,16 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       retry: ({ reason }) => metrics.apiRetries.inc({ reason: reason === 'network' ? 'network' : reason === '429' ? '429' : '5xx' }),
     },
   })
-  const retries = createRetries({ timers, closing, push: (jobs) => queue.push(jobs) })
+  // Strings waiting out a back-off leave their room in the window to the other organizations
+  // (retryLater below) and take it again when they go; meanwhile their organization takes nothing
+  // more from the disk (the backlog's isHeld), so they stay within what the window held.
+  const retries = createRetries({
+    timers, closing,
+    push: (jobs) => {
+      queue.reserve(jobs.length)
+      queue.push(jobs)
+    },
+  })
   const held = new HeldOrganizations({
     log,
     baseDelayMs: deps.heldBaseDelayMs,
@@ -332,7 +361,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     onRoom: () => backlog?.kick(),
   })
   const backlog = local
-    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
+    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined || retries.waitingFor(domain) > 0, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
     : undefined
   // Held strings wait on disk (the backlog); with BullMQ, in Redis apart from the queue.
   const stash = async (jobs: Job[]) => {
@@ -358,13 +387,16 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     reentered: (n) => metrics.rechecks.inc({ status: 'NEED_PROCESS' }, n),
     retryLater(jobs, delayMs, notBeforeMs) {
       metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
+      // Added before their room is given back: the room goes to another organization, not to
+      // more of this one's strings from the disk.
       retries.add(jobs, delayMs, notBeforeMs)
+      queue.finish(jobs.length)
     },
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
     ...(deps.pipelines.isLong ? { isLong: (item: Item) => deps.pipelines.isLong!(item), detach: (task: () => Promise<void>, jobs: Job[], weight: number) => queue.detach(task, jobs, weight) } : {}),
   })
   const intake = new Intake({ dedupe, queue, local: local && { journal: local, backlog: backlog! }, shared })
-  return { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage }
+  return { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries }
 }
 
 /** How long a webhook request under way when the listener closes may take to be answered (ms). */
@@ -573,7 +605,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   let closing = false
   let replayDone = false
   const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
-  const { journal, shared, backlog, api, queue, reporter, held, intake, reconciler, findings, issues, findingsStage } = parts
+  const { journal, shared, backlog, api, queue, reporter, held, intake, reconciler, findings, issues, findingsStage, retries } = parts
   const pipelines = () => deps.pipelines.current
 
   const { app, decoder } = createHttp(deps, parts, metrics, { closing: () => closing, replaying: () => !replayDone, signal: shutdown.signal })
@@ -634,8 +666,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     clearTimeout(timer)
     if (replayLate) throw new Error(`worker not idle after ${timeoutMs} ms: the journal's replay has not gone through (is the store reachable?)`)
     const waiting = async () => (shared ? (await shared.backlog()) - shared.held : (backlog?.waiting() ?? 0) - (backlog ? heldWaiting(backlog, held) : 0))
-    while (queue.depth > 0 || (await waiting()) > 0) {
-      if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open`)
+    while (queue.depth > 0 || retries.waiting > 0 || (await waiting()) > 0) {
+      if (Date.now() > deadline) throw new Error(`worker not idle after ${timeoutMs} ms: ${queue.depth} strings open, ${retries.waiting} waiting out a back-off`)
       await new Promise((r) => setTimeout(r, 20))
     }
   }

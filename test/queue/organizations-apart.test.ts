@@ -17,10 +17,10 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop()
 })
 
-async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['config'] = {}) {
+async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['config'] = {}, sizes = { a: 4, b: 5 }) {
   const emulator = await startEmulator({
-    strings: 4, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step',
-    organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: 5, languages: ['de'], seed: 4 }],
+    strings: sizes.a, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step',
+    organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: sizes.b, languages: ['de'], seed: 4 }],
   })
   stops.push(() => emulator.stop())
   const tokens = new Map<string, string>()
@@ -86,6 +86,25 @@ it('an organization whose API hangs keeps the work slots for one API_TIMEOUT_MS 
   await expect.poll(() => emulator.summary(a).notDone, { timeout: 45_000, interval: 200 }).toBe(0)
   expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
 })
+
+it('strings waiting out a back-off leave the window to another organization: a failing one with more than a window of strings keeps no one out', async () => {
+  // A's 300 strings against a window of 100: before, A's strings waiting out their back-off kept
+  // their room, the window stayed full of them, and B's 40 waited on disk for minutes (until A's
+  // attempts were spent and A was held).
+  const { emulator, worker, a, b } = await twoOrganizations({ queueLimit: 100 }, { a: 60, b: 40 })
+  emulator.configureFaults({ errorRate: 1 }, a)
+  await emulator.sendPending({ organization: a, batchSize: 300 })
+  await new Promise((r) => setTimeout(r, 1500)) // A's first reads have failed
+  const started = Date.now()
+  await emulator.sendPending({ organization: b, batchSize: 40 })
+  await expect.poll(() => emulator.summary(b).notDone, { timeout: 10_000, interval: 50 }).toBe(0)
+  expect(Date.now() - started).toBeLessThan(5000)
+  // Meanwhile A took no more from the disk than the window held: its strings wait there.
+  expect(worker.stats().backlog).toBeGreaterThanOrEqual(200)
+  emulator.configureFaults(null, a)
+  await expect.poll(() => emulator.summary(a).notDone, { timeout: 60_000, interval: 200 }).toBe(0)
+  expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
+}, 90_000)
 
 it('strings waiting out a back-off go when their organization\'s API answers again, but not before a Retry-After they were given', () => {
   const pushed: number[][] = []

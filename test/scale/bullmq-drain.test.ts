@@ -7,7 +7,7 @@ import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 import { describeWithService } from '../support/services.js'
 
-const DB = 10
+const DB = 12 // a database of its own: bullmq-held.test.ts empties 10 while this file may run beside it
 const QUEUE_NAME = 'drain-test'
 const batch = (ids: number[]) => JSON.stringify({ events: ids.map((stringId) => recalculationEvent({ stringId })) })
 const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => from + i)
