@@ -202,10 +202,12 @@ function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueu
  * go when their timer fires, or when an API request for the organization succeeds: all at once,
  * but for those the service asked to wait longer (a Retry-After), which keep their time.
  */
-export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): boolean; push(jobs: Job[]): void }) {
-  const waiting = new Map<string, Map<NodeJS.Timeout, { jobs: Job[]; notBefore: number }>>()
-  /** Strings waiting, per organization (domain), and in all. */
-  const strings = new Map<string, number>()
+export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): boolean; push(jobs: Job[], roomGiven: boolean): void; drained?(domain: string): void }) {
+  interface Entry { jobs: Job[]; notBefore: number; roomGiven: boolean }
+  const waiting = new Map<string, Map<NodeJS.Timeout, Entry>>()
+  /** Strings that gave their room back, per organization (domain), and in all. */
+  const giving = new Map<string, number>()
+  let given = 0
   let total = 0
   const go = (domain: string, t: NodeJS.Timeout) => {
     const byTimer = waiting.get(domain)
@@ -215,27 +217,40 @@ export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): bo
     byTimer?.delete(t)
     if (byTimer && byTimer.size === 0) waiting.delete(domain)
     if (!entry) return
-    const left = (strings.get(domain) ?? 0) - entry.jobs.length
-    if (left > 0) strings.set(domain, left)
-    else strings.delete(domain)
     total -= entry.jobs.length
-    if (!deps.closing()) deps.push(entry.jobs)
+    if (entry.roomGiven) {
+      given -= entry.jobs.length
+      const left = (giving.get(domain) ?? 0) - entry.jobs.length
+      if (left > 0) giving.set(domain, left)
+      else giving.delete(domain)
+    }
+    if (!deps.closing()) deps.push(entry.jobs, entry.roomGiven)
+    // Its organization may take from the disk again (after the push: their room is taken first).
+    if (entry.roomGiven && !giving.has(domain)) deps.drained?.(domain)
   }
   return {
-    add(jobs: Job[], delayMs: number, notBeforeMs = 0) {
+    /** `roomGiven`: their room in the window was given back; they take it again when they go. */
+    add(jobs: Job[], delayMs: number, notBeforeMs = 0, roomGiven = false) {
       const domain = jobs[0]?.domain ?? ''
       const t = setTimeout(() => go(domain, t), delayMs)
       t.unref()
       deps.timers.add(t)
       let byTimer = waiting.get(domain)
       if (!byTimer) waiting.set(domain, (byTimer = new Map()))
-      byTimer.set(t, { jobs, notBefore: Date.now() + notBeforeMs })
-      strings.set(domain, (strings.get(domain) ?? 0) + jobs.length)
+      byTimer.set(t, { jobs, notBefore: Date.now() + notBeforeMs, roomGiven })
       total += jobs.length
+      if (roomGiven) {
+        giving.set(domain, (giving.get(domain) ?? 0) + jobs.length)
+        given += jobs.length
+      }
     },
-    /** Strings of the organization waiting out a back-off. */
-    waitingFor(domain: string): number {
-      return strings.get(domain) ?? 0
+    /** Strings of the organization waiting out a back-off with their room given back. */
+    givingFor(domain: string): number {
+      return giving.get(domain) ?? 0
+    },
+    /** Strings waiting with their room given back, of every organization. */
+    get given(): number {
+      return given
     },
     /** Strings waiting out a back-off, of every organization. */
     get waiting(): number {
@@ -246,6 +261,14 @@ export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): bo
       if (!byTimer) return
       const now = Date.now()
       for (const [t, entry] of [...byTimer]) if (entry.notBefore <= now) go(domain, t)
+    },
+    /** Forget every waiting string (the worker stopped; they are in the journal). */
+    clear() {
+      for (const byTimer of waiting.values()) for (const t of byTimer.keys()) clearTimeout(t)
+      waiting.clear()
+      giving.clear()
+      given = 0
+      total = 0
     },
   }
 }
@@ -265,7 +288,7 @@ interface Parts {
   issues: IssueSender
   findingsStage: FindingsStage
   /** Strings waiting out a back-off, outside the window (createRetries). */
-  retries: { readonly waiting: number }
+  retries: { readonly waiting: number; clear(): void }
 }
 
 /** The stages of a string's path, wired to each other (no HTTP yet). */
@@ -293,10 +316,11 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   // more from the disk (the backlog's isHeld), so they stay within what the window held.
   const retries = createRetries({
     timers, closing,
-    push: (jobs) => {
-      queue.reserve(jobs.length)
+    push: (jobs, roomGiven) => {
+      if (roomGiven) queue.reserve(jobs.length)
       queue.push(jobs)
     },
+    drained: () => backlog?.kick(),
   })
   const held = new HeldOrganizations({
     log,
@@ -361,7 +385,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     onRoom: () => backlog?.kick(),
   })
   const backlog = local
-    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined || retries.waitingFor(domain) > 0, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
+    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined || retries.givingFor(domain) > 0, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
     : undefined
   // Held strings wait on disk (the backlog); with BullMQ, in Redis apart from the queue.
   const stash = async (jobs: Job[]) => {
@@ -385,12 +409,16 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     hold: outcomes.holdJobs,
     drop: outcomes.drop,
     reentered: (n) => metrics.rechecks.inc({ status: 'NEED_PROCESS' }, n),
-    retryLater(jobs, delayMs, notBeforeMs) {
+    retryLater(jobs, delayMs, notBeforeMs, apiFailed) {
       metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
-      // Added before their room is given back: the room goes to another organization, not to
-      // more of this one's strings from the disk.
-      retries.add(jobs, delayMs, notBeforeMs)
-      queue.finish(jobs.length)
+      // Their organization's API failed: their room goes to the other organizations (added first,
+      // so that it goes to another, not to more of this one's strings from the disk), as long as
+      // the strings so waiting stay within a window's worth (memory: at most twice QUEUE_LIMIT).
+      // Other retries (a pipeline's, the long-text lane full) keep their room, as their
+      // organization's other strings still run.
+      const give = apiFailed === true && retries.given + jobs.length <= queue.limit
+      retries.add(jobs, delayMs, notBeforeMs, give)
+      if (give) queue.finish(jobs.length)
     },
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
     ...(deps.pipelines.isLong ? { isLong: (item: Item) => deps.pipelines.isLong!(item), detach: (task: () => Promise<void>, jobs: Job[], weight: number) => queue.detach(task, jobs, weight) } : {}),
@@ -706,6 +734,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       shutdown.abort()
       await reporter.flush().catch(() => undefined)
       for (const t of timers) clearTimeout(t)
+      retries.clear()
       clearInterval(heldTimer)
       heldSweep?.stop()
       clearInterval(aliveTimer)

@@ -242,8 +242,9 @@ export const CLOSE_WAIT_MS = 5000
 
 /**
  * Close plugin instances, each once; a close that throws is logged, never thrown. An instance
- * still starting is closed once its create() ends, waited for at most `waitMs`: a create() that
- * never ends must not hold a reload or a shutdown.
+ * still starting is closed once its create() ends. All of it, close() included, is waited for at
+ * most `waitMs`: a create() or close() that never ends must not hold a reload or a shutdown (one
+ * that ends later goes on by itself).
  */
 export async function closeAll(instances: Array<Promise<PluginInstance> | PluginInstance>, log: Logger, waitMs = CLOSE_WAIT_MS): Promise<void> {
   const closed = new Set<PluginInstance>()

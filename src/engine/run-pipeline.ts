@@ -131,6 +131,10 @@ const errorText = (e: unknown): string => (e instanceof Error ? e.message : Stri
 
 /** Instances whose create() has ended, by its promise: a run does not wait on those again. */
 const STARTED = new WeakMap<Promise<PluginInstance>, PluginInstance>()
+/** create()s that timed out, by promise: until when runs fail at once instead of waiting again. */
+const STUCK = new WeakMap<Promise<PluginInstance>, number>()
+/** How long runs fail at once after a create() timed out, before one is tried again (ms). */
+const STUCK_RETRY_MS = 60_000
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return !!v && typeof (v as { then?: unknown }).then === 'function'
@@ -159,9 +163,12 @@ export class PipelineRunner {
     let p = check.bySettings.get(key)
     if (!p) {
       const made = Promise.resolve().then(() => check.definition.create(resolved as never, check.context))
-      made.catch(() => {
-        if (check.bySettings.get(key) === made) check.bySettings.delete(key)
-      })
+      made.then(
+        (instance) => void STARTED.set(made, instance),
+        () => {
+          if (check.bySettings.get(key) === made) check.bySettings.delete(key)
+        },
+      )
       check.bySettings.set(key, (p = made))
     }
     return p
@@ -174,11 +181,21 @@ export class PipelineRunner {
   private async started(check: CompiledCheck, settings: Record<string, unknown>): Promise<{ value: PluginInstance } | Failure> {
     if (check.fixed) return { value: check.fixed }
     // The same promise for the same options (cached): once it has ended, no wait and no timer.
-    const p = this.instanceFor(check, settings)
+    let p = this.instanceFor(check, settings)
     const ready = STARTED.get(p)
     if (ready) return { value: ready }
+    const stuck = STUCK.get(p)
+    if (stuck !== undefined) {
+      // It timed out before: runs fail at once for a while, then a new create() is tried (the
+      // late one is closed if it ever ends).
+      if (Date.now() < stuck) return { code: 'plugin-timed-out', error: `timed out after ${check.timeoutMs} ms` }
+      for (const [key, value] of check.bySettings) if (value === p) check.bySettings.delete(key)
+      void p.then((instance) => instance?.close?.(), () => undefined).catch(() => undefined)
+      p = this.instanceFor(check, settings)
+    }
     const r = (await settleWithin([p], check.timeoutMs))[0]!
     if ('value' in r) STARTED.set(p, r.value)
+    else if (r.code === 'plugin-timed-out') STUCK.set(p, Date.now() + Math.max(STUCK_RETRY_MS, check.timeoutMs))
     return r
   }
 

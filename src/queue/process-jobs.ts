@@ -28,9 +28,12 @@ export interface ProcessDeps {
   isCurrent(job: Job): boolean
   /** Superseded by a newer revision: finished without a report. */
   superseded(job: Job): void | Promise<void>
-  /** Run again later (retry policy, failed fetch). */
-  /** Run them again in `delayMs`, or sooner when the organization's API answers, but never before `notBeforeMs` (a Retry-After). */
-  retryLater(jobs: Job[], delayMs: number, notBeforeMs?: number): void
+  /**
+   * Run them again in `delayMs`, or sooner when the organization's API answers, but never before
+   * `notBeforeMs` (a Retry-After). `apiFailed`: they wait because their organization's API failed
+   * (their room in the window goes to other organizations meanwhile).
+   */
+  retryLater(jobs: Job[], delayMs: number, notBeforeMs?: number, apiFailed?: boolean): void
   park(job: Job, reason: string): void | Promise<void>
   /** `retryAfterMs`: the last answer's Retry-After, the soonest the organization is tried again. */
   hold(jobs: Job[], reason: string, cause: HoldCause, retryAfterMs?: number): void | Promise<void>
@@ -84,7 +87,7 @@ function failureRules(deps: ProcessDeps) {
    * Try the jobs again later, with back-off (never before `minDelayMs`, a Retry-After); past
    * maxAttempts, `spent` decides (park, or hold).
    */
-  const giveUpOrRetry = async (jobs: Job[], spent: (jobs: Job[]) => Promise<void> | void, minDelayMs = 0) => {
+  const giveUpOrRetry = async (jobs: Job[], spent: (jobs: Job[]) => Promise<void> | void, minDelayMs = 0, apiFailed = false) => {
     const again: Job[] = []
     const out: Job[] = []
     for (const job of jobs) {
@@ -92,7 +95,7 @@ function failureRules(deps: ProcessDeps) {
       ;(job.attempts >= deps.maxAttempts ? out : again).push(job)
     }
     if (out.length) await spent(out)
-    if (again.length) deps.retryLater(again, Math.max(minDelayMs, retryDelay(again[0]!.attempts)), minDelayMs)
+    if (again.length) deps.retryLater(again, Math.max(minDelayMs, retryDelay(again[0]!.attempts)), minDelayMs, apiFailed)
   }
   const park = async (jobs: Job[], reason: string) => {
     for (const job of jobs) await deps.park(job, reason)
@@ -111,7 +114,7 @@ function failureRules(deps: ProcessDeps) {
     if (verdict.kind === 'drop') return deps.drop(jobs, reason)
     log.warn({ err: error }, `${what}; the strings will be tried again`)
     const retryAfterMs = (error as ApiError).retryAfterMs ?? 0
-    if (verdict.kind === 'hold') return giveUpOrRetry(jobs, (out) => deps.hold(out, reason, 'unavailable', retryAfterMs), retryAfterMs)
+    if (verdict.kind === 'hold') return giveUpOrRetry(jobs, (out) => deps.hold(out, reason, 'unavailable', retryAfterMs), retryAfterMs, true)
     return giveUpOrRetry(jobs, (out) => park(out, reason))
   }
 

@@ -10,6 +10,7 @@ import { startTestWorker } from '../support/start-test-worker.js'
 import { fakePipelines } from '../support/fake-pipelines.js'
 import { createRetries } from '../../src/worker.js'
 import type { Job } from '../../src/protocol/job.js'
+import type { Item } from '../../src/engine/types.js'
 
 const SECRET = 'apart-secret'
 const stops: Array<() => Promise<void>> = []
@@ -17,7 +18,7 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop()
 })
 
-async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['config'] = {}, sizes = { a: 4, b: 5 }) {
+async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['config'] = {}, sizes = { a: 4, b: 5 }, decide: (item: Item) => string = () => 'approved') {
   const emulator = await startEmulator({
     strings: sizes.a, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step',
     organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: sizes.b, languages: ['de'], seed: 4 }],
@@ -27,7 +28,7 @@ async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['c
   for (const org of emulator.organizations()) tokens.set(org.domain, (await emulator.authorizeDirect({ organization: org.domain })).access_token)
   const [a, b] = emulator.organizations()
   const worker = await startTestWorker({
-    pipelines: fakePipelines('test-step', () => 'approved', { needsTranslation: true }),
+    pipelines: fakePipelines('test-step', decide, { needsTranslation: true }),
     config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], ...config },
     tokens: new StaticTokenProvider(tokens),
     heldBaseDelayMs: 200,
@@ -105,6 +106,20 @@ it('strings waiting out a back-off leave the window to another organization: a f
   await expect.poll(() => emulator.summary(a).notDone, { timeout: 60_000, interval: 200 }).toBe(0)
   expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
 }, 90_000)
+
+it('a string its pipeline sends back for a retry keeps its room and holds up nothing of its organization', async () => {
+  // One string of 500 the pipeline always answers "retry" (not its API failing): the rest of its
+  // organization, more than the window, goes on being read from disk and is DONE meanwhile.
+  let stuck: number | undefined
+  const decide = (item: Item) => {
+    if (item.targetLanguage.id === 'de') stuck ??= item.id
+    return item.id === stuck && item.targetLanguage.id === 'de' ? 'retry' : 'approved'
+  }
+  const { emulator, a } = await twoOrganizations({ queueLimit: 100 }, { a: 100, b: 1 }, decide)
+  await emulator.sendPending({ organization: a, batchSize: 500 })
+  await expect.poll(() => emulator.progress(a).done, { timeout: 15_000, interval: 100 }).toBe(499)
+  expect(stuck).toBeDefined()
+}, 30_000)
 
 it('strings waiting out a back-off go when their organization\'s API answers again, but not before a Retry-After they were given', () => {
   const pushed: number[][] = []
