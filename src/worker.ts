@@ -111,7 +111,8 @@ export interface Worker {
   /** Wait for findings log writes and issue requests under way. */
   findingsIdle(): Promise<void>
   /** Counts for tests and the operator. */
-  stats(): { depth: number; journal: number; parked: number; held: number; patches: number; backlog: number }
+  /** `retrying`: strings in memory waiting out a back-off with their room in the window given back (outside `depth`). */
+  stats(): { depth: number; retrying: number; journal: number; parked: number; held: number; patches: number; backlog: number }
   /** Replay of the journal finished. */
   replayed: Promise<void>
   /** Run the reconciliation sweep once now. */
@@ -288,7 +289,7 @@ interface Parts {
   issues: IssueSender
   findingsStage: FindingsStage
   /** Strings waiting out a back-off, outside the window (createRetries). */
-  retries: { readonly waiting: number; clear(): void }
+  retries: { readonly waiting: number; readonly given: number; clear(): void }
 }
 
 /** The stages of a string's path, wired to each other (no HTTP yet). */
@@ -537,11 +538,12 @@ function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens
 }
 
 /** Sets the queue, journal, backlog and held gauges from the parts' current state. */
-function collectGauges(metrics: Metrics, { queue, journal, backlog, shared, held }: Parts): void {
+function collectGauges(metrics: Metrics, { queue, journal, backlog, shared, held, retries }: Parts): void {
   // With BullMQ the counts come from Redis, refreshed here (they are read at most every 250 ms).
   if (shared) void shared.backlog().catch(() => undefined)
   metrics.queueDepth.set(queue.depth)
   metrics.queueWaiting.set(queue.waiting)
+  metrics.retrying.set(retries.waiting)
   metrics.journalSize.set(journal.size)
   metrics.parked.set(journal.parked)
   metrics.backlogStrings.reset()
@@ -770,6 +772,6 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     stop,
     backlog,
     backlogList: () => backlog?.list() ?? shared?.list() ?? [],
-    stats: () => ({ depth: queue.depth, journal: journal.size, parked: journal.parked, held: held.count(), patches: reporter.patches, backlog: backlog?.waiting() ?? 0 }),
+    stats: () => ({ depth: queue.depth, retrying: retries.given, journal: journal.size, parked: journal.parked, held: held.count(), patches: reporter.patches, backlog: backlog?.waiting() ?? 0 }),
   }
 }

@@ -107,6 +107,32 @@ it('strings waiting out a back-off leave the window to another organization: a f
   expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
 }, 90_000)
 
+it('strings waiting out a back-off stay within a window\'s worth, however many organizations fail at once: memory holds at most twice QUEUE_LIMIT', async () => {
+  const others = Array.from({ length: 7 }, (_, i) => ({ id: String(300_001 + i), domain: `org${i}`, appSecret: SECRET, strings: 60, languages: ['de', 'fr', 'ja', 'ar', 'ru'], seed: 10 + i }))
+  const emulator = await startEmulator({ strings: 60, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step', organizations: others })
+  stops.push(() => emulator.stop())
+  const tokens = new Map<string, string>()
+  for (const org of emulator.organizations()) tokens.set(org.domain, (await emulator.authorizeDirect({ organization: org.domain })).access_token)
+  const worker = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { needsTranslation: true }), config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], queueLimit: 100 }, tokens: new StaticTokenProvider(tokens), heldBaseDelayMs: 200 })
+  stops.unshift(() => worker.stop())
+  emulator.configure({ webhookUrl: `${worker.url}/webhooks` })
+  // Every organization's API down (as when the worker's own network fails): 8 x 300 strings.
+  for (const org of emulator.organizations()) emulator.configureFaults({ errorRate: 1 }, org.domain)
+  for (const org of emulator.organizations()) await emulator.sendPending({ organization: org.domain, batchSize: 300 })
+  let most = 0
+  let mostRetrying = 0
+  for (const until = Date.now() + 8000; Date.now() < until; ) {
+    const { depth, retrying } = worker.stats()
+    most = Math.max(most, depth + retrying)
+    mostRetrying = Math.max(mostRetrying, retrying)
+    await new Promise((r) => setTimeout(r, 20))
+  }
+  expect(mostRetrying).toBeGreaterThan(50) // the back-offs were under way
+  expect(most).toBeLessThanOrEqual(200)
+  for (const org of emulator.organizations()) emulator.configureFaults(null, org.domain)
+  await expect.poll(() => emulator.organizations().reduce((n, o) => n + emulator.summary(o.domain).notDone, 0), { timeout: 60_000, interval: 200 }).toBe(0)
+}, 90_000)
+
 it('a string its pipeline sends back for a retry keeps its room and holds up nothing of its organization', async () => {
   // One string of 500 the pipeline always answers "retry" (not its API failing): the rest of its
   // organization, more than the window, goes on being read from disk and is DONE meanwhile.
