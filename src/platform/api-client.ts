@@ -5,10 +5,7 @@
 import PQueue from 'p-queue'
 import { apiUrlFor, type Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
-import { parseRetryAfter } from '../util/retry-after.js'
-
-/** The longest Retry-After a failed request passes on to its caller (ms). */
-export const RETRY_AFTER_MAX_MS = 10 * 60_000
+import { parseRetryAfter, RETRY_AFTER_MAX_MS } from '../util/retry-after.js'
 import { createHttpTransport, type Transport } from './http-transport.js'
 import type { TokenProvider } from './token-provider.js'
 
@@ -174,8 +171,6 @@ export class ApiClient {
       if (status >= 200 && status < 300) return (text && !options.ignoreBody ? JSON.parse(text) : undefined) as T
       const failed = new ApiError(status, status === 0 ? `network error: ${text}` : text, method, path, attempt + 1)
       const asked = parseRetryAfter(retryAfter)
-      // Believed up to ten minutes: a wait of days (or a number too large for a timer, which Node
-      // would fire at once) is a broken header, not a plan.
       if (asked !== undefined) failed.retryAfterMs = Math.min(asked, RETRY_AFTER_MAX_MS)
       lastError = failed
       if (status === 401 && !refreshed) {
@@ -184,9 +179,9 @@ export class ApiClient {
         attempt--
         continue
       }
-      if (status === 429) delay = parseRetryAfter(retryAfter) ?? this.backoff(attempt)
+      if (status === 429) delay = asked ?? this.backoff(attempt)
       else if (options.idempotent === false) throw lastError
-      else if (status === 0 || status === 408 || status >= 500) delay = parseRetryAfter(retryAfter) ?? this.backoff(attempt)
+      else if (status === 0 || status === 408 || status >= 500) delay = asked ?? this.backoff(attempt)
       else throw lastError
       if (attempt + 1 >= maxAttempts || (timedOut && options.retryTimeouts === false)) break
       delay = Math.min(delay, this.maxDelayMs)

@@ -15,11 +15,10 @@ import type { HoldCause } from '../platform/reporter.js'
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Job } from '../protocol/job.js'
+import { RETRY_AFTER_MAX_MS } from '../util/retry-after.js'
 
 /** The longest back-off of an organization held because its API kept failing (ms). */
 export const UNAVAILABLE_MAX_DELAY_MS = 15_000
-/** The longest a Retry-After puts off a held organization's next try (a longer one is not believed). */
-export const RETRY_AFTER_HOLD_MAX_MS = 10 * 60_000
 
 export interface HeldOrganizationView {
   domain: string
@@ -101,12 +100,12 @@ export class HeldOrganizations {
   /**
    * Count `strings` of the organization as held (they wait on disk) and say why, once.
    * `retryAfterMs`: the service's Retry-After on the answer that made this hold (429, 503): the
-   * next try is not before it (up to RETRY_AFTER_HOLD_MAX_MS), whatever the back-off says.
+   * next try is not before it (up to RETRY_AFTER_MAX_MS), whatever the back-off says.
    */
   hold(domain: string, strings: number, reason: string, cause: HoldCause = 'disconnected', retryAfterMs = 0): void {
     const e = this.entry(domain, reason, cause)
     e.strings += strings
-    if (retryAfterMs > 0 && e.nextTryAt !== undefined) e.nextTryAt = Math.max(e.nextTryAt, this.now() + Math.min(retryAfterMs, RETRY_AFTER_HOLD_MAX_MS))
+    if (retryAfterMs > 0 && e.nextTryAt !== undefined) e.nextTryAt = Math.max(e.nextTryAt, this.now() + Math.min(retryAfterMs, RETRY_AFTER_MAX_MS))
   }
 
   holdJobs(jobs: Job[], reason: string, cause: HoldCause = 'disconnected', retryAfterMs = 0): void {

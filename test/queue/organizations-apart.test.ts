@@ -4,7 +4,7 @@
 // the slot and is tried again later, with back-off (at least the Retry-After); never parked while
 // nothing of the organization's API answers (then held as unavailable, tried by themselves).
 import { afterEach, expect, it } from 'vitest'
-import { startEmulator } from '../../src/emulator/index.js'
+import { startEmulator, type OrganizationOptions } from '../../src/emulator/index.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { startTestWorker } from '../support/start-test-worker.js'
 import { fakePipelines } from '../support/fake-pipelines.js'
@@ -18,23 +18,26 @@ afterEach(async () => {
   for (const stop of stops.splice(0)) await stop()
 })
 
-async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['config'] = {}, sizes = { a: 4, b: 5 }, decide: (item: Item) => string = () => 'approved') {
-  const emulator = await startEmulator({
-    strings: sizes.a, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step',
-    organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: sizes.b, languages: ['de'], seed: 4 }],
-  })
+/** The emulator with organization A (5 languages) and `others`, and a worker reaching them all. */
+async function startOrganizations(o: { config?: Parameters<typeof startTestWorker>[0]['config']; aStrings: number; others: OrganizationOptions[]; decide?: (item: Item) => string }) {
+  const emulator = await startEmulator({ strings: o.aStrings, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step', organizations: o.others })
   stops.push(() => emulator.stop())
   const tokens = new Map<string, string>()
   for (const org of emulator.organizations()) tokens.set(org.domain, (await emulator.authorizeDirect({ organization: org.domain })).access_token)
-  const [a, b] = emulator.organizations()
   const worker = await startTestWorker({
-    pipelines: fakePipelines('test-step', decide, { needsTranslation: true }),
-    config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], ...config },
+    pipelines: fakePipelines('test-step', o.decide ?? (() => 'approved'), { needsTranslation: true }),
+    config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], ...o.config },
     tokens: new StaticTokenProvider(tokens),
     heldBaseDelayMs: 200,
   })
   stops.unshift(() => worker.stop())
   emulator.configure({ webhookUrl: `${worker.url}/webhooks` })
+  return { emulator, worker }
+}
+
+async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['config'] = {}, sizes = { a: 4, b: 5 }, decide?: (item: Item) => string) {
+  const { emulator, worker } = await startOrganizations({ config, aStrings: sizes.a, others: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: sizes.b, languages: ['de'], seed: 4 }], decide })
+  const [a, b] = emulator.organizations()
   return { emulator, worker, a: a!.domain, b: b!.domain }
 }
 
@@ -109,13 +112,7 @@ it('strings waiting out a back-off leave the window to another organization: a f
 
 it('strings waiting out a back-off stay within a window\'s worth, however many organizations fail at once: memory holds at most twice QUEUE_LIMIT', async () => {
   const others = Array.from({ length: 7 }, (_, i) => ({ id: String(300_001 + i), domain: `org${i}`, appSecret: SECRET, strings: 60, languages: ['de', 'fr', 'ja', 'ar', 'ru'], seed: 10 + i }))
-  const emulator = await startEmulator({ strings: 60, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step', organizations: others })
-  stops.push(() => emulator.stop())
-  const tokens = new Map<string, string>()
-  for (const org of emulator.organizations()) tokens.set(org.domain, (await emulator.authorizeDirect({ organization: org.domain })).access_token)
-  const worker = await startTestWorker({ pipelines: fakePipelines('test-step', () => 'approved', { needsTranslation: true }), config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], queueLimit: 100 }, tokens: new StaticTokenProvider(tokens), heldBaseDelayMs: 200 })
-  stops.unshift(() => worker.stop())
-  emulator.configure({ webhookUrl: `${worker.url}/webhooks` })
+  const { emulator, worker } = await startOrganizations({ config: { queueLimit: 100 }, aStrings: 60, others })
   // Every organization's API down (as when the worker's own network fails): 8 x 300 strings.
   for (const org of emulator.organizations()) emulator.configureFaults({ errorRate: 1 }, org.domain)
   for (const org of emulator.organizations()) await emulator.sendPending({ organization: org.domain, batchSize: 300 })
