@@ -226,7 +226,8 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
         key: t.key ?? t.identifier ?? '', context: t.context ?? '', maxLength: toInt(t.maxLength), text: t.text, isPlural: t.hasPlurals === true,
         fileType: t.file?.type ?? '', filePath: t.file?.path ?? '', labelIds: Array.isArray(t.labelIds) ? integersOf(t.labelIds) : [],
       },
-      sourceLanguage: s.sourceLanguage as Language, targetLanguage: s.affectedLanguage as Language,
+      // Kept whole for plugins, but cut where nested too deep to cross threads (limit-depth.ts).
+      sourceLanguage: limitDepth(s.sourceLanguage) as Language, targetLanguage: limitDepth(s.affectedLanguage) as Language,
     })
   }
   return { ok: true, organizationId, jobs: jobs.text(), count: jobs.count, moduleKeys: [...moduleKeys], step: mixed || stepProject === -1 ? '' : stepOf({ projectId: stepProject, stepId: stepOfAll }), eventCounts, others, invalid }

@@ -1,10 +1,13 @@
 // Signed but odd content must not break a batch on every delivery (issue 17): event names that
-// are Object.prototype's own, a non-string event nested 100,000 deep, and a flood of made-up
-// event names that would otherwise each become a metric label.
+// are Object.prototype's own, a non-string event nested 100,000 deep, a string event whose
+// language record holds such a field, and a flood of made-up event names that would otherwise
+// each become a metric label.
 import { createHmac } from 'node:crypto'
 import { afterEach, describe, expect, it } from 'vitest'
 import { decodeBatch } from '../../src/webhooks/decode-batch.js'
 import { eventLabel } from '../../src/webhooks/event-label.js'
+import { CUT_MARKER } from '../../src/webhooks/limit-depth.js'
+import { decodeJobs } from '../../src/queue/job-codec.js'
 import { recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
@@ -15,9 +18,10 @@ afterEach(async () => {
 })
 
 async function worker(config = {}) {
-  const w = await startTestWorker({ pipelines: fakePipelines(), fetch: fakeServiceFetch().fetch, config })
+  const service = fakeServiceFetch()
+  const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config })
   running.push(w)
-  return { w, post: (body: string) => fetch(`${w.url}/webhooks`, signedRequest(body, SECRET)) }
+  return { w, service, post: (body: string) => fetch(`${w.url}/webhooks`, signedRequest(body, SECRET)) }
 }
 
 const deep = (depth: number) => `{"event":"project.translated","payload":${'['.repeat(depth)}${']'.repeat(depth)}}`
@@ -43,6 +47,41 @@ describe('hostile but signed events', () => {
       await w.idle()
     })
   }
+
+  // The language records are kept whole for plugins (fields we don't know included), so a field
+  // nested 100,000 deep in one overflowed the stack when the jobs were encoded: 500 on every try.
+  const withDeepLanguage = (stringId: number, field: 'extra' | 'name') => {
+    const event = recalculationEvent({ stringId }) as { stringStatus: { affectedLanguage: Record<string, unknown> } }
+    event.stringStatus.affectedLanguage[field] = '__DEEP__'
+    return JSON.stringify(event).replace('"__DEEP__"', '['.repeat(100_000) + ']'.repeat(100_000))
+  }
+
+  for (const threads of [0, 2]) {
+    it(`a language record with a field nested 100,000 deep is cut, and its string worked on (INGEST_THREADS=${threads})`, async () => {
+      const { w, service, post } = await worker({ ingestThreads: threads })
+      const body = `{"events":[${JSON.stringify(recalculationEvent({ stringId: 8 }))},${withDeepLanguage(9, 'extra')}]}`
+      const res = await post(body)
+      expect(res.status).toBe(200)
+      expect(await res.json()).toMatchObject({ accepted: 2 })
+      await w.idle()
+      const reported = service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort()
+      expect(reported).toEqual(['/8/output', '/9/output'])
+    })
+  }
+
+  it('the decoder cuts a language record\'s deep field, keeping the rest of the record', () => {
+    for (const field of ['extra', 'name'] as const) {
+      const raw = Buffer.from(`{"events":[${withDeepLanguage(4, field)}]}`)
+      const r = decodeBatch(raw, sign(raw), [SECRET])
+      expect(r.ok).toBe(true)
+      if (!r.ok) return
+      expect(() => structuredClone(r)).not.toThrow()
+      const [job] = decodeJobs(r.jobs, { organizationId: '', domain: '', batchId: 'b' })
+      expect(job!.targetLanguage).toMatchObject({ id: 'de', locale: expect.any(String) })
+      expect(JSON.stringify((job!.targetLanguage as unknown as Record<string, unknown>)[field])).toContain(CUT_MARKER)
+      expect(job!.sourceLanguage.id).toBe('en')
+    }
+  })
 
   it('the decoder cuts a deep event to a bounded depth that survives structuredClone', () => {
     const raw = Buffer.from(`{"events":[${deep(100_000)}]}`)
