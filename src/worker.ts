@@ -307,7 +307,10 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
         metrics.apiLatency.observe({ route, status: String(status) }, ms / 1000)
         // The API answers again: strings waiting out a back-off for this organization go now,
         // rather than leave the window idle for up to a minute after an outage.
-        if (status >= 200 && status < 300) retries.release(domain)
+        if (status >= 200 && status < 300) {
+          retries.release(domain)
+          shared?.bringForward(domain)
+        }
       },
       retry: ({ reason }) => metrics.apiRetries.inc({ reason: reason === 'network' ? 'network' : reason === '429' ? '429' : '5xx' }),
     },
@@ -417,6 +420,12 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       // the strings so waiting stay within a window's worth (memory: at most twice QUEUE_LIMIT).
       // Other retries (a pipeline's, the long-text lane full) keep their room, as their
       // organization's other strings still run.
+      // With BullMQ they go back to it meanwhile (its delayed set), which frees their slots there.
+      if (shared && apiFailed === true) {
+        queue.finish(jobs.length)
+        void shared.delay(jobs, delayMs, notBeforeMs)
+        return
+      }
       const give = apiFailed === true && retries.given + jobs.length <= queue.limit
       retries.add(jobs, delayMs, notBeforeMs, give)
       if (give) queue.finish(jobs.length)

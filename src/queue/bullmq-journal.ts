@@ -32,7 +32,7 @@
 // backlog, and when its oldest waiting string was queued. Clock and positions start again from 0
 // (a new epoch) when the queue is empty and no batch is on its way to it.
 import { randomUUID } from 'node:crypto'
-import { Queue, Worker as BullWorker } from 'bullmq'
+import { DelayedError, Queue, Worker as BullWorker, type Job as BullJob } from 'bullmq'
 import { Redis } from 'ioredis'
 import type { Logger } from '../util/logger.js'
 import type { BacklogView } from './backlog.js'
@@ -339,6 +339,9 @@ interface Running {
   reject(error: Error): void
   /** The BullMQ job's creation time: tells this copy from a later one of the same string (same id). */
   createdAt: number
+  /** The BullMQ job and its lock's token: `delay` moves it back to BullMQ's delayed set. */
+  bullJob: BullJob
+  token?: string
 }
 
 export class BullmqJournal implements IntakeJournal {
@@ -347,6 +350,11 @@ export class BullmqJournal implements IntakeJournal {
   private workerClient?: Redis
   private worker?: BullWorker
   private readonly running = new Map<string, Running>()
+  /**
+   * Strings this instance gave back to BullMQ to wait out a back-off (`delay`), per domain: when
+   * each may go early (a Retry-After is kept) and when it goes anyway. `bringForward` promotes them.
+   */
+  private readonly delayed = new Map<string, Map<string, { notBefore: number; due: number }>>()
   private counts = { backlog: 0, failed: 0, held: 0, bytes: 0, at: 0 }
   /**
    * Redis's memory at the last refresh (INFO memory), plus the strings this instance added since at
@@ -500,12 +508,15 @@ export class BullmqJournal implements IntakeJournal {
   start(take: (job: Job) => void): void {
     const worker = (this.worker = new BullWorker(
       this.queue.name,
-      (bullJob) =>
+      (bullJob, token) =>
         new Promise<string | undefined>((resolve, reject) => {
-          const { fe, ...data } = bullJob.data as Job & { fe?: number }
+          // `ra`: the attempts of a string given back to wait out a back-off (`delay`); any other
+          // copy starts afresh.
+          const { fe, ra, ...data } = bullJob.data as Job & { fe?: number; ra?: number }
           this.tookTurn(bullJob.opts.priority ?? 0, fe)
-          const job = { ...data, batchId: String(bullJob.id), attempts: 0 }
-          this.running.set(job.key, { resolve, reject, createdAt: bullJob.timestamp })
+          const job = { ...data, batchId: String(bullJob.id), attempts: Number.isInteger(ra) ? ra! : 0 }
+          this.delayed.get(job.domain)?.delete(job.key)
+          this.running.set(job.key, { resolve, reject, createdAt: bullJob.timestamp, bullJob, token })
           take(job)
         }),
       {
@@ -577,6 +588,62 @@ export class BullmqJournal implements IntakeJournal {
     const w = this.running.get(job.key)
     this.running.delete(job.key)
     w?.resolve()
+  }
+
+  /**
+   * Strings whose organization's API failed, given back to BullMQ until `delayMs` has passed (its
+   * delayed set), their attempts so far in the job's data: their BullMQ slots go to other strings
+   * meanwhile. Kept in the slots, one organization whose API was down with QUEUE_CONCURRENCY
+   * strings taken kept every other organization's waiting until its attempts ran out (minutes).
+   * `bringForward` brings them back early once their organization's API answers again, but not before
+   * `notBeforeMs` (a Retry-After). Should Redis refuse, a string fails back to BullMQ's own
+   * attempts and back-off instead (as a hold that cannot be written does): never rejects.
+   */
+  async delay(jobs: Job[], delayMs: number, notBeforeMs = 0): Promise<void> {
+    const now = Date.now()
+    const due = now + delayMs
+    for (const job of jobs) {
+      const w = this.running.get(job.key)
+      if (!w) continue
+      try {
+        await w.bullJob.updateData({ ...w.bullJob.data, ra: job.attempts })
+        await w.bullJob.moveToDelayed(due, w.token)
+      } catch (error) {
+        this.running.delete(job.key)
+        w.reject(error instanceof Error ? error : new Error(String(error)))
+        continue
+      }
+      this.running.delete(job.key)
+      let byKey = this.delayed.get(job.domain)
+      if (!byKey) this.delayed.set(job.domain, (byKey = new Map()))
+      byKey.set(job.key, { notBefore: now + notBeforeMs, due })
+      // BullMQ leaves a job it was told is delayed as it is: neither completed nor failed.
+      w.reject(new DelayedError())
+    }
+  }
+
+  /** The organization's API answered: its strings waiting out a back-off here (`delay`) go now. */
+  bringForward(domain: string): void {
+    const byKey = this.delayed.get(domain)
+    if (!byKey) return
+    const now = Date.now()
+    for (const [key, at] of byKey) {
+      if (at.notBefore > now && at.due > now) continue
+      byKey.delete(key)
+      if (at.due > now) void this.promote(key)
+    }
+    if (byKey.size === 0) this.delayed.delete(domain)
+  }
+
+  /** A delayed string to the queue now; one no longer delayed (taken, removed) is left as it is. */
+  private async promote(key: string): Promise<void> {
+    try {
+      const job = await this.queue.getJob(key)
+      if (job && (await job.isDelayed())) await job.promote()
+    } catch (error) {
+      // Taken by an instance meanwhile, or Redis busy: it goes when its delay is over.
+      this.options.log.debug({ err: error, job: key }, 'bullmq: a delayed string could not be brought forward')
+    }
   }
 
   async park(job: Job, reason: string): Promise<void> {

@@ -1,0 +1,101 @@
+// QUEUE=bullmq, several organizations on one worker: strings whose organization's API fails wait
+// out their back-off in BullMQ's delayed set, not in the worker's BullMQ slots, so one organization
+// with more strings taken than QUEUE_CONCURRENCY keeps no other waiting (issue 16: the in-process
+// window gives their room back for the same reason, test/queue/organizations-apart.test.ts). Their
+// attempts go with them, so they are still held as unavailable once spent, and they come back
+// early when their organization's API answers again, but never before a Retry-After.
+import { afterAll, afterEach, beforeEach, expect, it } from 'vitest'
+import type { Queue } from 'bullmq'
+import { startEmulator } from '../../src/emulator/index.js'
+import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { BullmqJournal } from '../../src/queue/bullmq-journal.js'
+import type { Job } from '../../src/protocol/job.js'
+import { silentLogger } from '../../src/util/logger.js'
+import { startTestWorker } from '../support/start-test-worker.js'
+import { fakePipelines } from '../support/fake-pipelines.js'
+import { describeWithService } from '../support/services.js'
+
+const SECRET = 'apart-secret'
+const DB = 13 // a database of its own (7, 10, 11 and 12 are other files')
+
+await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) => {
+  const url = `${REDIS}/${DB}`
+  const stops: Array<() => Promise<void>> = []
+  const flush = async () => {
+    const { redisClient } = await import('../../src/queue/bullmq-journal.js')
+    const client = redisClient(url)
+    await client.flushdb()
+    client.disconnect()
+  }
+  beforeEach(flush)
+  afterEach(async () => {
+    for (const stop of stops.splice(0)) await stop()
+  })
+  afterAll(flush)
+
+  it('strings waiting out a back-off leave their BullMQ slots: an organization whose API is down with more strings than QUEUE_CONCURRENCY keeps no other waiting', async () => {
+    const emulator = await startEmulator({
+      strings: 60, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step',
+      organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: 40, languages: ['de'], seed: 4 }],
+    })
+    stops.push(() => emulator.stop())
+    const tokens = new Map<string, string>()
+    for (const org of emulator.organizations()) tokens.set(org.domain, (await emulator.authorizeDirect({ organization: org.domain })).access_token)
+    const worker = await startTestWorker({
+      pipelines: fakePipelines('test-step', () => 'approved', { needsTranslation: true }),
+      config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], queue: 'bullmq', queueName: 'apart', queueRedisUrl: url, queueConcurrency: 100, apiMaxAttempts: 3 },
+      tokens: new StaticTokenProvider(tokens),
+      heldBaseDelayMs: 200,
+    })
+    stops.unshift(() => worker.stop())
+    emulator.configure({ webhookUrl: `${worker.url}/webhooks` })
+    const [a, b] = emulator.organizations().map((o) => o.domain) as [string, string]
+    emulator.configureFaults({ errorRate: 1 }, a)
+    // A's 300 strings: three times what the worker takes from BullMQ at once.
+    await emulator.sendPending({ organization: a, batchSize: 300 })
+    await new Promise((r) => setTimeout(r, 1500)) // A's first reads have failed
+    const started = Date.now()
+    await emulator.sendPending({ organization: b, batchSize: 40 })
+    // Before, A's strings kept the 100 slots through their back-off: B's 40 were not DONE after 60 s.
+    await expect.poll(() => emulator.summary(b).notDone, { timeout: 10_000, interval: 50 }).toBe(0)
+    expect(Date.now() - started).toBeLessThan(5000)
+    // Their attempts went with them to BullMQ and back: spent (3), A's strings are held as
+    // unavailable, not sent round the delayed set for ever.
+    await expect.poll(() => worker.stats().held, { timeout: 30_000, interval: 100 }).toBe(300)
+    emulator.configureFaults(null, a)
+    await expect.poll(() => emulator.summary(a).notDone, { timeout: 60_000, interval: 200 }).toBe(0)
+    expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
+  }, 120_000)
+
+  it('a string given back to BullMQ keeps its attempts, and comes back early when its organization answers again, but not before its Retry-After', async () => {
+    const journal = new BullmqJournal({ redisUrl: url, name: 'delay', concurrency: 10, attempts: 2, backoffMs: 1000, lockMs: 30_000, dedupeTtlMs: 1000, log: silentLogger() })
+    stops.push(() => journal.close())
+    const queue = (journal as unknown as { queue: Queue }).queue
+    const job = (i: number): Job => ({
+      key: `acme|1|2|de|${i}|1`, organizationId: 'acme', domain: 'acme', moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
+      string: { key: `k${i}`, context: '', maxLength: 0, text: `t${i}`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [] },
+      sourceLanguage: { id: 'en' } as Job['sourceLanguage'], targetLanguage: { id: 'de' } as Job['targetLanguage'], batchId: 'b', attempts: 0,
+    })
+    const taken: Job[] = []
+    journal.start((j) => void taken.push(j))
+    await journal.append('b', [job(1), job(2), job(3)])
+    await expect.poll(() => taken.length, { timeout: 5000 }).toBe(3)
+    for (const j of taken) j.attempts = 2
+    const [one, two, three] = [...taken].sort((x, y) => x.stringId - y.stringId) as [Job, Job, Job]
+    await journal.delay([one, two], 60_000)
+    await journal.delay([three], 60_000, 30_000) // a Retry-After of 30 s
+    const state = async (i: number) => (await queue.getJob(job(i).key))!.getState()
+    for (const i of [1, 2, 3]) expect(await state(i)).toBe('delayed')
+    expect(await queue.getJobCounts('failed', 'completed')).toEqual({ failed: 0, completed: 0 })
+
+    taken.length = 0
+    journal.bringForward('other')
+    await new Promise((r) => setTimeout(r, 300))
+    expect(taken).toEqual([])
+    journal.bringForward('acme')
+    await expect.poll(() => taken.map((j) => j.stringId).sort(), { timeout: 5000 }).toEqual([1, 2])
+    expect(taken.map((j) => j.attempts)).toEqual([2, 2])
+    expect(await state(3)).toBe('delayed')
+    expect(await queue.getJobCounts('failed')).toEqual({ failed: 0 })
+  }, 30_000)
+})
