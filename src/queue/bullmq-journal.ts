@@ -355,6 +355,7 @@ export class BullmqJournal implements IntakeJournal {
    * each may go early (a Retry-After is kept) and when it goes anyway. `bringForward` promotes them.
    */
   private readonly delayed = new Map<string, Map<string, { notBefore: number; due: number }>>()
+  private delayedPrunedAt = 0
   private counts = { backlog: 0, failed: 0, held: 0, bytes: 0, at: 0 }
   /**
    * Redis's memory at the last refresh (INFO memory), plus the strings this instance added since at
@@ -601,25 +602,42 @@ export class BullmqJournal implements IntakeJournal {
    */
   async delay(jobs: Job[], delayMs: number, notBeforeMs = 0): Promise<void> {
     const now = Date.now()
-    const due = now + delayMs
-    for (const job of jobs) {
-      const w = this.running.get(job.key)
-      if (!w) continue
-      try {
-        await w.bullJob.updateData({ ...w.bullJob.data, ra: job.attempts })
-        await w.bullJob.moveToDelayed(due, w.token)
-      } catch (error) {
-        this.running.delete(job.key)
-        w.reject(error instanceof Error ? error : new Error(String(error)))
-        continue
-      }
-      this.running.delete(job.key)
-      let byKey = this.delayed.get(job.domain)
-      if (!byKey) this.delayed.set(job.domain, (byKey = new Map()))
-      byKey.set(job.key, { notBefore: now + notBeforeMs, due })
-      // BullMQ leaves a job it was told is delayed as it is: neither completed nor failed.
-      w.reject(new DelayedError())
+    this.forgetDelayedBefore(now)
+    // All at once: a group of 500 is two round trips, not a thousand.
+    await Promise.all(jobs.map((job) => this.delayOne(job, now + delayMs, now + notBeforeMs)))
+  }
+
+  /**
+   * Every 10 s at most: forget the delayed strings whose delay is over (they went back by
+   * themselves; another instance may have taken them, which this one never hears of), so the map
+   * holds what was delayed within about the longest back-off.
+   */
+  private forgetDelayedBefore(now: number): void {
+    if (now - this.delayedPrunedAt < 10_000) return
+    this.delayedPrunedAt = now
+    for (const [domain, byKey] of this.delayed) {
+      for (const [key, at] of byKey) if (at.due <= now) byKey.delete(key)
+      if (byKey.size === 0) this.delayed.delete(domain)
     }
+  }
+
+  private async delayOne(job: Job, due: number, notBefore: number): Promise<void> {
+    const w = this.running.get(job.key)
+    if (!w) return
+    try {
+      await w.bullJob.updateData({ ...w.bullJob.data, ra: job.attempts })
+      await w.bullJob.moveToDelayed(due, w.token)
+    } catch (error) {
+      this.running.delete(job.key)
+      w.reject(error instanceof Error ? error : new Error(String(error)))
+      return
+    }
+    this.running.delete(job.key)
+    let byKey = this.delayed.get(job.domain)
+    if (!byKey) this.delayed.set(job.domain, (byKey = new Map()))
+    byKey.set(job.key, { notBefore, due })
+    // BullMQ leaves a job it was told is delayed as it is: neither completed nor failed.
+    w.reject(new DelayedError())
   }
 
   /** The organization's API answered: its strings waiting out a back-off here (`delay`) go now. */

@@ -97,5 +97,15 @@ await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) 
     expect(taken.map((j) => j.attempts)).toEqual([2, 2])
     expect(await state(3)).toBe('delayed')
     expect(await queue.getJobCounts('failed')).toEqual({ failed: 0 })
+
+    // What the journal remembers of it goes once its delay is over (another instance may take it).
+    const internals = journal as unknown as { delayed: Map<string, Map<string, unknown>>; delayedPrunedAt: number; forgetDelayedBefore(now: number): void }
+    expect([...internals.delayed.get('acme')!.keys()]).toEqual([job(3).key])
+    internals.delayedPrunedAt = 0
+    internals.forgetDelayedBefore(Date.now())
+    expect(internals.delayed.get('acme')?.size).toBe(1)
+    internals.delayedPrunedAt = 0
+    internals.forgetDelayedBefore(Date.now() + 61_000)
+    expect(internals.delayed.size).toBe(0)
   }, 30_000)
 })
