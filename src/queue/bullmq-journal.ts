@@ -511,11 +511,13 @@ export class BullmqJournal implements IntakeJournal {
       this.queue.name,
       (bullJob, token) =>
         new Promise<string | undefined>((resolve, reject) => {
-          // `ra`: the attempts of a string given back to wait out a back-off (`delay`); any other
-          // copy starts afresh.
-          const { fe, ra, ...data } = bullJob.data as Job & { fe?: number; ra?: number }
+          // `ra`: the attempts of a string given back to wait out a back-off (`delay`), and BullMQ's
+          // count of failed runs then: kept only while that count has not moved (a park since, which
+          // BullMQ retries, starts afresh, as every other copy does).
+          const { fe, ra, ...data } = bullJob.data as Job & { fe?: number; ra?: [number, number] }
           this.tookTurn(bullJob.opts.priority ?? 0, fe)
-          const job = { ...data, batchId: String(bullJob.id), attempts: Number.isInteger(ra) ? ra! : 0 }
+          const attempts = Array.isArray(ra) && ra[1] === bullJob.attemptsMade && Number.isInteger(ra[0]) ? ra[0] : 0
+          const job = { ...data, batchId: String(bullJob.id), attempts }
           this.delayed.get(job.domain)?.delete(job.key)
           this.running.set(job.key, { resolve, reject, createdAt: bullJob.timestamp, bullJob, token })
           take(job)
@@ -625,7 +627,7 @@ export class BullmqJournal implements IntakeJournal {
     const w = this.running.get(job.key)
     if (!w) return
     try {
-      await w.bullJob.updateData({ ...w.bullJob.data, ra: job.attempts })
+      await w.bullJob.updateData({ ...w.bullJob.data, ra: [job.attempts, w.bullJob.attemptsMade] })
       await w.bullJob.moveToDelayed(due, w.token)
     } catch (error) {
       this.running.delete(job.key)
@@ -742,7 +744,7 @@ export class BullmqJournal implements IntakeJournal {
       const failed = page.filter((b) => (b.finishedOn ?? 0) < startedAt)
       if (!failed.length) break
       const jobs = failed.map((b) => {
-        const { fe: _epoch, ...data } = b.data as Job & { fe?: number }
+        const { fe: _epoch, ra: _attempts, ...data } = b.data as Job & { fe?: number; ra?: unknown }
         return { ...data, batchId: '', attempts: 0, recheck: true }
       })
       await this.keepHeld(jobs, 0, true)

@@ -13,7 +13,7 @@ export function createMetrics(options: { defaults?: boolean } = {}) {
     jobs: new Counter({ name: 'switchyard_jobs_total', help: 'Strings by outcome (reported, duplicate, stale, superseded, rejected, dropped, parked, held, retried, absorbed) and output port', labelNames: ['outcome', 'port'], registers: [registry] }),
     queueDepth: new Gauge({ name: 'switchyard_queue_depth', help: 'Strings accepted and not yet finished', registers: [registry] }),
     queueWaiting: new Gauge({ name: 'switchyard_queue_waiting', help: 'Strings waiting for a pipeline run', registers: [registry] }),
-    retrying: new Gauge({ name: 'switchyard_retrying_strings', help: 'Strings in memory waiting out a back-off before they run again (their organization\'s API failed, or their pipeline asked for a retry)', registers: [registry] }),
+    retrying: new Gauge({ name: 'switchyard_retrying_strings', help: 'Strings in memory waiting out a back-off before they run again (their organization\'s API failed, or their pipeline asked for a retry); with QUEUE=bullmq those whose API failed wait in BullMQ\'s delayed set instead', registers: [registry] }),
     journalSize: new Gauge({ name: 'switchyard_journal_jobs', help: 'Strings in the intake journal', registers: [registry] }),
     parked: new Gauge({ name: 'switchyard_parked_jobs', help: 'Strings parked (a refusal with no rule of its own, or retries spent while the organization\'s API answers its other requests), tried again at the next start', registers: [registry] }),
     apiLatency: new Histogram({ name: 'switchyard_api_request_seconds', help: 'API requests by route and status code', labelNames: ['route', 'status'], buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10], registers: [registry] }),

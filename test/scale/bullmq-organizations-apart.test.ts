@@ -68,7 +68,7 @@ await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) 
   }, 120_000)
 
   it('a string given back to BullMQ keeps its attempts, and comes back early when its organization answers again, but not before its Retry-After', async () => {
-    const journal = new BullmqJournal({ redisUrl: url, name: 'delay', concurrency: 10, attempts: 2, backoffMs: 1000, lockMs: 30_000, dedupeTtlMs: 1000, log: silentLogger() })
+    const journal = new BullmqJournal({ redisUrl: url, name: 'delay', concurrency: 10, attempts: 2, backoffMs: 200, lockMs: 30_000, dedupeTtlMs: 1000, log: silentLogger() })
     stops.push(() => journal.close())
     const queue = (journal as unknown as { queue: Queue }).queue
     const job = (i: number): Job => ({
@@ -97,6 +97,20 @@ await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) 
     expect(taken.map((j) => j.attempts)).toEqual([2, 2])
     expect(await state(3)).toBe('delayed')
     expect(await queue.getJobCounts('failed')).toEqual({ failed: 0 })
+
+    // A copy that does not come straight back from the delay starts afresh: parked (BullMQ tries it
+    // again after its own back-off), and parked for good, then put back at the next start.
+    const back = taken.find((j) => j.stringId === 2)!
+    taken.length = 0
+    await journal.park(back, 'refused')
+    await expect.poll(() => taken.length, { timeout: 5000 }).toBe(1)
+    expect(taken[0]!.attempts).toBe(0)
+    await journal.park(taken[0]!, 'refused again')
+    await expect.poll(() => queue.getJobCounts('failed'), { timeout: 5000 }).toEqual({ failed: 1 })
+    taken.length = 0
+    expect(await journal.replayParked()).toBe(1)
+    await expect.poll(() => taken.length, { timeout: 5000 }).toBe(1)
+    expect(taken[0]).toMatchObject({ stringId: 2, attempts: 0, recheck: true })
 
     // What the journal remembers of it goes once its delay is over (another instance may take it).
     const internals = journal as unknown as { delayed: Map<string, Map<string, unknown>>; delayedPrunedAt: number; forgetDelayedBefore(now: number): void }
