@@ -4,42 +4,17 @@
 // the slot and is tried again later, with back-off (at least the Retry-After); never parked while
 // nothing of the organization's API answers (then held as unavailable, tried by themselves).
 import { afterEach, expect, it } from 'vitest'
-import { startEmulator, type OrganizationOptions } from '../../src/emulator/index.js'
-import { StaticTokenProvider } from '../../src/platform/token-provider.js'
-import { startTestWorker } from '../support/start-test-worker.js'
-import { fakePipelines } from '../support/fake-pipelines.js'
 import { createRetries } from '../../src/worker.js'
+import { bDoneWhileADown, SECRET, startOrganizations as startWith, twoOrganizations as twoWith } from '../support/organizations.js'
 import type { Job } from '../../src/protocol/job.js'
 import type { Item } from '../../src/engine/types.js'
 
-const SECRET = 'apart-secret'
 const stops: Array<() => Promise<void>> = []
 afterEach(async () => {
   for (const stop of stops.splice(0)) await stop()
 })
-
-/** The emulator with organization A (5 languages) and `others`, and a worker reaching them all. */
-async function startOrganizations(o: { config?: Parameters<typeof startTestWorker>[0]['config']; aStrings: number; others: OrganizationOptions[]; decide?: (item: Item) => string }) {
-  const emulator = await startEmulator({ strings: o.aStrings, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step', organizations: o.others })
-  stops.push(() => emulator.stop())
-  const tokens = new Map<string, string>()
-  for (const org of emulator.organizations()) tokens.set(org.domain, (await emulator.authorizeDirect({ organization: org.domain })).access_token)
-  const worker = await startTestWorker({
-    pipelines: fakePipelines('test-step', o.decide ?? (() => 'approved'), { needsTranslation: true }),
-    config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], ...o.config },
-    tokens: new StaticTokenProvider(tokens),
-    heldBaseDelayMs: 200,
-  })
-  stops.unshift(() => worker.stop())
-  emulator.configure({ webhookUrl: `${worker.url}/webhooks` })
-  return { emulator, worker }
-}
-
-async function twoOrganizations(config: Parameters<typeof startTestWorker>[0]['config'] = {}, sizes = { a: 4, b: 5 }, decide?: (item: Item) => string) {
-  const { emulator, worker } = await startOrganizations({ config, aStrings: sizes.a, others: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: sizes.b, languages: ['de'], seed: 4 }], decide })
-  const [a, b] = emulator.organizations()
-  return { emulator, worker, a: a!.domain, b: b!.domain }
-}
+const startOrganizations = (o: Parameters<typeof startWith>[1]) => startWith(stops, o)
+const twoOrganizations = (...args: Parameters<typeof twoWith> extends [unknown, ...infer R] ? R : never) => twoWith(stops, ...args)
 
 for (const fault of ['500', '429 with Retry-After: 8'] as const) {
   it(`an organization whose API answers ${fault} keeps its strings waiting; another's are DONE meanwhile, and the first's once its API answers again`, async () => {
@@ -96,13 +71,7 @@ it('strings waiting out a back-off leave the window to another organization: a f
   // their room, the window stayed full of them, and B's 40 waited on disk for minutes (until A's
   // attempts were spent and A was held).
   const { emulator, worker, a, b } = await twoOrganizations({ queueLimit: 100 }, { a: 60, b: 40 })
-  emulator.configureFaults({ errorRate: 1 }, a)
-  await emulator.sendPending({ organization: a, batchSize: 300 })
-  await new Promise((r) => setTimeout(r, 1500)) // A's first reads have failed
-  const started = Date.now()
-  await emulator.sendPending({ organization: b, batchSize: 40 })
-  await expect.poll(() => emulator.summary(b).notDone, { timeout: 10_000, interval: 50 }).toBe(0)
-  expect(Date.now() - started).toBeLessThan(5000)
+  await bDoneWhileADown(emulator, a, b)
   // Meanwhile A took no more from the disk than the window held: its strings wait there.
   expect(worker.stats().backlog).toBeGreaterThanOrEqual(200)
   emulator.configureFaults(null, a)

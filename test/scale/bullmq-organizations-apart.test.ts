@@ -6,16 +6,12 @@
 // early when their organization's API answers again, but never before a Retry-After.
 import { afterAll, afterEach, beforeEach, expect, it } from 'vitest'
 import type { Queue } from 'bullmq'
-import { startEmulator } from '../../src/emulator/index.js'
-import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import { BullmqJournal } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { startTestWorker } from '../support/start-test-worker.js'
-import { fakePipelines } from '../support/fake-pipelines.js'
+import { bDoneWhileADown, twoOrganizations } from '../support/organizations.js'
 import { describeWithService } from '../support/services.js'
 
-const SECRET = 'apart-secret'
 const DB = 13 // a database of its own (7, 10, 11 and 12 are other files')
 
 await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) => {
@@ -34,31 +30,11 @@ await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) 
   afterAll(flush)
 
   it('strings waiting out a back-off leave their BullMQ slots: an organization whose API is down with more strings than QUEUE_CONCURRENCY keeps no other waiting', async () => {
-    const emulator = await startEmulator({
-      strings: 60, languages: ['de', 'fr', 'ja', 'ar', 'ru'], appSecret: SECRET, seed: 3, moduleKey: 'test-step',
-      organizations: [{ id: '300000', domain: 'globex', appSecret: SECRET, strings: 40, languages: ['de'], seed: 4 }],
-    })
-    stops.push(() => emulator.stop())
-    const tokens = new Map<string, string>()
-    for (const org of emulator.organizations()) tokens.set(org.domain, (await emulator.authorizeDirect({ organization: org.domain })).access_token)
-    const worker = await startTestWorker({
-      pipelines: fakePipelines('test-step', () => 'approved', { needsTranslation: true }),
-      config: { apiUrl: emulator.info().apiUrlTemplate, appSecrets: [SECRET], queue: 'bullmq', queueName: 'apart', queueRedisUrl: url, queueConcurrency: 100, apiMaxAttempts: 3 },
-      tokens: new StaticTokenProvider(tokens),
-      heldBaseDelayMs: 200,
-    })
-    stops.unshift(() => worker.stop())
-    emulator.configure({ webhookUrl: `${worker.url}/webhooks` })
-    const [a, b] = emulator.organizations().map((o) => o.domain) as [string, string]
-    emulator.configureFaults({ errorRate: 1 }, a)
-    // A's 300 strings: three times what the worker takes from BullMQ at once.
-    await emulator.sendPending({ organization: a, batchSize: 300 })
-    await new Promise((r) => setTimeout(r, 1500)) // A's first reads have failed
-    const started = Date.now()
-    await emulator.sendPending({ organization: b, batchSize: 40 })
-    // Before, A's strings kept the 100 slots through their back-off: B's 40 were not DONE after 60 s.
-    await expect.poll(() => emulator.summary(b).notDone, { timeout: 10_000, interval: 50 }).toBe(0)
-    expect(Date.now() - started).toBeLessThan(5000)
+    const config = { queue: 'bullmq' as const, queueName: 'apart', queueRedisUrl: url, queueConcurrency: 100, apiMaxAttempts: 3 }
+    const { emulator, worker, a, b } = await twoOrganizations(stops, config, { a: 60, b: 40 })
+    // A's 300 strings: three times what the worker takes from BullMQ at once. Before, they kept the
+    // 100 slots through their back-off: B's 40 were not DONE after 60 s.
+    await bDoneWhileADown(emulator, a, b)
     // Their attempts went with them to BullMQ and back: spent (3), A's strings are held as
     // unavailable, not sent round the delayed set for ever.
     await expect.poll(() => worker.stats().held, { timeout: 30_000, interval: 100 }).toBe(300)
