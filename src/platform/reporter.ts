@@ -36,6 +36,11 @@ export function isTransient(error: unknown): boolean {
 export interface ReporterHooks {
   /** The service accepted these outputs. */
   reported(decisions: Decision[]): void | Promise<void>
+  /**
+   * Another copy of the string (a newer revision) was decided before this one's update went out:
+   * this one is not sent, and leaves as superseded.
+   */
+  superseded(decision: Decision): void | Promise<void>
   /** The service refused this one string's update (400 for it alone). */
   rejected(decision: Decision, reason: string): void | Promise<void>
   /** The service no longer waits for these strings here (404): forget them, once. */
@@ -129,11 +134,23 @@ export class Reporter {
       group = { domain: j.domain, projectId: j.projectId, stepId: j.stepId, languageId: j.languageId, decisions: new Map() }
       this.groups.set(key, group)
     }
-    // A repeat of the same string in one PATCH would be the same string reported twice; the
-    // latest decision wins (a newer revision, or a retry).
+    // A repeat of the same string in one PATCH would be the same string reported twice: one
+    // decision per string goes, that of the newest revision (the latest of equal ones: a retry).
+    // The other copy leaves as superseded, not forgotten: it holds its place in the queue until
+    // it is accounted for.
+    const before = group.decisions.get(j.stringId)
+    if (before && before.job !== j) {
+      const [kept, gone] = before.job.revision > j.revision ? [before, decision] : [decision, before]
+      this.supersede(gone)
+      if (kept === before) return
+    }
     group.decisions.set(j.stringId, decision)
     if (group.decisions.size >= this.maxBatch) this.send(key, group)
     else if (!group.timer) group.timer = setTimeout(() => this.send(key, group), this.options.lingerMs)
+  }
+
+  private supersede(decision: Decision): void {
+    void Promise.resolve(this.options.hooks.superseded(decision)).catch((error) => this.options.log.error({ err: error }, 'finishing a superseded decision failed'))
   }
 
   private send(key: string, group: Group): void {

@@ -69,6 +69,7 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
   }
 
   const reporterHooks: ReporterHooks = {
+    superseded: (d) => finish(d.job, 'superseded', d.port),
     async reported(decisions) {
       if (decisions[0]) held.succeeded(decisions[0].job.domain)
       for (const d of decisions) await finish(d.job, 'reported', d.port)

@@ -38,6 +38,7 @@ function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefin
     api, log: silentLogger(), lingerMs: 1, holding,
     hooks: {
       reported: (ds) => void seen.reported.push(...ids(ds)),
+      superseded: () => undefined,
       rejected: (d) => void seen.rejected.push(d.job.stringId),
       dropped: (ds) => void seen.dropped.push(...ids(ds)),
       parked: (ds) => void seen.parked.push(...ids(ds)),

@@ -33,9 +33,10 @@ function setUp(o: { lingerMs?: number; maxBatch?: number; fake?: ContractFakeOpt
   const log = createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } })
   const config = loadConfig({}, { apiUrl: API, apiMaxAttempts: o.apiMaxAttempts ?? 2 })
   const api = new ApiClient({ config, tokens: new StaticTokenProvider(new Map([['*', 'token']])), log, fetch: fake.fetch, baseDelayMs: 1, maxDelayMs: 5 })
-  const seen = { reported: [] as number[][], rejected: [] as Array<[number, string]>, dropped: [] as Array<[number, string]>, parked: [] as Array<[number, string]>, held: [] as number[][] }
+  const seen = { reported: [] as number[][], superseded: [] as Array<[number, number, string]>, rejected: [] as Array<[number, string]>, dropped: [] as Array<[number, string]>, parked: [] as Array<[number, string]>, held: [] as number[][] }
   const hooks: ReporterHooks = {
     reported: (ds) => void seen.reported.push(ds.map((d) => d.job.stringId)),
+    superseded: (d) => void seen.superseded.push([d.job.stringId, d.job.revision, d.port]),
     rejected: (d, reason) => void seen.rejected.push([d.job.stringId, reason]),
     dropped: (ds, reason) => void seen.dropped.push(...ds.map((d): [number, string] => [d.job.stringId, reason])),
     parked: (ds, reason) => void seen.parked.push(...ds.map((d): [number, string] => [d.job.stringId, reason])),
@@ -73,12 +74,39 @@ describe('Reporter: groups', () => {
     expect(reporter.patches).toBe(5)
   })
 
-  it('the latest decision for a string wins within a group', async () => {
-    const { fake, reporter } = setUp()
+  it('one decision per string within a group, the latest of one revision; the other copy leaves as superseded', async () => {
+    const { fake, reporter, seen } = setUp()
     reporter.add(decision(1, 'translated'))
     reporter.add(decision(1, 'approved'))
     await reporter.flush()
     expect(fake.patches.flatMap((p) => p.ops)).toEqual([{ op: 'replace', path: '/1/output', value: 'approved' }])
+    expect(seen.reported).toEqual([[1]])
+    // Before, the copy replaced was never accounted for: it kept its place in the queue for good.
+    expect(seen.superseded).toEqual([[1, 1, 'translated']])
+  })
+
+  it('a newer revision\'s decision is kept whichever comes first: an older copy decided after it is not sent', async () => {
+    const { fake, reporter, seen } = setUp()
+    reporter.add(decision(1, 'approved', { revision: 2 }))
+    reporter.add(decision(1, 'translated', { revision: 1 }))
+    reporter.add(decision(2, 'translated', { revision: 1 }))
+    reporter.add(decision(2, 'approved', { revision: 3 }))
+    await reporter.flush()
+    expect(fake.patches.flatMap((p) => p.ops)).toEqual([
+      { op: 'replace', path: '/1/output', value: 'approved' },
+      { op: 'replace', path: '/2/output', value: 'approved' },
+    ])
+    expect(seen.superseded).toEqual([[1, 1, 'translated'], [2, 1, 'translated']])
+  })
+
+  it('the same decision added again (a retry of its own update) is one decision, none superseded', async () => {
+    const { fake, reporter, seen } = setUp()
+    const d = decision(1)
+    reporter.add(d)
+    reporter.add({ job: d.job, port: '' })
+    await reporter.flush()
+    expect(fake.patches.flatMap((p) => p.ops)).toEqual([{ op: 'replace', path: '/1/output', value: '' }])
+    expect(seen.superseded).toEqual([])
   })
 })
 

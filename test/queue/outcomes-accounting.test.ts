@@ -113,6 +113,12 @@ describe('outcomes', () => {
     ])
   })
 
+  it('finishes a decision the reporter did not send for a newer revision\'s, with its port', async () => {
+    const { outcomes, events } = setup()
+    await outcomes.reporterHooks.superseded({ job: job(3), port: 'translated' })
+    expect(events).toEqual(['done 3', 'forget 1|7|11|de|3 r1', 'room 1', 'jobs {"outcome":"superseded","port":"translated"} 1'])
+  })
+
   it('parks a string with its reason and says which', async () => {
     const { outcomes, events, lines } = setup()
     await outcomes.park(job(4), 'no pipeline for module m')
