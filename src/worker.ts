@@ -200,11 +200,13 @@ function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueu
 
 /**
  * Strings waiting out a back-off before their next pipeline run, per organization (domain). They
- * go when their timer fires, or when an API request for the organization succeeds: all at once,
- * but for those the service asked to wait longer (a Retry-After), which keep their time.
+ * go when their timer fires; those waiting because their organization's API failed (`early`) also
+ * when an API request for the organization succeeds: all at once, but for those the service asked
+ * to wait longer (a Retry-After), which keep their time. A pipeline's own retry (its plugin's
+ * upstream busy, say) waits its whole back-off: the service's API answering says nothing of it.
  */
 export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): boolean; push(jobs: Job[], roomGiven: boolean): void; drained?(domain: string): void }) {
-  interface Entry { jobs: Job[]; notBefore: number; roomGiven: boolean }
+  interface Entry { jobs: Job[]; notBefore: number; roomGiven: boolean; early: boolean }
   const waiting = new Map<string, Map<NodeJS.Timeout, Entry>>()
   /** Strings that gave their room back, per organization (domain), and in all. */
   const giving = new Map<string, number>()
@@ -230,15 +232,18 @@ export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): bo
     if (entry.roomGiven && !giving.has(domain)) deps.drained?.(domain)
   }
   return {
-    /** `roomGiven`: their room in the window was given back; they take it again when they go. */
-    add(jobs: Job[], delayMs: number, notBeforeMs = 0, roomGiven = false) {
+    /**
+     * `roomGiven`: their room in the window was given back; they take it again when they go.
+     * `early`: they may go when their organization's API answers again (`release`).
+     */
+    add(jobs: Job[], delayMs: number, notBeforeMs = 0, roomGiven = false, early = true) {
       const domain = jobs[0]?.domain ?? ''
       const t = setTimeout(() => go(domain, t), delayMs)
       t.unref()
       deps.timers.add(t)
       let byTimer = waiting.get(domain)
       if (!byTimer) waiting.set(domain, (byTimer = new Map()))
-      byTimer.set(t, { jobs, notBefore: Date.now() + notBeforeMs, roomGiven })
+      byTimer.set(t, { jobs, notBefore: Date.now() + notBeforeMs, roomGiven, early })
       total += jobs.length
       if (roomGiven) {
         giving.set(domain, (giving.get(domain) ?? 0) + jobs.length)
@@ -261,7 +266,7 @@ export function createRetries(deps: { timers: Set<NodeJS.Timeout>; closing(): bo
       const byTimer = waiting.get(domain)
       if (!byTimer) return
       const now = Date.now()
-      for (const [t, entry] of [...byTimer]) if (entry.notBefore <= now) go(domain, t)
+      for (const [t, entry] of [...byTimer]) if (entry.early && entry.notBefore <= now) go(domain, t)
     },
     /** Forget every waiting string (the worker stopped; they are in the journal). */
     clear() {
@@ -420,14 +425,16 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
       // the strings so waiting stay within a window's worth (memory: at most twice QUEUE_LIMIT).
       // Other retries (a pipeline's, the long-text lane full) keep their room, as their
       // organization's other strings still run.
-      // With BullMQ they go back to it meanwhile (its delayed set), which frees their slots there.
-      if (shared && apiFailed === true) {
+      // With BullMQ every such string goes back to it meanwhile (its delayed set), which frees its
+      // slot there: a BullMQ slot is the instance's, not its organization's. Those whose API
+      // failed come back early when it answers again.
+      if (shared) {
         queue.finish(jobs.length)
-        void shared.delay(jobs, delayMs, notBeforeMs)
+        void shared.delay(jobs, delayMs, notBeforeMs, apiFailed === true)
         return
       }
       const give = apiFailed === true && retries.given + jobs.length <= queue.limit
-      retries.add(jobs, delayMs, notBeforeMs, give)
+      retries.add(jobs, delayMs, notBeforeMs, give, apiFailed === true)
       if (give) queue.finish(jobs.length)
     },
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),

@@ -594,19 +594,20 @@ export class BullmqJournal implements IntakeJournal {
   }
 
   /**
-   * Strings whose organization's API failed, given back to BullMQ until `delayMs` has passed (its
-   * delayed set), their attempts so far in the job's data: their BullMQ slots go to other strings
-   * meanwhile. Kept in the slots, one organization whose API was down with QUEUE_CONCURRENCY
+   * Strings to be tried again later (their organization's API failed, or their pipeline asked for
+   * a retry), given back to BullMQ until `delayMs` has passed (its delayed set), their attempts so
+   * far in the job's data: their BullMQ slots go to other strings meanwhile. Kept in the slots, one
+   * organization whose API was down (or whose plugin's own upstream was) with QUEUE_CONCURRENCY
    * strings taken kept every other organization's waiting until its attempts ran out (minutes).
-   * `bringForward` brings them back early once their organization's API answers again, but not before
-   * `notBeforeMs` (a Retry-After). Should Redis refuse, a string fails back to BullMQ's own
-   * attempts and back-off instead (as a hold that cannot be written does): never rejects.
+   * `early`: brought forward by `bringForward` once their organization's API answers again, but
+   * not before `notBeforeMs` (a Retry-After). Should Redis refuse, a string fails back to BullMQ's
+   * own attempts and back-off instead (as a hold that cannot be written does): never rejects.
    */
-  async delay(jobs: Job[], delayMs: number, notBeforeMs = 0): Promise<void> {
+  async delay(jobs: Job[], delayMs: number, notBeforeMs = 0, early = true): Promise<void> {
     const now = Date.now()
     this.forgetDelayedBefore(now)
     // All at once: a group of 500 is two round trips, not a thousand.
-    await Promise.all(jobs.map((job) => this.delayOne(job, now + delayMs, now + notBeforeMs)))
+    await Promise.all(jobs.map((job) => this.delayOne(job, now + delayMs, now + notBeforeMs, early)))
   }
 
   /**
@@ -623,7 +624,7 @@ export class BullmqJournal implements IntakeJournal {
     }
   }
 
-  private async delayOne(job: Job, due: number, notBefore: number): Promise<void> {
+  private async delayOne(job: Job, due: number, notBefore: number, early: boolean): Promise<void> {
     const w = this.running.get(job.key)
     if (!w) return
     try {
@@ -635,9 +636,11 @@ export class BullmqJournal implements IntakeJournal {
       return
     }
     this.running.delete(job.key)
-    let byKey = this.delayed.get(job.domain)
-    if (!byKey) this.delayed.set(job.domain, (byKey = new Map()))
-    byKey.set(job.key, { notBefore, due })
+    if (early) {
+      let byKey = this.delayed.get(job.domain)
+      if (!byKey) this.delayed.set(job.domain, (byKey = new Map()))
+      byKey.set(job.key, { notBefore, due })
+    }
     // BullMQ leaves a job it was told is delayed as it is: neither completed nor failed.
     w.reject(new DelayedError())
   }

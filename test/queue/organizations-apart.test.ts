@@ -113,7 +113,7 @@ it('a string its pipeline sends back for a retry keeps its room and holds up not
   expect(stuck).toBeDefined()
 }, 30_000)
 
-it('strings waiting out a back-off go when their organization\'s API answers again, but not before a Retry-After they were given', () => {
+it('strings waiting out a back-off go when their organization\'s API answers again, but not before a Retry-After they were given, and a pipeline\'s retry waits its whole back-off', () => {
   const pushed: number[][] = []
   const timers = new Set<NodeJS.Timeout>()
   const retries = createRetries({ timers, closing: () => false, push: (jobs) => void pushed.push(jobs.map((j) => j.stringId)) })
@@ -121,10 +121,11 @@ it('strings waiting out a back-off go when their organization\'s API answers aga
   retries.add(jobs(1, 2), 60_000)
   retries.add(jobs(3), 60_000, 30_000)
   retries.add(jobs(4), 60_000, 0)
+  retries.add(jobs(5), 60_000, 0, false, false) // its pipeline asked for a retry: not the API's
   retries.release('other')
   expect(pushed).toEqual([])
   retries.release('acme')
   expect(pushed).toEqual([[1, 2], [4]])
-  expect(timers.size).toBe(1)
+  expect(timers.size).toBe(2)
   for (const t of timers) clearTimeout(t)
 })

@@ -1,6 +1,7 @@
-// QUEUE=bullmq, several organizations on one worker: strings whose organization's API fails wait
-// out their back-off in BullMQ's delayed set, not in the worker's BullMQ slots, so one organization
-// with more strings taken than QUEUE_CONCURRENCY keeps no other waiting (issue 16: the in-process
+// QUEUE=bullmq, several organizations on one worker: strings whose organization's API fails, or
+// whose pipeline asks for a retry, wait out their back-off in BullMQ's delayed set, not in the
+// worker's BullMQ slots, so one organization with more strings taken than QUEUE_CONCURRENCY keeps
+// no other waiting (issue 16: the in-process
 // window gives their room back for the same reason, test/queue/organizations-apart.test.ts). Their
 // attempts go with them, so they are still held as unavailable once spent, and they come back
 // early when their organization's API answers again, but never before a Retry-After.
@@ -43,6 +44,23 @@ await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) 
     expect(worker.stats()).toMatchObject({ held: 0, parked: 0 })
   }, 120_000)
 
+  it('strings whose pipeline asks for a retry leave their BullMQ slots too: another organization\'s strings are DONE meanwhile', async () => {
+    const config = { queue: 'bullmq' as const, queueName: 'apart-retry', queueRedisUrl: url, queueConcurrency: 20 }
+    // B's plugin answers `retry` (its own upstream rate-limited, say) for all of B's 40 strings
+    // (one language: one group); A's 10 (2 strings in 5 languages) come after them.
+    let retrying = ''
+    const { emulator, a, b } = await twoOrganizations(stops, config, { a: 2, b: 40 }, (item) => (item.organizationId === retrying ? 'retry' : 'approved'))
+    retrying = emulator.organizations()[1]!.id
+    await emulator.sendPending({ organization: b, batchSize: 40 })
+    await new Promise((r) => setTimeout(r, 1500)) // B's first runs said retry
+    const started = Date.now()
+    await emulator.sendPending({ organization: a, batchSize: 10 })
+    // Before, B's strings kept the 20 slots through their back-off: A's 10 were not DONE after 15 s.
+    await expect.poll(() => emulator.summary(a).notDone, { timeout: 10_000, interval: 50 }).toBe(0)
+    expect(Date.now() - started).toBeLessThan(5000)
+    expect(emulator.summary(b).notDone).toBe(40)
+  }, 60_000)
+
   it('a string given back to BullMQ keeps its attempts, and comes back early when its organization answers again, but not before its Retry-After', async () => {
     const journal = new BullmqJournal({ redisUrl: url, name: 'delay', concurrency: 10, attempts: 2, backoffMs: 200, lockMs: 30_000, dedupeTtlMs: 1000, log: silentLogger() })
     stops.push(() => journal.close())
@@ -54,14 +72,15 @@ await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) 
     })
     const taken: Job[] = []
     journal.start((j) => void taken.push(j))
-    await journal.append('b', [job(1), job(2), job(3)])
-    await expect.poll(() => taken.length, { timeout: 5000 }).toBe(3)
+    await journal.append('b', [job(1), job(2), job(3), job(4)])
+    await expect.poll(() => taken.length, { timeout: 5000 }).toBe(4)
     for (const j of taken) j.attempts = 2
-    const [one, two, three] = [...taken].sort((x, y) => x.stringId - y.stringId) as [Job, Job, Job]
+    const [one, two, three, four] = [...taken].sort((x, y) => x.stringId - y.stringId) as [Job, Job, Job, Job]
     await journal.delay([one, two], 60_000)
     await journal.delay([three], 60_000, 30_000) // a Retry-After of 30 s
+    await journal.delay([four], 60_000, 0, false) // its pipeline asked for a retry: not the API's
     const state = async (i: number) => (await queue.getJob(job(i).key))!.getState()
-    for (const i of [1, 2, 3]) expect(await state(i)).toBe('delayed')
+    for (const i of [1, 2, 3, 4]) expect(await state(i)).toBe('delayed')
     expect(await queue.getJobCounts('failed', 'completed')).toEqual({ failed: 0, completed: 0 })
 
     taken.length = 0
@@ -72,6 +91,7 @@ await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) 
     await expect.poll(() => taken.map((j) => j.stringId).sort(), { timeout: 5000 }).toEqual([1, 2])
     expect(taken.map((j) => j.attempts)).toEqual([2, 2])
     expect(await state(3)).toBe('delayed')
+    expect(await state(4)).toBe('delayed')
     expect(await queue.getJobCounts('failed')).toEqual({ failed: 0 })
 
     // A copy that does not come straight back from the delay starts afresh: parked (BullMQ tries it
