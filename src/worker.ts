@@ -412,6 +412,8 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     maxAttempts: Math.max(1, config.apiMaxAttempts),
     signal: shutdown,
     isCurrent: (job) => dedupe.isCurrent(job, job.revision),
+    // With BullMQ a newer revision may have arrived at another instance: Redis knows.
+    ...(shared ? { newerArrived: (jobs: Job[]) => shared.newerArrived(jobs) } : {}),
     superseded: outcomes.superseded,
     absorbed: outcomes.absorbed,
     park: outcomes.park,

@@ -38,7 +38,7 @@ import type { Logger } from '../util/logger.js'
 import type { BacklogView } from './backlog.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { newBatchId } from './journal.js'
-import { stepOf, type Job } from '../protocol/job.js'
+import { stepOf, stringKeyOf, type Job } from '../protocol/job.js'
 
 export interface BullmqJournalOptions {
   redisUrl: string
@@ -190,6 +190,21 @@ const ADVANCE_CLOCK = `
 if ARGV[2] ~= '' and (redis.call('GET', KEYS[2]) or '0') ~= ARGV[2] then return 0 end
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 0`
+/**
+ * The newest revision of each string (KEYS[1]: string key -> revision): ARGV is string key,
+ * revision, ... ; a field is written only upwards. Past ARGV[#ARGV] fields the hash starts again
+ * (its memory bounded; what it forgets is only an older copy's chance to be told it is old).
+ */
+const NOTE_REVISIONS = `
+local max = tonumber(ARGV[#ARGV])
+if redis.call('HLEN', KEYS[1]) > max then redis.call('DEL', KEYS[1]) end
+for i = 1, #ARGV - 1, 2 do
+  local old = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
+  if old < tonumber(ARGV[i + 1]) then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+end
+return 0`
+/** Strings whose newest revision the journal keeps (NOTE_REVISIONS): about 100 bytes each in Redis. */
+export const MAX_REVISIONS_KEPT = 100_000
 /** A held organization's hash (KEYS[1]) and its staging hash (KEYS[3]) are empty: its domain (ARGV[1]) leaves the list (KEYS[2]). */
 const FORGET_IF_EMPTY = `
 if redis.call('HLEN', KEYS[1]) + redis.call('HLEN', KEYS[3]) == 0 then redis.call('HDEL', KEYS[2], ARGV[1]) return 1 end
@@ -417,6 +432,11 @@ export class BullmqJournal implements IntakeJournal {
     return this.queue.toKey('held-domains')
   }
 
+  /** String key -> the newest revision that arrived, of strings edited since (revision 2 and up). */
+  private get revisionsKey(): string {
+    return this.queue.toKey('revisions')
+  }
+
   /** An organization's held strings: job key -> the job as JSON. */
   private heldKey(domain: string): string {
     return this.queue.toKey(`held:${domain}`)
@@ -452,7 +472,30 @@ export class BullmqJournal implements IntakeJournal {
 
   async append(_batchId: string, jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
+    await this.noteRevisions(jobs)
     await this.add(await this.replaceFinished(jobs))
+  }
+
+  /**
+   * A source revision past the first says the string was edited: an older copy of it may still be
+   * queued, waiting out a back-off, held or running, here or on another instance (each copy is a
+   * job of its own, the revision in its id). Kept in Redis before the batch is queued, so that
+   * such a copy, once run, is not reported over the newer one's output (`newerArrived`). Strings
+   * of revision 1 have nothing older and cost nothing.
+   */
+  private async noteRevisions(jobs: Job[]): Promise<void> {
+    const args: Array<string | number> = []
+    for (const job of jobs) if (job.revision > 1) args.push(stringKeyOf(job), job.revision)
+    if (args.length) await this.queueClient.eval(NOTE_REVISIONS, 1, this.revisionsKey, ...args, MAX_REVISIONS_KEPT)
+  }
+
+  /** Those of `jobs` whose string has a newer revision than theirs (noteRevisions). One round trip. */
+  async newerArrived(jobs: Job[]): Promise<ReadonlySet<Job>> {
+    const newer = new Set<Job>()
+    if (jobs.length === 0) return newer
+    const newest = await this.queueClient.hmget(this.revisionsKey, ...jobs.map(stringKeyOf))
+    for (let i = 0; i < jobs.length; i++) if (Number(newest[i] ?? 0) > jobs[i]!.revision) newer.add(jobs[i]!)
+    return newer
   }
 
   /** Add jobs whose ids BullMQ does not hold as finished, each at its organization's next positions. */
@@ -599,6 +642,8 @@ export class BullmqJournal implements IntakeJournal {
    * far in the job's data: their BullMQ slots go to other strings meanwhile. Kept in the slots, one
    * organization whose API was down (or whose plugin's own upstream was) with QUEUE_CONCURRENCY
    * strings taken kept every other organization's waiting until its attempts ran out (minutes).
+   * Each is checked with the service when it comes back: a newer revision of it, reported
+   * meanwhile, must not be overwritten by this one's output.
    * `early`: brought forward by `bringForward` once their organization's API answers again, but
    * not before `notBeforeMs` (a Retry-After). Should Redis refuse, a string fails back to BullMQ's
    * own attempts and back-off instead (as a hold that cannot be written does): never rejects.
@@ -628,7 +673,9 @@ export class BullmqJournal implements IntakeJournal {
     const w = this.running.get(job.key)
     if (!w) return
     try {
-      await w.bullJob.updateData({ ...w.bullJob.data, ra: [job.attempts, w.bullJob.attemptsMade] })
+      // Checked with the service when it comes back (`recheck`): a newer revision of the string
+      // may have been reported meanwhile, by any instance, and the service then no longer waits.
+      await w.bullJob.updateData({ ...w.bullJob.data, ra: [job.attempts, w.bullJob.attemptsMade], recheck: true })
       await w.bullJob.moveToDelayed(due, w.token)
     } catch (error) {
       this.running.delete(job.key)

@@ -26,6 +26,12 @@ export interface ProcessDeps {
   maxAttempts: number
   signal: AbortSignal
   isCurrent(job: Job): boolean
+  /**
+   * Those of `jobs` a newer revision of their string has arrived for, wherever it arrived (with
+   * QUEUE=bullmq, at any instance: isCurrent knows this process's arrivals only). Asked once a run
+   * is over, before its outcomes go to the reporter.
+   */
+  newerArrived?(jobs: Job[]): Promise<ReadonlySet<Job>>
   /** Superseded by a newer revision: finished without a report. */
   superseded(job: Job): void | Promise<void>
   /**
@@ -220,16 +226,27 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     await settle(pipeline, jobs, items, results, log)
   }
 
+  /** Those a newer revision arrived for elsewhere; none when that cannot be read now (logged). */
+  async function newerOf(jobs: Job[], log: Logger): Promise<ReadonlySet<Job> | undefined> {
+    try {
+      return await deps.newerArrived!(jobs)
+    } catch (error) {
+      log.warn({ err: error }, 'could not read which strings have a newer revision; their outcomes are reported')
+      return undefined
+    }
+  }
+
   /** Each string's result: to the reporter, or tried again, or parked once its retries ran out. */
   async function settle(pipeline: Pipeline, jobs: Job[], items: Item[], results: Awaited<ReturnType<Pipeline['run']>>, log: Logger): Promise<void> {
     if (log.isLevelEnabled('debug')) logRun(log, pipeline, jobs, results)
     const retry: Job[] = []
+    const newer = deps.newerArrived ? await newerOf(jobs, log) : undefined
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!
       const result = results[i]
-      // A newer revision arrived while this one ran (a long run may take a while): its outcome must
-      // not overwrite the newer one's at the service.
-      if (!deps.isCurrent(job)) await deps.superseded(job)
+      // A newer revision arrived while this one ran (a long run may take a while), or while it
+      // waited out a back-off: its outcome must not overwrite the newer one's at the service.
+      if (!deps.isCurrent(job) || newer?.has(job)) await deps.superseded(job)
       else if (!result || result.retry) retry.push(job)
       else deps.reporter.add({ job, port: result.port, review: reviewOf(pipeline, result, { source: job.string.text, translation: items[i]!.translation }) })
     }

@@ -90,6 +90,8 @@ await describeWithService('redis', 'QUEUE=bullmq: organizations apart', (REDIS) 
     journal.bringForward('acme')
     await expect.poll(() => taken.map((j) => j.stringId).sort(), { timeout: 5000 }).toEqual([1, 2])
     expect(taken.map((j) => j.attempts)).toEqual([2, 2])
+    // Checked with the service before they run: a newer revision may have been reported meanwhile.
+    expect(taken.map((j) => j.recheck)).toEqual([true, true])
     expect(await state(3)).toBe('delayed')
     expect(await state(4)).toBe('delayed')
     expect(await queue.getJobCounts('failed')).toEqual({ failed: 0 })
