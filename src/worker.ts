@@ -116,7 +116,7 @@ export interface Worker {
   /** Replay of the journal finished. */
   replayed: Promise<void>
   /** Run the reconciliation sweep once now. */
-  reconcile(): Promise<{ orphans: number; checked: number }>
+  reconcile(): Promise<{ orphans: number; checked: number; queuedElsewhere?: number }>
   /** Sweep the findings log once now (and catch up on the issues it owes): what the hourly timer runs. */
   sweepFindings(): Promise<{ strings: number; removed: number; caughtUp: number }>
   /** Wait until every accepted string has been reported or parked (held strings aside). */
@@ -402,7 +402,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     await shared!.hold(jobs, held.retryAt(jobs[0]!.domain) ?? Date.now())
   }
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d), stash })
-  const reconciler = new Reconciler({ api, dedupe, metrics, log })
+  const reconciler = new Reconciler({ api, dedupe, metrics, log, ...(shared ? { queuedElsewhere: () => shared.backlog() } : {}) })
   const processJobs = createJobProcessor({
     pipelines: () => deps.pipelines.current,
     settings: deps.settings,

@@ -16,7 +16,21 @@ const PAGE = 500
 export class Reconciler {
   private readonly steps = new Map<string, Step>()
 
-  constructor(private readonly deps: { api: Pick<ApiClient, 'getStatuses'>; dedupe: Pick<Dedupe, 'isActive'>; metrics: Pick<Metrics, 'reconcileOrphans'>; log: Logger }) {}
+  constructor(
+    private readonly deps: {
+      api: Pick<ApiClient, 'getStatuses'>
+      dedupe: Pick<Dedupe, 'isActive'>
+      metrics: Pick<Metrics, 'reconcileOrphans'>
+      log: Logger
+      /**
+       * With QUEUE=bullmq: strings queued, delayed, running or held in Redis, by any instance.
+       * This process's memory knows none of them, and their jobs cannot be found by string (the
+       * revision is in a job's id, not in a status record): the sweep waits for a moment when
+       * there are none, rather than count every one as an orphan.
+       */
+      queuedElsewhere?(): Promise<number>
+    },
+  ) {}
 
   /** Remember a (step, language) to sweep. */
   seen(job: Step): void {
@@ -24,10 +38,17 @@ export class Reconciler {
     if (!this.steps.has(key)) this.steps.set(key, { organizationId: job.organizationId, domain: job.domain, projectId: job.projectId, stepId: job.stepId, languageId: job.languageId })
   }
 
-  async run(): Promise<{ orphans: number; checked: number }> {
+  async run(): Promise<{ orphans: number; checked: number; queuedElsewhere?: number }> {
     const { api, dedupe, metrics, log } = this.deps
     let orphans = 0
     let checked = 0
+    if (this.deps.queuedElsewhere && this.steps.size) {
+      const queued = await this.deps.queuedElsewhere().catch((error: unknown) => (log.warn({ err: error }, 'reconciliation could not read the shared queue; skipped'), -1))
+      if (queued !== 0) {
+        if (queued > 0) log.debug({ queued }, 'reconciliation skipped: strings are queued in Redis (tried again at the next sweep)')
+        return { orphans, checked, queuedElsewhere: Math.max(queued, 0) }
+      }
+    }
     for (const s of this.steps.values()) {
       try {
         for (let offset = 0; ; offset += PAGE) {

@@ -11,7 +11,7 @@ import { createLogger } from '../../src/util/logger.js'
 type Query = { status?: string; stringIds?: number[]; limit?: number; offset?: number }
 const step = (languageId = 'de', domain = 'acme', stepId = 11) => ({ organizationId: '1', domain, projectId: 7, stepId, languageId })
 
-function setup(waiting: (domain: string, stepId: number, languageId: string) => number[], active: Set<string> = new Set()) {
+function setup(waiting: (domain: string, stepId: number, languageId: string) => number[], active: Set<string> = new Set(), queuedElsewhere?: () => Promise<number>) {
   const calls: Array<{ domain: string; projectId: number; stepId: number; languageId: string; query: Query }> = []
   const api = {
     async getStatuses(domain: string, projectId: number, stepId: number, languageId: string, query: Query = {}) {
@@ -25,7 +25,7 @@ function setup(waiting: (domain: string, stepId: number, languageId: string) => 
   const metrics = { reconcileOrphans: { inc: (n = 1) => void (orphanCount += n) } }
   const lines: Array<Record<string, unknown>> = []
   const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
-  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log })
+  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log, ...(queuedElsewhere ? { queuedElsewhere } : {}) })
   return { reconciler, calls, lines, orphans: () => orphanCount }
 }
 
@@ -49,6 +49,27 @@ describe('Reconciler', () => {
     expect(await reconciler.run()).toEqual({ orphans: 0, checked: 2 })
     expect(orphans()).toBe(0)
     expect(lines).toEqual([])
+  })
+
+  it('with QUEUE=bullmq, waits for a sweep when nothing is queued in Redis: its strings are no orphans, and cannot be told from them', async () => {
+    let queued = 20
+    const { reconciler, calls, orphans } = setup(() => [1, 2, 3], new Set(), async () => queued)
+    reconciler.seen(step())
+    expect(await reconciler.run()).toEqual({ orphans: 0, checked: 0, queuedElsewhere: 20 })
+    expect(calls).toEqual([])
+    queued = 0
+    expect(await reconciler.run()).toEqual({ orphans: 3, checked: 3 })
+    expect(orphans()).toBe(3)
+  })
+
+  it('skips a sweep, and says so, when the shared queue cannot be read', async () => {
+    const { reconciler, calls, lines } = setup(() => [1], new Set(), async () => {
+      throw new Error('Redis down')
+    })
+    reconciler.seen(step())
+    expect(await reconciler.run()).toEqual({ orphans: 0, checked: 0, queuedElsewhere: 0 })
+    expect(calls).toEqual([])
+    expect(lines.find((l) => l.level === 40)).toMatchObject({ msg: 'reconciliation could not read the shared queue; skipped' })
   })
 
   it('reads every page of 500, stopping at the first short one', async () => {
