@@ -402,7 +402,10 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     await shared!.hold(jobs, held.retryAt(jobs[0]!.domain) ?? Date.now())
   }
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d), stash })
-  const reconciler = new Reconciler({ api, dedupe, metrics, log, ...(shared ? { queuedElsewhere: () => shared.backlog() } : {}) })
+  const reconciler = new Reconciler({
+    api, dedupe, metrics, log,
+    ...(shared ? { shared: { queued: async () => (await shared.backlog()) - shared.held, heldDomains: () => new Set(shared.heldPerDomain().keys()) } } : {}),
+  })
   const processJobs = createJobProcessor({
     pipelines: () => deps.pipelines.current,
     settings: deps.settings,

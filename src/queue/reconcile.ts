@@ -12,6 +12,8 @@ import type { Job } from '../protocol/job.js'
 type Step = Pick<Job, 'organizationId' | 'domain' | 'projectId' | 'stepId' | 'languageId'>
 
 const PAGE = 500
+/** Sweeps skipped for this long (QUEUE=bullmq, the queue never empty) are told once, as a warning. */
+export const SKIPPED_TOO_LONG_MS = 60 * 60_000
 
 export class Reconciler {
   private readonly steps = new Map<string, Step>()
@@ -23,14 +25,20 @@ export class Reconciler {
       metrics: Pick<Metrics, 'reconcileOrphans'>
       log: Logger
       /**
-       * With QUEUE=bullmq: strings queued, delayed, running or held in Redis, by any instance.
-       * This process's memory knows none of them, and their jobs cannot be found by string (the
-       * revision is in a job's id, not in a status record): the sweep waits for a moment when
-       * there are none, rather than count every one as an orphan.
+       * With QUEUE=bullmq: strings queued, delayed or running in Redis, by any instance, and the
+       * domains with strings held there. This process's memory knows none of them, and their
+       * jobs cannot be found by string (the revision is in a job's id, not in a status record):
+       * the sweep waits for a moment when none is queued, and leaves held organizations' steps
+       * out, rather than count every such string as an orphan.
        */
-      queuedElsewhere?(): Promise<number>
+      shared?: { queued(): Promise<number>; heldDomains(): ReadonlySet<string> }
+      now?(): number
     },
   ) {}
+
+  /** When the last sweep ran, or the first was skipped; whether the long skip was told. */
+  private swept?: number
+  private skipTold = false
 
   /** Remember a (step, language) to sweep. */
   seen(job: Step): void {
@@ -42,14 +50,24 @@ export class Reconciler {
     const { api, dedupe, metrics, log } = this.deps
     let orphans = 0
     let checked = 0
-    if (this.deps.queuedElsewhere && this.steps.size) {
-      const queued = await this.deps.queuedElsewhere().catch((error: unknown) => (log.warn({ err: error }, 'reconciliation could not read the shared queue; skipped'), -1))
+    let held: ReadonlySet<string> = new Set()
+    if (this.deps.shared && this.steps.size) {
+      const now = this.deps.now?.() ?? Date.now()
+      const queued = await this.deps.shared.queued().catch((error: unknown) => (log.warn({ err: error }, 'reconciliation could not read the shared queue; skipped'), -1))
       if (queued !== 0) {
-        if (queued > 0) log.debug({ queued }, 'reconciliation skipped: strings are queued in Redis (tried again at the next sweep)')
+        this.swept ??= now
+        if (now - this.swept >= SKIPPED_TOO_LONG_MS && !this.skipTold) {
+          this.skipTold = true
+          log.warn({ since: new Date(this.swept).toISOString() }, 'reconciliation has not swept for an hour: with QUEUE=bullmq it sweeps only when no string is queued or running in Redis, and there always was one. Strings lost on the way are not counted meanwhile')
+        } else if (queued > 0) log.debug({ queued }, 'reconciliation skipped: strings are queued in Redis (tried again at the next sweep)')
         return { orphans, checked, queuedElsewhere: Math.max(queued, 0) }
       }
+      this.swept = now
+      this.skipTold = false
+      held = this.deps.shared.heldDomains()
     }
     for (const s of this.steps.values()) {
+      if (held.has(s.domain)) continue
       try {
         for (let offset = 0; ; offset += PAGE) {
           const records = await api.getStatuses(s.domain, s.projectId, s.stepId, s.languageId, { status: 'NEED_PROCESS', limit: PAGE, offset })

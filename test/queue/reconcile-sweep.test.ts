@@ -5,13 +5,14 @@
 import { describe, expect, it } from 'vitest'
 import { stringKeyOf } from '../../src/protocol/job.js'
 import type { StringRef } from '../../src/queue/dedupe.js'
-import { Reconciler } from '../../src/queue/reconcile.js'
+import { Reconciler, SKIPPED_TOO_LONG_MS } from '../../src/queue/reconcile.js'
 import { createLogger } from '../../src/util/logger.js'
 
 type Query = { status?: string; stringIds?: number[]; limit?: number; offset?: number }
 const step = (languageId = 'de', domain = 'acme', stepId = 11) => ({ organizationId: '1', domain, projectId: 7, stepId, languageId })
 
-function setup(waiting: (domain: string, stepId: number, languageId: string) => number[], active: Set<string> = new Set(), queuedElsewhere?: () => Promise<number>) {
+type Shared = { queued(): Promise<number>; heldDomains(): ReadonlySet<string> }
+function setup(waiting: (domain: string, stepId: number, languageId: string) => number[], active: Set<string> = new Set(), shared?: Shared, now?: () => number) {
   const calls: Array<{ domain: string; projectId: number; stepId: number; languageId: string; query: Query }> = []
   const api = {
     async getStatuses(domain: string, projectId: number, stepId: number, languageId: string, query: Query = {}) {
@@ -25,7 +26,7 @@ function setup(waiting: (domain: string, stepId: number, languageId: string) => 
   const metrics = { reconcileOrphans: { inc: (n = 1) => void (orphanCount += n) } }
   const lines: Array<Record<string, unknown>> = []
   const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
-  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log, ...(queuedElsewhere ? { queuedElsewhere } : {}) })
+  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log, ...(shared ? { shared } : {}), ...(now ? { now } : {}) })
   return { reconciler, calls, lines, orphans: () => orphanCount }
 }
 
@@ -53,18 +54,35 @@ describe('Reconciler', () => {
 
   it('with QUEUE=bullmq, waits for a sweep when nothing is queued in Redis: its strings are no orphans, and cannot be told from them', async () => {
     let queued = 20
-    const { reconciler, calls, orphans } = setup(() => [1, 2, 3], new Set(), async () => queued)
+    let clock = 0
+    const { reconciler, calls, orphans, lines } = setup(() => [1, 2, 3], new Set(), { queued: async () => queued, heldDomains: () => new Set() }, () => clock)
     reconciler.seen(step())
     expect(await reconciler.run()).toEqual({ orphans: 0, checked: 0, queuedElsewhere: 20 })
     expect(calls).toEqual([])
+    // Skipped for an hour (the queue never empty): said once, as a warning.
+    clock = SKIPPED_TOO_LONG_MS
+    await reconciler.run()
+    await reconciler.run()
+    expect(lines.filter((l) => l.level === 40).map((l) => l.msg)).toEqual([expect.stringMatching(/has not swept for an hour/)])
     queued = 0
     expect(await reconciler.run()).toEqual({ orphans: 3, checked: 3 })
     expect(orphans()).toBe(3)
   })
 
+  it('with QUEUE=bullmq, leaves out the steps of organizations with strings held in Redis, and sweeps the others', async () => {
+    const { reconciler, calls } = setup(() => [1, 2], new Set(), { queued: async () => 0, heldDomains: () => new Set(['held-org']) })
+    reconciler.seen(step('de', 'held-org'))
+    reconciler.seen(step('de', 'acme'))
+    expect(await reconciler.run()).toEqual({ orphans: 2, checked: 2 })
+    expect(calls.map((c) => c.domain)).toEqual(['acme'])
+  })
+
   it('skips a sweep, and says so, when the shared queue cannot be read', async () => {
-    const { reconciler, calls, lines } = setup(() => [1], new Set(), async () => {
-      throw new Error('Redis down')
+    const { reconciler, calls, lines } = setup(() => [1], new Set(), {
+      queued: async () => {
+        throw new Error('Redis down')
+      },
+      heldDomains: () => new Set(),
     })
     reconciler.seen(step())
     expect(await reconciler.run()).toEqual({ orphans: 0, checked: 0, queuedElsewhere: 0 })
