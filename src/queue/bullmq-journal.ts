@@ -58,6 +58,8 @@ export interface BullmqJournalOptions {
    * about 2.3 KB each). Undefined: by age only.
    */
   dedupeMax?: number
+  /** Edited strings whose newest revision each of the two revision hashes keeps (default MAX_REVISIONS_KEPT). */
+  maxRevisionsKept?: number
   /** Budget of the backlog in Redis (bytes): past it, webhooks get 503. */
   maxBytes?: number
   /** The fraction of it one organization may fill (default 1). */
@@ -191,19 +193,22 @@ if ARGV[2] ~= '' and (redis.call('GET', KEYS[2]) or '0') ~= ARGV[2] then return 
 if tonumber(redis.call('GET', KEYS[1]) or '0') < tonumber(ARGV[1]) then redis.call('SET', KEYS[1], ARGV[1]) end
 return 0`
 /**
- * The newest revision of each string (KEYS[1]: string key -> revision): ARGV is string key,
- * revision, ... ; a field is written only upwards. Past ARGV[#ARGV] fields the hash starts again
- * (its memory bounded; what it forgets is only an older copy's chance to be told it is old).
+ * The newest revision of each string: KEYS[1] the current hash (string key -> revision), KEYS[2]
+ * the one before it; ARGV is string key, revision, ..., and last the bound. A field is written
+ * only upwards (over what either hash holds). Past the bound the current hash becomes the one
+ * before (the older one dropped): the most recent notes are always kept, memory stays within
+ * twice the bound, and what is forgotten is only an old copy's chance to be told it is old.
  */
 const NOTE_REVISIONS = `
 local max = tonumber(ARGV[#ARGV])
-if redis.call('HLEN', KEYS[1]) > max then redis.call('DEL', KEYS[1]) end
+if redis.call('HLEN', KEYS[1]) >= max then redis.call('RENAME', KEYS[1], KEYS[2]) end
 for i = 1, #ARGV - 1, 2 do
-  local old = tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0')
-  if old < tonumber(ARGV[i + 1]) then redis.call('HSET', KEYS[1], ARGV[i], ARGV[i + 1]) end
+  local rev = tonumber(ARGV[i + 1])
+  local known = math.max(tonumber(redis.call('HGET', KEYS[1], ARGV[i]) or '0'), tonumber(redis.call('HGET', KEYS[2], ARGV[i]) or '0'))
+  if known < rev then redis.call('HSET', KEYS[1], ARGV[i], rev) end
 end
 return 0`
-/** Strings whose newest revision the journal keeps (NOTE_REVISIONS): about 100 bytes each in Redis. */
+/** Strings whose newest revision each of the two hashes keeps (NOTE_REVISIONS): about 100 bytes each in Redis. */
 export const MAX_REVISIONS_KEPT = 100_000
 /** A held organization's hash (KEYS[1]) and its staging hash (KEYS[3]) are empty: its domain (ARGV[1]) leaves the list (KEYS[2]). */
 const FORGET_IF_EMPTY = `
@@ -437,6 +442,15 @@ export class BullmqJournal implements IntakeJournal {
     return this.queue.toKey('revisions')
   }
 
+  private get maxRevisionsKept(): number {
+    return this.options.maxRevisionsKept ?? MAX_REVISIONS_KEPT
+  }
+
+  /** The revisions noted before the current hash filled up (NOTE_REVISIONS). */
+  private get olderRevisionsKey(): string {
+    return this.queue.toKey('revisions:before')
+  }
+
   /** An organization's held strings: job key -> the job as JSON. */
   private heldKey(domain: string): string {
     return this.queue.toKey(`held:${domain}`)
@@ -486,15 +500,16 @@ export class BullmqJournal implements IntakeJournal {
   private async noteRevisions(jobs: Job[]): Promise<void> {
     const args: Array<string | number> = []
     for (const job of jobs) if (job.revision > 1) args.push(stringKeyOf(job), job.revision)
-    if (args.length) await this.queueClient.eval(NOTE_REVISIONS, 1, this.revisionsKey, ...args, MAX_REVISIONS_KEPT)
+    if (args.length) await this.queueClient.eval(NOTE_REVISIONS, 2, this.revisionsKey, this.olderRevisionsKey, ...args, this.maxRevisionsKept)
   }
 
   /** Those of `jobs` whose string has a newer revision than theirs (noteRevisions). One round trip. */
   async newerArrived(jobs: Job[]): Promise<ReadonlySet<Job>> {
     const newer = new Set<Job>()
     if (jobs.length === 0) return newer
-    const newest = await this.queueClient.hmget(this.revisionsKey, ...jobs.map(stringKeyOf))
-    for (let i = 0; i < jobs.length; i++) if (Number(newest[i] ?? 0) > jobs[i]!.revision) newer.add(jobs[i]!)
+    const keys = jobs.map(stringKeyOf)
+    const [now, before] = await Promise.all([this.queueClient.hmget(this.revisionsKey, ...keys), this.queueClient.hmget(this.olderRevisionsKey, ...keys)])
+    for (let i = 0; i < jobs.length; i++) if (Math.max(Number(now[i] ?? 0), Number(before[i] ?? 0)) > jobs[i]!.revision) newer.add(jobs[i]!)
     return newer
   }
 

@@ -70,6 +70,21 @@ await describeWithService('redis', 'QUEUE=bullmq: a newer revision while an olde
     expect(await client.queueClient.hgetall(client.queue.toKey('revisions'))).toEqual({ 'acme|1|2|de|1': '3' })
   })
 
+  it('past its bound the hash of revisions starts anew but keeps the one before: the latest notes are never lost', async () => {
+    const journal = new BullmqJournal({ redisUrl: url, name: 'revisions-bound', concurrency: 1, attempts: 1, backoffMs: 1000, lockMs: 30_000, dedupeTtlMs: 1000, maxRevisionsKept: 3, log: silentLogger() })
+    running.push({ stop: () => journal.close() })
+    const job = (stringId: number, revision: number) =>
+      ({ key: `acme|1|2|de|${stringId}|${revision}`, organizationId: 'acme', domain: 'acme', projectId: 1, stepId: 2, languageId: 'de', stringId, revision }) as unknown as Job
+    const note = (jobs: Job[]) => (journal as unknown as { noteRevisions(jobs: Job[]): Promise<void> }).noteRevisions(jobs)
+    for (let i = 1; i <= 3; i++) await note([job(i, 2)])
+    await note([job(4, 2)]) // the first hash is full: it becomes the one before
+    await note([job(1, 2)]) // not written again: the one before has it
+    expect([...(await journal.newerArrived([1, 2, 3, 4].map((i) => job(i, 1))))].map((j) => j.stringId)).toEqual([1, 2, 3, 4])
+    for (let i = 5; i <= 7; i++) await note([job(i, 2)]) // and again
+    // 1-3 are forgotten (two generations ago); 4-7 are kept.
+    expect([...(await journal.newerArrived([1, 4, 5, 6, 7].map((i) => job(i, 1))))].map((j) => j.stringId)).toEqual([4, 5, 6, 7])
+  })
+
   it('an older copy whose reads failed while the newer revision was reported is not reported after it', async () => {
     let failing = true
     const service = fakeServiceFetch(({ method, url }) => (failing && method === 'GET' && url.includes('/translations') ? { status: 429, body: { error: { message: 'slow down' } }, headers: { 'retry-after': '4' } } : undefined))
