@@ -657,8 +657,7 @@ export class BullmqJournal implements IntakeJournal {
    * far in the job's data: their BullMQ slots go to other strings meanwhile. Kept in the slots, one
    * organization whose API was down (or whose plugin's own upstream was) with QUEUE_CONCURRENCY
    * strings taken kept every other organization's waiting until its attempts ran out (minutes).
-   * Each is checked with the service when it comes back: a newer revision of it, reported
-   * meanwhile, must not be overwritten by this one's output.
+   * A newer revision of it arrived meanwhile keeps its output from being reported (newerArrived).
    * `early`: brought forward by `bringForward` once their organization's API answers again, but
    * not before `notBeforeMs` (a Retry-After). Should Redis refuse, a string fails back to BullMQ's
    * own attempts and back-off instead (as a hold that cannot be written does): never rejects.
@@ -688,9 +687,7 @@ export class BullmqJournal implements IntakeJournal {
     const w = this.running.get(job.key)
     if (!w) return
     try {
-      // Checked with the service when it comes back (`recheck`): a newer revision of the string
-      // may have been reported meanwhile, by any instance, and the service then no longer waits.
-      await w.bullJob.updateData({ ...w.bullJob.data, ra: [job.attempts, w.bullJob.attemptsMade], recheck: true })
+      await w.bullJob.updateData({ ...w.bullJob.data, ra: [job.attempts, w.bullJob.attemptsMade] })
       await w.bullJob.moveToDelayed(due, w.token)
     } catch (error) {
       this.running.delete(job.key)

@@ -9,7 +9,7 @@ import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { BullmqJournal } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { describeWithService } from '../support/services.js'
+import { describeWithService, flushRedis } from '../support/services.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 
 const DB = 14 // a Redis database of its own (7 and 10-13 are other files')
@@ -44,12 +44,7 @@ it('an older copy decided before a newer revision, and not yet sent, is supersed
 // the service first. Before, the older copy was PATCHed last and its output stayed.
 await describeWithService('redis', 'QUEUE=bullmq: a newer revision while an older copy waits', (REDIS) => {
   const url = `${REDIS}/${DB}`
-  const flush = async () => {
-    const { redisClient } = await import('../../src/queue/bullmq-journal.js')
-    const client = redisClient(url)
-    await client.flushdb()
-    client.disconnect()
-  }
+  const flush = () => flushRedis(url)
   beforeEach(flush)
   afterAll(flush)
 

@@ -5,7 +5,7 @@ import { afterAll, beforeEach, expect, it } from 'vitest'
 import { recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
-import { describeWithService } from '../support/services.js'
+import { describeWithService, flushRedis } from '../support/services.js'
 
 const DB = 12 // a database of its own: bullmq-held.test.ts empties 10 while this file may run beside it
 const QUEUE_NAME = 'drain-test'
@@ -15,12 +15,7 @@ const ids = (from: number, n: number) => Array.from({ length: n }, (_, i) => fro
 await describeWithService('redis', 'QUEUE=bullmq: a draining instance', (REDIS) => {
   const url = `${REDIS}/${DB}`
   const running: Array<{ stop(): Promise<void> }> = []
-  const flush = async () => {
-    const { redisClient } = await import('../../src/queue/bullmq-journal.js')
-    const client = redisClient(url)
-    await client.flushdb()
-    client.disconnect()
-  }
+  const flush = () => flushRedis(url)
   beforeEach(async () => {
     while (running.length) await running.pop()!.stop()
     await flush()

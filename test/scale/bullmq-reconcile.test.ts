@@ -5,7 +5,7 @@
 import { afterAll, afterEach, beforeEach, expect, it } from 'vitest'
 import { recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
-import { describeWithService } from '../support/services.js'
+import { describeWithService, flushRedis } from '../support/services.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 
 const DB = 15 // a database of its own (7 and 10-14 are other files')
@@ -13,12 +13,7 @@ const DB = 15 // a database of its own (7 and 10-14 are other files')
 await describeWithService('redis', 'QUEUE=bullmq: reconciliation', (REDIS) => {
   const url = `${REDIS}/${DB}`
   const running: Array<{ stop(): Promise<void> }> = []
-  const flush = async () => {
-    const { redisClient } = await import('../../src/queue/bullmq-journal.js')
-    const client = redisClient(url)
-    await client.flushdb()
-    client.disconnect()
-  }
+  const flush = () => flushRedis(url)
   beforeEach(flush)
   afterEach(async () => {
     while (running.length) await running.pop()!.stop()

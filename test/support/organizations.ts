@@ -39,15 +39,21 @@ export async function twoOrganizations(stops: Array<() => Promise<void>>, config
 }
 
 /**
- * A's API down, its 300 strings sent, and once its first reads have failed, B's 40: B's must be
- * DONE within 5 s of their sending.
+ * `stuck`'s strings sent and, once their first runs failed, `other`'s: those must be DONE within
+ * `withinMs` of their sending (starved, they were not after a minute), while `stuck`'s are not.
  */
-export async function bDoneWhileADown(emulator: Awaited<ReturnType<typeof startEmulator>>, a: string, b: string): Promise<void> {
-  emulator.configureFaults({ errorRate: 1 }, a)
-  await emulator.sendPending({ organization: a, batchSize: 300 })
-  await new Promise((r) => setTimeout(r, 1500)) // A's first reads have failed
+export async function otherDoneWhileStuck(emulator: Awaited<ReturnType<typeof startEmulator>>, stuck: { domain: string; batch: number }, other: { domain: string; batch: number }, withinMs = 5000): Promise<void> {
+  await emulator.sendPending({ organization: stuck.domain, batchSize: stuck.batch })
+  await new Promise((r) => setTimeout(r, 1500)) // the first runs have failed
   const started = Date.now()
-  await emulator.sendPending({ organization: b, batchSize: 40 })
-  await expect.poll(() => emulator.summary(b).notDone, { timeout: 10_000, interval: 50 }).toBe(0)
-  expect(Date.now() - started).toBeLessThan(5000)
+  await emulator.sendPending({ organization: other.domain, batchSize: other.batch })
+  await expect.poll(() => emulator.summary(other.domain).notDone, { timeout: 2 * withinMs, interval: 50 }).toBe(0)
+  expect(Date.now() - started).toBeLessThan(withinMs)
+  expect(emulator.summary(stuck.domain).notDone).toBe(stuck.batch)
+}
+
+/** A's API down and its 300 strings sent, then B's 40: B's must be DONE within `withinMs` of their sending. */
+export async function bDoneWhileADown(emulator: Awaited<ReturnType<typeof startEmulator>>, a: string, b: string, withinMs = 5000): Promise<void> {
+  emulator.configureFaults({ errorRate: 1 }, a)
+  await otherDoneWhileStuck(emulator, { domain: a, batch: 300 }, { domain: b, batch: 40 }, withinMs)
 }

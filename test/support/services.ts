@@ -117,3 +117,14 @@ export async function describeWithService(name: ServiceName, title: string, fn: 
     }
   }
 }
+
+/** Empty one Redis database (each BullMQ test file has a database of its own, emptied around its tests). */
+export async function flushRedis(url: string): Promise<void> {
+  const { redisClient } = await import('../../src/queue/bullmq-journal.js')
+  const client = redisClient(url)
+  try {
+    await client.flushdb()
+  } finally {
+    client.disconnect()
+  }
+}
