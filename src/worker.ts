@@ -42,6 +42,7 @@ import { removeLeftBodies } from './webhooks/large-body.js'
 import type { OtherEvent } from './protocol/service-events.js'
 import type { BatchOrigin } from './queue/job-codec.js'
 import type { Job } from './protocol/job.js'
+import { createDecidedRelease } from './queue/decided-release.js'
 
 export type { PipelineSource } from './engine/pipeline.js'
 
@@ -656,7 +657,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   let closing = false
   let replayDone = false
   const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
-  const { journal, shared, backlog, api, queue, reporter, held, intake, reconciler, findings, issues, findingsStage, retries } = parts
+  const { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries } = parts
   const pipelines = () => deps.pipelines.current
 
   const { app, decoder } = createHttp(deps, parts, metrics, { closing: () => closing, replaying: () => !replayDone, signal: shutdown.signal })
@@ -676,12 +677,14 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   // With a shared queue, jobs come from BullMQ to whichever instance is free.
   // A string held after its pipeline ran comes back with its output: reported, not run again
   // (unless it is to be checked with the service first, as in the local backlog).
+  // A held string back with its output decided is reported as decided, unless a newer revision of it arrived meanwhile.
+  const releaseDecided = createDecidedRelease({ newerArrived: (jobs) => shared!.newerArrived(jobs), superseded: outcomes.superseded, report: (d) => reporter.add(d), log })
   shared?.start((job) => {
     // Taken as the worker began to stop (BullMQ may hand out one more): left to its lock, which
     // lapses, and another instance runs it.
     if (closing) return
     queue.reserve(1)
-    if (job.decidedPort !== undefined && !job.recheck) return reporter.add({ job, port: job.decidedPort })
+    if (job.decidedPort !== undefined && !job.recheck) return releaseDecided(job as Job & { decidedPort: string })
     delete job.decidedPort
     queue.push([job])
   })
