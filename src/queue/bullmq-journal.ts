@@ -575,7 +575,11 @@ export class BullmqJournal implements IntakeJournal {
           const { fe, ra, ...data } = bullJob.data as Job & { fe?: number; ra?: [number, number] }
           this.tookTurn(bullJob.opts.priority ?? 0, fe)
           const attempts = Array.isArray(ra) && ra[1] === bullJob.attemptsMade && Number.isInteger(ra[0]) ? ra[0] : 0
-          const job = { ...data, batchId: String(bullJob.id), attempts }
+          const job: Job = { ...data, batchId: String(bullJob.id), attempts }
+          // Taken again after its lock lapsed (an instance killed or stuck while running it): that
+          // run may have reported it already, so the service is asked first, as for a string that
+          // comes back (only NEED_PROCESS runs again).
+          if (bullJob.stalledCounter > 0) job.recheck = true
           this.delayed.get(job.domain)?.delete(job.key)
           this.running.set(job.key, { resolve, reject, createdAt: bullJob.timestamp, bullJob, token })
           take(job)

@@ -47,3 +47,34 @@ await describeWithService('redis', 'QUEUE=bullmq: repeats and strings that come 
     expect(taken[1]!.recheck).toBe(true)
   })
 })
+
+await describeWithService('redis', 'QUEUE=bullmq: a string whose instance died while running it', (REDIS) => {
+  it('is taken again by another instance with recheck set (that run may have reported it)', async () => {
+    const { BullmqJournal } = await import('../../src/queue/bullmq-journal.js')
+    const { Worker } = await import('bullmq')
+    const { Redis } = await import('ioredis')
+    const name = `stalled-${randomBytes(4).toString('hex')}`
+    // The survivor checks for stalled jobs every second (half its lock).
+    const survivor = new BullmqJournal({ redisUrl: `${REDIS}/8`, name, concurrency: 4, attempts: 1, backoffMs: 10, lockMs: 2000, dedupeTtlMs: 60_000, log: silentLogger() })
+    const connection = new Redis(`${REDIS}/8`, { maxRetriesPerRequest: null })
+    // The instance that dies: takes the string by hand and never renews its lock nor finishes it.
+    const dying = new Worker(name, null, { connection, lockDuration: 1000 })
+    try {
+      await survivor.append('b1', [job(1)])
+      const takenByDying = await dying.getNextJob('dying-token')
+      expect(takenByDying?.id).toBe(job(1).key)
+      const taken: Job[] = []
+      survivor.start((j) => {
+        taken.push(j)
+        void survivor.done(j)
+      })
+      await expect.poll(() => taken.length, { timeout: 10_000 }).toBe(1)
+      expect(taken[0]!.key).toBe(job(1).key)
+      expect(taken[0]!.recheck).toBe(true)
+    } finally {
+      await dying.close(true)
+      await survivor.close()
+      await connection.quit()
+    }
+  }, 20_000)
+})
