@@ -41,8 +41,9 @@ import { createWebhookHandler } from './webhooks/receive-webhook.js'
 import { removeLeftBodies } from './webhooks/large-body.js'
 import type { OtherEvent } from './protocol/service-events.js'
 import type { BatchOrigin } from './queue/job-codec.js'
+import type { Decision } from './protocol/decision.js'
 import type { Job } from './protocol/job.js'
-import { createDecidedRelease } from './queue/decided-release.js'
+import { createCheckedReport } from './queue/checked-report.js'
 
 export type { PipelineSource } from './engine/pipeline.js'
 
@@ -287,6 +288,8 @@ interface Parts {
   api: ApiClient
   queue: WorkQueue
   reporter: Reporter
+  /** A decision reported apart from its run: superseded when a newer revision of its string is known. */
+  reportChecked(decision: Decision): void
   held: HeldOrganizations
   outcomes: Outcomes
   intake: Intake
@@ -402,7 +405,16 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     if (backlog) return backlog.stash(jobs)
     await shared!.hold(jobs, held.retryAt(jobs[0]!.domain) ?? Date.now())
   }
-  const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: (d) => reporter.add(d), stash })
+  // Decisions reported apart from their run (a refused output sent again as "", a held string back
+  // with its output decided) leave as superseded when a newer revision of the string is known.
+  const reportChecked = createCheckedReport({
+    isCurrent: (job) => dedupe.isCurrent(job, job.revision),
+    ...(shared ? { newerArrived: (jobs: Job[]) => shared.newerArrived(jobs) } : {}),
+    superseded: (job) => outcomes.superseded(job),
+    report: (d) => reporter.add(d),
+    log,
+  })
+  const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: reportChecked, stash })
   const reconciler = new Reconciler({
     api, dedupe, metrics, log,
     ...(shared ? { shared: { queued: async () => (await shared.backlog()) - shared.held, heldDomains: () => new Set(shared.heldPerDomain().keys()) } } : {}),
@@ -447,7 +459,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     ...(deps.pipelines.isLong ? { isLong: (item: Item) => deps.pipelines.isLong!(item), detach: (task: () => Promise<void>, jobs: Job[], weight: number) => queue.detach(task, jobs, weight) } : {}),
   })
   const intake = new Intake({ dedupe, queue, local: local && { journal: local, backlog: backlog! }, shared })
-  return { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries }
+  return { journal, shared, backlog, api, queue, reporter, reportChecked, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries }
 }
 
 /** How long a webhook request under way when the listener closes may take to be answered (ms). */
@@ -657,7 +669,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   let closing = false
   let replayDone = false
   const parts = await createParts(deps, metrics, shutdown.signal, timers, () => closing)
-  const { journal, shared, backlog, api, queue, reporter, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries } = parts
+  const { journal, shared, backlog, api, queue, reporter, reportChecked, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries } = parts
   const pipelines = () => deps.pipelines.current
 
   const { app, decoder } = createHttp(deps, parts, metrics, { closing: () => closing, replaying: () => !replayDone, signal: shutdown.signal })
@@ -678,13 +690,12 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   // A string held after its pipeline ran comes back with its output: reported, not run again
   // (unless it is to be checked with the service first, as in the local backlog).
   // A held string back with its output decided is reported as decided, unless a newer revision of it arrived meanwhile.
-  const releaseDecided = createDecidedRelease({ newerArrived: (jobs) => shared!.newerArrived(jobs), superseded: outcomes.superseded, report: (d) => reporter.add(d), log })
   shared?.start((job) => {
     // Taken as the worker began to stop (BullMQ may hand out one more): left to its lock, which
     // lapses, and another instance runs it.
     if (closing) return
     queue.reserve(1)
-    if (job.decidedPort !== undefined && !job.recheck) return releaseDecided(job as Job & { decidedPort: string })
+    if (job.decidedPort !== undefined && !job.recheck) return reportChecked({ job, port: job.decidedPort })
     delete job.decidedPort
     queue.push([job])
   })

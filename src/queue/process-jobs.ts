@@ -154,11 +154,10 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     const runnable = await toRun(all)
     if (!runnable) return
     const jobs: Job[] = []
-    for (const job of runnable) {
-      // An event that failed validation but named its string: parked at the service, never run.
-      if (job.invalid !== undefined) deps.reporter.add({ job, port: '' })
-      else jobs.push(job)
-    }
+    const invalid: Job[] = []
+    // An event that failed validation but named its string: parked at the service, never run.
+    for (const job of runnable) (job.invalid !== undefined ? invalid : jobs).push(job)
+    if (invalid.length) await parkInvalid(invalid)
     const first = jobs[0]
     if (!first) return
     const log = deps.log.child({ organization: first.organizationId, project: first.projectId, step: first.stepId, language: first.languageId, module: first.moduleKey })
@@ -207,6 +206,15 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       await runAndSettle(pipeline, short.jobs, short.items, log)
     } catch (error) {
       throw new PartFailed(error, short.jobs)
+    }
+  }
+
+  /** Invalid events parked at the service with "", unless a newer revision arrived elsewhere (BullMQ). */
+  async function parkInvalid(invalid: Job[]): Promise<void> {
+    const newer = deps.newerArrived ? await newerOf(invalid, deps.log) : undefined
+    for (const job of invalid) {
+      if (newer?.has(job)) await deps.superseded(job)
+      else deps.reporter.add({ job, port: '' })
     }
   }
 

@@ -43,6 +43,8 @@ function setup(options: {
   reportFails?: number[]
   /** The worker is shutting down before the run ends. */
   aborted?: boolean
+  /** QUEUE=bullmq: strings a newer revision was noted for in Redis. */
+  newer?: number[]
 } = {}) {
   const events: string[] = []
   const items: Item[][] = []
@@ -94,6 +96,7 @@ function setup(options: {
     maxAttempts: options.maxAttempts ?? 3,
     signal,
     isCurrent: options.current ?? (() => true),
+    ...(options.newer ? { newerArrived: async (jobs: Job[]) => new Set(jobs.filter((j) => options.newer!.includes(j.stringId))) } : {}),
     superseded: (j) => void events.push(`superseded ${j.stringId}`),
     retryLater: (jobs, delay, notBefore) => void events.push(`retry ${ids(jobs)} in ${delay}${notBefore ? ` not before ${notBefore}` : ''}`),
     park: (j, reason) => void events.push(`park ${j.stringId}: ${reason}`),
@@ -191,6 +194,16 @@ describe('one pipeline run over a group', () => {
     const only = setup()
     await only.process([job(1, { invalid: '' })])
     expect(only.events).toEqual(['report 1 ""'])
+  })
+
+  it('with QUEUE=bullmq, reports no invalid event or outcome over a newer revision noted in Redis', async () => {
+    const { process, events } = setup({ newer: [1, 3] })
+    await process([job(1, { invalid: 'no text' }), job(2, { invalid: 'no text' }), job(3), job(4)])
+    expect(events).toContain('superseded 1')
+    expect(events).toContain('report 2 ""')
+    expect(events).toContain('superseded 3')
+    expect(events).toContain('report 4 "ok" by qa-gate')
+    expect(events.filter((e) => e.startsWith('report'))).toEqual(['report 2 ""', 'report 4 "ok" by qa-gate'])
   })
 
   it('parks a group whose module no pipeline declares', async () => {
