@@ -26,7 +26,7 @@ import { ALIVE_EVERY_MS, Intake } from './queue/intake.js'
 import type { IntakeJournal } from './queue/intake-journal.js'
 import { Journal } from './queue/journal.js'
 import { createOutcomes, type Outcomes } from './queue/outcomes.js'
-import { createJobProcessor, type StepSettingsLookup } from './queue/process-jobs.js'
+import { createJobProcessor, type ProcessDeps, type StepSettingsLookup } from './queue/process-jobs.js'
 import { Reconciler } from './queue/reconcile.js'
 import { WorkQueue } from './queue/work-queue.js'
 import { createApp } from './server/app.js'
@@ -405,15 +405,12 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     if (backlog) return backlog.stash(jobs)
     await shared!.hold(jobs, held.retryAt(jobs[0]!.domain) ?? Date.now())
   }
+  const isCurrent = (job: Job) => dedupe.isCurrent(job, job.revision)
+  // With BullMQ a newer revision may have arrived at another instance: Redis knows.
+  const newerArrived = shared ? { newerArrived: (jobs: Job[]) => shared.newerArrived(jobs) } : {}
   // Decisions reported apart from their run (a refused output sent again as "", a held string back
   // with its output decided) leave as superseded when a newer revision of the string is known.
-  const reportChecked = createCheckedReport({
-    isCurrent: (job) => dedupe.isCurrent(job, job.revision),
-    ...(shared ? { newerArrived: (jobs: Job[]) => shared.newerArrived(jobs) } : {}),
-    superseded: (job) => outcomes.superseded(job),
-    report: (d) => reporter.add(d),
-    log,
-  })
+  const reportChecked = createCheckedReport({ isCurrent, ...newerArrived, superseded: (job) => outcomes.superseded(job), report: (d) => reporter.add(d), log })
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: reportChecked, stash })
   const reconciler = new Reconciler({
     api, dedupe, metrics, log,
@@ -427,39 +424,43 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     log,
     maxAttempts: Math.max(1, config.apiMaxAttempts),
     signal: shutdown,
-    isCurrent: (job) => dedupe.isCurrent(job, job.revision),
-    // With BullMQ a newer revision may have arrived at another instance: Redis knows.
-    ...(shared ? { newerArrived: (jobs: Job[]) => shared.newerArrived(jobs) } : {}),
+    isCurrent,
+    ...newerArrived,
     superseded: outcomes.superseded,
     absorbed: outcomes.absorbed,
     park: outcomes.park,
     hold: outcomes.holdJobs,
     drop: outcomes.drop,
     reentered: (n) => metrics.rechecks.inc({ status: 'NEED_PROCESS' }, n),
-    retryLater(jobs, delayMs, notBeforeMs, apiFailed) {
-      metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
-      // Their organization's API failed: their room goes to the other organizations (added first,
-      // so that it goes to another, not to more of this one's strings from the disk), as long as
-      // the strings so waiting stay within a window's worth (memory: at most twice QUEUE_LIMIT).
-      // Other retries (a pipeline's, the long-text lane full) keep their room, as their
-      // organization's other strings still run.
-      // With BullMQ every such string goes back to it meanwhile (its delayed set), which frees its
-      // slot there: a BullMQ slot is the instance's, not its organization's. Those whose API
-      // failed come back early when it answers again.
-      if (shared) {
-        queue.finish(jobs.length)
-        void shared.delay(jobs, delayMs, notBeforeMs, apiFailed === true)
-        return
-      }
-      const give = apiFailed === true && retries.given + jobs.length <= queue.limit
-      retries.add(jobs, delayMs, notBeforeMs, give, apiFailed === true)
-      if (give) queue.finish(jobs.length)
-    },
+    retryLater: retryLaterFor({ shared, queue, retries, metrics }),
     countRun: (key) => metrics.pipelineRuns.inc({ pipeline: key }),
     ...(deps.pipelines.isLong ? { isLong: (item: Item) => deps.pipelines.isLong!(item), detach: (task: () => Promise<void>, jobs: Job[], weight: number) => queue.detach(task, jobs, weight) } : {}),
   })
   const intake = new Intake({ dedupe, queue, local: local && { journal: local, backlog: backlog! }, shared })
   return { journal, shared, backlog, api, queue, reporter, reportChecked, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries }
+}
+
+/** A processor's strings to be tried again later: where they wait, and whose room they keep. */
+function retryLaterFor({ shared, queue, retries, metrics }: Pick<Parts, 'shared' | 'queue'> & { retries: ReturnType<typeof createRetries>; metrics: Metrics }): ProcessDeps['retryLater'] {
+  return (jobs, delayMs, notBeforeMs, apiFailed) => {
+    metrics.jobs.inc({ outcome: 'retried', port: '' }, jobs.length)
+    // Their organization's API failed: their room goes to the other organizations (added first,
+    // so that it goes to another, not to more of this one's strings from the disk), as long as
+    // the strings so waiting stay within a window's worth (memory: at most twice QUEUE_LIMIT).
+    // Other retries (a pipeline's, the long-text lane full) keep their room, as their
+    // organization's other strings still run.
+    // With BullMQ every such string goes back to it meanwhile (its delayed set), which frees its
+    // slot there: a BullMQ slot is the instance's, not its organization's. Those whose API
+    // failed come back early when it answers again.
+    if (shared) {
+      queue.finish(jobs.length)
+      void shared.delay(jobs, delayMs, notBeforeMs, apiFailed === true)
+      return
+    }
+    const give = apiFailed === true && retries.given + jobs.length <= queue.limit
+    retries.add(jobs, delayMs, notBeforeMs, give, apiFailed === true)
+    if (give) queue.finish(jobs.length)
+  }
 }
 
 /** How long a webhook request under way when the listener closes may take to be answered (ms). */

@@ -13,6 +13,7 @@ import type { Logger } from '../util/logger.js'
 import { renderSettingsPage } from './render-settings-page.js'
 import type { SettingsService, StepRef } from './settings-service.js'
 import { extractToken, verifySettingsToken, type SettingsToken } from './verify-settings-token.js'
+import { deeperThan } from '../webhooks/limit-depth.js'
 
 export interface SettingsTarget {
   key: string
@@ -36,6 +37,8 @@ export const settingsPathFor = (key: string): string => `/steps/${encodeURICompo
 
 /** Largest settings body accepted; settings are a handful of fields. */
 export const SETTINGS_BODY_LIMIT = '100kb'
+/** Deeper than any step's settings; shallow enough for every recursive copy and check of them. */
+export const MAX_SETTINGS_DEPTH = 32
 
 interface AuthedState {
   token: SettingsToken
@@ -163,6 +166,9 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
     if (!Object.hasOwn(body, 'settings')) throw createHttpError(400, 'settings: required')
     const submitted = body.settings
     if (!submitted || typeof submitted !== 'object' || Array.isArray(submitted)) throw createHttpError(400, 'settings: must be an object')
+    // JSON.parse takes any depth; the copy below, the store's serializer and the schema's checks
+    // overflow the stack a few thousand levels down (a 20 KB body of brackets gave 500).
+    if (deeperThan(submitted, MAX_SETTINGS_DEPTH)) throw createHttpError(400, 'settings are invalid', { errors: [`settings: nested deeper than ${MAX_SETTINGS_DEPTH} levels`] })
     // Validated on a copy (defaults applied there); stored as submitted, so a default the
     // pipeline changes later reaches every field the user never set.
     const result = target.resolveSettings(structuredClone(submitted))
