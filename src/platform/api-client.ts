@@ -167,9 +167,21 @@ export class ApiClient {
         }
       }, { priority: options.priority ?? 0 })
       if (!outcome) throw new Error('request dropped by the limiter')
-      const { status, text, retryAfter, timedOut } = outcome
-      if (status >= 200 && status < 300) return (text && !options.ignoreBody ? JSON.parse(text) : undefined) as T
-      const failed = new ApiError(status, status === 0 ? `network error: ${text}` : text, method, path, attempt + 1)
+      const { text, retryAfter, timedOut } = outcome
+      let status = outcome.status
+      let reason = status === 0 ? `network error: ${text}` : text
+      if (status >= 200 && status < 300) {
+        if (!text || options.ignoreBody) return undefined as T
+        try {
+          return JSON.parse(text) as T
+        } catch (error) {
+          // A 2XX whose body is not JSON (a proxy's page, an answer cut short) is no answer: tried
+          // again like a network error, never taken as a refusal of the strings.
+          status = 0
+          reason = `answer ${outcome.status} was not JSON (${(error as Error).message}): ${text.slice(0, 100)}`
+        }
+      }
+      const failed = new ApiError(status, reason, method, path, attempt + 1)
       const asked = parseRetryAfter(retryAfter)
       if (asked !== undefined) failed.retryAfterMs = Math.min(asked, RETRY_AFTER_MAX_MS)
       lastError = failed

@@ -10,7 +10,9 @@
 //   strings are `held`, never dropped, and tried again later.
 // - no usable token (not connected, refresh refused, the token endpoint refusing or failing): `held` as well.
 // - retries spent on 429/5xx/timeouts/network: the API is unavailable for the organization (for
-//   now): `held` too, and tried again by itself with back-off, never left for a restart.
+//   now): `held` too, and tried again by itself with back-off, never left for a restart. So is
+//   a 2XX whose body is not JSON (the client tries it again as a network error), and any error
+//   that is no answer of the service (the token store failing, say).
 // - any other refusal (a 4XX with no rule of its own): `parked`, durably.
 // A group sends at most one request per attempt unless the service answers 400.
 import type { Decision } from '../protocol/decision.js'
@@ -82,7 +84,9 @@ export function verdictOf(error: unknown): Verdict {
   // for now; refusing in a way that is no dead grant (a client secret it no longer takes, a bare
   // 400) it is too: no usable token until someone looks, and never parked.
   if (error instanceof TokenEndpointError) return { kind: 'hold', cause: 'disconnected' }
-  if (!(error instanceof ApiError)) return { kind: 'park' }
+  // Anything else (the token store failing, an error of ours) says nothing about the strings:
+  // they are held and tried again with back-off, never parked until a restart.
+  if (!(error instanceof ApiError)) return { kind: 'hold', cause: 'unavailable' }
   switch (error.status) {
     case 400:
     case 413:

@@ -50,6 +50,20 @@ function setup(answers: Answer[], options: { maxAttempts?: number; maxInFlight?:
 }
 
 describe('ApiClient.request', () => {
+  it('tries a 2XX whose body is not JSON again, as a network error; a request that must not be sent twice throws it at once', async () => {
+    const { client, calls } = setup([{ status: 200, body: '<html>Bad gateway</html>' }, { status: 200, body: '{"ok":true}' }])
+    expect(await client.request('acme', 'GET', '/x', 'x.get')).toEqual({ ok: true })
+    expect(calls).toHaveLength(2)
+    const spent = setup([{ status: 200, body: '<html>' }, { status: 200, body: '{"ok' }, { status: 200, body: 'x' }])
+    const error = await spent.client.request('acme', 'GET', '/x', 'x.get').catch((e: unknown) => e)
+    expect(error).toBeInstanceOf(ApiError)
+    expect(error).toMatchObject({ status: 0, attempts: 3 })
+    expect((error as Error).message).toContain('answer 200 was not JSON')
+    const post = setup([{ status: 201, body: '<html>' }])
+    await expect(post.client.request('acme', 'POST', '/c', 'c.post', {}, { idempotent: false })).rejects.toMatchObject({ status: 0 })
+    expect(post.calls).toHaveLength(1)
+  })
+
   it('sends the token, JSON headers and body to the organization\'s API, and reads the JSON answer', async () => {
     const { client, calls } = setup([{ status: 200, body: '{"ok":true}' }])
     expect(await client.request('acme', 'PATCH', '/api/v2/x', 'x.patch', [{ a: 1 }])).toEqual({ ok: true })

@@ -246,10 +246,15 @@ describe('one pipeline run over a group', () => {
     const outage = setup({ statuses: new ApiError(503, '', 'GET', '/statuses', 3) })
     await outage.process([job(1, { recheck: true, attempts: 2 })])
     expect(outage.events).toEqual(['statuses 1', expect.stringMatching(/^hold 1 unavailable: the status of strings that arrived again could not be read: GET \/statuses answered 503/)])
-    // Anything else that is not an answer of the API: tried again later, then parked.
+    // Anything else that is not an answer of the API (the token store failing, say): tried again
+    // later, then held as unavailable too, never parked for a restart.
     const broken = setup({ statuses: new Error('store down') })
     await broken.process([job(1, { recheck: true, attempts: 2 })])
-    expect(broken.events).toEqual(['statuses 1', 'park 1: the status of strings that arrived again could not be read: store down'])
+    expect(broken.events).toEqual(['statuses 1', 'hold 1 unavailable: the status of strings that arrived again could not be read: store down'])
+    // A refusal with no rule of its own (422): tried again, then parked.
+    const refused = setup({ statuses: new ApiError(422, 'no', 'GET', '/statuses', 1) })
+    await refused.process([job(1, { recheck: true, attempts: 2 })])
+    expect(refused.events).toEqual(['statuses 1', 'park 1: the status of strings that arrived again could not be read: GET /statuses answered 422: no'])
   })
 
   it('holds for a refusal, and retries a failed translation fetch with back-off until the attempts run out', async () => {
@@ -259,8 +264,8 @@ describe('one pipeline run over a group', () => {
 
     const down = setup({ translations: () => Promise.reject(new Error('socket hang up')), maxAttempts: 3 })
     await down.process([job(1), job(2, { attempts: 1 }), job(3, { attempts: 2 })])
-    // attempts become 1, 2, 3: the third is parked; the others wait 2^attempts s (from the first).
-    expect(down.events.slice(-2)).toEqual(['park 3: translations could not be fetched: socket hang up', 'retry 1,2 in 2000'])
+    // attempts become 1, 2, 3: the third is held as unavailable; the others wait 2^attempts s (from the first).
+    expect(down.events.slice(-2)).toEqual(['hold 3 unavailable: translations could not be fetched: socket hang up', 'retry 1,2 in 2000'])
   })
 
   it('caps the back-off at a minute', async () => {
@@ -398,9 +403,9 @@ describe('one pipeline run over a group', () => {
   })
 
   it('parks every string and retries none when all ran out of attempts', async () => {
-    const { process, events } = setup({ translations: () => Promise.reject(new Error('down')), maxAttempts: 2 })
+    const { process, events } = setup({ translations: () => Promise.reject(new ApiError(422, 'no', 'GET', '/translations', 1)), maxAttempts: 2 })
     await process([job(1, { attempts: 1 }), job(2, { attempts: 5 })])
-    expect(events.filter((e) => e.startsWith('park') || e.startsWith('retry'))).toEqual(['park 1: translations could not be fetched: down', 'park 2: translations could not be fetched: down'])
+    expect(events.filter((e) => e.startsWith('park') || e.startsWith('retry'))).toEqual(['park 1: translations could not be fetched: GET /translations answered 422: no', 'park 2: translations could not be fetched: GET /translations answered 422: no'])
   })
 
   it('logs, at debug level, each run: its pipeline, strings, deliveries and outputs', async () => {
