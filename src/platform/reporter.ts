@@ -101,6 +101,17 @@ export function verdictOf(error: unknown): Verdict {
   }
 }
 
+/** The updates under way for strings of `chunk`, if any (none in the common case: no array made). */
+function earlierUpdates(flying: Map<number, Promise<void>>, chunk: Decision[]): Array<Promise<void>> | undefined {
+  if (flying.size === 0) return undefined
+  let out: Set<Promise<void>> | undefined
+  for (const d of chunk) {
+    const p = flying.get(d.job.stringId)
+    if (p) (out ??= new Set()).add(p)
+  }
+  return out && [...out]
+}
+
 /**
  * One string's status change. Module-level, as every callback on a hot path: V8 holds a function's
  * optimized code only weakly once no closure of it is alive, so a callback made anew for each call
@@ -110,6 +121,12 @@ const statusOp = (d: Decision) => ({ op: 'replace' as const, path: `/${d.job.str
 
 export class Reporter {
   private readonly groups = new Map<string, Group>()
+  /**
+   * Per group key, the strings whose update is under way (retries included), with its promise: a
+   * later decision of one of them (a newer revision) goes only after it, so that the service
+   * receives the newest output last, never an older one's retry after it.
+   */
+  private readonly flying = new Map<string, Map<number, Promise<void>>>()
   private readonly inFlight = new Set<Promise<void>>()
   private readonly maxBatch: number
   patches = 0
@@ -161,12 +178,21 @@ export class Reporter {
     if (group.timer) clearTimeout(group.timer)
     this.groups.delete(key)
     const decisions = [...group.decisions.values()]
+    let flying = this.flying.get(key)
+    if (!flying) this.flying.set(key, (flying = new Map()))
     for (let i = 0; i < decisions.length; i += this.maxBatch) {
-      const p = this.deliver(group, decisions.slice(i, i + this.maxBatch)).catch((error) => {
+      const chunk = decisions.slice(i, i + this.maxBatch)
+      const before = earlierUpdates(flying, chunk)
+      const p = (before ? Promise.allSettled(before).then(() => this.deliver(group, chunk)) : this.deliver(group, chunk)).catch((error) => {
         this.options.log.error({ err: error }, 'reporter failed unexpectedly')
       })
+      for (const d of chunk) flying.set(d.job.stringId, p)
       this.inFlight.add(p)
-      void p.finally(() => this.inFlight.delete(p))
+      void p.finally(() => {
+        this.inFlight.delete(p)
+        for (const d of chunk) if (flying.get(d.job.stringId) === p) flying.delete(d.job.stringId)
+        if (flying.size === 0 && this.flying.get(key) === flying) this.flying.delete(key)
+      })
     }
   }
 
