@@ -33,6 +33,14 @@ export class Dedupe {
   private last: { organizationId: string; projectId: number; stepId: number; languageId: string; ids: ActiveScope } | undefined
   /** Finished strings, in columns (see finished-strings.ts). */
   private readonly finished = new FinishedStrings()
+  /**
+   * Strings a newer revision arrived for while an older one was active, until those older copies
+   * are done (`older`): the newest revision is known here even once the memory of the newer has
+   * gone (DEDUPE_TTL_MS or DEDUPE_MAX may pass during an older copy's slow run), so the older
+   * one's outcome is never reported over it. Few (revisions overtaking one another in flight), and
+   * bounded: past MAX_OVERTAKEN the oldest entry goes.
+   */
+  private readonly overtaken = new Map<string, { newest: number; older: number }>()
 
   /**
    * Until then, a string unknown here may still have finished before the process restarted (its
@@ -95,6 +103,7 @@ export class Dedupe {
     if (active !== undefined) {
       if (revision < active) return 'stale'
       if (revision === active) return 'duplicate'
+      this.overtake(ref, revision)
       this.setActive(ref, revision)
       return 'new'
     }
@@ -109,8 +118,9 @@ export class Dedupe {
     return this.now() < this.uncertainUntil ? 'finished' : 'new'
   }
 
-  /** Forget an arrival that was never acknowledged (the journal write failed). */
+  /** Forget an arrival that was never acknowledged (the journal write failed), or an older copy that left. */
   release(ref: StringRef, revision: number): void {
+    this.olderDone(ref, revision)
     const ids = this.scopeOf(ref, false)
     if (ids && ids.get(ref.stringId) === revision) this.deleteActive(ref, ids)
   }
@@ -118,10 +128,35 @@ export class Dedupe {
   /** Is this revision still the newest known for the string? Older ones are not reported. */
   isCurrent(ref: StringRef, revision: number): boolean {
     const known = this.revisionOf(ref)
-    return known === undefined || known <= revision
+    if (known !== undefined && known > revision) return false
+    if (this.overtaken.size === 0) return true
+    return (this.overtaken.get(overtakenKey(ref))?.newest ?? 0) <= revision
+  }
+
+  /** A newer revision arrives while an older one is active. */
+  private overtake(ref: StringRef, revision: number): void {
+    const key = overtakenKey(ref)
+    const entry = this.overtaken.get(key)
+    if (entry) {
+      entry.newest = Math.max(entry.newest, revision)
+      entry.older++
+      return
+    }
+    if (this.overtaken.size >= MAX_OVERTAKEN) this.overtaken.delete(this.overtaken.keys().next().value!)
+    this.overtaken.set(key, { newest: revision, older: 1 })
+  }
+
+  /** A copy older than the newest that overtook it is done: once all are, the entry goes. */
+  private olderDone(ref: StringRef, revision: number): void {
+    if (this.overtaken.size === 0) return
+    const key = overtakenKey(ref)
+    const entry = this.overtaken.get(key)
+    if (!entry || revision >= entry.newest) return
+    if (--entry.older <= 0) this.overtaken.delete(key)
   }
 
   finish(ref: StringRef, revision: number): void {
+    this.olderDone(ref, revision)
     // The revision known for it (a finished one finishing again starts its window anew).
     if (this.revisionOf(ref) !== revision) return
     const ids = this.scopeOf(ref, false)
@@ -150,3 +185,8 @@ export class Dedupe {
     }
   }
 }
+
+/** Entries of Dedupe's `overtaken` at most (about 100 bytes each). */
+export const MAX_OVERTAKEN = 100_000
+
+const overtakenKey = (ref: StringRef) => `${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}|${ref.stringId}`

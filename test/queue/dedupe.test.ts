@@ -10,6 +10,35 @@ function ref(name: string): StringRef {
 }
 
 describe('Dedupe', () => {
+  it('knows an older copy in flight is not current even once the newer revision that overtook it is forgotten', () => {
+    let now = 0
+    const d = new Dedupe(100, () => now, 1)
+    expect(d.arrive(ref('o1'), 1)).toBe('new')
+    expect(d.arrive(ref('o1'), 2)).toBe('new')
+    d.finish(ref('o1'), 2)
+    // The newer one forgotten by time, and by count (another string finished).
+    now = 500
+    d.arrive(ref('o2'), 1)
+    d.finish(ref('o2'), 1)
+    expect(d.isCurrent(ref('o1'), 2)).toBe(true)
+    expect(d.isCurrent(ref('o1'), 1)).toBe(false)
+    // The older copy done: nothing more is kept for the string.
+    d.finish(ref('o1'), 1)
+    expect(d.isCurrent(ref('o1'), 1)).toBe(true)
+    // Two older copies overtaken: kept until both are done (one left as held, say).
+    d.arrive(ref('o3'), 1)
+    d.arrive(ref('o3'), 2)
+    d.arrive(ref('o3'), 3)
+    d.finish(ref('o3'), 3)
+    now = 1000
+    d.arrive(ref('o2'), 2)
+    d.finish(ref('o2'), 2)
+    d.release(ref('o3'), 1)
+    expect(d.isCurrent(ref('o3'), 2)).toBe(false)
+    d.finish(ref('o3'), 2)
+    expect(d.isCurrent(ref('o3'), 2)).toBe(true)
+  })
+
   it('absorbs a repeat only while the string is active; a finished one arrives as finished, for a status check', () => {
     let now = 0
     const d = new Dedupe(1000, () => now)
