@@ -5,9 +5,12 @@
 // It arrives as `finished`, and the service's status decides (platform notes, "A string comes
 // back"). A newer revision supersedes an older one still in flight.
 // The memory of finished strings is bounded twice: by time (ttlMs) and by count (maxFinished),
-// so a flood can't grow it without end; a string forgotten is simply `new`. Finished strings are
+// so a flood can't grow it without end; past it, a Bloom filter of the last million or two
+// finishes (finished-filter.ts) says whether a string may have finished here: then it arrives as
+// `finished` (asked about), else as `new`. Finished strings are
 // kept as columns, not as keys (finished-strings.ts): a hundred thousand of them are remembered
 // through every large burst.
+import { FinishedFilter, scopeHash } from './finished-filter.js'
 import { FinishedStrings, type StringRef } from './finished-strings.js'
 
 export type { StringRef }
@@ -48,11 +51,27 @@ export class Dedupe {
    */
   private uncertainUntil = 0
 
+  /** Strings that may have finished here before the memory above (finished-filter.ts). */
+  private readonly longAgo: FinishedFilter
+  /** The scope hashed last, and its hash. */
+  private hashed = { organizationId: '', projectId: -1, stepId: -1, languageId: '', hash: 0 }
+
   constructor(
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly maxFinished = 100_000,
-  ) {}
+    filterPerGeneration = 1_000_000,
+  ) {
+    this.longAgo = new FinishedFilter(filterPerGeneration)
+  }
+
+  private scopeHashOf(ref: StringRef): number {
+    const h = this.hashed
+    if (h.organizationId === ref.organizationId && h.projectId === ref.projectId && h.stepId === ref.stepId && h.languageId === ref.languageId) return h.hash
+    const hash = scopeHash(`${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`)
+    this.hashed = { organizationId: ref.organizationId, projectId: ref.projectId, stepId: ref.stepId, languageId: ref.languageId, hash }
+    return hash
+  }
 
   /**
    * An earlier process finished strings on this journal until `lastAliveAt` (ms): what it
@@ -115,7 +134,9 @@ export class Dedupe {
       return revision === known ? 'finished' : 'new'
     }
     this.setActive(ref, revision)
-    return this.now() < this.uncertainUntil ? 'finished' : 'new'
+    // Unknown to the memory: it may still have finished before a restart, or before the memory
+    // forgot it (then it may be a late duplicate of a string already DONE): the service decides.
+    return this.now() < this.uncertainUntil || this.longAgo.mayHave(this.scopeHashOf(ref), ref.stringId, revision) ? 'finished' : 'new'
   }
 
   /** Forget an arrival that was never acknowledged (the journal write failed), or an older copy that left. */
@@ -166,6 +187,7 @@ export class Dedupe {
       return
     }
     this.finished.add(ref, revision, this.now())
+    this.longAgo.add(this.scopeHashOf(ref), ref.stringId, revision)
     if (this.finished.finishes > this.maxFinished) this.expire(true)
   }
 

@@ -53,8 +53,14 @@ describe('Dedupe', () => {
     expect(d.arrive(ref('s1'), 1)).toBe('duplicate')
     d.finish(ref('s1'), 1)
     now = 1600
-    // Forgotten after the window: simply new.
-    expect(d.arrive(ref('s1'), 1)).toBe('new')
+    // Forgotten after the window: it may still be a late repeat of a string DONE, so it is asked
+    // about (the filter of strings finished long ago); a newer revision, or a string that never
+    // finished here, is simply new.
+    expect(d.arrive(ref('s1'), 1)).toBe('finished')
+    d.finish(ref('s1'), 1)
+    now = 3000
+    expect(d.arrive(ref('s1'), 2)).toBe('new')
+    expect(d.arrive(ref('never'), 1)).toBe('new')
   })
   it('keeps a string that came back active through the expiry of its earlier finish', () => {
     let now = 0
@@ -104,9 +110,17 @@ describe('Dedupe under a flood', () => {
       d.finish(ref(`s${i}`), 1)
     }
     expect(d.size).toBeLessThanOrEqual(1001)
-    // The newest are still remembered (checked with the service), the oldest are not.
+    // The newest are still remembered (checked with the service), the oldest are not; the filter
+    // of strings finished long ago still says they may have finished (checked too).
     expect(d.arrive(ref('s49999'), 1)).toBe('finished')
-    expect(d.arrive(ref('s0'), 1)).toBe('new')
+    expect(d.arrive(ref('s0'), 1)).toBe('finished')
+    const bare = new Dedupe(60_000, () => 0, 1000, 0)
+    for (let i = 0; i < 5000; i++) {
+      bare.arrive(ref(`s${i}`), 1)
+      bare.finish(ref(`s${i}`), 1)
+    }
+    expect(bare.arrive(ref('s4999'), 1)).toBe('finished')
+    expect(bare.arrive(ref('s0'), 1)).toBe('new')
   })
 })
 
@@ -332,7 +346,8 @@ describe('Dedupe memory (issue 16)', () => {
       collect()
       collect()
       const before = used()
-      const d = new Dedupe(600_000, Date.now, n)
+      // The ring alone (the filter of long ago is a fixed 4 MiB, allocated on the first finish).
+      const d = new Dedupe(600_000, Date.now, n, 0)
       for (let i = 0; i < n; i++) {
         const job = { organizationId, projectId: 12, stepId: 345, languageId: i % 2 ? 'de' : 'fr', stringId: 100_000 + (i >> 1) }
         d.arrive(job, 3)
@@ -362,7 +377,7 @@ describe('Dedupe memory (issue 16)', () => {
     expect(d.isCurrent(ref('s1'), 0)).toBe(false)
   })
   it('bounded by count, the oldest finish goes first, and a string finished again keeps its place (even within the same millisecond: finishes were told apart by their time)', () => {
-    const d = new Dedupe(60_000, () => 0, 3)
+    const d = new Dedupe(60_000, () => 0, 3, 0)
     for (const k of ['a', 'b', 'c']) {
       d.arrive(ref(k), 1)
       d.finish(ref(k), 1)

@@ -12,6 +12,10 @@ class Model {
   readonly active = new Map<string, number>()
   /** Finishes, oldest first; `latest` while no later finish or arrival of the string replaced it. */
   finishes: Array<{ key: string; revision: number; at: number; latest: boolean }> = []
+  /** Strings a newer revision overtook while active: the newest, and the older copies not done. */
+  readonly overtaken = new Map<string, { newest: number; older: number }>()
+  /** Every (string, revision) that ever finished (the filter of long ago, without its false positives). */
+  readonly everFinished = new Set<string>()
   constructor(private readonly ttl: number, private readonly now: () => number, private readonly max: number) {}
   private known(key: string) {
     return this.active.get(key) ?? this.finishes.find((f) => f.latest && f.key === key)?.revision
@@ -31,23 +35,35 @@ class Model {
     const known = this.known(key)
     if (known !== undefined && revision < known) return 'stale'
     if (wasActive && revision === known) return 'duplicate'
+    if (wasActive) {
+      const o = this.overtaken.get(key)
+      this.overtaken.set(key, { newest: Math.max(o?.newest ?? 0, revision), older: (o?.older ?? 0) + 1 })
+    }
     this.unlatest(key)
     this.active.set(key, revision)
-    return !wasActive && revision === known ? 'finished' : 'new'
+    if (wasActive) return 'new'
+    return revision === known || (known === undefined && this.everFinished.has(`${key}#${revision}`)) ? 'finished' : 'new'
+  }
+  private olderDone(key: string, revision: number) {
+    const o = this.overtaken.get(key)
+    if (o && revision < o.newest && --o.older <= 0) this.overtaken.delete(key)
   }
   release(key: string, revision: number) {
+    this.olderDone(key, revision)
     if (this.active.get(key) === revision) this.active.delete(key)
   }
   isCurrent(key: string, revision: number) {
     const known = this.known(key)
-    return known === undefined || known <= revision
+    return (known === undefined || known <= revision) && (this.overtaken.get(key)?.newest ?? 0) <= revision
   }
   finish(key: string, revision: number) {
+    this.olderDone(key, revision)
     if (this.known(key) !== revision) return
     this.active.delete(key)
     this.unlatest(key)
     if (this.ttl <= 0) return
     this.finishes.push({ key, revision, at: this.now(), latest: true })
+    this.everFinished.add(`${key}#${revision}`)
     if (this.finishes.length > this.max) this.expire(true)
   }
   get size() {
