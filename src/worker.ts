@@ -376,7 +376,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     const domain = d[0]?.job.domain
     if (domain !== undefined && shared?.holdsInRedis(domain) && held.cause(domain) === undefined) releaseHeld(domain)
   }
-  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported, superseded: (d) => outcomes.reporterHooks.superseded(d), rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c, after) => outcomes.reporterHooks.held(d, r, c, after) } })
+  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported, superseded: (d) => outcomes.reporterHooks.superseded(d), rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c, after, unsent) => outcomes.reporterHooks.held(d, r, c, after, unsent) } })
   const queue: WorkQueue = new WorkQueue({
     concurrency: config.concurrency,
     limit: config.queueLimit,
@@ -398,7 +398,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     onRoom: () => backlog?.kick(),
   })
   const backlog = local
-    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined || retries.givingFor(domain) > 0, report: (d) => reporter.add(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
+    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined || retries.givingFor(domain) > 0, report: (d) => reportChecked(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
     : undefined
   // Held strings wait on disk (the backlog); with BullMQ, in Redis apart from the queue.
   const stash = async (jobs: Job[]) => {

@@ -51,9 +51,10 @@ export interface ReporterHooks {
   parked(decisions: Decision[], reason: string): void | Promise<void>
   /**
    * The organization can't update statuses for now: keep the decisions until it can.
-   * `retryAfterMs`: the Retry-After of the answer that made the hold, if it had one.
+   * `retryAfterMs`: the Retry-After of the answer that made the hold, if it had one. `unsent`:
+   * held before any update was sent for them (their organization was held already).
    */
-  held(decisions: Decision[], reason: string, cause: HoldCause, retryAfterMs?: number): void | Promise<void>
+  held(decisions: Decision[], reason: string, cause: HoldCause, retryAfterMs?: number, unsent?: boolean): void | Promise<void>
 }
 
 export interface ReporterOptions {
@@ -84,9 +85,10 @@ export function verdictOf(error: unknown): Verdict {
   // for now; refusing in a way that is no dead grant (a client secret it no longer takes, a bare
   // 400) it is too: no usable token until someone looks, and never parked.
   if (error instanceof TokenEndpointError) return { kind: 'hold', cause: 'disconnected' }
-  // Anything else (the token store failing, an error of ours) says nothing about the strings:
-  // they are held and tried again with back-off, never parked until a restart.
-  if (!(error instanceof ApiError)) return { kind: 'hold', cause: 'unavailable' }
+  // Anything else (the token store failing, say) says nothing about the strings: they are held
+  // and tried again with back-off, never parked until a restart.
+  // An error of the code itself (a TypeError, say) would fail every try alike: parked, as before.
+  if (!(error instanceof ApiError)) return codeError(error) ? { kind: 'park' } : { kind: 'hold', cause: 'unavailable' }
   switch (error.status) {
     case 400:
     case 413:
@@ -100,6 +102,8 @@ export function verdictOf(error: unknown): Verdict {
       return isTransient(error) ? { kind: 'hold', cause: 'unavailable' } : { kind: 'park' }
   }
 }
+
+const codeError = (error: unknown): boolean => error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError || error instanceof SyntaxError
 
 /** The updates under way for strings of `chunk`, if any (none in the common case: no array made). */
 function earlierUpdates(flying: Map<number, Promise<void>>, chunk: Decision[]): Array<Promise<void>> | undefined {
@@ -146,7 +150,7 @@ export class Reporter {
     const j = decision.job
     const cause = this.options.holding?.(j.domain)
     if (cause) {
-      void Promise.resolve(this.options.hooks.held([decision], 'the organization is held', cause)).catch((error) => this.options.log.error({ err: error }, 'holding a decision failed'))
+      void Promise.resolve(this.options.hooks.held([decision], 'the organization is held', cause, undefined, true)).catch((error) => this.options.log.error({ err: error }, 'holding a decision failed'))
       return
     }
     const key = `${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}`
@@ -183,17 +187,33 @@ export class Reporter {
     for (let i = 0; i < decisions.length; i += this.maxBatch) {
       const chunk = decisions.slice(i, i + this.maxBatch)
       const before = earlierUpdates(flying, chunk)
-      const p = (before ? Promise.allSettled(before).then(() => this.deliver(group, chunk)) : this.deliver(group, chunk)).catch((error) => {
-        this.options.log.error({ err: error }, 'reporter failed unexpectedly')
-      })
-      for (const d of chunk) flying.set(d.job.stringId, p)
-      this.inFlight.add(p)
-      void p.finally(() => {
-        this.inFlight.delete(p)
-        for (const d of chunk) if (flying.get(d.job.stringId) === p) flying.delete(d.job.stringId)
-        if (flying.size === 0 && this.flying.get(key) === flying) this.flying.delete(key)
-      })
+      if (!before) {
+        this.track(key, flying, chunk, this.deliver(group, chunk))
+        continue
+      }
+      // Only those with an earlier update under way wait for it; then they go as if decided now
+      // (their organization may be held by then).
+      const waiting = chunk.filter((d) => flying.has(d.job.stringId))
+      const free = chunk.filter((d) => !flying.has(d.job.stringId))
+      if (free.length) this.track(key, flying, free, this.deliver(group, free))
+      this.track(key, flying, waiting, Promise.allSettled(before).then(() => {
+        for (const d of waiting) this.add(d)
+      }))
     }
+  }
+
+  /** An update under way for `decisions` (or their wait for an earlier one), until it settles. */
+  private track(key: string, flying: Map<number, Promise<void>>, decisions: Decision[], work: Promise<void>): void {
+    const p = work.catch((error) => {
+      this.options.log.error({ err: error }, 'reporter failed unexpectedly')
+    })
+    for (const d of decisions) flying.set(d.job.stringId, p)
+    this.inFlight.add(p)
+    void p.finally(() => {
+      this.inFlight.delete(p)
+      for (const d of decisions) if (flying.get(d.job.stringId) === p) flying.delete(d.job.stringId)
+      if (flying.size === 0 && this.flying.get(key) === flying) this.flying.delete(key)
+    })
   }
 
   private async deliver(group: Group, decisions: Decision[]): Promise<void> {
@@ -266,7 +286,10 @@ export class Reporter {
 
   /** Send everything pending now and wait for every PATCH under way. */
   async flush(): Promise<void> {
-    for (const [key, group] of [...this.groups]) this.send(key, group)
-    while (this.inFlight.size) await Promise.allSettled([...this.inFlight])
+    // Decisions that waited for an earlier update of their string come back to a group: sent too.
+    while (this.groups.size || this.inFlight.size) {
+      for (const [key, group] of [...this.groups]) this.send(key, group)
+      if (this.inFlight.size) await Promise.allSettled([...this.inFlight])
+    }
   }
 }

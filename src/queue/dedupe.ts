@@ -126,6 +126,11 @@ export class Dedupe {
       this.setActive(ref, revision)
       return 'new'
     }
+    // An older copy back from the disk (held) after a newer revision overtook it: done, never run.
+    if (this.overtaken.size > 0 && (this.overtaken.get(overtakenKey(ref))?.newest ?? 0) > revision) {
+      this.olderDone(ref, revision)
+      return 'stale'
+    }
     const known = this.finished.revisionOf(ref)
     if (known !== undefined) {
       if (revision < known) return 'stale'
@@ -139,9 +144,8 @@ export class Dedupe {
     return this.now() < this.uncertainUntil || this.longAgo.mayHave(this.scopeHashOf(ref), ref.stringId, revision) ? 'finished' : 'new'
   }
 
-  /** Forget an arrival that was never acknowledged (the journal write failed), or an older copy that left. */
+  /** Forget an arrival that was never acknowledged (the journal write failed), or a copy held on disk. */
   release(ref: StringRef, revision: number): void {
-    this.olderDone(ref, revision)
     const ids = this.scopeOf(ref, false)
     if (ids && ids.get(ref.stringId) === revision) this.deleteActive(ref, ids)
   }

@@ -6,8 +6,8 @@
 // asked about (GET status) instead of run and reported a second time; one it has never seen is run
 // at once. A false positive costs a question, never a string.
 //
-// Two generations of PER_GENERATION strings each, 16 bits per string and 11 probes (0.05% false
-// positives when both are full): 2 MiB each, allocated on the first finish. When the current one
+// Two generations of a million strings each, 16 bits per string and 11 probes (about 0.065% false
+// positives when both are full, measured): 2 MiB each, allocated on the first finish. When the current one
 // is full it becomes the older one and a cleared one starts, so the last one to two million
 // finishes are kept.
 

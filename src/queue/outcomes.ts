@@ -89,12 +89,12 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
     async parked(decisions, reason) {
       for (const d of decisions) await park(d.job, reason, d.port)
     },
-    async held(decisions, reason, cause, retryAfterMs) {
+    async held(decisions, reason, cause, retryAfterMs, unsent) {
       // Refused (403) or never sent (no token), the update did not land: the output is kept. After
       // an outage (5XX, timeouts) it may have: the string may be DONE, or sent back and fixed since,
       // so the service is asked first, and a string it still waits for runs again on its current
       // translation rather than get an output decided on an older one.
-      const landed = cause === 'unavailable'
+      const landed = cause === 'unavailable' && unsent !== true
       await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port, ...(landed ? { recheck: true } : {}) })), reason, cause, retryAfterMs)
     },
   }

@@ -33,3 +33,40 @@ it('an older revision whose PATCH is retried is not sent after the newer revisio
   expect(sent.at(-1)).toBe('approved')
   expect(service.fake.statusOf(7, 11, 'de', 5)?.output).toBe('approved')
 }, 30_000)
+
+it('what an error that is no answer of the service means: held (the token store failing), parked (an error of the code itself)', async () => {
+  const { verdictOf } = await import('../../src/platform/reporter.js')
+  expect(verdictOf(new Error('could not write the tokens'))).toEqual({ kind: 'hold', cause: 'unavailable' })
+  expect(verdictOf(new TypeError("Cannot read properties of undefined (reading 'x')"))).toEqual({ kind: 'park' })
+  expect(verdictOf(new RangeError('Maximum call stack size exceeded'))).toEqual({ kind: 'park' })
+})
+
+it('only the strings with an earlier update under way wait for it; the others of their group go at once', async () => {
+  const { Reporter } = await import('../../src/platform/reporter.js')
+  const { createLogger } = await import('../../src/util/logger.js')
+  const sent: string[] = []
+  let release!: () => void
+  const first = new Promise<void>((r) => (release = r))
+  const api = {
+    patchStatuses: async (_d: string, _p: number, _s: number, _l: string, ops: Array<{ path: string; value: string }>) => {
+      sent.push(ops.map((o) => `${o.path}=${o.value}`).join(' '))
+      if (sent.length === 1) await first
+    },
+  }
+  const reported: string[] = []
+  const reporter = new Reporter({
+    api: api as never, log: createLogger({ level: 'silent' }), lingerMs: 1,
+    hooks: { reported: (ds) => void reported.push(ds.map((d) => `${d.job.stringId}@${d.job.revision}`).join(' ')), superseded: () => {}, rejected: () => {}, dropped: () => {}, parked: () => {}, held: () => {} },
+  })
+  const j = (stringId: number, revision: number) => ({ domain: 'acme', projectId: 7, stepId: 11, languageId: 'de', stringId, revision, organizationId: '1' }) as never
+  reporter.add({ job: j(1, 1), port: 'old' })
+  await expect.poll(() => sent.length).toBe(1)
+  reporter.add({ job: j(1, 2), port: 'new' })
+  reporter.add({ job: j(2, 1), port: 'ok' })
+  await expect.poll(() => sent.length).toBe(2)
+  expect(sent).toEqual(['/1/output=old', '/2/output=ok'])
+  release()
+  await reporter.flush()
+  expect(sent).toEqual(['/1/output=old', '/2/output=ok', '/1/output=new'])
+  expect(reported).toEqual(['2@1', '1@1', '1@2'])
+})

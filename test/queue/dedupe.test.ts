@@ -25,17 +25,21 @@ describe('Dedupe', () => {
     // The older copy done: nothing more is kept for the string.
     d.finish(ref('o1'), 1)
     expect(d.isCurrent(ref('o1'), 1)).toBe(true)
-    // Two older copies overtaken: kept until both are done (one left as held, say).
+    // Two older copies overtaken: kept until both are done. One is held (released to the disk),
+    // which does not count: back from the disk it is stale, and only then done.
     d.arrive(ref('o3'), 1)
     d.arrive(ref('o3'), 2)
     d.arrive(ref('o3'), 3)
+    d.release(ref('o3'), 1)
     d.finish(ref('o3'), 3)
     now = 1000
     d.arrive(ref('o2'), 2)
     d.finish(ref('o2'), 2)
-    d.release(ref('o3'), 1)
+    expect(d.isCurrent(ref('o3'), 1)).toBe(false)
     expect(d.isCurrent(ref('o3'), 2)).toBe(false)
     d.finish(ref('o3'), 2)
+    expect(d.isCurrent(ref('o3'), 2)).toBe(false)
+    expect(d.arrive(ref('o3'), 1)).toBe('stale')
     expect(d.isCurrent(ref('o3'), 2)).toBe(true)
   })
 

@@ -32,6 +32,10 @@ class Model {
     // The rules in one pass: older than anything known is stale; the active revision again is a
     // repeat; otherwise the string is active at this revision, a finished one arriving as finished.
     const wasActive = this.active.has(key)
+    if (!wasActive && (this.overtaken.get(key)?.newest ?? 0) > revision) {
+      this.olderDone(key, revision)
+      return 'stale'
+    }
     const known = this.known(key)
     if (known !== undefined && revision < known) return 'stale'
     if (wasActive && revision === known) return 'duplicate'
@@ -49,7 +53,6 @@ class Model {
     if (o && revision < o.newest && --o.older <= 0) this.overtaken.delete(key)
   }
   release(key: string, revision: number) {
-    this.olderDone(key, revision)
     if (this.active.get(key) === revision) this.active.delete(key)
   }
   isCurrent(key: string, revision: number) {

@@ -42,6 +42,14 @@ function setup(options: { stash?: (jobs: Job[]) => Promise<void> } = {}) {
 }
 
 describe('outcomes', () => {
+  it('keeps a held decision as decided unless its update may have landed (held as unavailable after it was sent): then it is checked with the service first', async () => {
+    const { outcomes, stashed } = setup()
+    await outcomes.reporterHooks.held([{ job: job(1), port: 'ok' }], '403: Forbidden', 'forbidden')
+    await outcomes.reporterHooks.held([{ job: job(2), port: 'ok' }], '503', 'unavailable')
+    await outcomes.reporterHooks.held([{ job: job(3), port: 'ok' }], 'the organization is held', 'unavailable', undefined, true)
+    expect(stashed.flat().map((j) => [j.stringId, j.decidedPort, j.recheck === true])).toEqual([[1, 'ok', false], [2, 'ok', true], [3, 'ok', false]])
+  })
+
   it('finishes reported strings everywhere, and tells the held list the organization got through', async () => {
     const { outcomes, events } = setup()
     await outcomes.reporterHooks.reported([{ job: job(1, 'acme', 3), port: 'ok' }, { job: job(2), port: 'fix' }])
