@@ -13,13 +13,16 @@ describe('Dedupe', () => {
   it('knows an older copy in flight is not current even once the newer revision that overtook it is forgotten', () => {
     let now = 0
     const d = new Dedupe(100, () => now, 1)
+    // Time passes and another string finishes: what finished before is forgotten, by time and count.
+    const forgetAt = (at: number, revision: number) => {
+      now = at
+      d.arrive(ref('o2'), revision)
+      d.finish(ref('o2'), revision)
+    }
     expect(d.arrive(ref('o1'), 1)).toBe('new')
     expect(d.arrive(ref('o1'), 2)).toBe('new')
     d.finish(ref('o1'), 2)
-    // The newer one forgotten by time, and by count (another string finished).
-    now = 500
-    d.arrive(ref('o2'), 1)
-    d.finish(ref('o2'), 1)
+    forgetAt(500, 1)
     expect(d.isCurrent(ref('o1'), 2)).toBe(true)
     expect(d.isCurrent(ref('o1'), 1)).toBe(false)
     // The older copy done: nothing more is kept for the string.
@@ -32,9 +35,7 @@ describe('Dedupe', () => {
     d.arrive(ref('o3'), 3)
     d.release(ref('o3'), 1)
     d.finish(ref('o3'), 3)
-    now = 1000
-    d.arrive(ref('o2'), 2)
-    d.finish(ref('o2'), 2)
+    forgetAt(1000, 2)
     expect(d.isCurrent(ref('o3'), 1)).toBe(false)
     expect(d.isCurrent(ref('o3'), 2)).toBe(false)
     d.finish(ref('o3'), 2)
