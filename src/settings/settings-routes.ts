@@ -109,6 +109,9 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
       if (ctx.request.body === undefined) await parseJson(ctx, async () => undefined)
     } catch (error) {
       if (isHttpError(error) && error.status === 413) throw createHttpError(413, `request body is larger than ${SETTINGS_BODY_LIMIT}`)
+      // The parser refuses a key named __proto__ (it would set an object's prototype): valid JSON,
+      // so the answer says what is wrong with it rather than that it does not parse.
+      if (/forbidden prototype property/.test((error as Error)?.message ?? '')) throw createHttpError(400, 'request body has a key named "__proto__", which is not accepted')
       throw createHttpError(400, 'request body is not valid JSON')
     }
     const body = ctx.request.body as unknown

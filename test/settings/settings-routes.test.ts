@@ -193,4 +193,15 @@ describe('update and delete', () => {
     const huge = await call('POST', '/steps/qa-gate/settings', { token, body: projectBody({ tone: 'formal', note: 'x'.repeat(200_000) }) })
     expect(huge.status).toBe(413)
   })
+
+  it('answers 400 naming the key to settings with a key named __proto__ (valid JSON, refused), and stores nothing', async () => {
+    const token = await signToken()
+    const raw = JSON.stringify(projectBody({ tone: 'formal' })).replace('"tone"', '"__proto__":{"admin":true},"tone"')
+    const res = await call('POST', '/steps/qa-gate/settings', { token, raw })
+    expect(res.status).toBe(400)
+    expect(res.json.error).toMatch(/key named "__proto__"/)
+    expect(res.json.error).not.toMatch(/not valid JSON/)
+    expect(({} as Record<string, unknown>).admin).toBeUndefined()
+    expect(await h.service.get({ organizationId: ORG, projectId: 7, stepId: 41, moduleKey: 'qa-gate' })).toBeUndefined()
+  })
 })
