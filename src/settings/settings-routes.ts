@@ -45,6 +45,15 @@ interface AuthedState {
   target: SettingsTarget
 }
 
+/** What a settings body the parser refused is answered with. */
+function unparsedBody(error: unknown): Error {
+  if (isHttpError(error) && error.status === 413) return createHttpError(413, `request body is larger than ${SETTINGS_BODY_LIMIT}`)
+  // The parser refuses a key named __proto__ (it would set an object's prototype): the JSON is
+  // valid, so the answer says what is wrong with it rather than that it does not parse.
+  if (/forbidden prototype property/.test((error as Error)?.message ?? '')) return createHttpError(400, 'request body has a key named "__proto__", which is not accepted')
+  return createHttpError(400, 'request body is not valid JSON')
+}
+
 export function createSettingsRouter(deps: SettingsRouterDeps): Router {
   const { config, settings, log } = deps
   const csp = contentSecurityPolicy(config)
@@ -108,11 +117,7 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
       // A body parser mounted before this router has consumed the stream already: use its result.
       if (ctx.request.body === undefined) await parseJson(ctx, async () => undefined)
     } catch (error) {
-      if (isHttpError(error) && error.status === 413) throw createHttpError(413, `request body is larger than ${SETTINGS_BODY_LIMIT}`)
-      // The parser refuses a key named __proto__ (it would set an object's prototype): valid JSON,
-      // so the answer says what is wrong with it rather than that it does not parse.
-      if (/forbidden prototype property/.test((error as Error)?.message ?? '')) throw createHttpError(400, 'request body has a key named "__proto__", which is not accepted')
-      throw createHttpError(400, 'request body is not valid JSON')
+      throw unparsedBody(error)
     }
     const body = ctx.request.body as unknown
     if (!body || typeof body !== 'object' || Array.isArray(body)) throw createHttpError(400, 'request body must be a JSON object')
