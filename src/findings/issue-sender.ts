@@ -37,7 +37,7 @@ import type { Logger } from '../util/logger.js'
 import type { FindingRecord } from '../protocol/findings.js'
 import { findingsHash } from './finding-records.js'
 import type { EntryRef, FindingsEntry, FindingsLog, RaisedIssue } from './findings-log.js'
-import { issueFindings, issueText, issueTypeOf, REFERENCE } from './issue-text.js'
+import { issueFindings, issueText, issueTypeOf, ownReference } from './issue-text.js'
 
 export type IssueOutcome = 'raised' | 'already-open' | 'resolved' | 'failed' | 'dropped' | 'stale' | 'refused'
 
@@ -116,6 +116,17 @@ class ResolveFailed extends Error {
     this.name = 'ResolveFailed'
   }
 }
+/**
+ * The service's answer to the look-up of a string's issues was a failure, after the API client's
+ * own attempts: the raise is not run again for it (only for a POST whose answer was lost), so a
+ * failing look-up costs the organization's budget its 3 attempts, not 3 for each of 3 runs.
+ */
+class LookUpFailed extends Error {
+  constructor(cause: unknown) {
+    super(`looking up the string's issues failed: ${(cause as Error)?.message ?? String(cause)}`, { cause })
+    this.name = 'LookUpFailed'
+  }
+}
 /** The string a task is about: one task of it runs at a time. */
 const refKey = (r: EntryRef) => `${r.domain}|${r.projectId}|${r.languageId}|${r.stringId}`
 
@@ -171,7 +182,7 @@ export class IssueSender {
 
   /** An answer after which the request may or may not have been applied. */
   private static uncertain(error: unknown): boolean {
-    if (error instanceof ResolveFailed) return false
+    if (error instanceof ResolveFailed || error instanceof LookUpFailed) return false
     return !(error instanceof ApiError) || error.status === 0 || error.status === 408 || error.status >= 500
   }
 
@@ -419,10 +430,26 @@ export class IssueSender {
     /** Found by looking them up, not remembered yet: written with what follows, in one update. */
     let found: RaisedIssue[] | undefined
     // Raising refused here a moment ago (a 403): neither look-up nor POST; what is known still counts.
-    const paused = this.raisingPaused(work)
+    let paused = this.raisingPaused(work)
+    /** The look-up was refused now (403): counted as refused once, by refuse(). */
+    let refusedNow = false
     // Nothing remembered (a new string, or a store that forgot), or a lost POST may have raised
     // one: look for our own open issues.
-    if ((entry?.issues === undefined || entry.unsure) && !paused) found = await this.lookUp(work)
+    if ((entry?.issues === undefined || entry.unsure) && !paused) {
+      try {
+        found = await this.lookUp(work)
+      } catch (error) {
+        // An answer of the service: the API client has made its attempts already. (A token that
+        // could not be had made no request: the raise is tried again for it, as before.)
+        if (!(error instanceof ApiError)) throw error
+        if (error.status !== 403) throw new LookUpFailed(error)
+        // Refused: raising pauses in the project, and the out-of-date issues known are still
+        // resolved below, as after a refused POST.
+        this.refuse(work, error)
+        paused = true
+        refusedNow = true
+      }
+    }
     const seen = new Set(entry?.issues?.map((i) => i.id))
     const withFound = (issues: RaisedIssue[]) => (found ? IssueSender.merge(issues, found, seen) : issues)
     /** After a look-up, the mark it answers (not one set since, by another instance's POST). */
@@ -445,7 +472,7 @@ export class IssueSender {
         latest = await this.remember(work, withFound, looked)
         updated = true
       }
-      this.count('refused')
+      if (!refusedNow) this.count('refused')
     } else {
       // Before the POST, one write: what the look-up found, and a mark of this POST's, so that
       // whatever becomes of the POST or of this process, whoever reads the entry next looks first.
@@ -553,8 +580,17 @@ export class IssueSender {
       // The POST may still land: looked at once more when it no longer can.
       if (!this.settled(entry.unsure)) this.recheckLater(work, entry.unsure)
     }
-    for (const issue of issues.filter((i) => i.status === 'unresolved')) await this.resolveOne(work, issue)
-    if (lookUpFailed !== undefined) throw lookUpFailed
+    // One that fails is left for later (the catch-up, or the string's next pass); the others still
+    // go, as in a raise: one failing first every time would keep them all open for good.
+    let failed = lookUpFailed
+    for (const issue of issues.filter((i) => i.status === 'unresolved')) {
+      try {
+        await this.resolveOne(work, issue)
+      } catch (error) {
+        failed ??= error
+      }
+    }
+    if (failed !== undefined) throw failed
   }
 
   /** Is the POST a mark guards past landing (or the mark of another form)? */
@@ -587,8 +623,8 @@ export class IssueSender {
   private async lookUp(work: EntryRef): Promise<RaisedIssue[]> {
     const open = await this.options.api.listOpenIssues(work.domain, work.projectId, work.stringId, work.languageId, this.request)
     return open.flatMap((c) => {
-      const ref = REFERENCE.exec(c.text ?? '')
-      return ref ? [{ id: c.id, hash: ref[1]!, status: 'unresolved' as const, at: now() }] : []
+      const hash = ownReference(c.text ?? '')
+      return hash ? [{ id: c.id, hash, status: 'unresolved' as const, at: now() }] : []
     })
   }
 
@@ -611,9 +647,15 @@ export class IssueSender {
     try {
       await this.options.api.resolveIssue(work.domain, work.projectId, issue.id, this.request)
     } catch (error) {
-      if (!(error instanceof ApiError && error.status === 403)) throw error
-      this.refuse(work, error)
-      return undefined
+      // Gone at the service (a person deleted it): nothing is left to resolve; remembered as
+      // resolved, so that it is not tried first at every pass and catch-up for ever.
+      if (error instanceof ApiError && error.status === 404) {
+        this.options.log.debug({ domain: work.domain, project: work.projectId, issue: issue.id }, 'the issue to resolve is gone at the service (404); remembered as resolved')
+      } else {
+        if (!(error instanceof ApiError && error.status === 403)) throw error
+        this.refuse(work, error)
+        return undefined
+      }
     }
     const entry = await this.remember(work, (issues) => issues.map((i) => (i.id === issue.id ? { ...i, status: 'resolved', at: now() } : i)))
     this.count('resolved')

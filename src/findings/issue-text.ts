@@ -17,6 +17,21 @@ export function issueTypeOf(records: FindingRecord[]): IssueType {
 
 export const REFERENCE = /\[switchyard:([0-9a-f]{16})\]/
 
+/** The last line of every issue the worker writes (issueText), reference included. */
+const CLOSING = /(?:^|\n)This issue is resolved by itself once the string passes the check again\. \[switchyard:([0-9a-f]{16})\]\s*$/
+/** Its first line: "<pipeline> sent this string back." (not quoted: no leading `>`). */
+const OPENING = /^(?!\s*>)[^\n]* sent this string back\.\s*(?:\n|$)/
+
+/**
+ * The findings hash of an issue this worker wrote, read from its text, or undefined for any other
+ * text: the reference alone is not enough, as a reviewer's issue may quote it ("see [switchyard:…]",
+ * or the worker's last line after a `>`): such an issue is a person's, and stays open.
+ */
+export function ownReference(text: string): string | undefined {
+  if (!OPENING.test(text)) return undefined
+  return CLOSING.exec(text)?.[1]
+}
+
 export function referenceOf(hash: string): string {
   return `[switchyard:${hash}]`
 }
@@ -40,7 +55,8 @@ export function issueText(records: FindingRecord[], o: { pipelineName: string; h
   const others = records.filter((r) => r.severity !== 'error')
   const listedErrors = errors.slice(0, MAX_LISTED)
   const listedOthers = others.slice(0, Math.max(0, MAX_LISTED - listedErrors.length))
-  const parts = [`${o.pipelineName} sent this string back.`]
+  // One line, whatever the pipeline's name holds: the worker knows its issues by their first and last lines (ownReference).
+  const parts = [`${o.pipelineName.replace(/\s+/g, ' ').trim()} sent this string back.`]
   if (errors.length) parts.push('', errors.length === 1 ? 'To fix:' : `To fix (${errors.length}):`, ...listedErrors.map(line))
   if (listedOthers.length) parts.push('', 'Also worth a look:', ...listedOthers.map(line))
   const more = records.length - listedErrors.length - listedOthers.length

@@ -95,6 +95,10 @@ export interface ApiClientOptions {
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
+/** Open issues asked for per page (the comments API's largest `limit`), and pages read at most (10,000 issues). */
+const ISSUE_PAGE = 500
+const ISSUE_PAGES_MAX = 20
+
 /**
  * The `data` list of a 2XX answer to a GET. One without it says nothing of what was asked: thrown as
  * an answer that did not come (status 0), so the caller tries again rather than read it as empty.
@@ -256,9 +260,28 @@ export class ApiClient {
 
   /** Unresolved issues of a string in one target language (the first 500). */
   async listOpenIssues(domain: string, projectId: number, stringId: number, languageId: string, options?: RequestOptions): Promise<StringComment[]> {
-    const params = new URLSearchParams({ stringId: String(stringId), type: 'issue', targetLanguageId: languageId, issueStatus: 'unresolved', limit: '500', offset: '0' })
-    const body = await this.request<{ data?: Array<{ data: StringComment }> }>(domain, 'GET', `/api/v2/projects/${projectId}/comments?${params}`, 'comments.get', undefined, options)
-    return (body?.data ?? []).map((d) => d.data).filter((c) => c && typeof c.id === 'number')
+    // Page by page (limit 500, offset): a string with more open issues than one page (reviewers'
+    // ones) may hold the worker's own on a later page. An answer without a list is no answer (as
+    // for every read here): read as "none open", it would have the worker forget its open issues,
+    // or raise one again.
+    const out: StringComment[] = []
+    const seen = new Set<number>()
+    for (let page = 0; page < ISSUE_PAGES_MAX; page++) {
+      const params = new URLSearchParams({ stringId: String(stringId), type: 'issue', targetLanguageId: languageId, issueStatus: 'unresolved', limit: String(ISSUE_PAGE), offset: String(page * ISSUE_PAGE) })
+      const path = `/api/v2/projects/${projectId}/comments?${params}`
+      const rows = listOf(await this.request<{ data?: Array<{ data: StringComment }> }>(domain, 'GET', path, 'comments.get', undefined, options), 'comments', path)
+      let fresh = 0
+      for (const row of rows) {
+        const c = row?.data
+        if (!c || typeof c.id !== 'number' || seen.has(c.id)) continue
+        seen.add(c.id)
+        out.push(c)
+        fresh++
+      }
+      // A short page is the last; so is one with nothing new (a service that ignores offset).
+      if (rows.length < ISSUE_PAGE || fresh === 0) break
+    }
+    return out
   }
 
   /** Mark an issue resolved. */

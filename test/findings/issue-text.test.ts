@@ -3,7 +3,7 @@
 import { describe, expect, it } from 'vitest'
 import type { Finding } from '../../src/engine/types.js'
 import { findingsHash, quoteSpan, toFindingRecords } from '../../src/findings/finding-records.js'
-import { issueFindings, issueText, issueTypeOf, MAX_LISTED, REFERENCE } from '../../src/findings/issue-text.js'
+import { issueFindings, issueText, issueTypeOf, MAX_LISTED, ownReference, REFERENCE } from '../../src/findings/issue-text.js'
 
 const texts = { source: 'Hello {name}, you have {count} new messages', translation: 'Bonjour, vous avez {count} nouveaux  messages' }
 const findings: Finding[] = [
@@ -59,6 +59,19 @@ describe('issue text', () => {
       'This issue is resolved by itself once the string passes the check again. [switchyard:0123456789abcdef]',
     ].join('\n'))
     expect(REFERENCE.exec(text)?.[1]).toBe('0123456789abcdef')
+    expect(ownReference(text)).toBe('0123456789abcdef')
+    expect(ownReference(text.replace(/\n/g, '\r\n'))).toBe('0123456789abcdef')
+  })
+
+  it('knows its own issues by their first and last lines, not by the reference alone (a reviewer may quote it)', () => {
+    const own = issueText(records, { pipelineName: 'QA\ngate', hash: 'a'.repeat(16) })
+    expect(own.split('\n')[0]).toBe('QA gate sent this string back.')
+    expect(ownReference(own)).toBe('a'.repeat(16))
+    const lastLine = own.split('\n').at(-1)!
+    expect(ownReference(`I think this check is wrong, see:\n> ${lastLine}`)).toBeUndefined()
+    expect(ownReference(own.split('\n').map((l) => `> ${l}`).join('\n'))).toBeUndefined()
+    expect(ownReference(`Please look again: [switchyard:${'a'.repeat(16)}]`)).toBeUndefined()
+    expect(ownReference(`${own}\n\nA reviewer added this.`)).toBeUndefined()
   })
 
   it('info findings stay out of the issue; line breaks in a quote do not break the list', () => {
