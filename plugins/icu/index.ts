@@ -90,7 +90,7 @@ export default definePlugin({
         const target = parseIcu(translation)
         const quoteHint = /'[{}]/.test(translation) ? ' (an apostrophe before a brace quotes it in ICU: write ’ or \'\')' : ''
         if (!target.ok) {
-          return [report('invalid-icu', { error: target.message, hint: quoteHint }, { span: { start: target.offset, end: Math.min(translation.length, target.offset + 1), in: 'translation' } })]
+          return [report('invalid-icu', { error: target.message, hint: quoteHint }, { span: { start: target.offset, end: Math.min(translation.length, target.offset + ((translation.codePointAt(target.offset) ?? 0) > 0xffff ? 2 : 1)), in: 'translation' } })]
         }
         const findings: FindingInput[] = []
         const targetNames = icuArgumentNames(target.elements)

@@ -16,6 +16,13 @@ const { messages, report } = defineMessages({
 
 interface Grapheme { index: number }
 
+/** The first 20 characters of a plural form, for its message: by code point (no emoji cut in half), its line breaks shown as ⏎, `…` only when cut. */
+function beginning(text: string): string {
+  const points = Array.from(text.slice(0, 40)).slice(0, 20)
+  const shown = points.join('')
+  return `${shown.replace(/\r\n|[\r\n\u2028\u2029\u0085\v\f]/g, '⏎')}${shown.length < text.length ? '…' : ''}`
+}
+
 export default definePlugin({
   name: 'length',
   description: 'The translation respects the length limit and stays within a ratio of the source length.',
@@ -72,7 +79,7 @@ export default definePlugin({
             if (graphemeCount(text, locale) <= limit) continue
             const g = graphemes(text, locale)
             if (g.length > limit) {
-              const which = text === translation ? 'The translation' : `Plural form "${text.slice(0, 20)}…"`
+              const which = text === translation ? 'The translation' : `Plural form "${beginning(text)}"`
               findings.push(report('over-limit', { which, length: g.length, limit }, {
                 span: text === translation ? { start: g[limit]!.index, end: text.length, in: 'translation' } : undefined,
               }))

@@ -8,19 +8,39 @@ import type { FindingRecord } from '../protocol/findings.js'
 const MAX_QUOTE = 80
 const CONTEXT = 12
 
+/** Is code unit `i` of `text` the second half of a surrogate pair (a cut there would split a character)? */
+const insidePair = (text: string, i: number) => i > 0 && i < text.length && isLow(text.charCodeAt(i)) && isHigh(text.charCodeAt(i - 1))
+const isHigh = (c: number) => c >= 0xd800 && c <= 0xdbff
+const isLow = (c: number) => c >= 0xdc00 && c <= 0xdfff
+
+/** `text` cut to `max` code units at most, never inside a character's surrogate pair (a lone half is no text). */
 function clip(text: string, max = MAX_QUOTE): string {
-  return text.length > max ? `${text.slice(0, max - 1)}…` : text
+  if (text.length <= max) return text
+  let end = max - 1
+  if (insidePair(text, end)) end--
+  return `${text.slice(0, end)}…`
 }
 
 /** The text a span covers; an empty or blank span is shown with what surrounds it. */
 export function quoteSpan(text: string, start: number, end: number): string | undefined {
   if (!(start >= 0 && end >= start && end <= text.length)) return undefined
+  // A span's own ends inside a pair (a check's offset off by one unit) take the whole character;
+  // an empty span there stays empty, before it.
+  if (start === end && insidePair(text, start)) end = --start
+  else {
+    if (insidePair(text, start)) start--
+    if (insidePair(text, end)) end++
+  }
   const covered = text.slice(start, end)
   if (covered.trim()) return clip(covered)
-  const before = text.slice(Math.max(0, start - CONTEXT), start)
-  const after = text.slice(end, end + CONTEXT)
+  let from = Math.max(0, start - CONTEXT)
+  if (insidePair(text, from)) from++
+  let to = Math.min(text.length, end + CONTEXT)
+  if (insidePair(text, to)) to++
+  const before = text.slice(from, start)
+  const after = text.slice(end, to)
   if (!before && !after && !covered) return undefined
-  return clip(`${start - CONTEXT > 0 ? '…' : ''}${before}${covered}${after}${end + CONTEXT < text.length ? '…' : ''}`, MAX_QUOTE + 2)
+  return clip(`${from > 0 ? '…' : ''}${before}${covered}${after}${to < text.length ? '…' : ''}`, MAX_QUOTE + 2)
 }
 
 export function toFindingRecords(findings: Finding[], texts: { source: string; translation?: string }): FindingRecord[] {

@@ -36,13 +36,23 @@ export function referenceOf(hash: string): string {
   return `[switchyard:${hash}]`
 }
 
+/** Every line break a text may hold (one list line per finding, whatever the translator typed). */
+const LINE_BREAK = /\r\n|[\r\n\u2028\u2029\u0085\v\f]/g
+/** Half of a surrogate pair standing alone: no character (a strict JSON reader may refuse it). */
+const LONE_SURROGATE = /[\ud800-\udbff](?![\udc00-\udfff])|(?<![\ud800-\udbff])[\udc00-\udfff]/g
+
+/** A text as one line of the list: its line breaks shown, never a lone half of a surrogate pair. */
+function oneLine(text: string): string {
+  return text.replace(LINE_BREAK, '⏎').replace(LONE_SURROGATE, '\ufffd')
+}
+
 /** Quote in curly quotes, with line breaks and tabs shown rather than breaking the list. */
 function quoted(text: string): string {
-  return `“${text.replace(/\r?\n/g, '⏎').replace(/\t/g, '⇥')}”`
+  return `“${oneLine(text).replace(/\t/g, '⇥')}”`
 }
 
 function line(r: FindingRecord): string {
-  const message = r.message.trim().replace(/\.$/, '')
+  const message = oneLine(r.message.trim()).replace(/\.$/, '')
   const where = r.quote === undefined ? '' : ` — in the ${r.in === 'source' ? 'source' : 'translation'}: ${quoted(r.quote)}`
   return `- ${message}${where} (${r.check})`
 }
