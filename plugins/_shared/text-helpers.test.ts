@@ -29,6 +29,12 @@ describe('findUrls', () => {
     expect(texts('请访问https://example.com/帮助')).toEqual([['url', 'https://example.com/', 3, 23]])
   })
 
+  it('ends a URL at an invisible format character: bidi mark or isolate, zero-width character, word joiner, soft hyphen', () => {
+    for (const ch of ['\u2069', '\u200f', '\u200e', '\u061c', '\u202c', '\u200b', '\u200d', '\u2060', '\u2064', '\u00ad', '\ufeff']) {
+      expect(texts(`\u2066https://example.com/path${ch}.`)).toEqual([['url', 'https://example.com/path', 1, 25]])
+    }
+  })
+
   it('finds e-mail addresses outside URLs, everything in text order', () => {
     expect(texts('Visit https://example.com/help or write to support@example.com')).toEqual([
       ['url', 'https://example.com/help', 6, 30],

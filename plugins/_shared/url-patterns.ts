@@ -1,6 +1,9 @@
 // URLs and e-mail addresses in running text. Sentence punctuation after a URL ("see
 // https://example.com.") and an unbalanced closing bracket are not part of it; CJK, Thai and
 // full-width characters end a URL because those scripts write it with no space around it.
+// Invisible format characters end a URL too: bidi marks, embeddings and isolates (an LTR URL in
+// RTL text is best wrapped in LRI…PDI), zero-width spaces and joiners, the word joiner and the
+// soft hyphen. None is ever part of a URL, and read into one it made an unchanged URL "changed".
 import { maskSpans } from './mask-spans.js'
 import { keepRecentScans } from './recent-scans.js'
 
@@ -12,7 +15,10 @@ export interface FoundUrl {
 }
 
 const STOP = '\\s<>"`{}|\\\\^«»“”„‘’‹›\\p{Script=Han}\\p{Script=Hiragana}\\p{Script=Katakana}\\p{Script=Hangul}\\p{Script=Thai}\\p{Script=Lao}\\p{Script=Khmer}\\u3000-\\u303f\\uff00-\\uffef،؛؟।\\u0001'
-const URL = new RegExp(`(?<![\\w@])(?:[A-Za-z][A-Za-z0-9+.-]{1,15}://|www\\.|mailto:)[^${STOP}]+`, 'gu')
+// Bidi marks (LRM, RLM, ALM), embeddings, overrides and isolates; ZWSP, ZWNJ, ZWJ; word joiner
+// and invisible operators; soft hyphen; BOM / zero-width no-break space (also in `\s`).
+const INVISIBLE = '\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\u061c\\u00ad\\ufeff'
+const URL = new RegExp(`(?<![\\w@])(?:[A-Za-z][A-Za-z0-9+.-]{1,15}://|www\\.|mailto:)[^${STOP}${INVISIBLE}]+`, 'gu')
 const EMAIL = /(?<![\w.+%-])[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-])/g
 const TRAILING = new Set('.,;:!?…\'*')
 const PAIRS = [['(', ')'], ['[', ']']] as const

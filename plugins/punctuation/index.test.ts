@@ -24,6 +24,12 @@ new PluginTester().run(punctuation, {
     { source: 'Are you sure?', translation: 'האם אתה בטוח?', targetLanguage: 'he' },
     { name: 'Greek question mark U+037E', source: 'Continue?', translation: 'Συνέχεια\u037e', targetLanguage: 'el' },
     { name: 'a trailing placeholder may move', source: 'Error: %s', translation: '%s のエラー', targetLanguage: 'ja' },
+    // Direction marks, isolates and zero-width characters after the final mark do not hide it
+    // (they read as "no punctuation" before).
+    { name: 'RLM after the full stop', source: 'Saved.', translation: 'נשמר.\u200f', targetLanguage: 'he' },
+    { name: 'Arabic in RLI…PDI', source: 'Saved.', translation: '\u2067تم الحفظ.\u2069', targetLanguage: 'ar' },
+    { name: 'ZWSP after the full stop', source: 'Saved.', translation: 'Gespeichert.\u200b', targetLanguage: 'de' },
+    { name: 'LRM after a Spanish question mark', source: 'Really?', translation: '¿De verdad?\u200e', targetLanguage: 'es' },
   ],
   invalid: [
     { source: 'Delete this file?', translation: 'Supprimer ce fichier.', findings: [{ code: 'end-punctuation', message: 'The source ends with a question mark, the translation with a full stop', severity: 'error' }] },

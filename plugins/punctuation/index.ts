@@ -12,8 +12,11 @@ import { findUrls } from '../_shared/url-patterns.js'
 
 type EndClass = 'period' | 'question' | 'exclamation' | 'colon' | 'semicolon' | 'comma' | 'ellipsis' | 'none'
 
-// What may follow the final mark: closing quotes and brackets, spaces, and tags.
-const CLOSER = /[\s"'»”’›」』】）)\]］〕〉》]/u
+// What may follow the final mark: closing quotes and brackets, spaces, and tags; and the invisible
+// characters RTL and other text carries at its end: direction marks (LRM, RLM, ALM), embeddings,
+// overrides and isolates (an Arabic text wrapped in RLI…PDI), zero-width spaces and joiners, the
+// word joiner (U+FEFF is in `\s`).
+const CLOSER = /[\s"'»”’›」』】）)\]］〕〉》\u200b-\u200f\u202a-\u202e\u2060\u2066-\u2069\u061c]/u
 const TAG = /^<\/?[A-Za-z][^<>]*>$/
 export const MARKS: [RegExp, EndClass[]][] = [
   [/(?:\.\.\.|…|⋯|。。。|．．．)$/u, ['ellipsis']],
@@ -35,7 +38,10 @@ const NAMES: Record<EndClass, string> = {
   semicolon: 'a semicolon', comma: 'a comma', ellipsis: 'an ellipsis', none: 'no punctuation',
 }
 
-/** The classes the text's final punctuation may stand for, after closing quotes, brackets and tags. */
+/**
+ * The classes the text's final punctuation may stand for, after closing quotes, brackets, tags and
+ * invisible format characters (direction marks and isolates, zero-width characters).
+ */
 export function endClasses(text: string, language: string): EndClass[] {
   // Closers and tags are taken off the end, from the end (a regular expression anchored at the
   // end tries every position of the text: a hot spot, bench).

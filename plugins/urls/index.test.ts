@@ -14,6 +14,10 @@ new PluginTester().run(urls, {
     { name: 'localized query when allowed', source: 'Go to https://example.com/?lang=en-US', translation: 'Μετάβαση στο https://example.com/?lang=el-GR', targetLanguage: 'el', options: { allowLocalizedUrls: true } },
     { source: 'Download from www.example.org!', translation: 'www.example.org से डाउनलोड करें!', targetLanguage: 'hi' },
     { name: 'no URL at all', source: 'Time: 10:30', translation: 'Heure : 10:30' },
+    // Invisible format characters end a URL, never part of it (the URL read as "changed" before).
+    { name: 'URL isolated in LRI…PDI in RTL text', source: 'See https://example.com/path now', translation: 'راجع \u2066https://example.com/path\u2069 الآن', targetLanguage: 'ar' },
+    { name: 'URL followed by RLM', source: 'See https://example.com/path now', translation: 'راجع https://example.com/path\u200f.', targetLanguage: 'ar' },
+    { name: 'URL followed by ZWSP', source: 'See https://example.com/path now', translation: 'Voir https://example.com/path\u200b' },
   ],
   invalid: [
     { source: 'Visit https://example.com/help', translation: 'Rendez-vous sur https://exemple.com/aide', findings: [{ code: 'changed-url', in: 'translation', message: 'URL https://example.com/help was changed to https://exemple.com/aide' }] },
