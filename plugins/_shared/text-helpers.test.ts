@@ -7,7 +7,7 @@ import { escapeRegExp } from './escape-regexp.js'
 import { isSpacelessLocale, scriptName, scriptOfChar, scriptsOfLocale } from './language-scripts.js'
 import { baseLanguage, isDense, isRtl, isSpaceless, regionOf } from './language-traits.js'
 import { segmentWords, wordsOf } from './segment-words.js'
-import { digitValue, toAsciiDigits } from './locale-digits.js'
+import { digitValue, foldDigits, toAsciiDigits } from './locale-digits.js'
 import { findUrls } from './url-patterns.js'
 
 const texts = (text: string) => findUrls(text).map((u) => [u.kind, u.text, u.start, u.end])
@@ -92,6 +92,23 @@ describe('digits of every script', () => {
   it('folds digits to ASCII and reads one digit', () => {
     expect(toAsciiDigits('١٢٣ ๔๕ ０９ ۷ १०')).toBe('123 45 09 7 10')
     expect(['7', '0', '9', '٣', '０', '/', ':', 'a'].map(digitValue)).toEqual(['7', '0', '9', '3', '0', undefined, undefined, undefined])
+  })
+
+  it('folds digits beyond the BMP, one character each, saying where each came from', () => {
+    expect(toAsciiDigits('𞥒𞥕 𑄷𑄸 𝟏𝟐 𝟗𝟘')).toBe('25 12 12 90') // Adlam, Chakma, mathematical bold and double-struck
+    expect(['𞥕', '𝟿', '𐒩', '𞤐', '𞥒𞥕'].map(digitValue)).toEqual(['5', '9', '9', undefined, undefined])
+    const { text, origin } = foldDigits('a 𞥒𞥕 b')
+    expect(text).toBe('a 25 b')
+    expect([...origin!]).toEqual([0, 1, 2, 4, 6, 7, 8])
+    expect(foldDigits('plain 42').origin).toBeUndefined()
+  })
+  it('folds every decimal digit of Unicode to its value', () => {
+    let run = 0
+    for (let cp = 0; cp < 0x110000; cp++) {
+      const ch = String.fromCodePoint(cp)
+      if (!/\p{Nd}/u.test(ch)) { run = 0; continue }
+      expect(toAsciiDigits(ch)).toBe(String(run++ % 10))
+    }
   })
 })
 

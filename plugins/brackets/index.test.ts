@@ -18,6 +18,13 @@ new PluginTester().run(brackets, {
     { name: 'French keeps the pair', source: 'Delete (permanently)', translation: 'Supprimer (définitivement)' },
     { name: 'Indonesian keeps the pair', source: 'Save (draft)', translation: 'Simpan (draf)', targetLanguage: 'id' },
     { name: 'emoticons', source: 'Thanks :)', translation: 'Danke :)', targetLanguage: 'de' },
+    // A would-be emoticon (8) x] X) :)) that closes a bracket opened before it, which nothing
+    // later closes, is that closing bracket, not an emoticon.
+    { name: 'a number closing a parenthesis is not an emoticon', source: 'Attachments (up to 8 files)', translation: 'Anhänge (maximal 8)', targetLanguage: 'de' },
+    { name: '"(Windows 8)" balances in the source, so no count finding', source: 'Requires (Windows 8)', translation: '（Windows 8）が必要です', targetLanguage: 'ja' },
+    { name: 'x] closing a Markdown link text is not an emoticon', source: '[x](http://a.b/c)', translation: '[y](http://a.b/c)', targetLanguage: 'fr' },
+    { name: 'X) closing a parenthesis is not an emoticon', source: 'Close (Esc)', translation: 'Schließen (X)', targetLanguage: 'de' },
+    { name: 'an emoticon inside parentheses closed after it stays an emoticon', source: 'Thanks (great :))', translation: 'Danke (super :))', targetLanguage: 'de' },
     { name: 'counts not compared when told so', source: 'Settings (advanced)', translation: 'Настройки', targetLanguage: 'ru', options: { compareCounts: false } },
   ],
   invalid: [

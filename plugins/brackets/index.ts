@@ -52,9 +52,56 @@ const { messages, report } = defineMessages({
 type BalanceCode = 'unopened-bracket' | 'crossed-brackets' | 'unclosed-bracket'
 interface Problem { family: Family; code: BalanceCode; bracket: string; before: string; at: number }
 
+/**
+ * The text with placeholders, URLs and emoticons blanked out. An emoticon that ends in a closing
+ * bracket (`8)`, `x]`, `:)`) is kept as that bracket when a bracket of its kind is open before it
+ * and the rest of the text would not close that one: "(maximal 8)", "[x](url)", but "(great :))".
+ */
 function mask(text: string): string {
   const masked = maskSpans(text, [...findPlaceholders(text), ...findUrls(text)])
-  return masked.replace(EMOTICON, (m) => '\u0001'.repeat(m.length))
+  const found = [...masked.matchAll(EMOTICON)]
+  if (!found.length) return masked
+  const endOf = (k: number) => found[k]!.index + found[k]![0].length
+  const closes = found.map((m, k) => {
+    const hit = hitAt(masked, endOf(k) - 1)
+    return hit && !hit.opens ? hit.family : undefined
+  })
+  // Backwards: of the text after each emoticon, the most closing brackets of a kind in excess of
+  // opening ones that any beginning of it has, i.e. how many brackets open before it it closes.
+  // Other emoticons count as no brackets.
+  const excess = new Map<Family, number>()
+  const closedLater: number[] = []
+  let end = masked.length
+  for (let k = found.length - 1; ; k--) {
+    const from = k >= 0 ? endOf(k) : 0
+    for (let i = end - 1; i >= from; i--) {
+      const hit = hitAt(masked, i)
+      if (hit) excess.set(hit.family, Math.max(0, (excess.get(hit.family) ?? 0) + (hit.opens ? -1 : 1)))
+    }
+    if (k < 0) break
+    closedLater[k] = excess.get(closes[k]!) ?? 0
+    end = found[k]!.index
+  }
+  // Forwards: the brackets open before each emoticon; the ones it closes are kept.
+  const open = new Map<Family, number>()
+  let out = ''
+  let at = 0
+  for (const [k, m] of found.entries()) {
+    for (let i = at; i < m.index; i++) {
+      const hit = hitAt(masked, i)
+      if (hit) open.set(hit.family, Math.max(0, (open.get(hit.family) ?? 0) + (hit.opens ? 1 : -1)))
+    }
+    const family = closes[k]
+    const depth = family ? open.get(family) ?? 0 : 0
+    if (family && depth > closedLater[k]!) {
+      open.set(family, depth - 1)
+      out += masked.slice(at, endOf(k))
+    } else {
+      out += masked.slice(at, m.index) + '\u0001'.repeat(m[0].length)
+    }
+    at = endOf(k)
+  }
+  return out + masked.slice(at)
 }
 
 function balanceProblems(text: string): Problem[] {

@@ -36,6 +36,9 @@ new PluginTester().run(numbers, {
     { name: 'ten spelled out', source: '10 files', translation: 'Dix fichiers' },
     { name: 'numbers of the source repeated', source: 'Open 24/7', translation: 'Ouvert 24 h/24, 7 j/7' },
     { name: 'a small number added', source: 'Delete file', translation: 'Supprimer 1 fichier' },
+    // Decimal digits beyond the BMP (two UTF-16 code units each) are digits too, each one digit.
+    { name: 'Adlam digits (Fulah)', source: 'You have 25 files', translation: '𞤐𞤢𞤲 𞥒𞥕', targetLanguage: 'ff-Adlm' },
+    { name: 'Chakma digits, grouped', source: '1,250 files', translation: '𑄷,𑄸𑄻𑄶 𑄜𑄭𑄣𑄴', targetLanguage: 'ccp' },
     { name: 'a plural that does not parse is left whole to the ICU check', source: '{n, plural, one {# of 25}}', translation: '{n, plural, one {# sur 52}}' },
   ],
   invalid: [
@@ -61,6 +64,7 @@ new PluginTester().run(numbers, {
     { name: 'number inside ICU branches changed', source: '{n, plural, =0 {No files} other {# of 25 files}}', translation: '{n, plural, =0 {Aucun fichier} other {# sur 52 fichiers}}', findings: [{ code: 'missing-number', span: { start: 38, end: 40, in: 'source' } }, { code: 'extra-number', span: { start: 44, end: 46, in: 'translation' } }] },
     { name: 'an ambiguous 1,000 is not small', source: 'Up to 1,000 files', translation: 'Jusqu’à mille fichiers', findings: [{ code: 'missing-number', span: { start: 6, end: 11, in: 'source' } }] },
     { name: 'a small fraction is not small', source: 'Rating 4.5', translation: 'Note', findings: [{ code: 'missing-number', span: { start: 7, end: 10, in: 'source' } }] },
+    { name: 'Adlam digits: spans in code units, two per digit', source: 'You have 25 files', translation: '𞥒𞥖 𞤐𞤢𞤲 300', targetLanguage: 'ff-Adlm', findings: [{ code: 'missing-number', span: { start: 9, end: 11, in: 'source' } }, { code: 'extra-number', span: { start: 0, end: 4, in: 'translation' }, message: 'Number 𞥒𞥖 is not in the source' }, { code: 'extra-number', span: { start: 12, end: 15, in: 'translation' } }] },
     { name: 'a number added where the source has none', source: 'Save', translation: 'Speichern 2024', targetLanguage: 'de', findings: [{ code: 'extra-number', span: { start: 10, end: 14, in: 'translation' } }] },
   ],
 })

@@ -6,7 +6,7 @@
 import { TYPE } from '@formatjs/icu-messageformat-parser'
 import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { icuElements, parseIcu } from '../_shared/icu-message.js'
-import { toAsciiDigits } from '../_shared/locale-digits.js'
+import { foldDigits } from '../_shared/locale-digits.js'
 import { findTags } from '../_shared/markup-tags.js'
 import { maskSpans, type TextRange } from '../_shared/mask-spans.js'
 import { findPlaceholders, type Placeholder } from '../_shared/placeholder-patterns.js'
@@ -110,8 +110,11 @@ function placeholderMask(p: Placeholder): TextRange[] {
 /** Numbers of a text, ignoring placeholders, URLs, tags and ICU syntax such as `=0`. */
 export function findNumbers(text: string): NumberToken[] {
   if (!/\p{Nd}/u.test(text)) return []
-  const masked = maskSpans(toAsciiDigits(text), [...findPlaceholders(text).flatMap(placeholderMask), ...findUrls(text), ...findTags(text)])
-    .replace(/=\d+(?=\s*\{)|offset:\s*\d+/g, (m) => '\u0001'.repeat(m.length))
+  // Masked first, then folded: the ranges are the text's, and a digit beyond the BMP (Adlam 𞥒)
+  // folds from two code units to one, `origin` mapping the offsets back.
+  const folded = foldDigits(maskSpans(text, [...findPlaceholders(text).flatMap(placeholderMask), ...findUrls(text), ...findTags(text)]))
+  const masked = folded.text.replace(/=\d+(?=\s*\{)|offset:\s*\d+/g, (m) => '\u0001'.repeat(m.length))
+  const origin = folded.origin
   const out: NumberToken[] = []
   for (const m of masked.matchAll(TOKEN)) {
     const tokens = parseToken(m[0], m.index)
@@ -125,7 +128,10 @@ export function findNumbers(text: string): NumberToken[] {
         last.values.add(canonical(shifted, rest))
       }
     }
-    for (const t of tokens) out.push({ ...t, text: text.slice(t.start, t.end) }) // no spread: a token may hold 50,000 numbers
+    for (const t of tokens) {
+      if (origin) [t.start, t.end] = [origin[t.start]!, origin[t.end]!]
+      out.push({ ...t, text: text.slice(t.start, t.end) }) // no spread: a token may hold 50,000 numbers
+    }
   }
   return out
 }

@@ -68,6 +68,10 @@ new PluginTester().run(terminology, {
     { name: 'homonyms share their targets', source: 'Empty the trash', translation: 'Papierkorb leeren', targetLanguage: 'de', options: more },
     { name: 'a rule with a source term and no target requires nothing', source: 'Cloud storage', translation: 'Stockage en ligne', options: more },
     { name: 'an empty translation is the empty check\'s concern', source: 'Open the file', translation: '', targetLanguage: 'de', options: inline },
+    // Soft hyphens, zero-width spaces and joiners inside a term do not hide it (text or glossary).
+    { name: 'a soft hyphen inside the target term', source: 'Open the file manager', translation: 'Dateiverwal\u00adtung öffnen', targetLanguage: 'de', options: { terms: [{ source: 'file manager', target: 'Dateiverwaltung' }] } },
+    { name: 'a zero-width space inside the target term, exact inflection', source: 'Open the file', translation: 'Da\u200btei öffnen', targetLanguage: 'de', options: { ...inline, inflection: 'exact' } },
+    { name: 'a soft hyphen in the glossary\'s term', source: 'Open the file', translation: 'Datei öffnen', targetLanguage: 'de', options: { terms: [{ source: 'file', target: 'Da\u00adtei' }] } },
     { name: 'forbidden term inflected, exact inflection', source: 'Open the directory', translation: 'Ordner und Verzeichnisse öffnen', targetLanguage: 'de', options: { ...more, inflection: 'exact' } },
   ],
   invalid: [
@@ -95,6 +99,7 @@ new PluginTester().run(terminology, {
     { name: 'a rule for pt_BR', source: 'Open the file', translation: 'Abrir o ficheiro', targetLanguage: 'pt-BR', options: more, findings: [{ code: 'term-not-translated', span: { start: 9, end: 13, in: 'source' }, message: '"arquivo"' }] },
     { name: 'a rule for de-DE covers de', source: 'Open the document', translation: 'Datei öffnen', targetLanguage: 'de', options: more, findings: [{ code: 'term-not-translated', span: { start: 9, end: 17, in: 'source' } }] },
     { name: 'a forbidden word beside the approved term', source: 'Open cloud storage', translation: 'Cloud-Speicher oder Cloud oder Cloud-Speicher', targetLanguage: 'de', options: more, findings: [{ code: 'forbidden-term', span: { start: 20, end: 25, in: 'translation' } }] },
+    { name: 'spans around a soft hyphen are the text\'s', source: 'Open the fi\u00adle', translation: 'Dokument öffnen (Fi\u00adle)', targetLanguage: 'de', options: inline, findings: [{ code: 'term-not-translated', span: { start: 9, end: 14, in: 'source' } }, { code: 'forbidden-term', span: { start: 17, end: 22, in: 'translation' }, message: '"File" is a forbidden term (use "Datei")' }] },
     { name: 'forbidden term inflected', source: 'Open the directory', translation: 'Ordner und Verzeichnisse öffnen', targetLanguage: 'de', options: more, findings: [{ code: 'forbidden-term', span: { start: 11, end: 24, in: 'translation' }, message: '"Verzeichnisse" is a forbidden term (use "Ordner")' }] },
   ],
 })

@@ -35,6 +35,34 @@ interface InlineTerm {
 const AFFIXING = new Set(['de', 'nl', 'sv', 'da', 'nb', 'nn', 'no', 'fi', 'is', 'et', 'hu', 'ar', 'he', 'iw', 'ka'])
 const WORD = '[\\p{L}\\p{M}\\p{N}_]'
 
+/**
+ * Invisible characters a term may be written with and still be the term: the soft hyphen (a
+ * hyphenation point, "Dateiverwal\u00adtung"), zero-width space, non-joiner, joiner and word joiner.
+ * Matching ignores them, in the texts and in the terms.
+ */
+const INVISIBLE = /[\u00ad\u200b-\u200d\u2060]/
+const INVISIBLES = /[\u00ad\u200b-\u200d\u2060]/g
+const withoutInvisibles = (term: string) => term.replace(INVISIBLES, '') || term
+
+/**
+ * The text without its invisible characters, and a map from an offset of that text back to the
+ * text's (the first character of a match, and one past its last): the text itself when it has none.
+ */
+function visible(text: string): { text: string; at: (i: number) => number; end: (i: number) => number } {
+  if (!INVISIBLE.test(text)) return { text, at: (i) => i, end: (i) => i }
+  const origin: number[] = []
+  let out = ''
+  let from = 0
+  for (const m of text.matchAll(INVISIBLES)) {
+    for (let i = from; i < m.index; i++) origin.push(i)
+    out += text.slice(from, m.index)
+    from = m.index + 1
+  }
+  for (let i = from; i < text.length; i++) origin.push(i)
+  out += text.slice(from)
+  return { text: out, at: (i) => origin[i] ?? text.length, end: (i) => (i > 0 ? origin[i - 1]! + 1 : 0) }
+}
+
 /** The stem of a word: its last letters may change with case and number. */
 function stem(word: string): string {
   const chars = [...word]
@@ -47,7 +75,8 @@ function stem(word: string): string {
  * A pattern for a term in a translation, as tolerant as the inflection mode and language ask;
  * `inWords`: in compounding and affixing languages the term may also end or sit inside a word.
  */
-function targetPattern(term: string, mode: Inflection, locale: string, caseSensitive: boolean, inWords: boolean): RegExp {
+function targetPattern(written: string, mode: Inflection, locale: string, caseSensitive: boolean, inWords: boolean): RegExp {
+  const term = withoutInvisibles(written)
   const flags = caseSensitive ? 'gu' : 'giu'
   if (isSpacelessLocale(locale) || hasSpacelessScript(term)) return new RegExp(escapeRegExp(term), flags)
   const words = term.trim().split(/\s+/u)
@@ -61,7 +90,8 @@ function targetPattern(term: string, mode: Inflection, locale: string, caseSensi
 }
 
 /** A pattern for a term in the source: the whole word, plus an English plural or possessive. */
-function sourcePattern(term: string, caseSensitive: boolean): RegExp {
+function sourcePattern(written: string, caseSensitive: boolean): RegExp {
+  const term = withoutInvisibles(written)
   const flags = caseSensitive ? 'gu' : 'giu'
   if (hasSpacelessScript(term)) return new RegExp(escapeRegExp(term), flags)
   const body = term.trim().split(/\s+/u).map(escapeRegExp).join('\\s+')
@@ -197,9 +227,12 @@ export default definePlugin({
         const translation = item.translation
         if (!translation || rules.length === 0) return []
         const locale = localeOf(item.targetLanguage)
-        // Terms inside placeholders, tags and URLs (`{file}`, `/files/`) are not prose.
-        const source = maskNonTranslatables(item.source)
-        const text = maskNonTranslatables(translation)
+        // Terms inside placeholders, tags and URLs (`{file}`, `/files/`) are not prose. Invisible
+        // characters are taken out (spans map back to the texts).
+        const sourceSeen = visible(maskNonTranslatables(item.source))
+        const targetSeen = visible(maskNonTranslatables(translation))
+        const source = sourceSeen.text
+        const text = targetSeen.text
         const findings: FindingInput[] = []
         // Rules for the same source term (homonyms, several TBX concepts) share their targets.
         const required = new Map<string, { term: string; span: { start: number; end: number }; targets: Set<string>; caseSensitive: boolean }>()
@@ -215,7 +248,7 @@ export default definePlugin({
               const key = caseSensitive ? rule.source! : rule.source!.toLowerCase()
               const known = required.get(key)
               if (known) rule.targets.forEach((t) => known.targets.add(t))
-              else required.set(key, { term: rule.source!, span: { start: m.index, end: m.index + m[0].length }, targets: new Set(rule.targets), caseSensitive })
+              else required.set(key, { term: rule.source!, span: { start: sourceSeen.at(m.index), end: sourceSeen.end(m.index + m[0].length) }, targets: new Set(rule.targets), caseSensitive })
             }
           }
           for (const term of rule.forbidden) forbidden.push({ term, instead: rule.targets, caseSensitive })
@@ -248,7 +281,7 @@ export default definePlugin({
             const key = `${start}:${end}`
             if (reported.has(key)) continue
             reported.add(key)
-            findings.push(report('forbidden-term', { found: m[0], instead: f.instead }, { span: { start, end } }))
+            findings.push(report('forbidden-term', { found: m[0], instead: f.instead }, { span: { start: targetSeen.at(start), end: targetSeen.end(end) } }))
           }
         }
         return findings
