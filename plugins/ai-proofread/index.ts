@@ -1,10 +1,11 @@
 // AI proofreading: a language model reviews each translation (MQM errors and a score) and the
 // review becomes findings. Strings are looked up in the cache first, the rest are sent many per
-// request; a string the model leaves out is asked again alone, then reported as "no verdict:".
+// request; a string the model leaves out is asked again alone, then reported as "no verdict:"; a
+// string too long for a request alone is not sent but reported as "not reviewed:".
 import { createHash } from 'node:crypto'
 import { definePlugin, type FindingInput, type Item, type OptionsOf } from '../../src/engine/types.js'
 import { loadGlossary, type GlossaryEntry, type GlossaryTerm } from './glossary.js'
-import { ModelClient } from './model-client.js'
+import { KEY_FORBIDDEN, ModelClient } from './model-client.js'
 import { MQM_SEVERITIES, PROMPT_VERSION, estimateTokens, promptItem, promptLanguage, type MqmSeverity, type PromptItem, type PromptLanguage, type Verdict } from './prompt.js'
 import { messages, report, verdictToFindings } from './to-findings.js'
 
@@ -74,6 +75,17 @@ function allAborted(signals: AbortSignal[]): AbortSignal {
   return controller.signal
 }
 
+/** A string's estimated share of a request's prompt. */
+const costOf = (ask: Ask, id = '1') => estimateTokens(JSON.stringify(promptItem(id, ask.fields)))
+
+/** The key with surrounding whitespace trimmed; one with a line break, space or control character inside is refused. */
+function apiKeyOf(option: string | undefined, env: Record<string, string | undefined>): string | undefined {
+  const apiKey = (option || env.OPENAI_API_KEY || '').trim() || undefined
+  // The message never quotes the key: it ends up in logs.
+  if (apiKey && KEY_FORBIDDEN.test(apiKey)) throw new Error(`ai-proofread: the API key (${option ? 'the apiKey option' : 'OPENAI_API_KEY'}) has a line break, space or control character inside, which no key has; check that its secret holds the key alone on one line`)
+  return apiKey
+}
+
 function instructionsOf(option: string, item: Item): string {
   const fromSettings = typeof item.settings.instructions === 'string' ? item.settings.instructions : ''
   return [...new Set([option.trim(), fromSettings.trim()])].filter(Boolean).join('\n\n')
@@ -90,7 +102,7 @@ export default definePlugin({
   timeoutMs: 600_000,
   async create(options, context) {
     const glossary = await loadGlossary(options.glossary, context.pipelineDir)
-    const apiKey = options.apiKey || context.env.OPENAI_API_KEY || undefined
+    const apiKey = apiKeyOf(options.apiKey, context.env)
     const baseUrl = options.baseUrl || context.env.OPENAI_BASE_URL || 'https://api.openai.com/v1'
     if (!apiKey) context.log.warn('ai-proofread: no OPENAI_API_KEY; every check will fail until one is set')
     const client = new ModelClient({
@@ -118,13 +130,13 @@ export default definePlugin({
       return { cacheKey, group: JSON.stringify([sourceLanguage, targetLanguage, instructions]), sourceLanguage, targetLanguage, instructions, fields, signals: [item.signal] }
     }
 
-    /** Requests of one language pair and instructions: at most batchSize strings and maxInputTokens. */
+    /** Requests of one language pair and instructions: at most batchSize strings and maxInputTokens (a string over it alone is not asked). */
     const chunksOf = (asks: Ask[]): Ask[][] => {
       const chunks: Ask[][] = []
       let chunk: Ask[] = []
       let tokens = 0
       for (const ask of asks) {
-        const cost = estimateTokens(JSON.stringify(promptItem(String(chunk.length + 1), ask.fields)))
+        const cost = costOf(ask, String(chunk.length + 1))
         if (chunk.length && (chunk.length >= options.batchSize || tokens + cost > budgetPerRequest(ask))) {
           chunks.push(chunk)
           chunk = []
@@ -201,6 +213,14 @@ export default definePlugin({
           if (seen) seen.signals.push(...ask.signals)
           else pending.set(ask.cacheKey, ask)
         }
+        // A string that alone would exceed a request's budget is not sent.
+        const tooLong = new Map<string, { tokens: number; max: number }>()
+        for (const ask of pending.values()) {
+          const tokens = costOf(ask)
+          const max = budgetPerRequest(ask)
+          if (tokens > max) tooLong.set(ask.cacheKey, { tokens, max })
+        }
+        for (const key of tooLong.keys()) pending.delete(key)
         const groups = new Map<string, Ask[]>()
         for (const ask of pending.values()) groups.set(ask.group, [...(groups.get(ask.group) ?? []), ask])
         const chunks = [...groups.values()].flatMap(chunksOf)
@@ -214,6 +234,8 @@ export default definePlugin({
           const ask = asks[i]
           if (!ask) return []
           const verdict = verdicts.get(ask.cacheKey)
+          const long = tooLong.get(ask.cacheKey)
+          if (!verdict && long) return [report('too-long-to-review', long)]
           if (!verdict) return [report('no-verdict', { attempts: MISSING_RETRIES + 1 })]
           return verdictToFindings(verdict, item.translation ?? '', options)
         })

@@ -1,13 +1,15 @@
 // One structured review request to an OpenAI-compatible server, with the bounds around it: at most
 // `concurrency` requests in flight (p-queue; waits between retries hold no slot), our own retries
 // (the SDK's are off) on 429, 5xx, network errors and timeouts honouring Retry-After, a token
-// budget per hour checked before sending, and answers held to the verdict schema.
+// budget per hour checked before sending, and answers held to the verdict schema. close() fails the
+// requests still waiting for a slot and lets those in flight finish.
 //
 // The SDK is imported, and the answer's validator compiled, on the first request, not when the
 // plugin is: every pipeline thread imports every plugin of the pipelines it loads, and the SDK
 // alone cost a thread about 86 ms of CPU to import (a fifth of a thread's start), in threads that
 // may never run this plugin (the long-text lane starts on a translator's first long text).
 import type OpenAI from 'openai'
+import type { ChatCompletion } from 'openai/resources/chat/completions'
 import { Ajv, type ValidateFunction } from 'ajv'
 import PQueue from 'p-queue'
 import type { PluginMetrics } from '../../src/engine/types.js'
@@ -80,8 +82,35 @@ export function parseAnswer(content: string | null | undefined): Map<string, Ver
   return verdicts
 }
 
+/** What an API key cannot hold: a header with it cannot be built (a secret file of two lines). */
+export const KEY_FORBIDDEN = /[\s\p{Cc}\p{Cf}]+/u
+
+/** The message without the key: an error about a header may quote it whole, or one of its lines. */
+function withoutKey(message: string, apiKey: string): string {
+  const parts = [apiKey, ...apiKey.split(KEY_FORBIDDEN)].filter((p) => p.length >= 4)
+  return parts.reduce((m, part) => m.split(part).join('[API key]'), message)
+}
+
+/** The completion in a 200's body, or why there is none: a body cut off, a proxy's HTML page, JSON without choices. */
+async function readCompletion(response: Response, { APIConnectionError }: Sdk): Promise<ChatCompletion | string> {
+  let text: string
+  try {
+    text = await response.text()
+  } catch (error) {
+    throw new APIConnectionError({ cause: error instanceof Error ? error : undefined })
+  }
+  let body: unknown
+  try {
+    body = JSON.parse(text)
+  } catch {
+    return `the response is not JSON (${response.headers.get('content-type') || 'no content type'})`
+  }
+  if (!body || typeof body !== 'object' || !Array.isArray((body as { choices?: unknown }).choices)) return 'the response has no choices'
+  return body as ChatCompletion
+}
+
 /** Whether a failed attempt is worth another, and the wait the server asked for, if any. */
-function classify(error: unknown, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError }: Sdk): { retry: boolean; after?: number; reason: string; status?: number } {
+function classify(error: unknown, apiKey: string, { APIConnectionError, APIConnectionTimeoutError, APIError, APIUserAbortError }: Sdk): { retry: boolean; after?: number; reason: string; status?: number } {
   if (error instanceof APIUserAbortError) return { retry: false, reason: 'aborted' }
   if (error instanceof APIConnectionError) return { retry: true, reason: error instanceof APIConnectionTimeoutError ? 'timeout' : 'network error' }
   if (error instanceof APIError) {
@@ -89,13 +118,18 @@ function classify(error: unknown, { APIConnectionError, APIConnectionTimeoutErro
     const retry = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500
     return { retry, after: retryAfterMs(error.headers), reason: `HTTP ${status ?? '?'}`, status }
   }
-  return { retry: false, reason: error instanceof Error ? error.message : String(error) }
+  // Not the SDK's: the request could not be built (a header) or sent; its text may quote the key.
+  return { retry: false, reason: withoutKey(error instanceof Error ? error.message : String(error), apiKey) }
 }
 
 export class ModelClient {
   private client: OpenAI | undefined
   private readonly queue: PQueue
   private readonly budget: TokenBudget
+  /** Requests waiting for a slot; close() aborts them. */
+  private readonly waiting = new Set<AbortController>()
+  /** Aborted by close(), with the error of the requests that can no longer be sent. */
+  private readonly closing = new AbortController()
 
   constructor(private readonly options: ModelClientOptions) {
     this.queue = new PQueue({ concurrency: options.concurrency })
@@ -107,6 +141,7 @@ export class ModelClient {
     const { metrics, model } = this.options
     const { apiKey } = this.options
     if (!apiKey) throw new ModelRequestError('ai-proofread: no API key: set OPENAI_API_KEY (or the apiKey option); for a server that needs none, set any placeholder')
+    this.closing.signal.throwIfAborted()
     let sdk: Sdk
     try {
       sdk = await loadSdk()
@@ -130,19 +165,17 @@ export class ModelClient {
       let wait: number
       let reason: string
       try {
-        metrics.add('ai.requests')
-        const completion = await this.queue.add(() => client.chat.completions.create({
-          model,
-          messages,
-          response_format: { type: 'json_schema', json_schema: { name: `proofread_v${PROMPT_VERSION}`, strict: true, schema: VERDICT_SCHEMA as unknown as Record<string, unknown> } },
-        }, { signal, timeout: this.options.timeoutMs, maxRetries: 0 }), { signal })
-        const tokensIn = completion.usage?.prompt_tokens ?? estimate
-        const content = completion.choices[0]?.message.content
-        const tokensOut = completion.usage?.completion_tokens ?? estimateTokens(content ?? '')
-        settle(tokensIn + tokensOut)
-        metrics.add('ai.tokens.in', tokensIn)
-        metrics.add('ai.tokens.out', tokensOut)
-        const answer = parseAnswer(content)
+        const completion = await this.send(async () => {
+          metrics.add('ai.requests')
+          // The body is read here, not by the SDK: one that is no completion is a malformed answer.
+          const response = await client.chat.completions.create({
+            model,
+            messages,
+            response_format: { type: 'json_schema', json_schema: { name: `proofread_v${PROMPT_VERSION}`, strict: true, schema: VERDICT_SCHEMA as unknown as Record<string, unknown> } },
+          }, { signal, timeout: this.options.timeoutMs, maxRetries: 0 }).asResponse()
+          return readCompletion(response, sdk)
+        }, signal)
+        const answer = this.answerOf(completion, estimate, settle)
         if (typeof answer !== 'string') return answer
         metrics.add('ai.errors')
         if (malformed++ >= MALFORMED_RETRIES) throw new ModelRequestError(`ai-proofread: malformed answer from ${model} after ${malformed} attempts: ${answer}`)
@@ -153,7 +186,7 @@ export class ModelClient {
         if (error instanceof ModelRequestError) throw error
         if (signal?.aborted) throw signal.reason
         metrics.add('ai.errors')
-        const c = classify(error, sdk)
+        const c = classify(error, apiKey, sdk)
         if (!c.retry || transient >= this.options.maxRetries) {
           throw new ModelRequestError(`ai-proofread: request to ${model} failed (${c.reason})${c.retry ? ` after ${transient + 1} attempts` : ''}`, c.status)
         }
@@ -166,12 +199,46 @@ export class ModelClient {
       }
       metrics.add('ai.retries')
       this.options.log.warn({ reason, waitMs: Math.round(wait) }, 'ai-proofread: retrying model request')
-      if (wait > 0) await sleep(wait, signal)
+      if (wait > 0) await sleep(wait, signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal)
     }
   }
 
+  /** The verdicts of a completion, its tokens counted and settled, or why they cannot be used. */
+  private answerOf(completion: ChatCompletion | string, estimate: number, settle: (tokens: number) => void): Map<string, Verdict> | string {
+    if (typeof completion === 'string') {
+      settle(0)
+      return completion
+    }
+    const { metrics } = this.options
+    const tokensIn = completion.usage?.prompt_tokens ?? estimate
+    const content = completion.choices[0]?.message?.content
+    const tokensOut = completion.usage?.completion_tokens ?? estimateTokens(typeof content === 'string' ? content : '')
+    settle(tokensIn + tokensOut)
+    metrics.add('ai.tokens.in', tokensIn)
+    metrics.add('ai.tokens.out', tokensOut)
+    return parseAnswer(content)
+  }
+
+  /** The task once a slot is free; a request still waiting for one when close() is called fails at once. */
+  private async send<T>(task: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+    this.closing.signal.throwIfAborted()
+    const waiting = new AbortController()
+    this.waiting.add(waiting)
+    try {
+      return await this.queue.add(() => {
+        this.waiting.delete(waiting)
+        return task()
+      }, { signal: signal ? AbortSignal.any([signal, waiting.signal]) : waiting.signal })
+    } finally {
+      this.waiting.delete(waiting)
+    }
+  }
+
+  /** Requests waiting for a slot fail at once, none is sent after; those in flight are left to finish. */
   async close(): Promise<void> {
-    this.queue.clear()
+    if (!this.closing.signal.aborted) this.closing.abort(new ModelRequestError('ai-proofread: the check was closed before this request was sent'))
+    for (const waiting of this.waiting) waiting.abort(this.closing.signal.reason)
+    this.waiting.clear()
     await this.queue.onIdle()
   }
 }

@@ -114,8 +114,24 @@ describe('ai-proofread parts, edges', () => {
   it('finds a span ignoring case only when the exact text is not there, and leaves out one that would not fit', () => {
     expect(locateSpan('Fichier ouvert', 'FICHIER')).toEqual({ start: 0, end: 7, in: 'translation' })
     expect(locateSpan('Fichier et fichier', 'fichier')).toEqual({ start: 11, end: 18, in: 'translation' })
-    // İ lower-cases to i + U+0307: found in the lower-cased text, past the end of the real one.
+    // İ lower-cases to i + U+0307, yet ignoring case does not equate them: no span.
     expect(locateSpan('Xİ', 'i\u0307')).toBeUndefined()
+  })
+
+  // Rule: offsets found ignoring case refer to the translation itself, not to a lower-cased copy
+  // whose length differs after İ (lower case i + U+0307, two code units for one).
+  it('finds a span ignoring case at its offset in the translation, after letters whose lower case is longer', () => {
+    expect(locateSpan('İstanbul ABC defgh', 'abc')).toEqual({ start: 9, end: 12, in: 'translation' })
+    expect(locateSpan('İİ Fichier (1) [x]', 'fichier (1) [X')).toEqual({ start: 3, end: 17, in: 'translation' })
+    expect(locateSpan('straße', 'STRASSE')).toBeUndefined()
+  })
+
+  // Rule: a span covers whole characters: one starting or ending inside a surrogate pair is widened to it.
+  it('widens a span that would cut a surrogate pair in two', () => {
+    expect(locateSpan('Salut 😀 toi', '\ud83d')).toEqual({ start: 6, end: 8, in: 'translation' })
+    expect(locateSpan('Salut 😀 toi', '\ude00 toi')).toEqual({ start: 6, end: 12, in: 'translation' })
+    expect(locateSpan('A😀b', 'B')).toEqual({ start: 3, end: 4, in: 'translation' })
+    expect(locateSpan('😀😀', '\ude00\ud83d')).toEqual({ start: 0, end: 4, in: 'translation' })
   })
 
   it('words each category in its message, suggests only a change, and scores against minScore', () => {

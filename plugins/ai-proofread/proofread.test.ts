@@ -8,6 +8,7 @@ import { testContext, testItem, type PluginTestCase } from '../../src/engine/plu
 import type { Item, PluginCache, PluginContext, PluginDefinition } from '../../src/engine/types.js'
 import { startFakeOpenAi, type RunningFakeOpenAi } from '../../src/emulator/fake-openai.js'
 import aiProofread, { BudgetExhaustedError, ModelRequestError } from './index.js'
+import { ModelClient } from './model-client.js'
 import { retryAfterMs } from './backoff.js'
 import { pino } from 'pino'
 
@@ -57,11 +58,29 @@ describe('ai-proofread batching', () => {
   })
 
   it('splits a batch that would exceed maxInputTokens', async () => {
-    const { checkBatch } = await setUp({ maxInputTokens: 1400 })
+    // About 210 tokens a string, 500 for strings in a request: two fit, not three.
+    const { checkBatch } = await setUp({ maxInputTokens: 1700 })
     const long = (i: number) => testItem({ source: `${'word '.repeat(60)}${i}`, translation: `${'mot '.repeat(60)}${i}` }, i)
     await checkBatch([1, 2, 3, 4, 5, 6].map(long))
-    expect(fake.stats().requests).toBeGreaterThan(1)
+    expect(fake.stats().requests).toBe(3)
     expect(fake.stats().items).toBe(6)
+  })
+
+  // Rule: no request's estimated prompt exceeds maxInputTokens; a string too long alone is not sent
+  // and gets a too-long-to-review finding, while the rest of its batch is reviewed.
+  it('does not send a string that alone exceeds maxInputTokens, and says it was too long to review', async () => {
+    const { checkBatch, counters } = await setUp({ maxInputTokens: 2000 })
+    const long = testItem({ source: 'word '.repeat(1500), translation: 'mot '.repeat(1500) }, 1)
+    const results = await checkBatch([long, item({ translation: 'TODO' }, 2)])
+    expect(results[0]).toEqual([{ code: 'too-long-to-review', severity: 'error', message: expect.stringMatching(/^not reviewed: the string is too long to review by AI \(about \d+ tokens; .* 800\)$/) }])
+    expect(results[1]).toMatchObject([{ code: 'accuracy' }])
+    expect(fake.stats().requests).toBe(1)
+    expect(fake.stats().items).toBe(1)
+    for (const body of bodies) {
+      const chars = (body.messages as { content: string }[]).reduce((n, m) => n + m.content.length, 0)
+      expect(Math.ceil(chars / 3)).toBeLessThanOrEqual(2000)
+    }
+    expect(counters['ai.requests']).toBe(1)
   })
 
   it('asks identical strings once and groups requests by language pair', async () => {
@@ -207,6 +226,27 @@ describe('ai-proofread retries and bounds', () => {
     // The fake answers only after 5 s; the abort's own reason proves the request was cut short.
     await outcome
     await vi.waitFor(() => expect(fake.stats().inFlight).toBe(0), { timeout: 10_000, interval: 5 })
+    expect(fake.stats().requests).toBe(1)
+  })
+})
+
+describe('ai-proofread closing', () => {
+  // Rule: close() settles every request still waiting for a slot at once, with a clear error; the
+  // one in flight is left to finish (before, the queue was cleared and the waiting ones never settled).
+  it('fails the requests waiting in the queue when the instance is closed, and lets the one in flight finish', async () => {
+    const { instance, checkBatch, counters } = await setUp({ concurrency: 1, batchSize: 1 })
+    fake.setFaults({ latencyMs: 300 })
+    const outcome = checkBatch(good(3)).then(() => 'resolved', (e: Error) => e.message)
+    await vi.waitFor(() => expect(fake.stats().inFlight).toBe(1), { timeout: 10_000, interval: 5 })
+    const t = performance.now()
+    await instance.close!()
+    expect(fake.stats().requests).toBe(1)
+    const settled = await Promise.race([outcome, new Promise((r) => setTimeout(() => r('hung'), 5000))])
+    expect(settled).toBe('ai-proofread: the check was closed before this request was sent')
+    expect(performance.now() - t).toBeLessThan(2000)
+    expect(fake.stats().inFlight).toBe(0)
+    expect(counters['ai.requests']).toBe(1)
+    await expect(checkBatch(good(1, 10))).rejects.toThrow(/closed/)
     expect(fake.stats().requests).toBe(1)
   })
 })
@@ -359,6 +399,39 @@ describe('ai-proofread set-up', () => {
     const withKey = capture()
     await setUp({}, { log: withKey.log })
     expect(withKey.lines).toEqual([])
+  })
+
+  // Rule: a key with a line break, space or control character inside is refused at load, and the
+  // message names where it came from, never the key; whitespace around a key is trimmed.
+  it('refuses at load an API key with a line break or space inside, without quoting it', async () => {
+    for (const [key, from] of [['sk-proj-SECRETSECRET\nsk-proj-OLDKEY', 'OPENAI_API_KEY'], ['sk-proj-SECRET SECRET', 'OPENAI_API_KEY'], ['sk-proj-\u200bSECRETSECRET', 'OPENAI_API_KEY']]) {
+      const error = await setUp({}, { env: { OPENAI_API_KEY: key!, OPENAI_BASE_URL: fake.url } }).then(() => undefined, (e: Error) => e)
+      expect(error, 'refused at load').toBeInstanceOf(Error)
+      expect(error?.message).toContain(`the API key (${from}) has a line break, space or control character inside`)
+      expect(`${error?.message} ${error?.stack}`).not.toContain('SECRET')
+    }
+    const option = await setUp({ apiKey: 'sk-proj-SECRET\tSECRET' }).then(() => undefined, (e: Error) => e)
+    expect(option?.message).toContain('the API key (the apiKey option)')
+    const { checkBatch } = await setUp({}, { env: { OPENAI_API_KEY: ' test-key\n', OPENAI_BASE_URL: fake.url } })
+    expect(await checkBatch(good(1))).toEqual([[]])
+  })
+
+  // Rule: an error whose text may quote the key (building the request's headers) reaches neither the
+  // error nor the log with the key in it.
+  it('keeps the key out of the error and the log when the request cannot be built', async () => {
+    const lines: string[] = []
+    const log = pino({ level: 'trace' }, { write: (line: string) => { lines.push(line) } })
+    const client = new ModelClient({
+      apiKey: 'sk-proj-SECRETSECRET\nsk-proj-OLDKEY', baseUrl: fake.url, model: 'gpt-4o-mini', timeoutMs: 5000, maxRetries: 1,
+      retryBaseMs: 1, concurrency: 1, tokensPerHour: 0, metrics: { add() {} }, log,
+    })
+    const language = { name: 'French', code: 'fr' }
+    const error = await client.review({ sourceLanguage: language, targetLanguage: language, instructions: '', items: [] }).then(() => undefined, (e: Error) => e)
+    expect(error).toBeInstanceOf(ModelRequestError)
+    expect(error!.message).toMatch(/^ai-proofread: request to gpt-4o-mini failed \(.*\[API key\]/)
+    expect(`${error!.message} ${error!.stack}`).not.toMatch(/SECRETSECRET|OLDKEY/)
+    expect(lines.join('\n')).not.toMatch(/SECRETSECRET|OLDKEY/)
+    expect(fake.stats().requests).toBe(0)
   })
 
   it('keeps verdicts cacheTtlHours, or forever with 0', async () => {

@@ -16,6 +16,7 @@ export const { messages, report } = defineMessages({
   'design-markup': { severity: BY_ERRORAT, meaning: 'The model found a design or markup error (tags, placeholders, length); error, warning or info by `errorAt`.', text: mqm },
   'below-min-score': { severity: 'error', meaning: 'The model\'s score of the translation is below `minScore`.', text: (d: { score: number; min: number }) => `score ${d.score} is below the minimum of ${d.min}` },
   'no-verdict': { severity: 'error', meaning: 'The model gave no verdict for the string, asked in its batch and then alone twice.', text: (d: { attempts: number }) => `no verdict: the model gave none for this string in ${d.attempts} attempts` },
+  'too-long-to-review': { severity: 'error', meaning: 'The string was not sent: alone it would exceed `maxInputTokens` (less the system prompt and the instructions).', text: (d: { tokens: number; max: number }) => `not reviewed: the string is too long to review by AI (about ${d.tokens} tokens; a request under maxInputTokens leaves room for ${d.max})` },
 })
 
 /** At or above the threshold: error; one level below: warning; further below: info. */
@@ -39,14 +40,26 @@ export function categoryLabel(category: MqmCategory): string {
   }
 }
 
-/** Where the model's span text is in the translation: exact first, then ignoring case. */
+const escapeRegExp = (s: string) => s.replace(/[\\^$.*+?()[\]{}|/]/g, '\\$&')
+const isHigh = (code: number) => code >= 0xd800 && code <= 0xdbff
+const isLow = (code: number) => code >= 0xdc00 && code <= 0xdfff
+
+/** Where the model's span text is in the translation: exact first, then ignoring case; whole characters. */
 export function locateSpan(translation: string, text: string): Span | undefined {
   if (!text) return undefined
   let start = translation.indexOf(text)
-  if (start < 0) start = translation.toLocaleLowerCase().indexOf(text.toLocaleLowerCase())
-  // Lower-casing can change lengths (rare: İ); a span that would not fit is better left out.
-  if (start < 0 || start + text.length > translation.length) return undefined
-  return { start, end: start + text.length, in: 'translation' }
+  let end = start + text.length
+  if (start < 0) {
+    // The original text searched, not a lower-cased copy: lower-casing can change lengths (İ), and offsets with it.
+    const match = new RegExp(escapeRegExp(text), 'iu').exec(translation)
+    if (!match) return undefined
+    start = match.index
+    end = start + match[0].length
+  }
+  // A span starting or ending inside a surrogate pair takes in the whole character.
+  if (isLow(translation.charCodeAt(start)) && isHigh(translation.charCodeAt(start - 1))) start--
+  if (isLow(translation.charCodeAt(end)) && isHigh(translation.charCodeAt(end - 1))) end++
+  return { start, end, in: 'translation' }
 }
 
 export interface FindingOptions { errorAt: MqmSeverity; minScore: number }
