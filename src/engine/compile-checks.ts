@@ -10,7 +10,7 @@ import type { LocatedError, SourceFile, YamlPath } from './located-error.js'
 import { LruMap } from './lru-map.js'
 import type { CheckEntry, PipelineFile } from './pipeline-schema.js'
 import type { PluginRegistry } from './plugin-registry.js'
-import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, type CompiledCheck } from './run-pipeline.js'
+import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, settleWithin, type CompiledCheck } from './run-pipeline.js'
 import type { PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics } from './types.js'
 import type { Logger } from '../util/logger.js'
 
@@ -136,7 +136,7 @@ export async function compileChecks(
       severity: entry.severity,
       timeoutMs: entry.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
       maxTextLength: entry.maxTextLength ?? file.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH,
-      needsTranslation: !!definition.needs?.includes('translation'),
+      needsTranslation: Array.isArray(definition.needs) && definition.needs.includes('translation'),
     }
     await createInstance(c, settings, check, withPath, 'check')
     if (entry.if !== undefined) conditions.push({ check, text: entry.if, path: [...at, 'if'] })
@@ -177,7 +177,8 @@ function resolveOptions(c: Compiling, settings: SettingsDefaults, check: Compile
   const unknown = refs.filter((r) => !settings.types.has(r.name))
   for (const r of unknown) error(c, [...withPath, ...r.path], `unknown setting "${r.name}" in \${settings.${r.name}}; declare it under settings.properties`)
   // Options that take settings without defaults can only be checked when a step's settings arrive.
-  if (unknown.length || refs.some((r) => settings.defaults[r.name] === undefined)) return undefined
+  // (Own defaults only: a setting called toString has none unless it declares one.)
+  if (unknown.length || refs.some((r) => !Object.hasOwn(settings.defaults, r.name) || settings.defaults[r.name] === undefined)) return undefined
   try {
     return { resolved: resolvePluginOptions(check.definition, refs.length ? interpolateSettings(check.options, settings.defaults) : check.options), takesSettings: refs.length > 0 }
   } catch (e) {
@@ -195,18 +196,24 @@ function resolveOptions(c: Compiling, settings: SettingsDefaults, check: Compile
 async function createInstance(c: Compiling, settings: SettingsDefaults, check: CompiledCheck, withPath: YamlPath, use: 'check' | 'event'): Promise<PluginInstance | undefined> {
   const options = resolveOptions(c, settings, check, withPath, use)
   if (!options) return undefined
-  let instance: PluginInstance
-  try {
-    instance = await check.definition.create(options.resolved as never, check.context)
-  } catch (e) {
-    // Point at the option the message quotes (a bad pattern), else at the options.
-    // A plugin may throw anything, a string included.
-    const message = e instanceof Error ? e.message : String(e)
-    const quoted = stringLeaves(check.options).filter((l) => l.value.length > 0 && message.includes(l.value))
-    const at = quoted.length === 1 && !options.takesSettings ? [...withPath, ...quoted[0]!.path] : withPath
-    error(c, at, `check "${check.id}": plugin "${check.plugin}" refused its options: ${message}`)
+  // Waited for at most the check's timeout, as at run time: a create() that never ends must not
+  // hold the load (validate, the start, every later reload); one that ends late is closed then.
+  const made = Promise.resolve().then(() => check.definition.create(options.resolved as never, check.context))
+  const r = (await settleWithin([made], check.timeoutMs))[0]!
+  if (!('value' in r) && r.code === 'plugin-timed-out') {
+    error(c, withPath, `check "${check.id}": plugin "${check.plugin}" did not start within ${check.timeoutMs} ms (its create() has not ended; \`timeout\` sets the limit)`)
+    void made.then((late) => late?.close?.(), () => undefined).catch(() => undefined)
     return undefined
   }
+  if (!('value' in r)) {
+    // Point at the option the message quotes (a bad pattern), else at the options.
+    // A plugin may throw anything, a string included.
+    const quoted = stringLeaves(check.options).filter((l) => l.value.length > 0 && r.error.includes(l.value))
+    const at = quoted.length === 1 && !options.takesSettings ? [...withPath, ...quoted[0]!.path] : withPath
+    error(c, at, `check "${check.id}": plugin "${check.plugin}" refused its options: ${r.error}`)
+    return undefined
+  }
+  const instance = r.value
   c.created.push(instance)
   const usable = use === 'check' ? typeof instance?.check === 'function' || typeof instance?.checkBatch === 'function' : typeof instance?.onEvent === 'function'
   if (!usable) {

@@ -274,9 +274,11 @@ class Parser {
     if (head === 'settings') {
       const type = this.scope.settings.get(rest)
       if (!rest || type === undefined) throw new ConditionError(`unknown setting "${rest}"; declare it under settings.properties`, t.at)
-      return { type, at: t.at, eval: (s) => s.item.settings[rest] }
+      // A setting the step lacks is undefined, never a member of Object.prototype (toString...).
+      return { type, at: t.at, eval: (s) => (Object.hasOwn(s.item.settings, rest) ? s.item.settings[rest] : undefined) }
     }
-    const field = FIELDS[name]
+    // Own names only: toString, constructor, __proto__... are not fields.
+    const field = Object.hasOwn(FIELDS, name) ? FIELDS[name] : undefined
     if (!field) throw new ConditionError(`unknown name "${name}"; known: ${CONDITION_NAMES.join(', ')}`, t.at)
     const get = field.get
     return { type: field.type, at: t.at, eval: (s) => get(s.item) }

@@ -36,9 +36,36 @@ export function resolvePluginOptions<O>(definition: PluginDefinition<O>, options
     }
     validators.set(definition, validate)
   }
-  const copy = structuredClone(options ?? {}) as O
+  const copy = cloneOptions(definition.name, options ?? {}) as O
   if (!validate(copy)) throw new PluginOptionsError(definition.name, formatAjvErrors(validate.errors))
   return copy
+}
+
+/**
+ * A copy of the options (validation applies defaults to it); a value that cannot be copied (a
+ * function, a symbol) is a PluginOptionsError naming the option, not a DataCloneError.
+ */
+function cloneOptions(plugin: string, options: unknown): unknown {
+  try {
+    return structuredClone(options)
+  } catch (e) {
+    const at = uncloneablePath(options)
+    throw new PluginOptionsError(plugin, [`${at.join('.') || '(options)'}: cannot be copied (${e instanceof Error ? e.message : String(e)})`])
+  }
+}
+
+/** Where in a value that structuredClone refuses the first part it refuses is. */
+function uncloneablePath(value: unknown, at: Array<string | number> = [], seen = new Set<object>()): Array<string | number> {
+  if (!value || typeof value !== 'object' || seen.has(value)) return at
+  seen.add(value)
+  for (const [k, v] of Object.entries(value)) {
+    try {
+      structuredClone(v)
+    } catch {
+      return uncloneablePath(v, [...at, Array.isArray(value) ? Number(k) : k], seen)
+    }
+  }
+  return at
 }
 
 export async function instantiatePlugin<O>(
@@ -56,6 +83,22 @@ export async function instantiatePlugin<O>(
 
 /** Is this value shaped like a plugin definition? (For plugins loaded from files and packages.) */
 export function isPluginDefinition(value: unknown): value is PluginDefinition {
+  return looksLikePluginDefinition(value) && pluginDefinitionProblem(value) === undefined
+}
+
+/** Has it the fields every definition has (name, create, options)? It may still be unusable. */
+export function looksLikePluginDefinition(value: unknown): value is PluginDefinition {
   const v = value as PluginDefinition | null
   return !!v && typeof v === 'object' && typeof v.name === 'string' && typeof v.create === 'function' && typeof v.options === 'object'
+}
+
+/** Why a definition with those fields cannot be used (its optional fields' shapes), or undefined. */
+export function pluginDefinitionProblem(definition: PluginDefinition): string | undefined {
+  const needs: unknown = definition.needs
+  if (needs !== undefined && !(Array.isArray(needs) && needs.every((n) => typeof n === 'string'))) {
+    let shown: string
+    try { shown = JSON.stringify(needs) ?? String(needs) } catch { shown = typeof needs }
+    return `plugin "${definition.name}": \`needs\` must be a list of strings (such as ['translation']), not ${shown.slice(0, 100)}`
+  }
+  return undefined
 }

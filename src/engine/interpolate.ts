@@ -15,14 +15,17 @@ export function settingReferences(value: unknown, path: (string | number)[] = []
   return out
 }
 
+/** The setting's own value: a name the settings lack (toString, constructor...) has none. */
+const settingValue = (settings: Record<string, unknown>, name: string): unknown => (Object.hasOwn(settings, name) ? settings[name] : undefined)
+
 /** A copy of `value` with the references replaced by the settings' values. */
 export function interpolateSettings(value: unknown, settings: Record<string, unknown>): unknown {
   if (typeof value === 'string') {
     const whole = WHOLE.exec(value)
-    if (whole) return settings[whole[1]!]
+    if (whole) return settingValue(settings, whole[1]!)
     if (!value.includes('${')) return value
     return value.replace(REF, (_, name: string) => {
-      const v = settings[name]
+      const v = settingValue(settings, name)
       return v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
     })
   }

@@ -82,16 +82,43 @@ function withoutUnknownKeys(data: object, problems: ErrorObject[]): PipelineFile
   return data as PipelineFile
 }
 
+const UTF8 = new TextDecoder('utf-8', { fatal: true })
+
+/** The line (from 1) of the first byte that is not UTF-8: lines are cut at "\n", a byte no UTF-8 sequence holds. */
+function firstBadLine(bytes: Uint8Array): number {
+  let line = 1
+  for (let start = 0; start < bytes.length; line++) {
+    const end = bytes.indexOf(0x0a, start)
+    const stop = end < 0 ? bytes.length : end
+    try {
+      UTF8.decode(bytes.subarray(start, stop))
+    } catch {
+      return line
+    }
+    start = stop + 1
+  }
+  return line
+}
+
 /** Read, parse and validate one file; undefined (with its errors added) when it cannot be compiled. */
 async function readPipeline(file: string, errors: LocatedError[], warnings: LocatedError[]): Promise<{ src: SourceFile; data: PipelineFile } | undefined> {
   const fail = (message: string): undefined => { errors.push({ file, line: 1, col: 1, message }); return undefined }
+  let bytes: Buffer
   let text: string
   try {
     const { size } = await stat(file)
     if (size > MAX_PIPELINE_BYTES) return fail(`file is ${size} bytes; a pipeline may have at most ${MAX_PIPELINE_BYTES}`)
-    text = await readFile(file, 'utf8')
+    bytes = await readFile(file)
   } catch (e) {
     return fail(`cannot read: ${(e as Error).message}`)
+  }
+  // Strict: a file in another encoding (Latin-1...) would load with its names, messages and
+  // patterns silently changed (each bad byte a U+FFFD). A BOM is taken (and dropped).
+  try {
+    text = UTF8.decode(bytes)
+  } catch {
+    errors.push({ file, line: firstBadLine(bytes), col: 1, message: 'not UTF-8: save the file as UTF-8 (a pipeline file is read as UTF-8 only)' })
+    return undefined
   }
   const lineCounter = new LineCounter()
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true })

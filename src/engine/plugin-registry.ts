@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { isPluginDefinition } from './instantiate-plugin.js'
+import { looksLikePluginDefinition, pluginDefinitionProblem } from './instantiate-plugin.js'
 import { parseNpmSpecifier } from './npm-specifier.js'
 import type { PluginDefinition } from './types.js'
 
@@ -18,14 +18,25 @@ export interface LoadedPlugin { definition: PluginDefinition; origin: string }
 
 export interface PluginLoadProblem { file: string; message: string }
 
-function definitionOf(mod: unknown): PluginDefinition | undefined {
+/** What a module threw, as text: an Error's message, else the value itself (`null`, a string...). */
+function thrownText(e: unknown): string {
+  if (e instanceof Error) return e.message
+  try {
+    return String(e)
+  } catch {
+    return Object.prototype.toString.call(e) // an object without a usable toString
+  }
+}
+
+/** The module's plugin definition; `{ problem }` when it has one that cannot be used (`needs: 5`). */
+function definitionOf(mod: unknown): PluginDefinition | { problem: string } | undefined {
   const m = mod as { default?: unknown; plugin?: unknown } | null
-  if (isPluginDefinition(m?.default)) return m.default
   // A CommonJS package imported from ESM: the definition is module.exports, under default.
-  const inner = (m?.default as { default?: unknown } | undefined)?.default
-  if (isPluginDefinition(inner)) return inner
-  if (isPluginDefinition(m?.plugin)) return m.plugin
-  return undefined
+  const inner = (m?.default as { default?: unknown } | null | undefined)?.default
+  const candidates = [m?.default, inner, m?.plugin].filter(looksLikePluginDefinition)
+  const usable = candidates.find((d) => pluginDefinitionProblem(d) === undefined)
+  if (usable) return usable
+  return candidates.length ? { problem: pluginDefinitionProblem(candidates[0]!)! } : undefined
 }
 
 async function builtinFiles(): Promise<Map<string, string>> {
@@ -70,15 +81,15 @@ export class PluginRegistry {
           const { mtimeMs } = await stat(file)
           const mod: unknown = await import(`${pathToFileURL(file).href}?v=${mtimeMs}`)
           const definition = definitionOf(mod)
-          if (!definition) {
-            problems.push({ file, message: 'the default export is not a plugin definition (definePlugin({ name, description, options, create }))' })
+          if (!definition || 'problem' in definition) {
+            problems.push({ file, message: definition?.problem ?? 'the default export is not a plugin definition (definePlugin({ name, description, options, create }))' })
             continue
           }
           const seen = operator.get(definition.name)
           if (seen) problems.push({ file, message: `plugin "${definition.name}" is also defined in ${seen.origin}` })
           else operator.set(definition.name, { definition, origin: file })
         } catch (e) {
-          problems.push({ file, message: `cannot load plugin: ${(e as Error).message}` })
+          problems.push({ file, message: `cannot load plugin: ${thrownText(e)}` })
         }
       }
     }
@@ -118,13 +129,15 @@ export class PluginRegistry {
     try {
       const definition = definitionOf(await import(target))
       if (!definition) return { error: `${npm ? `npm package "${npm}"` : `built-in plugin "${name}"`} does not export a plugin definition as default` }
+      if ('problem' in definition) return { error: `${npm ? `npm package "${npm}"` : `built-in plugin "${name}"`}: ${definition.problem}` }
       return { definition, origin: npm ? name : 'built-in' }
     } catch (e) {
-      const err = e as NodeJS.ErrnoException
-      if (npm && (err.code === 'ERR_MODULE_NOT_FOUND' || err.code === 'MODULE_NOT_FOUND')) {
+      // A module may throw anything, null and undefined included.
+      const code = typeof e === 'object' && e !== null ? (e as NodeJS.ErrnoException).code : undefined
+      if (npm && (code === 'ERR_MODULE_NOT_FOUND' || code === 'MODULE_NOT_FOUND')) {
         return { error: `npm package "${npm}" is not installed; run \`npm install ${npm}\` where the worker is installed` }
       }
-      return { error: `cannot load plugin "${name}": ${err.message}` }
+      return { error: `cannot load plugin "${name}": ${thrownText(e)}` }
     }
   }
 }

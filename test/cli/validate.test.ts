@@ -2,7 +2,7 @@ import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { runValidate } from '../../src/cli/validate.js'
-import { FIXTURE_PLUGINS, FIXTURES } from '../engine/helpers.js'
+import { FIXTURE_PLUGINS, FIXTURES, pipelineYaml, writePipelines } from '../engine/helpers.js'
 import { captureIo } from './io.js'
 
 describe('switchyard validate', () => {
@@ -33,5 +33,47 @@ describe('switchyard validate', () => {
     const without = captureIo({})
     expect(await runValidate([path.join(FIXTURES, 'pipelines', 'try-gate.yaml')], without)).toBe(1)
     expect(without.out()).toMatch(/unknown plugin or preset "shout"/)
+  })
+
+  // Rule: whatever is wrong with a file or a plugin, validate answers with an exit code and the
+  // place, never a rejected promise or a hang (each case once crashed, hung or passed).
+  describe('answers with an exit code', () => {
+    const pipeline = (body: string) => writePipelines({ 'p.yaml': pipelineYaml(body) }).paths
+
+    it('a condition naming an Object.prototype member: exit 1, at its place', async () => {
+      const io = captureIo({})
+      expect(await runValidate(pipeline('checks:\n  - uses: empty\n    if: toString\nroute:\n  - to: passed\n'), io)).toBe(1)
+      expect(io.out()).toMatch(/p\.yaml:9:9 bad condition: unknown name "toString"/)
+    })
+
+    it('a setting named valueOf without a default: exit 0 (its options are checked when a step gives it)', async () => {
+      const io = captureIo({ PLUGINS_DIR: FIXTURE_PLUGINS })
+      expect(await runValidate(pipeline("settings:\n  properties:\n    valueOf: { type: string }\nchecks:\n  - uses: echo-options\n    with: { label: '${settings.valueOf}' }\nroute:\n  - to: passed\n"), io)).toBe(0)
+    })
+
+    it('a file that is not UTF-8: exit 1', async () => {
+      const { paths } = writePipelines({ 'p.yaml': Buffer.from(pipelineYaml('checks: []\nroute:\n  - to: passed\n').replace('name: Test', 'name: Caf\xe9'), 'latin1') })
+      const io = captureIo({})
+      expect(await runValidate(paths, io)).toBe(1)
+      expect(io.out()).toMatch(/p\.yaml:2:1 not UTF-8/)
+    })
+
+    it('a PLUGINS_DIR file that throws undefined, or a plugin with `needs: {}`: exit 1, naming the file', async () => {
+      const plugins = writePipelines({
+        'bad.mjs': 'throw undefined\n',
+        'odd.mjs': "export default { name: 'odd', description: 'd', options: { type: 'object' }, needs: {}, create() { return { check: () => [] } } }\n",
+      })
+      const io = captureIo({ PLUGINS_DIR: plugins.dir })
+      expect(await runValidate(pipeline('checks: []\nroute:\n  - to: passed\n'), io)).toBe(1)
+      expect(io.out()).toMatch(/bad\.mjs:1:1 cannot load plugin: undefined/)
+      expect(io.out()).toMatch(/odd\.mjs:1:1 plugin "odd": `needs` must be a list of strings/)
+    })
+
+    it('a check whose create() never ends: exit 1 after its timeout', async () => {
+      const plugins = writePipelines({ 'hangs.mjs': "export default { name: 'hangs', description: 'd', options: { type: 'object' }, create: () => new Promise(() => {}) }\n" })
+      const io = captureIo({ PLUGINS_DIR: plugins.dir })
+      expect(await runValidate(pipeline('checks:\n  - uses: hangs\n    timeout: 100\nroute:\n  - to: passed\n'), io)).toBe(1)
+      expect(io.out()).toMatch(/p\.yaml:8:\d+ check "hangs": plugin "hangs" did not start within 100 ms/)
+    })
   })
 })

@@ -53,6 +53,17 @@ describe('conditions: evaluation', () => {
   }
 })
 
+// Rule: settings.<name> is the step's own setting: a declared setting called toString that the
+// step has not set is undefined, not Object.prototype.toString (truthy, never equal to a text).
+describe('conditions: settings named like Object.prototype members', () => {
+  const named: ConditionScope = { checks: new Map(), settings: new Map([['toString', 'string'], ['constructor', 'any']]) }
+  it('have the value the step gives them, else none', () => {
+    expect(compileCondition('settings.toString', named)(state({ settings: {} }))).toBe(false)
+    expect(compileCondition('settings.constructor', named)(state({ settings: {} }))).toBe(false)
+    expect(compileCondition('settings.toString == "x"', named)(state({ settings: { toString: 'x' } }))).toBe(true)
+  })
+})
+
 describe('conditions: errors at load, with their offset', () => {
   const bad: Array<[string, RegExp, number]> = [
     ['errors >> 0', /unexpected ">"/, 8],
@@ -70,6 +81,14 @@ describe('conditions: errors at load, with their offset', () => {
     ['"unterminated', /unterminated string/, 0],
     ['errors > 0 # comment', /unexpected character "#"/, 11],
     ['', /empty/, 0],
+    // Rule: names inherited from Object.prototype are not fields (FIELDS is read by own property).
+    ['toString', /unknown name "toString"/, 0],
+    ['constructor', /unknown name "constructor"/, 0],
+    ['__proto__', /unknown name "__proto__"/, 0],
+    ['valueOf', /unknown name "valueOf"/, 0],
+    ['hasOwnProperty', /unknown name "hasOwnProperty"/, 0],
+    ['toString == "x"', /unknown name "toString"/, 0],
+    ['not constructor', /unknown name "constructor"/, 4],
   ]
   for (const [text, message, offset] of bad) {
     it(JSON.stringify(text), () => {

@@ -27,8 +27,8 @@ export function testDeps(overrides: Partial<EngineDeps> = {}): EngineDeps & { co
   }
 }
 
-/** Write YAML files into a fresh folder; returns their paths. */
-export function writePipelines(files: Record<string, string>): { dir: string; paths: string[] } {
+/** Write YAML files (text, or bytes as they are) into a fresh folder; returns their paths. */
+export function writePipelines(files: Record<string, string | Uint8Array>): { dir: string; paths: string[] } {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pipelines-'))
   const paths = Object.entries(files).map(([name, text]) => {
     const p = path.join(dir, name)

@@ -38,6 +38,13 @@ describe('interpolateSettings', () => {
     expect(interpolateSettings(['${settings.missing}', '${settings.s}', 'x ${settings.s}'], settings)).toEqual([undefined, 'abc', 'x abc'])
   })
 
+  // Rule: a setting is read as an own property: toString, valueOf, constructor... that the step has
+  // not set have no value (never Object.prototype's function, or its source text).
+  it('a setting named like an Object.prototype member has only the value the step gives it', () => {
+    expect(interpolateSettings({ label: 'x ${settings.constructor}', whole: '${settings.toString}', v: '${settings.valueOf}' }, {})).toEqual({ label: 'x ' })
+    expect(interpolateSettings({ label: 'x ${settings.constructor}', whole: '${settings.toString}' }, { constructor: 'c', toString: 't' })).toEqual({ label: 'x c', whole: 't' })
+  })
+
   it('leaves everything else as it is, and does not change the options it was given', () => {
     const options = { text: 'plain $ {text} with ${other} and $settings', n: 3, b: true, nil: null, list: [1, 'two'] }
     const copy = structuredClone(options)

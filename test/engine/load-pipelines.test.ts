@@ -1,10 +1,10 @@
-import { readFileSync, writeFileSync } from 'node:fs'
+import { mkdirSync, readFileSync, rmSync, writeFileSync } from 'node:fs'
 import path from 'node:path'
-import { describe, expect, it } from 'vitest'
+import { afterAll, describe, expect, it } from 'vitest'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { formatLocatedError, listPipelineFiles, loadPipelines } from '../../src/engine/load-pipelines.js'
 import { pipelineSchema } from '../../src/engine/pipeline-schema.js'
-import { FIXTURES, loadOne, pipelineYaml, testDeps, writePipelines } from './helpers.js'
+import { FIXTURE_PLUGINS, FIXTURES, items, loadOne, pipelineYaml, testDeps, writePipelines } from './helpers.js'
 
 const PIPELINES = path.join(PACKAGE_ROOT, 'pipelines')
 
@@ -167,6 +167,77 @@ route:
     const { paths } = writePipelines({ 'p.yaml': pipelineYaml('checks:\n  - uses: npm:yaml\nroute:\n  - to: passed\n') })
     const r = await loadPipelines(paths, testDeps())
     expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual(['8:11 npm package "yaml" does not export a plugin definition as default'])
+  })
+
+  // Rule: whatever an npm: package throws on import (null included), or a definition it exports
+  // that cannot be used (`needs: 5`), is an error at its `uses:`, never a rejected load.
+  describe('npm: packages that break on import', () => {
+    const made: string[] = []
+    afterAll(() => { for (const dir of made.splice(0)) rmSync(dir, { recursive: true, force: true }) })
+    const npmPackage = (name: string, index: string) => {
+      const dir = path.join(PACKAGE_ROOT, 'node_modules', name)
+      made.push(dir)
+      mkdirSync(dir, { recursive: true })
+      writeFileSync(path.join(dir, 'package.json'), JSON.stringify({ name, version: '1.0.0', type: 'module', main: 'index.js' }))
+      writeFileSync(path.join(dir, 'index.js'), index)
+    }
+
+    it('one whose import throws null, or exports `needs: 5`', async () => {
+      npmPackage('switchyard-test-throws-null', 'throw null\n')
+      npmPackage('switchyard-test-needs-five', "export default { name: 'five', description: 'd', options: { type: 'object' }, needs: 5, create() { return { check: () => [] } } }\n")
+      const { paths } = writePipelines({ 'p.yaml': pipelineYaml('checks:\n  - uses: npm:switchyard-test-throws-null\n  - uses: npm:switchyard-test-needs-five\nroute:\n  - to: passed\n') })
+      const r = await loadPipelines(paths, testDeps())
+      expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([
+        '8:11 cannot load plugin "npm:switchyard-test-throws-null": null',
+        "9:11 npm package \"switchyard-test-needs-five\": plugin \"five\": `needs` must be a list of strings (such as ['translation']), not 5",
+      ])
+    })
+  })
+
+  // Rule: a file that is not UTF-8 is refused, at the line of its first bad byte; it never loads
+  // with U+FFFD in its names, messages or patterns. A BOM is taken.
+  it('refuses a file that is not UTF-8 (Latin-1 here), at the line of the first bad byte; takes a BOM', async () => {
+    const text = pipelineYaml("checks:\n  - uses: regex\n    with: { target: { forbid: 'caf\xe9' } }\nroute:\n  - to: passed\n")
+    const { paths } = writePipelines({
+      'latin1.yaml': Buffer.from(text.replace('name: Test', 'name: Caf\xe9 gate'), 'latin1'),
+      'pattern.yaml': Buffer.from(text.replace('key: t', 'key: u'), 'latin1'),
+    })
+    const r = await loadPipelines(paths, testDeps())
+    expect(!r.ok && r.errors.map((e) => `${path.basename(e.file)}:${e.line} ${e.message}`)).toEqual([
+      'latin1.yaml:2 not UTF-8: save the file as UTF-8 (a pipeline file is read as UTF-8 only)',
+      'pattern.yaml:9 not UTF-8: save the file as UTF-8 (a pipeline file is read as UTF-8 only)',
+    ])
+    const bom = await loadOne(`\ufeff${text.replace('name: Test', 'name: Café gate')}`)
+    expect(bom.set.get('t')!.name).toBe('Café gate')
+    await bom.set.close(0)
+  })
+
+  // Rule: settings are read as own properties: a setting called toString, valueOf or constructor
+  // without a default has no value until a step gives one (never Object.prototype's function).
+  it('a setting named like an Object.prototype member (toString) without a default', async () => {
+    const deps = testDeps({ pluginsDir: FIXTURE_PLUGINS })
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml("settings:\n  properties:\n    toString: { type: string }\n    valueOf: { type: string }\nchecks:\n  - uses: echo-options\n    with: { label: 'x ${settings.valueOf}' }\n  - uses: echo-options\n    id: whole\n    with: { label: '${settings.toString}' }\nroute:\n  - to: passed\n") })
+    const r = await loadPipelines(paths, deps)
+    if (!r.ok) throw new Error(r.errors.map(formatLocatedError).join('\n'))
+    const set = r.set
+    expect(r.warnings).toEqual([]) // no "default does not pass its own schema": it has none
+    expect(deps.counts.get('echo.created')).toBeUndefined() // no default: created when a step's settings arrive
+    const messages = async (settings: Record<string, unknown>) => (await set.get('t')!.run(items([{ source: 'a', translation: 'b' }], settings)))[0]!.findings.map((f) => f.message)
+    expect(await messages({ toString: 'hi', valueOf: 'v' })).toEqual(['{"label":"x v"}', '{"label":"hi"}'])
+    expect(await messages({})).toEqual(['{"label":"x "}', '{}'])
+    await set.close(0)
+  })
+
+  // Rule: a condition's names are the language's own: toString, constructor, __proto__... are
+  // unknown names at file:line:col, not fields that throw on every string.
+  it('refuses a condition naming an Object.prototype member', async () => {
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml('checks:\n  - uses: regex\n    with: { target: { forbid: x } }\n    if: constructor\nroute:\n  - if: __proto__\n    to: failed\n  - if: toString == "x"\n    to: passed\n') })
+    const r = await loadPipelines(paths, testDeps())
+    expect(!r.ok && r.errors.map((e) => `${e.line}:${e.col} ${e.message.replace(/; known: .*/, '')}`)).toEqual([
+      '10:9 bad condition: unknown name "constructor"',
+      '12:9 bad condition: unknown name "__proto__"',
+      '14:9 bad condition: unknown name "toString"',
+    ])
   })
 
   it('loads events and a logo; lists the event names', async () => {

@@ -5,10 +5,10 @@
 // are skipped, and `on-error` decides where the string goes. Other strings go on as usual.
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
-import type { PipelineSet } from '../../src/engine/load-pipelines.js'
+import { loadPipelines, type PipelineSet } from '../../src/engine/load-pipelines.js'
 import type { RunResult } from '../../src/engine/run-pipeline.js'
 import { createLogger } from '../../src/util/logger.js'
-import { FIXTURES, items, loadOne, pipelineYaml, testDeps } from './helpers.js'
+import { FIXTURES, items, loadOne, pipelineYaml, testDeps, writePipelines } from './helpers.js'
 
 const PLUGINS = path.join(FIXTURES, 'misbehaving-plugins')
 
@@ -181,6 +181,40 @@ ${LATER}${ROUTES}on-error: failed
     const r = await pipeline.run(items([{ source: 'a', translation: 'x' }], { mood: 'grumpy' }))
     expect(r.map(seen)).toEqual([{ output: 'passed', port: 'approved', retry: undefined, findings: [] }])
     expect(counts.get('moody.created')).toBe(1)
+  })
+})
+
+// Rule: a create() run at load (options known without a step) is waited for at most the check's
+// `timeout`, as at run time: one that never ends fails the load, located at the check, and does not
+// hold validate, the start or a reload; an instance that arrives late is closed.
+describe('a create() that does not end at load', () => {
+  const loadWithin = async (body: string, deps = testDeps({ pluginsDir: PLUGINS })) => {
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml(body) })
+    const started = Date.now()
+    const r = await loadPipelines(paths, deps)
+    if (r.ok) await r.set.close(0)
+    return { errors: r.ok ? [] : r.errors.map((e) => `${e.line} ${e.message}`), ms: Date.now() - started }
+  }
+
+  it('a check: the load fails after its timeout, at the check', async () => {
+    const { errors, ms } = await loadWithin("checks:\n  - uses: moody\n    with: { mood: stuck }\n    timeout: 100\nroute:\n  - to: passed\n")
+    expect(errors).toEqual(['9 check "moody": plugin "moody" did not start within 100 ms (its create() has not ended; `timeout` sets the limit)'])
+    expect(ms).toBeLessThan(3000)
+  })
+
+  it('an event handler: the same', async () => {
+    const { errors, ms } = await loadWithin("checks: []\nroute:\n  - to: passed\nevents:\n  - on: project.translated\n    uses: moody\n    with: { mood: stuck }\n    timeout: 100\n")
+    expect(errors).toEqual([expect.stringMatching(/^13 check "moody": plugin "moody" did not start within 100 ms/)])
+    expect(ms).toBeLessThan(3000)
+  })
+
+  it('an instance that arrives after the timeout is closed', async () => {
+    const deps = testDeps({ pluginsDir: PLUGINS })
+    const { errors } = await loadWithin("checks:\n  - uses: moody\n    with: { mood: slow }\n    timeout: 100\nroute:\n  - to: passed\n", deps)
+    expect(errors).toEqual([expect.stringContaining('did not start within 100 ms')])
+    expect(deps.counts.get('moody.closed')).toBeUndefined()
+    await new Promise((r) => setTimeout(r, 500))
+    expect(deps.counts.get('moody.closed')).toBe(1)
   })
 })
 

@@ -66,4 +66,21 @@ describe('PipelineHost reloads', () => {
     expect(host.current.all().map((p) => p.key)).toEqual(['t', 'u'])
     await host.close()
   })
+
+  // Rule: a plugin whose create() never ends at load fails that load after the check's timeout,
+  // so reloads queued behind it still run (and load once the plugin is fixed).
+  it('a load stuck on a create() that never ends does not hold the reloads behind it', async () => {
+    const plugin = (create: string) => `export default { name: 'hangs', description: 'd', options: { type: 'object' }, create() { ${create} } }\n`
+    const plugins = writePipelines({ 'hangs.mjs': plugin('return new Promise(() => {})') })
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml('checks:\n  - uses: hangs\n    timeout: 100\nroute:\n  - to: passed\n') })
+    const host = new PipelineHost(paths, testDeps({ pluginsDir: plugins.dir }))
+    const first = host.load()
+    const second = host.reload() // asked for while the first waits on create()
+    const stuck = { ok: false, errors: [expect.objectContaining({ line: 8, message: expect.stringContaining('did not start within 100 ms') })] }
+    expect(await first).toEqual(stuck)
+    expect(await second).toEqual(stuck)
+    writeFileSync(path.join(plugins.dir, 'hangs.mjs'), plugin('return { check: () => [] }'))
+    expect(await host.reload()).toEqual({ ok: true, errors: [] })
+    await host.close()
+  })
 })

@@ -62,6 +62,43 @@ describe('PluginRegistry', () => {
     expect(missing.registry.names()).toContain('regex')
   })
 
+  // Rule: a module may throw anything (null, undefined, a string): a problem naming the file and
+  // quoting what was thrown, never a TypeError that rejects the whole load.
+  it('problems: a file whose import throws something that is not an Error', async () => {
+    const dir = pluginsDir({
+      'a-null.mjs': 'throw null\n',
+      'b-undefined.mjs': 'throw undefined\n',
+      'c-text.mjs': 'throw "config missing"\n',
+      'd-bare.mjs': 'throw Object.create(null)\n',
+      'e-ok.mjs': `export default ${plugin('ok')}`,
+    })
+    const { registry, problems } = await PluginRegistry.create(dir)
+    expect(problems.map((p) => `${path.basename(p.file)}: ${p.message}`)).toEqual([
+      'a-null.mjs: cannot load plugin: null',
+      'b-undefined.mjs: cannot load plugin: undefined',
+      'c-text.mjs: cannot load plugin: config missing',
+      'd-bare.mjs: cannot load plugin: [object Object]',
+    ])
+    expect(registry.names()).toContain('ok')
+  })
+
+  // Rule: a definition whose \`needs\` is not a list of strings is refused with the reason, at its
+  // file (PLUGINS_DIR) or at the check that uses it (built-in, npm:), not crashed on at compile.
+  it('problems: a definition whose `needs` is not a list of strings', async () => {
+    const dir = pluginsDir({
+      'a.mjs': `export default ${plugin('five', 'needs: 5, create() { return { check: () => [] } }')}`,
+      'b.mjs': `export default ${plugin('mixed', "needs: ['translation', 1], create() { return { check: () => [] } }")}`,
+      'c.mjs': `export default ${plugin('fine', "needs: ['translation'], create() { return { check: () => [] } }")}`,
+    })
+    const { registry, problems } = await PluginRegistry.create(dir)
+    expect(problems.map((p) => `${path.basename(p.file)}: ${p.message}`)).toEqual([
+      "a.mjs: plugin \"five\": `needs` must be a list of strings (such as ['translation']), not 5",
+      "b.mjs: plugin \"mixed\": `needs` must be a list of strings (such as ['translation']), not [\"translation\",1]",
+    ])
+    expect(registry.names()).toContain('fine')
+    expect(registry.names()).not.toContain('five')
+  })
+
   it('has(): built-ins, operator plugins and any npm: name; resolve() of an unknown name is undefined', async () => {
     const { registry } = await PluginRegistry.create()
     expect([registry.has('regex'), registry.has('npm:anything'), registry.has('nope'), registry.has('presets')]).toEqual([true, true, false, false])
@@ -87,7 +124,9 @@ describe('isPluginDefinition', () => {
   it('needs a name, a create function and options', () => {
     const ok = { name: 'n', create() {}, options: {} }
     expect(isPluginDefinition(ok)).toBe(true)
-    for (const bad of [null, undefined, 'n', { ...ok, name: 1 }, { ...ok, create: 'f' }, { ...ok, options: undefined }, { name: 'n', create() {} }]) {
+    expect(isPluginDefinition({ ...ok, needs: ['translation'] })).toBe(true)
+    // Rule: `needs`, when given, is a list of strings (compileChecks reads needs.includes()).
+    for (const bad of [null, undefined, 'n', { ...ok, name: 1 }, { ...ok, create: 'f' }, { ...ok, options: undefined }, { name: 'n', create() {} }, { ...ok, needs: 5 }, { ...ok, needs: {} }, { ...ok, needs: 'translation' }, { ...ok, needs: [1] }]) {
       expect(isPluginDefinition(bad), JSON.stringify(bad)).toBe(false)
     }
   })
@@ -117,6 +156,18 @@ describe('plugin options', () => {
     expect((error as PluginOptionsError).errors).toEqual(['(options): unknown option "extra"', 'mode: must be one of "a", "b"', 'deep.n: must be integer'])
     expect((error as Error).message).toBe('options of "opts": (options): unknown option "extra"; mode: must be one of "a", "b"; deep.n: must be integer')
     expect((error as Error).name).toBe('PluginOptionsError')
+  })
+
+  // Rule: options that cannot be copied (a function, through the API) are a PluginOptionsError
+  // naming the option, never a DataCloneError with no place.
+  it('an option that cannot be copied is an error naming it', () => {
+    let error: unknown
+    try { resolvePluginOptions(definition, { deep: { n: 1, f: () => 1 } }) } catch (e) { error = e }
+    expect(error).toBeInstanceOf(PluginOptionsError)
+    expect((error as PluginOptionsError).errors).toEqual([expect.stringMatching(/^deep\.f: cannot be copied \(.*could not be cloned\.?\)$/)])
+    const cyclic: Record<string, unknown> = { list: [Symbol('s')] }
+    cyclic.self = cyclic
+    expect(() => resolvePluginOptions(definition, cyclic)).toThrow(/: list\.0: cannot be copied/)
   })
 
   it('formatAjvErrors: a root before each path; an error without a message is invalid', () => {
