@@ -29,7 +29,14 @@ export function createDomainResolver(directory: OrganizationDirectory, log: Logg
   }
   return async (organizationId, domainHeader) => {
     const header = normalizeDomain(domainHeader)
-    const bound = organizationId ? await directory.domainOf?.(organizationId) : undefined
+    let bound = organizationId ? await directory.domainOf?.(organizationId) : undefined
+    // A domain connected since by another organization is that one's now (its tokens are not this
+    // one's), whatever this organization's old binding says: a link another instance has not
+    // dropped yet, or one written before the binding of a domain replaced its owner's.
+    if (bound && directory.organizationOf) {
+      const owner = await directory.organizationOf(bound)
+      if (owner && owner !== organizationId) bound = undefined
+    }
     if (bound) {
       if (header && header !== bound) {
         warnOnce(`${organizationId}|${header}`, { organization: organizationId, domain: bound, header: header.slice(0, 100) }, 'a delivery names another domain than the one its organization was connected with; the header is ignored')

@@ -195,7 +195,14 @@ export class TokenManager {
     if (!d || !id) return
     if (this.knownIds.get(id) === d) return
     if ((await this.store.get<string>(idKey(id))) !== d) await this.store.set(idKey(id), d)
-    if ((await this.store.get<string>(domainIdKey(d))) !== id) await this.store.set(domainIdKey(d), id)
+    const previous = await this.store.get<string>(domainIdKey(d))
+    if (previous !== id) {
+      await this.store.set(domainIdKey(d), id)
+      // The domain was another organization's (it moved elsewhere): its link to the domain goes,
+      // so that its deliveries are never reported with this organization's tokens.
+      if (previous && (await this.store.get<string>(idKey(previous))) === d) await this.store.delete(idKey(previous))
+      if (previous) this.knownIds.delete(previous)
+    }
     await this.addToIndex(d)
     this.knownIds.set(id, d)
   }

@@ -29,6 +29,15 @@ describe('createDomainResolver', () => {
     const resolve = createDomainResolver(directory({ '1001': 'acme' }), log)
     expect(await resolve('2002', 'acme')).toBe('2002')
   })
+  it("never uses an organization's old domain once another organization has connected it (the binding says whose it is now)", async () => {
+    const { log } = capture()
+    // 2002 was connected as acme and moved; 1001 connected acme since. A link of 2002's that was not
+    // dropped (another instance's, or written before) does not count.
+    const resolve = createDomainResolver({ domainOf: async (id: string) => ({ '2002': 'acme', '1001': 'acme' } as Record<string, string>)[id], organizationOf: async (d: string) => (d === 'acme' ? '1001' : undefined) }, log)
+    expect(await resolve('1001', 'acme')).toBe('acme')
+    expect(await resolve('2002', 'beta')).toBe('beta')
+    expect(await resolve('2002', 'acme')).toBe('2002')
+  })
   it('uses the header for an organization not bound yet, and the id when there is no header', async () => {
     const { log } = capture()
     const resolve = createDomainResolver(directory({}), log)

@@ -455,6 +455,12 @@ describe('TokenManager', () => {
     expect(await tokens.domainOf('1001')).toBe('acme')
     expect(await t.make().domainOf('1001')).toBe('acme')
     expect(await tokens.domainOf('999')).toBeUndefined()
+    // A domain connected by another organization (its owner moved): the old owner's link goes.
+    await tokens.rememberOrganization('2002', 'beta')
+    await tokens.rememberOrganization('3003', 'beta')
+    expect(await tokens.organizationOf('beta')).toBe('3003')
+    expect(await tokens.domainOf('2002')).toBeUndefined()
+    expect(await t.make().domainOf('2002')).toBeUndefined()
     await tokens.saveTokenResponse('acme', t.server.grant(60))
     t.clock.now += 120_000
     await tokens.getAccessToken('acme')
