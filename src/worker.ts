@@ -542,22 +542,36 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
  * QUEUE=bullmq: strings held in Redis that no live instance will let go of (the instance that held
  * them stopped, or a release failed) go back to the queue once their organization has a token:
  * every `everyMs`, a held domain this instance does not hold itself, past its holder's time to try
- * again by three sweeps, a chunk as a probe. A forbidden organization then runs once more and is
- * held again here; one whose report goes through has the rest released.
+ * again by three sweeps, a chunk as a probe (each domain on its own, one check at a time). A
+ * forbidden organization then runs once more and is held again here; one whose report goes
+ * through has the rest released.
  */
 function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens: TokenProvider, log: Logger, closing: () => boolean, everyMs: number): { stop(): void } {
   let running = false
+  // Domains whose token check or release has not ended: each on its own (one that hangs costs the
+  // others nothing), never twice at once; a later sweep skips them until it ends.
+  const busy = new Set<string>()
+  const probe = async (domain: string) => {
+    busy.add(domain)
+    try {
+      if (!(await tokens.getAccessToken(domain).then(() => true, () => false)) || closing()) return
+      // A probe: a forbidden organization has a token too. Once one of its reports goes through,
+      // the rest follows (see `reported`).
+      await shared.release(domain, { probe: true })
+    } catch (error) {
+      log.warn({ err: error, domain }, 'could not release held strings from Redis; tried again later')
+    } finally {
+      busy.delete(domain)
+    }
+  }
   const sweep = async () => {
     if (running) return
     running = true
     try {
       for (const h of await shared.heldDomains()) {
         if (closing()) return
-        if (held.cause(h.domain) !== undefined || Date.now() < h.retryAt + 3 * everyMs) continue
-        if (!(await tokens.getAccessToken(h.domain).then(() => true, () => false))) continue
-        // A probe: a forbidden organization has a token too. Once one of its reports goes through,
-        // the rest follows (see `reported`).
-        await shared.release(h.domain, { probe: true })
+        if (busy.has(h.domain) || held.cause(h.domain) !== undefined || Date.now() < h.retryAt + 3 * everyMs) continue
+        void probe(h.domain)
       }
     } catch (error) {
       log.warn({ err: error }, 'could not look for held strings in Redis; tried again later')

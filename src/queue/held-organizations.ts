@@ -11,6 +11,11 @@
 // `cause()` and `retryAt()` say nothing of it, so its strings are really tried. Refused again, it
 // is held again with the same `since`. A try that is neither reported for nor refused within a
 // minute (another instance took its strings, or they were dropped) leaves the list.
+//
+// Organizations due are tried each on its own: one's token check (canReport) never delays
+// another's try. A check gets TOKEN_CHECK_LIMIT_MS; one that has not answered by then is a failed
+// try, like a check that fails (held on, the next back-off), and no second check of the
+// organization starts until the first has ended.
 import type { HoldCause } from '../platform/reporter.js'
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
@@ -19,6 +24,12 @@ import { RETRY_AFTER_MAX_MS } from '../util/retry-after.js'
 
 /** The longest back-off of an organization held because its API kept failing (ms). */
 export const UNAVAILABLE_MAX_DELAY_MS = 15_000
+
+/**
+ * How long a tick waits for one organization's token check (ms): a refresh may take API_TIMEOUT_MS
+ * per try, a token store read has no limit of its own.
+ */
+export const TOKEN_CHECK_LIMIT_MS = 5_000
 
 export interface HeldOrganizationView {
   domain: string
@@ -52,6 +63,8 @@ export interface HeldOrganizationsOptions {
   random?(): number
   baseDelayMs?: number
   maxDelayMs?: number
+  /** How long one organization's canReport() is waited for (ms; default TOKEN_CHECK_LIMIT_MS). */
+  checkLimitMs?: number
 }
 
 interface Entry {
@@ -77,13 +90,16 @@ export class HeldOrganizations {
   private readonly random: () => number
   private readonly baseDelayMs: number
   private readonly maxDelayMs: number
-  private ticking = false
+  private readonly checkLimitMs: number
+  /** Organizations whose canReport() has not ended yet (even past its limit): not asked again meanwhile. */
+  private readonly checking = new Set<string>()
 
   constructor(private readonly options: HeldOrganizationsOptions) {
     this.now = options.now ?? Date.now
     this.random = options.random ?? Math.random
     this.baseDelayMs = options.baseDelayMs ?? 1000
     this.maxDelayMs = options.maxDelayMs ?? 60_000
+    this.checkLimitMs = options.checkLimitMs ?? TOKEN_CHECK_LIMIT_MS
   }
 
   /** Why the organization's strings are held now, if they are (not while a try is under way: its strings are tried). */
@@ -223,37 +239,57 @@ export class HeldOrganizations {
    * have a token. One let go stays listed, not held, until a status update for it goes through or
    * it is refused again; after a back-off cap (a minute) of neither it leaves the list (expire()):
    * its strings were dropped, or (with BullMQ) another instance took them and heard the answer.
+   * Ticks may overlap: the tokens of disconnected ones are asked for each on its own, within
+   * TOKEN_CHECK_LIMIT_MS, and the tick ends when those it asked for have answered or run out of time.
    */
   async tick(): Promise<void> {
-    if (this.ticking) return
-    this.ticking = true
-    try {
-      for (const [domain, e] of [...this.entries]) {
-        // Changed while an earlier organization's canReport() was awaited (its try answered and
-        // the organization held anew, or cleared): the next tick sees it as it is now.
-        if (this.entries.get(domain) !== e) continue
-        if (e.nextTryAt === undefined) {
-          if (this.now() - (e.triedAt ?? 0) >= this.maxDelayMs) this.expire(domain)
-          continue
-        }
-        if (this.now() < e.nextTryAt) continue
-        if (e.cause === 'disconnected' && !(await this.options.canReport(domain).catch(() => false))) {
-          const failures = (this.failures.get(domain) ?? 0) + 1
-          this.failures.set(domain, failures)
-          e.nextTryAt = this.now() + this.delay(failures, e.cause)
-          continue
-        }
-        // Cleared meanwhile (a shutdown): nothing to let go.
-        if (this.entries.get(domain) !== e) continue
-        const strings = HeldOrganizations.strings(this.options.waiting?.(), domain, e)
-        e.nextTryAt = undefined
-        e.triedAt = this.now()
-        this.options.log.info({ domain, cause: e.cause, strings }, 'trying the held strings of the organization again')
-        this.options.release(domain, strings)
+    const checks: Array<Promise<void>> = []
+    for (const [domain, e] of [...this.entries]) {
+      // Changed by an earlier organization's release(): the next tick sees it as it is now.
+      if (this.entries.get(domain) !== e) continue
+      if (e.nextTryAt === undefined) {
+        if (this.now() - (e.triedAt ?? 0) >= this.maxDelayMs) this.expire(domain)
+        continue
       }
-    } finally {
-      this.ticking = false
+      // Due, and not still being checked (a check past its limit may not have ended).
+      if (this.now() < e.nextTryAt || this.checking.has(domain)) continue
+      if (e.cause === 'disconnected') checks.push(this.check(domain, e))
+      else this.letGo(domain, e)
     }
+    // Each on its own: one check that hangs costs the others nothing (each ends by its limit).
+    await Promise.all(checks)
+  }
+
+  /** Let a disconnected organization go if it can get a token within the limit; else a failed try. */
+  private async check(domain: string, e: Entry): Promise<void> {
+    this.checking.add(domain)
+    const answer = new Promise<boolean>((resolve) => resolve(this.options.canReport(domain)))
+      .catch(() => false)
+      .finally(() => this.checking.delete(domain))
+    let timer: ReturnType<typeof setTimeout> | undefined
+    const late = new Promise<false>((resolve) => {
+      timer = setTimeout(() => resolve(false), this.checkLimitMs)
+      timer.unref?.()
+    })
+    const ok = await Promise.race([answer, late]).finally(() => clearTimeout(timer))
+    // Changed meanwhile (cleared for a shutdown, or gone and held anew): the next tick sees it as it is now.
+    if (this.entries.get(domain) !== e || e.nextTryAt === undefined) return
+    if (!ok) {
+      const failures = (this.failures.get(domain) ?? 0) + 1
+      this.failures.set(domain, failures)
+      e.nextTryAt = this.now() + this.delay(failures, e.cause)
+      return
+    }
+    this.letGo(domain, e)
+  }
+
+  /** Its strings go back to work: listed, no longer held, until it is reported for or refused. */
+  private letGo(domain: string, e: Entry): void {
+    const strings = HeldOrganizations.strings(this.options.waiting?.(), domain, e)
+    e.nextTryAt = undefined
+    e.triedAt = this.now()
+    this.options.log.info({ domain, cause: e.cause, strings }, 'trying the held strings of the organization again')
+    this.options.release(domain, strings)
   }
 
   /**

@@ -8,7 +8,7 @@ import { silentLogger } from '../../src/util/logger.js'
 const job = (stringId: number, domain = 'acme'): Job =>
   ({ key: `k${stringId}`, organizationId: '1', domain, moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId, revision: 1, batchId: 'b', attempts: 0 }) as unknown as Job
 
-function setup(canReport: (domain: string) => boolean = () => true, waiting?: () => ReadonlyMap<string, number>) {
+function setup(canReport: (domain: string) => boolean | Promise<boolean> = () => true, waiting?: () => ReadonlyMap<string, number>, checkLimitMs?: number) {
   let now = 0
   const released: Array<{ domain: string; strings: number }> = []
   const asked: string[] = []
@@ -19,6 +19,7 @@ function setup(canReport: (domain: string) => boolean = () => true, waiting?: ()
     canReport: async (domain) => (asked.push(domain), canReport(domain)),
     release: (domain, strings) => released.push({ domain, strings }),
     ...(waiting ? { waiting } : {}),
+    ...(checkLimitMs ? { checkLimitMs } : {}),
   })
   return { held, released, asked, at: (t: number) => (now = t) }
 }
@@ -258,6 +259,45 @@ describe('HeldOrganizations', () => {
     await ticking
     expect(held.cause('beta')).toBe('forbidden')
     expect(held.list().map((h) => h.domain)).toContain('beta')
+  })
+
+  it("lets an organization go on its own back-off while another's token request hangs", async () => {
+    // One organization's trouble must not cost another anything: alpha's token request (a refresh
+    // of up to API_TIMEOUT_MS, a token store read with no limit) hangs; beta is tried all the same.
+    const { held, released, asked, at } = setup((domain) => (domain === 'alpha' ? new Promise<boolean>(() => {}) : true))
+    held.holdJobs([job(1, 'alpha')], 'no token', 'disconnected')
+    held.holdJobs([job(2, 'beta')], '403', 'forbidden')
+    at(1000)
+    void held.tick()
+    expect(released).toEqual([{ domain: 'beta', strings: 1 }])
+    // Refused again and due again: let go again; alpha, still being asked, is not asked twice.
+    held.holdJobs([job(2, 'beta')], '403', 'forbidden')
+    at(3000)
+    void held.tick()
+    expect(released).toEqual([{ domain: 'beta', strings: 1 }, { domain: 'beta', strings: 1 }])
+    expect(asked).toEqual(['alpha'])
+  })
+
+  it('counts a token request that has not answered within its limit as a failed try, and asks again only once it has ended', async () => {
+    let answer!: (ok: boolean) => void
+    const { held, released, asked, at } = setup(() => new Promise<boolean>((r) => (answer = r)), undefined, 20)
+    held.holdJobs([job(1)], 'no token', 'disconnected')
+    at(1000)
+    await held.tick() // ends with the limit (20 ms), not with the request
+    expect(released).toEqual([])
+    expect(held.retryAt('acme')).toBe(1000 + 2000) // the next back-off
+    at(3000)
+    await held.tick()
+    expect(asked).toHaveLength(1) // the first request still runs: held on, not asked again
+    expect(held.cause('acme')).toBe('disconnected')
+    answer(true) // too late for its try
+    await new Promise((r) => setTimeout(r, 0))
+    expect(released).toEqual([])
+    const next = held.tick()
+    answer(true)
+    await next
+    expect(asked).toHaveLength(2)
+    expect(released).toEqual([{ domain: 'acme', strings: 1 }])
   })
 
   it('forgets since and back-off with a try that expires with nothing of it waiting', async () => {
