@@ -1,6 +1,7 @@
 // Configuration from the environment, validated once at start. Every error is reported at once
 // (the textlint habit), each naming the variable and what to fix.
 import { OPTIONS, type Config, type OptionSpec } from './options.js'
+import { isLocalhostHttpUrl } from './base-url.js'
 import { operatorAccessNote } from './operator-access.js'
 
 export type { Config } from './options.js'
@@ -122,7 +123,7 @@ export function missingForProduction(config: Config): string[] {
   if (!config.clientId || !config.clientSecret) missing.push('CLIENT_ID and CLIENT_SECRET (no organization can connect; settings callbacks are refused)')
   if (!config.authUrl) missing.push('AUTH_URL (the authorization server)')
   if (!config.apiUrl) missing.push('API_URL (where string statuses are reported)')
-  if (config.baseUrl.startsWith('http://localhost')) missing.push('BASE_URL (the public address the service reaches this worker at)')
+  if (isLocalhostHttpUrl(config.baseUrl)) missing.push('BASE_URL (the public address the service reaches this worker at)')
   const operator = operatorAccessNote(config)
   if (operator) missing.push(operator)
   return missing

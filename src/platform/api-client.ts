@@ -5,6 +5,7 @@
 import PQueue from 'p-queue'
 import { apiUrlFor, type Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
+import { redactSecrets } from '../util/redact-secrets.js'
 import { parseRetryAfter, RETRY_AFTER_MAX_MS } from '../util/retry-after.js'
 import { createHttpTransport, type Transport } from './http-transport.js'
 import type { TokenProvider } from './token-provider.js'
@@ -182,9 +183,12 @@ export class ApiClient {
           // A 2XX whose body is not JSON (a proxy's page, an answer cut short) is no answer: tried
           // again like a network error, never taken as a refusal of the strings.
           status = 0
-          reason = `answer ${outcome.status} was not JSON (${(error as Error).message}): ${text.slice(0, 100)}`
+          reason = `answer ${outcome.status} was not JSON (${(error as Error).message}): ${redactSecrets(text.slice(0, 100 + token.length), [token]).slice(0, 100)}`
         }
       }
+      // An answer may quote what was sent (the Authorization header): the token, and anything
+      // shaped like a credential, go before the text reaches the ApiError, the log or the operator page.
+      reason = redactSecrets(reason, [token])
       const failed = new ApiError(status, reason, method, path, attempt + 1)
       const asked = parseRetryAfter(retryAfter)
       if (asked !== undefined) failed.retryAfterMs = Math.min(asked, RETRY_AFTER_MAX_MS)

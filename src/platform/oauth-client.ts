@@ -3,6 +3,7 @@
 // and we need exact control over what may reach an error message (never a token or a secret).
 import { createHash, randomBytes } from 'node:crypto'
 import type { Config } from '../config/load-config.js'
+import { redactSecrets } from '../util/redact-secrets.js'
 import { TokenEndpointError } from './token-errors.js'
 
 /** Section 2.2 of the interface document. */
@@ -57,12 +58,8 @@ export function isDeadGrant(err: unknown): boolean {
 
 /** Remove every secret we sent from a text the server wrote, and keep it short. */
 function scrub(text: string, secrets: string[]): string {
-  let out = text
-  for (const s of secrets) if (s.length >= 4) out = out.split(s).join('[redacted]')
   // Anything that looks like a JWT or a long opaque credential goes too, whoever it belongs to.
-  out = out.replace(/[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}\.[A-Za-z0-9_-]{10,}/g, '[redacted]')
-  out = out.replace(/[A-Za-z0-9+/_=-]{40,}/g, '[redacted]')
-  return out.replace(/[\r\n\t]+/g, ' ').slice(0, 200)
+  return redactSecrets(text, secrets).replace(/[\r\n\t]+/g, ' ').slice(0, 200)
 }
 
 function parseBody(text: string, contentType: string): Record<string, unknown> | undefined {

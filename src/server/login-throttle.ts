@@ -6,7 +6,10 @@
 //
 // A client is the peer's address; behind a proxy on a private network, the address the proxy
 // forwarded for (clientKey). Such a proxy must set X-Forwarded-For itself rather than append to
-// what the client sent, or a guesser can pick a new address per try.
+// what the client sent, or a guesser can pick a new address per try. An IPv6 client is its /64
+// (the least a subscriber is given: counted per address, each of its 2^64 would have its own
+// free guesses); an IPv4 one, IPv4-mapped IPv6 included, its address.
+import { isIPv6 } from 'node:net'
 
 export const FREE_FAILURES = 5
 export const MAX_LOCK_MS = 15 * 60_000
@@ -69,6 +72,33 @@ export function isPrivateAddress(address: string): boolean {
  * public address cannot pick a new identity per try by sending that header.
  */
 export function clientKey(peer: string | undefined, forwarded: string): string {
-  if (!peer) return forwarded || 'unknown'
-  return isPrivateAddress(peer) ? forwarded || peer : peer
+  if (!peer) return forwarded ? addressKey(forwarded) : 'unknown'
+  return addressKey(isPrivateAddress(peer) ? forwarded || peer : peer)
+}
+
+/** The 8 groups of an IPv6 address, as hex without leading zeros ("::" expanded, a dotted IPv4 tail as two groups). */
+function ipv6Groups(address: string): string[] {
+  let a = address
+  const v4 = /(\d+)\.(\d+)\.(\d+)\.(\d+)$/.exec(a)
+  if (v4) {
+    const [b1, b2, b3, b4] = v4.slice(1).map(Number) as [number, number, number, number]
+    a = `${a.slice(0, v4.index)}${((b1 << 8) | b2).toString(16)}:${((b3 << 8) | b4).toString(16)}`
+  }
+  const [head, tail] = a.split('::') as [string, string | undefined]
+  const first = head ? head.split(':') : []
+  const last = tail ? tail.split(':') : []
+  const zeros = tail === undefined ? [] : new Array<string>(8 - first.length - last.length).fill('0')
+  return [...first, ...zeros, ...last].map((g) => parseInt(g, 16).toString(16))
+}
+
+/**
+ * The throttle's key of one address: an IPv6 address by its /64 ("2001:db8:1:2::/64"), whatever
+ * way it is written; an IPv4 address, or an IPv4-mapped IPv6 one (::ffff:a.b.c.d), as it is.
+ */
+export function addressKey(address: string): string {
+  const a = address.trim().toLowerCase().replace(/^\[|\]$/g, '').replace(/%.*$/, '')
+  if (!isIPv6(a)) return address
+  const groups = ipv6Groups(a)
+  if (groups.slice(0, 5).every((g) => g === '0') && groups[5] === 'ffff') return address
+  return `${groups.slice(0, 4).join(':')}::/64`
 }

@@ -6,6 +6,7 @@ import { createHash } from 'node:crypto'
 import { Router } from '@koa/router'
 import type { Context } from 'koa'
 import type Keyv from 'keyv'
+import { isHttpsUrl } from '../config/base-url.js'
 import type { Config } from '../config/load-config.js'
 import { authorizeUrl, codeChallengeS256, randomToken, type TokenResponse } from '../platform/oauth-client.js'
 import { hmac, safeEqual } from '../platform/token-crypto.js'
@@ -96,7 +97,7 @@ class AuthorizationFlow {
     this.store = deps.store
     this.log = deps.log
     this.cookieKey = deps.tokens.derivedKey('oauth-state-cookie')
-    this.secure = deps.config.baseUrl.startsWith('https:')
+    this.secure = isHttpsUrl(deps.config.baseUrl)
   }
 
   /** GET or POST /oauth/start: a state and PKCE verifier stored, the browser sent to the authorization server. */

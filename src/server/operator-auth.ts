@@ -1,21 +1,41 @@
 // The operator's pages (`/`, `/oauth/start`) show which organizations are connected and start a
 // connection. With OPERATOR_PASSWORD set they ask for it (HTTP Basic, any user name), compared in
 // constant time, and a client that keeps guessing wrong waits longer and longer (login-throttle).
-// Without a password they are open only where nobody else can reach them (a loopback HOST), or
-// when the operator says so with OPERATOR_OPEN=true (e.g. behind a proxy that authenticates);
-// otherwise they answer 403 and the start-up log says what to set.
+// Without a password they are open only where nobody else can reach them (a loopback HOST, and
+// then only to a request made on this host: one that a reverse proxy on the host forwards, with
+// its X-Forwarded-For or Forwarded headers, comes from anyone), or when the operator says so with
+// OPERATOR_OPEN=true (e.g. behind a proxy that authenticates); otherwise they answer 403 and the
+// start-up log says what to set.
 import { createHash, timingSafeEqual } from 'node:crypto'
-import type { Middleware } from 'koa'
+import type { Context, Middleware } from 'koa'
 import type { Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
-import { operatorAccess, operatorAccessNote } from '../config/operator-access.js'
+import { isLoopbackHost, operatorAccess, operatorAccessNote } from '../config/operator-access.js'
 import { LoginThrottle, clientKey } from './login-throttle.js'
 
 const digest = (s: string) => createHash('sha256').update(s).digest()
 
+/** Headers a proxy adds for the client it forwards for (X-Forwarded-Proto too: Caddy sets it alone on some setups). */
+const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip', 'x-forwarded-host', 'x-forwarded-proto']
+
+/** A request made on this host itself: a loopback peer that no proxy forwarded. */
+export function isLocalRequest(ctx: Context): boolean {
+  const peer = ctx.req.socket.remoteAddress
+  return peer !== undefined && isLoopbackHost(peer) && PROXY_HEADERS.every((h) => ctx.req.headers[h] === undefined)
+}
+
 export function operatorAuth(config: Pick<Config, 'operatorPassword' | 'operatorOpen' | 'host'>, log: Logger, throttle = new LoginThrottle()): Middleware {
   const access = operatorAccess(config)
-  if (access === 'open-loopback') return async (_ctx, next) => next()
+  if (access === 'open-loopback') {
+    // Behind a reverse proxy on the same host every public client is a loopback peer: only a
+    // request without a proxy's headers, from a loopback peer, is the operator's own.
+    return async (ctx, next) => {
+      if (isLocalRequest(ctx)) return next()
+      ctx.status = 403
+      ctx.type = 'text/plain'
+      ctx.body = 'The operator pages have no OPERATOR_PASSWORD, so they are open only to a browser on the worker\'s own host, not through a proxy. Set OPERATOR_PASSWORD to open them here.'
+    }
+  }
   if (access === 'open-opted-in') {
     log.warn(operatorAccessNote(config)!)
     return async (_ctx, next) => next()

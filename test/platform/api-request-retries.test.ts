@@ -102,6 +102,27 @@ describe('ApiClient.request', () => {
     }
   })
 
+  // Rule: an API refusal that quotes the Authorization header (or any credential-shaped text) does
+  // not carry the access token into ApiError.message/.body, hence the log and the operator page.
+  it('scrubs the access token it sent, and credential-shaped text, from an answer before the error', async () => {
+    const token = 'at_7f3kq9zm2x8v1c4b6n0p5w'
+    const jwt = 'eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiJvdGhlciJ9.c2lnbmF0dXJlMTIzNA'
+    const body = JSON.stringify({ error: { message: `Access denied for Bearer ${token} (seen before: ${jwt})` } })
+    const { client } = setup([{ status: 403, body }], { tokens: [token] })
+    const error = (await client.request('acme', 'PATCH', '/s', 's.patch', []).catch((e: unknown) => e)) as ApiError
+    expect(error).toBeInstanceOf(ApiError)
+    for (const text of [error.message, error.body]) {
+      expect(text).not.toContain(token)
+      expect(text).not.toContain(jwt)
+      expect(text).toContain('Access denied for Bearer [redacted]')
+    }
+    // A 2XX that is not JSON, and a 5XX, are scrubbed alike.
+    const notJson = setup([{ status: 200, body: `<p>${token}</p>` }], { tokens: [token], maxAttempts: 1 })
+    expect(((await notJson.client.request('acme', 'GET', '/s', 's.get').catch((e: unknown) => e)) as ApiError).body).not.toContain(token)
+    const failing = setup([{ status: 502, body: `upstream got ${token}` }], { tokens: [token], maxAttempts: 1 })
+    expect(((await failing.client.request('acme', 'GET', '/s', 's.get').catch((e: unknown) => e)) as ApiError).body).toBe('upstream got [redacted]')
+  })
+
   it('keeps a long body out of the message past 300 characters', () => {
     const error = new ApiError(500, 'x'.repeat(1000), 'GET', '/y', 1)
     expect(error.message).toBe(`GET /y answered 500: ${'x'.repeat(300)}`)

@@ -25,15 +25,17 @@ const fakeFetch = (async (_url: string | URL | Request, init?: RequestInit) => {
 
 let worker: TestWorker
 let httpsWorker: TestWorker
+let upperHttpsWorker: TestWorker
 let unconfigured: TestWorker
 
 beforeAll(async () => {
   worker = await startTestWorker({ authUrl: AUTH }, { fetch: fakeFetch })
   httpsWorker = await startTestWorker({ authUrl: AUTH, baseUrl: 'https://switchyard.example.test' }, { fetch: fakeFetch })
+  upperHttpsWorker = await startTestWorker({ authUrl: AUTH, baseUrl: 'HTTPS://switchyard.example.test' }, { fetch: fakeFetch })
   unconfigured = await startTestWorker({ authUrl: '', clientId: '' })
 })
 afterAll(async () => {
-  await Promise.all([worker?.close(), httpsWorker?.close(), unconfigured?.close()])
+  await Promise.all([worker?.close(), httpsWorker?.close(), upperHttpsWorker?.close(), unconfigured?.close()])
 })
 
 async function start(w: TestWorker, domain: string) {
@@ -48,6 +50,14 @@ describe('OAuth routes', () => {
     expect(res.headers.getSetCookie().join()).toMatch(/HttpOnly; SameSite=Lax; Secure/)
     expect(location.searchParams.get('redirect_uri')).toBe('https://switchyard.example.test/oauth/callback')
     expect(location.origin + location.pathname).toBe(`${AUTH}/oauth/authorize`)
+  })
+
+  // Rule: a URL's scheme is case-insensitive; BASE_URL=HTTPS://... (kept as given by loadConfig)
+  // is https, so the state cookie is Secure (the scheme is read from the parsed URL).
+  it('marks the state cookie Secure for BASE_URL=HTTPS://... too', async () => {
+    const { res } = await start(upperHttpsWorker, 'acme')
+    expect(res.status).toBe(302)
+    expect(res.headers.getSetCookie().find((c) => c.startsWith('switchyard_oauth='))).toMatch(/HttpOnly; SameSite=Lax; Secure/)
   })
 
   it('says what is missing when OAuth is not configured', async () => {

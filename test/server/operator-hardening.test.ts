@@ -49,6 +49,29 @@ describe('operator pages without a password', () => {
     expect(operatorAccess({ host: '0.0.0.0', operatorPassword: '', operatorOpen: false })).toBe('refused')
     expect(operatorAccess({ host: '0.0.0.0', operatorPassword: 'x', operatorOpen: false })).toBe('password')
   })
+
+  // Rule: open on loopback means open to a request made on this host. Behind a reverse proxy on
+  // the same host (nginx, Caddy terminating TLS) every public client is a loopback peer: a request
+  // carrying a proxy's headers is refused, and the config check warns when BASE_URL is public.
+  it('on a loopback address refuse what a reverse proxy on the same host forwards, and the config check says so', async () => {
+    const url = await serve({ host: '127.0.0.1', operatorPassword: '', baseUrl: 'https://switchyard.example.com' })
+    const proxied = { 'x-forwarded-for': '203.0.113.50', 'x-forwarded-host': 'switchyard.example.com', 'x-forwarded-proto': 'https' }
+    for (const headers of [proxied, { forwarded: 'for=203.0.113.50' }, { 'x-real-ip': '203.0.113.50' }, { 'x-forwarded-host': 'switchyard.example.com' }] as Array<Record<string, string>>) {
+      for (const route of ['/', '/operator/organizations', '/oauth/start?domain=acme']) {
+        const res = await fetch(`${url}${route}`, { headers, redirect: 'manual' })
+        expect(res.status).toBe(403)
+        expect(await res.text()).toMatch(/Set OPERATOR_PASSWORD/)
+      }
+    }
+    // The operator's own browser on the host still gets in.
+    expect((await fetch(`${url}/operator/organizations`)).status).toBe(200)
+    const check = (env: Record<string, string>) => missingForProduction(loadConfig({ HOST: '127.0.0.1', ...env })).join('\n')
+    expect(check({ BASE_URL: 'https://switchyard.example.com' })).toMatch(/OPERATOR_PASSWORD \(BASE_URL=https:\/\/switchyard\.example\.com is public/)
+    expect(check({ BASE_URL: 'http://switchyard.example.com' })).toMatch(/is public/)
+    expect(check({ BASE_URL: 'https://localhost:3000' })).toMatch(/is public/)
+    expect(check({ BASE_URL: 'http://127.0.0.1:3000' })).not.toMatch(/OPERATOR_PASSWORD/)
+    expect(check({ BASE_URL: 'https://switchyard.example.com', OPERATOR_PASSWORD: 'x' })).not.toMatch(/OPERATOR_PASSWORD/)
+  })
 })
 
 describe('organization detail', () => {
@@ -79,6 +102,26 @@ describe('failed logins', () => {
     expect(clientKey('172.20.0.3', '198.51.100.1')).toBe('198.51.100.1')
     expect(clientKey('::ffff:127.0.0.1', '198.51.100.1')).toBe('198.51.100.1')
     expect(clientKey('172.32.0.3', '198.51.100.1')).toBe('172.32.0.3')
+  })
+
+  // Rule: an IPv6 client is its /64 (a subscriber holds all of it); counted per address it would
+  // get FREE_FAILURES fresh guesses from each of 2^64 addresses. IPv4 (mapped too) stays per address.
+  it('an IPv6 guesser cannot get fresh guesses by moving to another address of its own /64', async () => {
+    const url = await serve({ operatorPassword: 'correct horse' })
+    // A proxy on the same host that sets X-Forwarded-For itself (as docs/security.md asks).
+    const as = (client: string, password: string) => fetch(`${url}/`, { headers: { authorization: basic(password), 'x-forwarded-for': client } })
+    for (let i = 0; i < FREE_FAILURES; i++) expect((await as('2001:db8:1:2::1', 'guess')).status).toBe(401)
+    expect((await as('2001:db8:1:2::1', 'guess')).status).toBe(429)
+    // Same client, same /64, next address: must still be waiting; another /64 is another client.
+    expect((await as('2001:db8:1:2::2', 'guess')).status).toBe(429)
+    expect((await as('2001:db8:1:3::1', 'correct horse')).status).toBe(200)
+    // However the address is written; the peer itself when it connects directly.
+    expect(clientKey('2001:DB8:1:2:0:0:0:ffff', '')).toBe('2001:db8:1:2::/64')
+    expect(clientKey('2001:0db8:0001:0002:abcd::', '')).toBe('2001:db8:1:2::/64')
+    expect(clientKey('2001:db8::1.2.3.4', '')).toBe('2001:db8:0:0::/64')
+    expect(clientKey('10.0.0.5', '2001:db8:1:2::7')).toBe('2001:db8:1:2::/64')
+    expect(clientKey('::ffff:203.0.113.9', '')).toBe('::ffff:203.0.113.9')
+    expect(clientKey('198.51.100.1', '')).toBe('198.51.100.1')
   })
 
   it('back-off doubles with each failure and a success forgets the client', () => {
