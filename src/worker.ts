@@ -554,7 +554,9 @@ function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens
   const probe = async (domain: string) => {
     busy.add(domain)
     try {
-      if (!(await tokens.getAccessToken(domain).then(() => true, () => false)) || closing()) return
+      if (!(await tokens.getAccessToken(domain).then(() => true, () => false))) return
+      // Looked at again after the token's wait (up to API_TIMEOUT_MS): stopping, or held here meanwhile.
+      if (closing() || held.cause(domain) !== undefined) return
       // A probe: a forbidden organization has a token too. Once one of its reports goes through,
       // the rest follows (see `reported`).
       await shared.release(domain, { probe: true })

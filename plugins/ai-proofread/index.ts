@@ -91,6 +91,9 @@ function instructionsOf(option: string, item: Item): string {
   return [...new Set([option.trim(), fromSettings.trim()])].filter(Boolean).join('\n\n')
 }
 
+/** Tokens of a request that are not its strings: the system prompt and the request's header (estimated). */
+const PROMPT_OVERHEAD = 1200
+
 export default definePlugin({
   name: 'ai-proofread',
   description: 'A language model reviews each translation (MQM errors with severity, span and fix).',
@@ -101,6 +104,9 @@ export default definePlugin({
   // A batch may wait for several requests and their retries; the engine's usual limit is for one string.
   timeoutMs: 600_000,
   async create(options, context) {
+    // The system prompt and a request's header take about PROMPT_OVERHEAD tokens of each request:
+    // below it (and a little room) no string could be sent, and every one would be "too long".
+    if (options.maxInputTokens < PROMPT_OVERHEAD + 100) throw new Error(`ai-proofread: maxInputTokens ${options.maxInputTokens} leaves no room for strings beside the system prompt (about ${PROMPT_OVERHEAD} tokens); set it to 2000 or more`)
     const glossary = await loadGlossary(options.glossary, context.pipelineDir)
     const apiKey = apiKeyOf(options.apiKey, context.env)
     const baseUrl = options.baseUrl || context.env.OPENAI_BASE_URL || 'https://api.openai.com/v1'
@@ -149,7 +155,7 @@ export default definePlugin({
       return chunks
     }
     // What the system prompt and the instructions take leaves the room for strings.
-    const budgetPerRequest = (ask: Ask) => Math.max(1, options.maxInputTokens - 1200 - estimateTokens(ask.instructions))
+    const budgetPerRequest = (ask: Ask) => Math.max(1, options.maxInputTokens - PROMPT_OVERHEAD - estimateTokens(ask.instructions))
 
     const request = async (asks: Ask[]): Promise<Map<string, Verdict>> => {
       const first = asks[0]!

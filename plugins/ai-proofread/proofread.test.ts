@@ -68,6 +68,10 @@ describe('ai-proofread batching', () => {
 
   // Rule: no request's estimated prompt exceeds maxInputTokens; a string too long alone is not sent
   // and gets a too-long-to-review finding, while the rest of its batch is reviewed.
+  it('refuses a maxInputTokens that leaves no room for strings beside the system prompt', async () => {
+    await expect(setUp({ maxInputTokens: 1000 })).rejects.toThrow(/maxInputTokens 1000 leaves no room/)
+  })
+
   it('does not send a string that alone exceeds maxInputTokens, and says it was too long to review', async () => {
     const { checkBatch, counters } = await setUp({ maxInputTokens: 2000 })
     const long = testItem({ source: 'word '.repeat(1500), translation: 'mot '.repeat(1500) }, 1)

@@ -102,3 +102,13 @@ export function pluginDefinitionProblem(definition: PluginDefinition): string | 
   }
   return undefined
 }
+
+/** What a plugin threw, as text, whatever it threw: null, a string, an object without a usable toString. */
+export function thrownText(e: unknown): string {
+  if (e instanceof Error) return e.message
+  try {
+    return String(e)
+  } catch {
+    return Object.prototype.toString.call(e)
+  }
+}

@@ -6,7 +6,7 @@ import { existsSync } from 'node:fs'
 import { readdir, stat } from 'node:fs/promises'
 import path from 'node:path'
 import { fileURLToPath, pathToFileURL } from 'node:url'
-import { looksLikePluginDefinition, pluginDefinitionProblem } from './instantiate-plugin.js'
+import { looksLikePluginDefinition, pluginDefinitionProblem, thrownText } from './instantiate-plugin.js'
 import { parseNpmSpecifier } from './npm-specifier.js'
 import type { PluginDefinition } from './types.js'
 
@@ -17,16 +17,6 @@ const BUILTIN_DIR = fileURLToPath(new URL('../../plugins/', import.meta.url))
 export interface LoadedPlugin { definition: PluginDefinition; origin: string }
 
 export interface PluginLoadProblem { file: string; message: string }
-
-/** What a module threw, as text: an Error's message, else the value itself (`null`, a string...). */
-function thrownText(e: unknown): string {
-  if (e instanceof Error) return e.message
-  try {
-    return String(e)
-  } catch {
-    return Object.prototype.toString.call(e) // an object without a usable toString
-  }
-}
 
 /** The module's plugin definition; `{ problem }` when it has one that cannot be used (`needs: 5`). */
 function definitionOf(mod: unknown): PluginDefinition | { problem: string } | undefined {

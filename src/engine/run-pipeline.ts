@@ -5,7 +5,7 @@
 import type { Condition, EvalState } from './conditions.js'
 import { ENGINE_CHECK, engineFinding, type FailureCode } from './engine-findings.js'
 import { interpolateSettings } from './interpolate.js'
-import { resolvePluginOptions } from './instantiate-plugin.js'
+import { resolvePluginOptions, thrownText } from './instantiate-plugin.js'
 import type { Finding, FindingInput, Item, PluginContext, PluginDefinition, PluginInstance, Severity } from './types.js'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
@@ -117,7 +117,7 @@ export async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): 
   const deadline = new Promise<void>((resolve) => { timer = setTimeout(resolve, ms) })
   const all = Promise.all(promises.map((p, i) => p.then(
     (value) => { results[i] = { value } },
-    (e: unknown) => { results[i] = { code: 'plugin-threw', error: errorText(e) } },
+    (e: unknown) => { results[i] = { code: 'plugin-threw', error: thrownText(e) } },
   )))
   try {
     await Promise.race([all, deadline])
@@ -126,8 +126,6 @@ export async function settleWithin<T>(promises: Array<Promise<T>>, ms: number): 
   }
   return results.map((r) => r ?? { code: 'plugin-timed-out', error: `timed out after ${ms} ms` })
 }
-
-const errorText = (e: unknown): string => (e instanceof Error ? e.message : String(e))
 
 /** Instances whose create() has ended, by its promise: a run does not wait on those again. */
 const STARTED = new WeakMap<Promise<PluginInstance>, PluginInstance>()
@@ -291,7 +289,7 @@ export class PipelineRunner {
       try {
         r = instance.check!(s.item)
       } catch (e) {
-        this.fail(s, check, 'plugin-threw', errorText(e))
+        this.fail(s, check, 'plugin-threw', thrownText(e))
         continue
       }
       if (isThenable(r)) {

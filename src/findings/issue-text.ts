@@ -19,8 +19,11 @@ export const REFERENCE = /\[switchyard:([0-9a-f]{16})\]/
 
 /** The last line of every issue the worker writes (issueText), reference included. */
 const CLOSING = /(?:^|\n)This issue is resolved by itself once the string passes the check again\. \[switchyard:([0-9a-f]{16})\]\s*$/
-/** Its first line: "<pipeline> sent this string back." (not quoted: no leading `>`). */
-const OPENING = /^(?!\s*>)[^\n]* sent this string back\.\s*(?:\n|$)/
+/**
+ * Its opening: "<pipeline> sent this string back." (not quoted: no leading `>`), within the first
+ * 300 characters: earlier versions wrote a pipeline's name as it was, line breaks included.
+ */
+const OPENING = /^(?!\s*>)[\s\S]{0,300}? sent this string back\.[ \t]*(?:\r?\n|$)/
 
 /**
  * The findings hash of an issue this worker wrote, read from its text, or undefined for any other

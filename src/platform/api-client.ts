@@ -102,11 +102,13 @@ const ISSUE_PAGES_MAX = 20
 
 /**
  * The `data` list of a 2XX answer to a GET. One without it says nothing of what was asked: thrown as
- * an answer that did not come (status 0), so the caller tries again rather than read it as empty.
+ * an answer that did not come (status 0), never read as empty: the caller's own rules for a failed
+ * read apply (a group's translations are tried again later; an issue look-up counts as failed, and
+ * the catch-up or the string's next outcome looks again).
  */
 function listOf<T>(body: { data?: T[] } | undefined, what: string, path: string): T[] {
   if (Array.isArray(body?.data)) return body.data
-  throw new ApiError(0, `answered without a list of ${what}: ${JSON.stringify(body)?.slice(0, 200)}`, 'GET', path, 1)
+  throw new ApiError(0, `answered without a list of ${what}: ${redactSecrets(JSON.stringify(body)?.slice(0, 2000) ?? '', []).slice(0, 200)}`, 'GET', path, 1)
 }
 
 export class ApiClient {

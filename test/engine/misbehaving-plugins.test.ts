@@ -6,7 +6,7 @@
 import path from 'node:path'
 import { afterEach, describe, expect, it } from 'vitest'
 import { loadPipelines, type PipelineSet } from '../../src/engine/load-pipelines.js'
-import type { RunResult } from '../../src/engine/run-pipeline.js'
+import { settleWithin, type RunResult } from '../../src/engine/run-pipeline.js'
 import { createLogger } from '../../src/util/logger.js'
 import { FIXTURES, items, loadOne, pipelineYaml, testDeps, writePipelines } from './helpers.js'
 
@@ -262,5 +262,21 @@ ${severity}route:
     const [r] = await pipeline.run(items([{ source: 'a' }]))
     expect(r!.findings.map((f) => f.severity)).toEqual(['info', 'info', 'info', 'info', 'info'])
     expect(r!.output).toBe('passed')
+  })
+})
+
+describe('whatever a plugin throws', () => {
+  // Rule: a plugin may throw anything (null, a string, an object with no usable toString): it is a
+  // plugin-threw finding with some text, never an error of the engine itself.
+  it('becomes a plugin-threw result with text', async () => {
+    const thrown = [null, undefined, 'no config', Object.create(null), new Error('boom')]
+    const results = await settleWithin(thrown.map((t) => Promise.reject(t)), 1000)
+    expect(results).toEqual([
+      { code: 'plugin-threw', error: 'null' },
+      { code: 'plugin-threw', error: 'undefined' },
+      { code: 'plugin-threw', error: 'no config' },
+      { code: 'plugin-threw', error: '[object Object]' },
+      { code: 'plugin-threw', error: 'boom' },
+    ])
   })
 })

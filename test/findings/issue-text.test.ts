@@ -72,6 +72,8 @@ describe('issue text', () => {
     expect(ownReference(own.split('\n').map((l) => `> ${l}`).join('\n'))).toBeUndefined()
     expect(ownReference(`Please look again: [switchyard:${'a'.repeat(16)}]`)).toBeUndefined()
     expect(ownReference(`${own}\n\nA reviewer added this.`)).toBeUndefined()
+    // Written by an earlier version, whose first line kept a name's line break (YAML `name: >`).
+    expect(ownReference(own.replace('QA gate sent', 'QA gate\n sent'))).toBe('a'.repeat(16))
   })
 
   it('info findings stay out of the issue; line breaks in a quote do not break the list', () => {
