@@ -803,11 +803,12 @@ export class BullmqJournal implements IntakeJournal {
   async replayParked(): Promise<number> {
     let replayed = 0
     // Those parked before this start only (oldest first): strings parked again meanwhile, here or
-    // by another instance, wait for the next start.
+    // by another instance, wait for the next start. (Up to its millisecond: one parked just before
+    // the call may carry the same time.)
     const startedAt = Date.now()
     for (;;) {
       const page = await this.queue.getJobs(['failed'], 0, RELEASE_CHUNK - 1, true)
-      const failed = page.filter((b) => (b.finishedOn ?? 0) < startedAt)
+      const failed = page.filter((b) => (b.finishedOn ?? 0) <= startedAt)
       if (!failed.length) break
       const jobs = failed.map((b) => {
         const { fe: _epoch, ra: _attempts, ...data } = b.data as Job & { fe?: number; ra?: unknown }
