@@ -132,8 +132,16 @@ function stringIdOf(key: string): number | undefined {
 /** Newest first, by the ISO time an entry was reported (made once: a comparator per call is compiled again after each full GC). */
 const newestFirst = (a: { at: string }, b: { at: string }) => (a.at < b.at ? 1 : a.at > b.at ? -1 : 0)
 
+export interface RecordOptions {
+  /**
+   * 'replace-only': a clean pass (isCleanPass) replaces the string's entry in its language and
+   * makes none; its place in the answer is undefined when there was none. Default 'record'.
+   */
+  cleanPasses?: 'record' | 'replace-only'
+}
+
 /** Records handed in together (one string, or a run's strings): one promise for all of them. */
-interface Pending { entries: Array<Omit<FindingsEntry, 'issues'>>; resolve(saved: FindingsEntry[]): void; reject(error: unknown): void }
+interface Pending { entries: Array<Omit<FindingsEntry, 'issues'>>; replaceOnly: boolean; resolve(saved: Array<FindingsEntry | undefined>): void; reject(error: unknown): void }
 
 const MAX_BATCH = 500
 /** Reads of single entries answered by one read of the store (two keys each). */
@@ -169,6 +177,16 @@ interface EntryChange<R extends EntryRef = EntryRef> { ref: R; make: (current: F
 /** An outcome replaces the entry; what the issue sender knows (or knows it does not know) outlives it. */
 const keepIssues = (current: FindingsEntry | undefined, r: Omit<FindingsEntry, 'issues'>): FindingsEntry => ({ ...r, ...(current?.issues ? { issues: current.issues } : {}), ...(current?.unsure ? { unsure: current.unsure } : {}) })
 const outcomeChange = (r: Omit<FindingsEntry, 'issues'>): EntryChange<Omit<FindingsEntry, 'issues'>> => ({ ref: r, make: keepIssues })
+/** A clean pass replaces the entry there is, and makes none (see isCleanPass). */
+const replaceOnly = (current: FindingsEntry | undefined, r: Omit<FindingsEntry, 'issues'>): FindingsEntry | undefined => (current ? keepIssues(current, r) : undefined)
+const cleanPassChange = (r: Omit<FindingsEntry, 'issues'>): EntryChange<Omit<FindingsEntry, 'issues'>> => ({ ref: r, make: replaceOnly })
+
+/**
+ * An outcome with nothing to explain: no finding, an output (not parked), not sent back. Written
+ * with `cleanPasses: 'replace-only'` it replaces the string's entry in that language when there
+ * is one (the entry must not go on saying why it was sent back) and makes none where there is none.
+ */
+export const isCleanPass = (r: Pick<FindingsEntry, 'findings' | 'output' | 'sentBack'>): boolean => r.findings.length === 0 && r.output !== null && !r.sentBack
 
 /**
  * The longest part of a key that every JSON writer stores as it is (printable ASCII but `"` and
@@ -223,11 +241,17 @@ export class FindingsLog {
     return this.recordMany([entry]).then((saved) => saved[0]!)
   }
 
-  /** `record` for several strings at once (a run's): one promise, resolved with each entry as written. */
-  recordMany(entries: Array<Omit<FindingsEntry, 'issues'>>): Promise<FindingsEntry[]> {
+  /**
+   * `record` for several strings at once (a run's): one promise, resolved with each entry as
+   * written (undefined for a clean pass that made none, with `cleanPasses: 'replace-only'`).
+   */
+  recordMany(entries: Array<Omit<FindingsEntry, 'issues'>>): Promise<FindingsEntry[]>
+  recordMany(entries: Array<Omit<FindingsEntry, 'issues'>>, options: RecordOptions): Promise<Array<FindingsEntry | undefined>>
+  recordMany(entries: Array<Omit<FindingsEntry, 'issues'>>, options: RecordOptions = {}): Promise<Array<FindingsEntry | undefined>> {
     if (!entries.length) return Promise.resolve([])
-    return new Promise<FindingsEntry[]>((resolve, reject) => {
-      this.pending.push({ entries, resolve, reject })
+    const replaceOnly = options.cleanPasses === 'replace-only'
+    return new Promise<Array<FindingsEntry | undefined>>((resolve, reject) => {
+      this.pending.push({ entries, replaceOnly, resolve, reject })
       this.pendingRecords += entries.length
       if (this.pendingRecords >= MAX_BATCH) this.writePending()
       else this.timer ??= setTimeout(() => this.writePending(), this.options.lingerMs ?? 100)
@@ -240,7 +264,7 @@ export class FindingsLog {
     const groups = this.pending.splice(0)
     this.pendingRecords = 0
     if (!groups.length) return
-    void this.serial(() => this.writeBatch(groups.flatMap((g) => g.entries))).then(
+    void this.serial(() => this.writeBatch(groups)).then(
       (saved) => {
         let at = 0
         for (const g of groups) {
@@ -252,8 +276,10 @@ export class FindingsLog {
     )
   }
 
-  private async writeBatch(records: Array<Omit<FindingsEntry, 'issues'>>): Promise<FindingsEntry[]> {
-    return (await this.change(records.map(outcomeChange))) as FindingsEntry[]
+  private writeBatch(groups: Pending[]): Promise<Array<FindingsEntry | undefined>> {
+    const changes: Array<EntryChange<Omit<FindingsEntry, 'issues'>>> = []
+    for (const g of groups) for (const r of g.entries) changes.push(g.replaceOnly && isCleanPass(r) ? cleanPassChange(r) : outcomeChange(r))
+    return this.change(changes)
   }
 
   /**

@@ -26,6 +26,8 @@ export interface FindingsStage {
   flush(): Promise<void>
 }
 
+const CLEAN_PASSES = { cleanPasses: 'replace-only' } as const
+
 export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
   const inFlight = new Set<Promise<void>>()
   /** Decisions handed to the log and not written yet. */
@@ -55,23 +57,24 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
     }
   }
 
-  const afterSaved = (d: Decision, saved: FindingsEntry) => {
+  /** `saved` is undefined for a clean pass of a string with no entry (nothing written, no issue known). */
+  const afterSaved = (d: Decision, saved: FindingsEntry | undefined) => {
     const review = d.review!
     const j = d.job
     const ref = { domain: j.domain, projectId: j.projectId, languageId: j.languageId, stringId: j.stringId }
     if (review.issues === 'raise') deps.issues?.sentBack({ ...ref, pipelineName: review.pipelineName, findings: review.findings })
     // Only a string with an open issue this worker raised, or one a lost POST may have raised,
     // costs a task (and a request).
-    else if (review.issues === 'resolve' && (saved.unsure || saved.issues?.some((i) => i.status === 'unresolved'))) deps.issues?.passed(ref)
+    else if (review.issues === 'resolve' && (saved?.unsure || saved?.issues?.some((i) => i.status === 'unresolved'))) deps.issues?.passed(ref)
   }
 
   // The loop lives in a function made once (not in the callback made for each run): see statusOp
   // in platform/reporter.ts.
-  const allSaved = (reviewed: Decision[], saved: FindingsEntry[]) => {
+  const allSaved = (reviewed: Decision[], saved: Array<FindingsEntry | undefined>) => {
     for (let i = 0; i < reviewed.length; i++) {
       const d = reviewed[i]!
       try {
-        afterSaved(d, saved[i]!)
+        afterSaved(d, saved[i])
       } catch (error) {
         failed(d, error)
       }
@@ -90,7 +93,10 @@ export function createFindingsStage(deps: FindingsStageDeps): FindingsStage {
       if (!reviewed.length) return
       for (const d of reviewed) for (const f of d.review!.findings) deps.countFinding?.(f.check, f.severity)
       waiting += reviewed.length
-      const p = deps.findings.recordMany(reviewed.map(recordOf)).then(
+      // A clean pass makes no entry where the string has none: nothing to explain (most outcomes
+      // are such; their entries were the log's largest cost, and took the room of those that
+      // explain something within FINDINGS_MAX).
+      const p = deps.findings.recordMany(reviewed.map(recordOf), CLEAN_PASSES).then(
         (saved) => allSaved(reviewed, saved),
         (error) => { for (const d of reviewed) failed(d, error) },
       )

@@ -54,7 +54,7 @@ export function renderFindingsPage(q: FindingsQuery, entries: FindingsEntry[] | 
       ? ''
       : entries.length
         ? entries.map(entryCard).join('\n')
-        : '<p class="muted">Nothing is logged for this string: it was not reported in the retention period (FINDINGS_RETENTION_DAYS), or not by this worker.</p>'
+        : '<p class="muted">Nothing is logged for this string: every outcome this worker reported for it in the retention period (FINDINGS_RETENTION_DAYS) was a clean pass (no finding; those make no entry of their own), or it was not reported by this worker in that time.</p>'
   return `<h1>Findings</h1>
 <p class="muted">The latest outcome of each string and language, and the findings behind it. <a href="/">Operator page</a></p>
 <div class="card">

@@ -42,6 +42,15 @@ describe('findings log', () => {
     expect(await stores!.findings.get(stored(5, 'acme', 7, 'de'))).toMatchObject({ stringId: 5, languageId: 'de' })
   })
 
+  it("makes an entry for a clean pass only when asked to record every outcome (the log's default; the findings stage asks for 'replace-only')", async () => {
+    const findings = await log()
+    const clean = { outcome: 'approved', output: 'passed', sentBack: false, findings: [] }
+    expect(await findings.recordMany([entry(1, clean), entry(2)], { cleanPasses: 'replace-only' })).toEqual([undefined, expect.objectContaining({ stringId: 2 })])
+    expect(await findings.recordMany([entry(2, clean), entry(3, clean)], { cleanPasses: 'replace-only' })).toEqual([expect.objectContaining({ stringId: 2, outcome: 'approved' }), undefined])
+    expect(await findings.recordMany([entry(3, clean)])).toEqual([expect.objectContaining({ stringId: 3, outcome: 'approved' })])
+    expect((await Promise.all([1, 2, 3].map((stringId) => findings.search({ stringId })))).map((e) => e.map((x) => x.outcome))).toEqual([[], ['approved'], ['approved']])
+  })
+
   it('keeps the latest outcome per string and language, and finds it by string id or key', async () => {
     const findings = await log()
     await findings.record(entry(1))

@@ -39,9 +39,11 @@ describe('findings stage', () => {
   it('writes a run in one request to the log, counts it as pending until written, and raises issues after', async () => {
     stores = await createStores('memory://')
     const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 20 })
+    // Strings 2 and 3 had an outcome logged before (a clean pass makes no entry of its own).
+    for (const id of [2, 3]) await findings.record({ domain: 'acme', projectId: 7, languageId: 'de', stringId: id, at: '2026-01-01T00:00:00.000Z', organizationId: '200000', stepId: 11, key: `k.${id}`, pipeline: 'qa', outcome: 'translated', output: 'failed', sentBack: false, findings: [{ check: 'length', severity: 'warning', message: 'long' }] })
     const calls: number[] = []
     const recordMany = findings.recordMany.bind(findings)
-    findings.recordMany = (entries) => { calls.push(entries.length); return recordMany(entries) }
+    findings.recordMany = ((entries: never[], options: never) => { calls.push(entries.length); return recordMany(entries, options) }) as never
     const raised: number[] = []
     const counted: string[] = []
     const { log } = quietLog()
@@ -68,6 +70,37 @@ describe('findings stage', () => {
     for (const id of [1, 2]) expect((await findings.search({ stringId: id }))[0]).toMatchObject({ resolves: false })
   })
 
+  it('a clean pass replaces the entry there is and makes none where there is none; any finding, a parking or a send-back makes one', async () => {
+    stores = await createStores('memory://')
+    const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 0 })
+    const passed: number[] = []
+    const { log } = quietLog()
+    const stage = createFindingsStage({ findings, log, issues: { sentBack: () => undefined, passed: (ref: { stringId: number }) => { passed.push(ref.stringId) }, flush: async () => undefined } as never })
+    stage.reported([decision(1, 'raise')])
+    await stage.flush()
+    await findings.update({ domain: 'acme', projectId: 7, languageId: 'de', stringId: 1 }, (e) => e && { ...e, issues: [{ id: 91, hash: e.hash!, status: 'unresolved', at: e.at }] })
+    const warned = decision(4)
+    warned.review!.findings = [{ check: 'length', severity: 'warning', message: 'Long.' }]
+    const parked: Decision = { job: decision(5).job, port: '', review: { pipeline: 'qa', pipelineName: 'QA', output: null, findings: [] } }
+    const sentBackClean: Decision = { job: decision(6).job, port: 'translated', review: { pipeline: 'qa', pipelineName: 'QA', output: 'failed', findings: [], issues: 'raise' } }
+    stage.reported([decision(1, 'resolve'), decision(2), decision(3, 'resolve'), warned, parked, sentBackClean])
+    await stage.flush()
+    // String 1's entry now says it passed (it no longer explains a send-back), its issue still known
+    // and resolved by the task its pass cost.
+    expect(await findings.search({ stringId: 1 })).toMatchObject([{ outcome: 'approved', output: 'passed', findings: [], resolves: true, issues: [{ id: 91, status: 'unresolved' }] }])
+    expect(passed).toEqual([1])
+    // Clean passes of strings with no entry: nothing written, nothing asked of the issue sender.
+    for (const id of [2, 3]) expect(await findings.search({ stringId: id })).toEqual([])
+    expect(await findings.search({ stringId: 4 })).toMatchObject([{ outcome: 'approved', findings: [{ severity: 'warning' }] }])
+    expect(await findings.search({ stringId: 5 })).toMatchObject([{ outcome: '', output: null }])
+    expect(await findings.search({ stringId: 6 })).toMatchObject([{ outcome: 'translated', sentBack: true }])
+    // A string's clean pass in one batch after its send-back in the same batch replaces it.
+    stage.reported([decision(7, 'raise'), decision(7, 'resolve')])
+    await stage.flush()
+    expect(await findings.search({ stringId: 7 })).toMatchObject([{ outcome: 'approved', findings: [] }])
+    expect(stage.pending()).toBe(0)
+  })
+
   it('a passed string costs a resolving task only with an open issue of ours, or a lost POST that may have raised one', async () => {
     stores = await createStores('memory://')
     const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 0 })
@@ -90,7 +123,7 @@ describe('findings stage', () => {
   it('counts and logs a failed write per string, and never rejects', async () => {
     stores = await createStores('memory://')
     const findings = new FindingsLog(stores.findings, { retentionMs: 60_000, maxStrings: 1000, lingerMs: 0 })
-    findings.recordMany = () => Promise.reject(new Error('disk full'))
+    findings.recordMany = (() => Promise.reject(new Error('disk full'))) as never
     let failures = 0
     const { lines, log } = quietLog()
     const stage = createFindingsStage({ findings, log, failed: () => { failures++ } })

@@ -99,11 +99,12 @@ describe('findings through the worker', () => {
     expect(w.issues.counts.failed).toBe(2)
     expect(service.comments).toEqual([])
     down = false
-    // Held (disconnected): nothing is asked of the service for it.
+    // Held (disconnected): nothing is asked of the service for it. (Strings 2 and 4 passed clean:
+    // no entry.)
     w.held.hold('acme', 1, 'test')
-    expect(await w.sweepFindings()).toMatchObject({ strings: 4, caughtUp: 0 })
+    expect(await w.sweepFindings()).toMatchObject({ strings: 2, caughtUp: 0 })
     w.held.clear()
-    expect(await w.sweepFindings()).toMatchObject({ strings: 4, caughtUp: 2 })
+    expect(await w.sweepFindings()).toMatchObject({ strings: 2, caughtUp: 2 })
     await w.findingsIdle()
     expect(service.comments.map((c) => [c.stringId, c.issueStatus]).sort()).toEqual([[1, 'unresolved'], [3, 'unresolved']])
     expect(service.comments[0]!.text).toContain('sent this string back')
