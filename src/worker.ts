@@ -15,7 +15,7 @@ import { FindingsLog } from './findings/findings-log.js'
 import { createFindingsStage, type FindingsStage } from './findings/findings-stage.js'
 import { IssueSender, LATE_LANDING_MS } from './findings/issue-sender.js'
 import { ApiClient } from './platform/api-client.js'
-import { createDomainResolver, type OrganizationDirectory } from './platform/organization-domains.js'
+import { createDomainResolver, createRebinder, type OrganizationDirectory } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
 import { Backlog, type BacklogView } from './queue/backlog.js'
@@ -290,6 +290,14 @@ interface Parts {
   reporter: Reporter
   /** A decision reported apart from its run: superseded when a newer revision of its string is known. */
   reportChecked(decision: Decision): void
+  /** reportChecked for a held decision, under its organization's domain now. */
+  reportRebound(decision: Decision): void
+  /**
+   * Strings held under the domain (in Redis, whoever held them) belong to an organization that has
+   * another domain now: the organization bound to the domain, or the domain standing for an
+   * organization's id (one not connected when they arrived).
+   */
+  movedAway(domain: string): Promise<boolean>
   held: HeldOrganizations
   outcomes: Outcomes
   intake: Intake
@@ -335,10 +343,15 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     },
     drained: () => backlog?.kick(),
   })
+  // Strings keep the domain they arrived under while they wait; they run, or their held decision is
+  // reported, under the one their organization has then (createRebinder).
+  const domains = createRebinder(tokens, log, (domain, organization) => held.movedAway(domain, organization))
   const held = new HeldOrganizations({
     log,
     baseDelayMs: deps.heldBaseDelayMs,
-    canReport: async (domain) => (await tokens.getAccessToken(domain), true),
+    // Strings held under a domain their organization no longer has are let go at once (they run
+    // under its domain now): a token for the old domain would never come.
+    canReport: async (domain, organizations) => (await domains.moved(domain, organizations)) || (await tokens.getAccessToken(domain), true),
     // Its line of the backlog is served again; with BullMQ, a chunk of its strings goes back from
     // Redis to the queue as a probe (the rest once a report goes through; should that fail, the
     // sweep of held strings tries again).
@@ -382,6 +395,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     limit: config.queueLimit,
     process: async (jobs) => {
       const j = jobs[0]!
+      await domains.rebind(jobs)
       // Its organization is held: straight to the backlog on disk, without a settings read, a token read
       // or a pipeline run per group; it is tried again on its own back-off.
       const cause = held.cause(j.domain)
@@ -398,7 +412,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     onRoom: () => backlog?.kick(),
   })
   const backlog = local
-    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined || retries.givingFor(domain) > 0, report: (d) => reportChecked(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
+    ? new Backlog({ journal: local, queue, dedupe, log, isHeld: (domain) => held.cause(domain) !== undefined || retries.givingFor(domain) > 0, report: (d) => reportRebound(d), maxBytes: config.backlogMaxMb * 2 ** 20, organizationShare: config.backlogOrganizationShare / 100, downstream: () => findingsStage.pending() })
     : undefined
   // Held strings wait on disk (the backlog); with BullMQ, in Redis apart from the queue.
   const stash = async (jobs: Job[]) => {
@@ -411,6 +425,12 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   // Decisions reported apart from their run (a refused output sent again as "", a held string back
   // with its output decided) leave as superseded when a newer revision of the string is known.
   const reportChecked = createCheckedReport({ isCurrent, ...newerArrived, superseded: (job) => outcomes.superseded(job), report: (d) => reporter.add(d), log })
+  /** A held decision back from the disk or Redis: under its organization's domain now, then checked and reported. */
+  const reportRebound = (d: Decision): void => {
+    void domains.rebind([d.job])
+      .then(() => reportChecked(d))
+      .catch((error: unknown) => log.error({ err: error, string: d.job.stringId }, 'reporting a held decision failed; the string stays in the journal'))
+  }
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: reportChecked, stash })
   const reconciler = new Reconciler({
     api, dedupe, metrics, log,
@@ -437,7 +457,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     ...(deps.pipelines.isLong ? { isLong: (item: Item) => deps.pipelines.isLong!(item), detach: (task: () => Promise<void>, jobs: Job[], weight: number) => queue.detach(task, jobs, weight) } : {}),
   })
   const intake = new Intake({ dedupe, queue, local: local && { journal: local, backlog: backlog! }, shared })
-  return { journal, shared, backlog, api, queue, reporter, reportChecked, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries }
+  return { journal, shared, backlog, api, queue, reporter, reportChecked, reportRebound, movedAway: domains.movedAway, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries }
 }
 
 /** A processor's strings to be tried again later: where they wait, and whose room they keep. */
@@ -546,7 +566,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
  * forbidden organization then runs once more and is held again here; one whose report goes
  * through has the rest released.
  */
-function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens: TokenProvider, log: Logger, closing: () => boolean, everyMs: number): { stop(): void } {
+function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens: TokenProvider, movedAway: (domain: string) => Promise<boolean>, log: Logger, closing: () => boolean, everyMs: number): { stop(): void } {
   let running = false
   // Domains whose token check or release has not ended: each on its own (one that hangs costs the
   // others nothing), never twice at once; a later sweep skips them until it ends.
@@ -554,7 +574,8 @@ function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens
   const probe = async (domain: string) => {
     busy.add(domain)
     try {
-      if (!(await tokens.getAccessToken(domain).then(() => true, () => false))) return
+      // A token, or an organization that has another domain now (its strings run under that one).
+      if (!(await tokens.getAccessToken(domain).then(() => true, () => movedAway(domain).catch(() => false)))) return
       // Looked at again after the token's wait (up to API_TIMEOUT_MS): stopping, or held here meanwhile.
       if (closing() || held.cause(domain) !== undefined) return
       // A probe: a forbidden organization has a token too. Once one of its reports goes through,
@@ -712,7 +733,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     // lapses, and another instance runs it.
     if (closing) return
     queue.reserve(1)
-    if (job.decidedPort !== undefined && !job.recheck) return reportChecked({ job, port: job.decidedPort })
+    if (job.decidedPort !== undefined && !job.recheck) return parts.reportRebound({ job, port: job.decidedPort })
     delete job.decidedPort
     queue.push([job])
   })
@@ -734,7 +755,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()
-  const heldSweep = shared && sweepHeldInRedis(shared, held, deps.tokens, log, () => closing, deps.heldSweepMs ?? 10 * (deps.heldRecheckMs ?? 1000))
+  const heldSweep = shared && sweepHeldInRedis(shared, held, deps.tokens, parts.movedAway, log, () => closing, deps.heldSweepMs ?? 10 * (deps.heldRecheckMs ?? 1000))
   const findingsSweeps = startFindingsSweeps(deps, parts, log, () => closing)
   const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
   reconcileTimer?.unref()

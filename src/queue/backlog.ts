@@ -151,6 +151,9 @@ export class Backlog {
   private add(organization: string, domain: string, ref: Ref, first: boolean): void {
     let line = this.lines.get(organization)
     if (!line) this.lines.set(organization, (line = { domain, steps: new Map(), waiting: 0 }))
+    // The domain it was last stamped with: an organization connected under another domain since
+    // has its strings held (and stashed here) under the new one as they run (worker.ts).
+    else line.domain = domain
     let refs = line.steps.get(ref.step)
     if (!refs) line.steps.set(ref.step, (refs = []))
     if (first) {
@@ -251,7 +254,9 @@ export class Backlog {
       if (line.steps.size) this.lines.set(organization, line)
       // Off the line but not in the window yet: still waiting, for waiting() (an idle check that
       // saw neither the line nor the queue would call the worker idle while they are read).
-      this.reading.set(line.domain, (this.reading.get(line.domain) ?? 0) + take)
+      // (The line's domain may change while its part is read: the count goes by the one it had.)
+      const domain = line.domain
+      this.reading.set(domain, (this.reading.get(domain) ?? 0) + take)
       try {
         let part: Job[]
         try {
@@ -262,14 +267,14 @@ export class Backlog {
           ref.taken -= take
           const current = this.lines.get(organization)
           if (current?.steps.get(step)?.includes(ref)) current.waiting += take
-          else this.add(organization, line.domain, ref, true)
+          else this.add(organization, domain, ref, true)
           throw error
         }
         await this.intoWindow(part.slice(ref.taken - take, ref.taken), ref.recheck)
       } finally {
-        const left = (this.reading.get(line.domain) ?? 0) - take
-        if (left > 0) this.reading.set(line.domain, left)
-        else this.reading.delete(line.domain)
+        const left = (this.reading.get(domain) ?? 0) - take
+        if (left > 0) this.reading.set(domain, left)
+        else this.reading.delete(domain)
       }
     }
   }

@@ -49,8 +49,13 @@ export interface HeldOrganizationView {
 
 export interface HeldOrganizationsOptions {
   log: Logger
-  /** Can the organization get a token now? Asked before strings held for `disconnected` are let go. */
-  canReport(domain: string): Promise<boolean>
+  /**
+   * Can the organization get a token now? Asked before strings held for `disconnected` are let go.
+   * `organizations`: the ids of the organizations whose strings were held under the domain (one,
+   * almost always): one connected under another domain since is let go too, its strings going
+   * under the new domain as they run (worker.ts).
+   */
+  canReport(domain: string, organizations: readonly string[]): Promise<boolean>
   /** The organization's held strings may go back to work (its line of the backlog is served again). */
   release(domain: string, strings: number): void
   /**
@@ -77,7 +82,12 @@ interface Entry {
   triedAt?: number
   /** Strings that went through the hold since it was last held again (or listed); kept through a try. */
   strings: number
+  /** The organizations (ids) whose strings were held under the domain, at most ORGANIZATIONS_KEPT. */
+  organizations: Set<string>
 }
+
+/** Organization ids remembered per held domain (a domain is one organization's; a few more only while one moves). */
+const ORGANIZATIONS_KEPT = 16
 
 export class HeldOrganizations {
   /** Organizations held now (`nextTryAt` set) or being tried (not held, still listed). */
@@ -118,18 +128,19 @@ export class HeldOrganizations {
    * `retryAfterMs`: the service's Retry-After on the answer that made this hold (429, 503): the
    * next try is not before it (up to RETRY_AFTER_MAX_MS), whatever the back-off says.
    */
-  hold(domain: string, strings: number, reason: string, cause: HoldCause = 'disconnected', retryAfterMs = 0): void {
+  hold(domain: string, strings: number, reason: string, cause: HoldCause = 'disconnected', retryAfterMs = 0, organizations: Iterable<string> = []): void {
     const e = this.entry(domain, reason, cause)
     e.strings += strings
+    for (const id of organizations) if (id && e.organizations.size < ORGANIZATIONS_KEPT) e.organizations.add(id)
     if (retryAfterMs > 0 && e.nextTryAt !== undefined) e.nextTryAt = Math.max(e.nextTryAt, this.now() + Math.min(retryAfterMs, RETRY_AFTER_MAX_MS))
   }
 
   holdJobs(jobs: Job[], reason: string, cause: HoldCause = 'disconnected', retryAfterMs = 0): void {
-    if (jobs.length) this.hold(jobs[0]!.domain, jobs.length, reason, cause, retryAfterMs)
+    if (jobs.length) this.hold(jobs[0]!.domain, jobs.length, reason, cause, retryAfterMs, organizationsOf(jobs))
   }
 
   holdDecisions(decisions: Decision[], reason: string, cause: HoldCause, retryAfterMs = 0): void {
-    if (decisions.length) this.hold(decisions[0]!.job.domain, decisions.length, reason, cause, retryAfterMs)
+    if (decisions.length) this.hold(decisions[0]!.job.domain, decisions.length, reason, cause, retryAfterMs, organizationsOf(decisions.map(jobOf)))
   }
 
   private entry(domain: string, reason: string, cause: HoldCause): Entry {
@@ -147,7 +158,7 @@ export class HeldOrganizations {
         // count starts again (strings refused at every try are not counted once per try).
         Object.assign(e, { cause, reason, since, nextTryAt: now + delay, triedAt: undefined, strings: 0 })
       } else {
-        e = { cause, reason, since, nextTryAt: now + delay, strings: 0 }
+        e = { cause, reason, since, nextTryAt: now + delay, strings: 0, organizations: new Set() }
         this.entries.set(domain, e)
       }
       this.options.log.warn({ domain, cause, retryInMs: delay }, HeldOrganizations.why(cause, reason))
@@ -181,6 +192,21 @@ export class HeldOrganizations {
     const max = cause === 'unavailable' ? Math.min(this.maxDelayMs, UNAVAILABLE_MAX_DELAY_MS) : this.maxDelayMs
     const cap = Math.min(max, this.baseDelayMs * 2 ** Math.min(failures - 1, 20))
     return Math.round(cap / 2 + this.random() * (cap / 2))
+  }
+
+  /**
+   * Strings of `organization` stamped with `domain` go under another domain now (its binding
+   * changed while they waited): the domain no longer holds them. Once no organization it held
+   * strings of is left, it leaves the list (held or being tried), so it neither waits for a token
+   * that will not come nor shows strings that are not its own.
+   */
+  movedAway(domain: string, organization: string): void {
+    const e = this.entries.get(domain)
+    if (!e?.organizations.delete(organization) || e.organizations.size) return
+    this.entries.delete(domain)
+    this.failures.delete(domain)
+    this.firstHeld.delete(domain)
+    this.options.log.info({ domain, organization }, 'the held strings of this domain belong to an organization connected under another domain since; they go under that one')
   }
 
   /**
@@ -263,7 +289,7 @@ export class HeldOrganizations {
   /** Let a disconnected organization go if it can get a token within the limit; else a failed try. */
   private async check(domain: string, e: Entry): Promise<void> {
     this.checking.add(domain)
-    const answer = new Promise<boolean>((resolve) => resolve(this.options.canReport(domain)))
+    const answer = new Promise<boolean>((resolve) => resolve(this.options.canReport(domain, [...e.organizations])))
       .catch(() => false)
       .finally(() => this.checking.delete(domain))
     let timer: ReturnType<typeof setTimeout> | undefined
@@ -311,4 +337,13 @@ export class HeldOrganizations {
     this.firstHeld.clear()
     return n
   }
+}
+
+const jobOf = (d: Decision) => d.job
+/** The distinct organization ids of jobs (one, almost always: a group is one domain's). */
+function organizationsOf(jobs: readonly Job[]): string[] {
+  const first = jobs[0]?.organizationId ?? ''
+  let out: Set<string> | undefined
+  for (const j of jobs) if (j.organizationId !== first) (out ??= new Set([first])).add(j.organizationId)
+  return out ? [...out] : [first]
 }

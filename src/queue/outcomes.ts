@@ -59,7 +59,7 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
   // room in the window goes to other organizations.
   const hold = async (jobs: Job[], reason: string, cause: HoldCause, retryAfterMs = 0) => {
     if (jobs.length === 0) return
-    held.hold(jobs[0]!.domain, jobs.length, reason, cause, retryAfterMs)
+    held.holdJobs(jobs, reason, cause, retryAfterMs)
     metrics.jobs.inc({ outcome: 'held', port: '' }, jobs.length)
     try {
       await deps.stash(jobs)

@@ -1,7 +1,7 @@
 // The domain a delivery is reported under: bound at connection, never taken from a header that
 // disagrees, never one bound to another organization.
 import { describe, expect, it } from 'vitest'
-import { createDomainResolver } from '../../src/platform/organization-domains.js'
+import { createCurrentDomain, createDomainResolver } from '../../src/platform/organization-domains.js'
 import { createLogger } from '../../src/util/logger.js'
 
 function directory(bindings: Record<string, string>) {
@@ -43,5 +43,32 @@ describe('createDomainResolver', () => {
     const resolve = createDomainResolver(directory({}), log)
     expect(await resolve('3003', 'Beta')).toBe('beta')
     expect(await resolve('3003', '')).toBe('3003')
+  })
+})
+
+describe('createCurrentDomain', () => {
+  it('puts strings stamped with an earlier domain under the domain their organization has now, at once', async () => {
+    const ids: Record<string, string> = { '1001': 'acme' }
+    const owners: Record<string, string> = { acme: '1001' }
+    const current = createCurrentDomain({ domainOf: async (id) => ids[id], organizationOf: async (d) => owners[d] })
+    expect(await current('1001', 'acme')).toBe('acme')
+    // Reconnected under another domain (the old one's link to it stays, as the token manager keeps it).
+    ids['1001'] = 'acme-new'
+    owners['acme-new'] = '1001'
+    expect(await current('1001', 'acme')).toBe('acme-new')
+    // Not connected when they arrived: the id, or a header's domain nobody owns, until it connects.
+    expect(await current('2002', '2002')).toBe('2002')
+    expect(await current('2002', 'beta')).toBe('beta')
+    // The header's domain connected by another organization since: never under it.
+    owners.beta = '3003'
+    expect(await current('2002', 'beta')).toBe('2002')
+    ids['2002'] = 'gamma'
+    owners.gamma = '2002'
+    expect(await current('2002', '2002')).toBe('gamma')
+    expect(await current('2002', 'beta')).toBe('gamma')
+  })
+  it('leaves the stamp as it is without a directory, or for strings without an organization id', async () => {
+    expect(await createCurrentDomain({})('1001', 'acme')).toBe('acme')
+    expect(await createCurrentDomain({ domainOf: async () => 'other' })('', 'acme')).toBe('acme')
   })
 })

@@ -319,6 +319,27 @@ describe('HeldOrganizations', () => {
     expect(held.list()[0]).toMatchObject({ since: 900_000, nextTryAt: 901_000 })
   })
 
+  it('asks for a token knowing whose strings the domain holds, and forgets the domain once every one of them has moved to another', async () => {
+    const seen: Array<readonly string[]> = []
+    let now = 0
+    const held = new HeldOrganizations({ log: silentLogger(), now: () => now, random: () => 1, canReport: async (_domain, organizations) => (seen.push(organizations), false), release: () => undefined })
+    const of = (stringId: number, organizationId: string) => ({ ...job(stringId), organizationId })
+    held.holdJobs([of(1, '1'), of(2, '2')], 'no token', 'disconnected')
+    held.holdDecisions([{ job: of(3, '1'), port: 'approved' }], 'no token', 'disconnected')
+    now = 120_000
+    await held.tick()
+    expect(seen).toEqual([['1', '2']])
+    held.movedAway('acme', '1')
+    expect(held.cause('acme')).toBe('disconnected')
+    held.movedAway('acme', '2')
+    expect(held.cause('acme')).toBeUndefined()
+    expect(held.list()).toEqual([])
+    // A domain that held none of the organization's strings is left alone.
+    held.holdJobs([of(4, '5')], 'no token', 'disconnected')
+    held.movedAway('acme', '1')
+    expect(held.count('acme')).toBe(1)
+  })
+
   it('gives everything up on clear (it stays in the journal for the next start)', () => {
     const { held } = setup()
     held.holdJobs([job(1), job(2)], 'x', 'disconnected')

@@ -25,7 +25,7 @@ function setup(options: { stash?: (jobs: Job[]) => Promise<void> } = {}) {
     dedupe: { finish: (ref: Job, revision: number) => void events.push(`forget ${stringKeyOf(ref)} r${revision}`) } as never,
     queue: { finish: (n = 1) => void events.push(`room ${n}`) } as never,
     held: {
-      hold: (domain: string, n: number, reason: string, cause: string) => void events.push(`hold ${domain} ${n} ${reason} ${cause}`),
+      holdJobs: (jobs: Job[], reason: string, cause: string) => void events.push(`hold ${jobs[0]!.domain} ${jobs.length} ${reason} ${cause}`),
       succeeded: (domain: string) => void events.push(`succeeded ${domain}`),
     } as never,
     metrics: { jobs: counter('jobs'), rechecks: counter('rechecks') } as never,

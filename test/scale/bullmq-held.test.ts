@@ -9,6 +9,7 @@ import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 import { describeWithService } from '../support/services.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
+import { Directory } from '../support/directory.js'
 import { REDIS_BYTES_PER_HELD_STRING, type BullmqJournal } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
@@ -173,6 +174,28 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     const second = await start({ fetch: service.fetch })
     running.push(second)
     await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 20_000 }).toBe(50)
+    expect(await failedJobs()).toBe(0)
+  }, 40_000)
+
+  it('lets go the strings another instance held under a domain their organization has left, once it is connected under another, and reports them there', async () => {
+    const api = 'https://{organization_domain}.api.test'
+    const service = fakeServiceFetch(undefined, { apiUrl: api, accessTokens: ['token-acme-new'] })
+    const directory = new Directory()
+    directory.connect('200000', 'acme')
+    directory.tokens.delete('acme') // disconnected: held in Redis under "acme"
+    const first = await start({ fetch: service.fetch, tokens: directory, config: { apiUrl: api } })
+    running.push(first)
+    expect((await fetch(`${first.url}/webhooks`, signedRequest(batch(ids(1, 20)), SECRET))).status).toBe(200)
+    await expect.poll(() => heldCount('acme'), { timeout: 10_000 }).toBe(20)
+    await running.pop()!.stop()
+    // Connected again under a new domain; "acme" never gets a token again. A new instance finds the
+    // strings in Redis under "acme" (no instance holds it): its sweep lets them go.
+    directory.connect('200000', 'acme-new')
+    const second = await start({ fetch: service.fetch, tokens: directory, config: { apiUrl: api }, heldSweepMs: 200 })
+    running.push(second)
+    await expect.poll(() => service.patches.flatMap((p) => p.ops).length, { timeout: 20_000 }).toBe(20)
+    expect(new Set(service.patches.map((p) => new URL(p.url).hostname))).toEqual(new Set(['acme-new.api.test']))
+    expect(await heldCount('acme')).toBe(0)
     expect(await failedJobs()).toBe(0)
   }, 40_000)
 

@@ -139,7 +139,7 @@ export function contractFake(options: ContractFakeOptions = {}) {
   const apiTemplate = options.apiUrl?.includes('{organization_domain}') ? options.apiUrl : undefined
   const apiBase = new URL((options.apiUrl ?? 'http://127.0.0.1:9').replace('{organization_domain}', 'org'))
   const apiOrigin = apiTemplate
-    ? new RegExp(`^${new URL(apiTemplate.replace('{organization_domain}', 'ORGDOMAIN')).origin.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace('ORGDOMAIN', '[a-z0-9.-]+')}$`)
+    ? new RegExp(`^${new URL(apiTemplate.replace('{organization_domain}', 'orgdomain')).origin.replace(/[.*+?^${}()|[\]\\]/g, '\\$&').replace('orgdomain', '[a-z0-9.-]+')}$`)
     : undefined
   const isApi = (url: URL) => (apiOrigin ? apiOrigin.test(url.origin) : options.apiUrl ? url.origin === apiBase.origin : url.origin !== authBase.origin)
   const authBase = new URL(options.authUrl ?? 'http://auth.test')
