@@ -1,7 +1,7 @@
 // Turning a plugin definition plus the options a pipeline gives it into a running instance:
 // options are validated against the plugin's own JSON Schema (defaults applied) once, at load.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import type { PluginContext, PluginDefinition, PluginInstance } from './types.js'
+import { KNOWN_NEEDS, type Need, type PluginContext, type PluginDefinition, type PluginInstance } from './types.js'
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
 const validators = new WeakMap<object, ValidateFunction>()
@@ -100,6 +100,10 @@ export function pluginDefinitionProblem(definition: PluginDefinition): string | 
     try { shown = JSON.stringify(needs) ?? String(needs) } catch { shown = typeof needs }
     return `plugin "${definition.name}": \`needs\` must be a list of strings (such as ['translation']), not ${shown.slice(0, 100)}`
   }
+  // A need the engine does not know would be granted nothing, silently (a plugin naming
+  // 'translations' would see no translation and pass every string).
+  const unknown = (needs as string[] | undefined)?.find((n) => !KNOWN_NEEDS.includes(n as Need))
+  if (unknown !== undefined) return `plugin "${definition.name}": \`needs\` names ${JSON.stringify(unknown.slice(0, 100))}, which the engine does not provide (it knows: ${KNOWN_NEEDS.map((n) => `'${n}'`).join(', ')})`
   return undefined
 }
 

@@ -119,6 +119,8 @@ export interface PluginInstance {
 }
 
 export type Need = 'translation'
+/** Every need a plugin may declare; a definition naming another is refused at load. */
+export const KNOWN_NEEDS: readonly Need[] = ['translation']
 
 /**
  * One kind of finding a plugin gives, declared once under its code: the README's Codes table and

@@ -89,14 +89,18 @@ describe('PluginRegistry', () => {
       'a.mjs': `export default ${plugin('five', 'needs: 5, create() { return { check: () => [] } }')}`,
       'b.mjs': `export default ${plugin('mixed', "needs: ['translation', 1], create() { return { check: () => [] } }")}`,
       'c.mjs': `export default ${plugin('fine', "needs: ['translation'], create() { return { check: () => [] } }")}`,
+      // A typo: it would be granted nothing, and see no translation.
+      'd.mjs': `export default ${plugin('typo', "needs: ['translation', 'translations'], create() { return { check: () => [] } }")}`,
     })
     const { registry, problems } = await PluginRegistry.create(dir)
     expect(problems.map((p) => `${path.basename(p.file)}: ${p.message}`)).toEqual([
       "a.mjs: plugin \"five\": `needs` must be a list of strings (such as ['translation']), not 5",
       "b.mjs: plugin \"mixed\": `needs` must be a list of strings (such as ['translation']), not [\"translation\",1]",
+      "d.mjs: plugin \"typo\": `needs` names \"translations\", which the engine does not provide (it knows: 'translation')",
     ])
     expect(registry.names()).toContain('fine')
     expect(registry.names()).not.toContain('five')
+    expect(registry.names()).not.toContain('typo')
   })
 
   it('has(): built-ins, operator plugins and any npm: name; resolve() of an unknown name is undefined', async () => {
