@@ -115,6 +115,13 @@ function compileOutputs(declared: PipelineFile['outputs']): Outputs {
   }
 }
 
+/**
+ * The same keys on an object without a prototype, for ajv: it reads `data.toString` through
+ * Object.prototype, so a setting named toString (valueOf, constructor...) that a step lacks was
+ * "set" to a function (refused for its type, its default never applied).
+ */
+const bare = (o: Record<string, unknown>): Record<string, unknown> => Object.assign(Object.create(null) as Record<string, unknown>, o)
+
 /** Step settings: a JSON Schema of an object; defaults fill in what the step's stored settings lack. */
 function compileSettings(c: Compiling, declared: PipelineFile['settings']): SettingsDefaults & { schema: object; resolve: Pipeline['resolveSettings']; formatErrors(settings: Record<string, unknown>): string[] } {
   const properties = declared?.properties ?? {}
@@ -135,20 +142,20 @@ function compileSettings(c: Compiling, declared: PipelineFile['settings']): Sett
   // (The defaults alone, against the whole schema: only errors inside a field count; a required
   // field without a default is the user's to fill.)
   // A warning, not an error: a pipeline that loaded before must still load.
-  if (saved && !saved(structuredClone(defaults))) {
+  if (saved && !saved(bare(structuredClone(defaults)))) {
     for (const e of saved.errors ?? []) {
       const k = /^\/([^/]+)/.exec(e.instancePath)?.[1]?.replaceAll('~1', '/').replaceAll('~0', '~')
       if (k !== undefined && Object.hasOwn(defaults, k)) warn(c, ['settings', 'properties', k, 'default'], `the default of setting "${k}" does not pass its own schema (a step with nothing saved then runs without any of the settings' defaults, and the settings page cannot save it): ${formatAjvErrors([e]).join('; ')}`)
     }
   }
   const resolve: Pipeline['resolveSettings'] = (stored) => {
-    const copy = structuredClone(stored && typeof stored === 'object' && !Array.isArray(stored) ? stored : {}) as Record<string, unknown>
-    if (!validate || validate(copy)) return { ok: true, settings: copy }
+    const copy = bare(structuredClone(stored && typeof stored === 'object' && !Array.isArray(stored) ? stored : {}) as Record<string, unknown>)
+    if (!validate || validate(copy)) return { ok: true, settings: { ...copy } }
     return { ok: false, errors: formatAjvErrors(validate.errors, 'settings.').map((e) => e.replace(/^settings\.:/, 'settings:')) }
   }
   const types = new Map(Object.entries(properties).map(([k, v]) => [k, valueType(v.type)]))
   /** What a save is also refused for: the formats (resolved settings; the other keywords passed already). */
-  const formatErrors = (values: Record<string, unknown>): string[] => (!saved || saved(structuredClone(values)) ? [] : formatAjvErrors(saved.errors, 'settings.'))
+  const formatErrors = (values: Record<string, unknown>): string[] => (!saved || saved(bare(structuredClone(values))) ? [] : formatAjvErrors(saved.errors, 'settings.'))
   return { schema, resolve, types, defaults, formatErrors }
 }
 

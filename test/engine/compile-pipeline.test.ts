@@ -71,6 +71,23 @@ describe('step settings', () => {
     await set.close(0)
   })
 
+  // Rule: settings named like Object.prototype's members are the step's own: a step without them
+  // gets their defaults (or nothing), never the prototype's functions, and is not refused for them.
+  it('settings named toString, valueOf or constructor: defaults applied, own values checked, never read through the prototype', async () => {
+    const named = pipelineYaml(`checks: []\n${PASS}`, `settings:
+  required: [valueOf]
+  properties:
+    toString: { type: number, default: 3 }
+    constructor: { type: string }
+    valueOf: { type: boolean }
+`)
+    const { set, pipeline } = await loaded(named)
+    expect(pipeline.resolveSettings({ valueOf: true })).toEqual({ ok: true, settings: { valueOf: true, toString: 3 } })
+    expect(pipeline.resolveSettings({ valueOf: true, toString: 'x', constructor: 'c' })).toEqual({ ok: false, errors: ['settings.toString: must be number'] })
+    expect(pipeline.resolveSettings({})).toEqual({ ok: false, errors: ["settings: must have required property 'valueOf'"] })
+    await set.close(0)
+  })
+
   it('names each bad setting', async () => {
     const { set, pipeline } = await loaded(yaml)
     expect(pipeline.resolveSettings({ level: 0, mode: 'medium' })).toEqual({ ok: false, errors: ['settings.level: must be >= 1', 'settings.mode: must be one of "fast", "slow"'] })
