@@ -11,11 +11,11 @@ import type Router from '@koa/router'
 import type { Config } from './config/load-config.js'
 import type { PipelineSet, PipelineSource } from './engine/pipeline.js'
 import type { Item } from './engine/types.js'
-import { FindingsLog } from './findings/findings-log.js'
+import { FindingsLog, type FindingsEntry } from './findings/findings-log.js'
 import { createFindingsStage, type FindingsStage } from './findings/findings-stage.js'
 import { IssueSender, LATE_LANDING_MS } from './findings/issue-sender.js'
 import { ApiClient } from './platform/api-client.js'
-import { createDomainResolver, createRebinder, type OrganizationDirectory } from './platform/organization-domains.js'
+import { byDomain, createDomainResolver, createRebinder, type OrganizationDirectory } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
 import { Backlog, type BacklogView } from './queue/backlog.js'
@@ -291,13 +291,13 @@ interface Parts {
   /** A decision reported apart from its run: superseded when a newer revision of its string is known. */
   reportChecked(decision: Decision): void
   /** reportChecked for a held decision, under its organization's domain now. */
-  reportRebound(decision: Decision): void
+  reportRebound(decision: Decision, failed?: (error: unknown) => void): void
   /**
    * Strings held under the domain (in Redis, whoever held them) belong to an organization that has
    * another domain now: the organization bound to the domain, or the domain standing for an
    * organization's id (one not connected when they arrived).
    */
-  movedAway(domain: string): Promise<boolean>
+  movedAway(domain: string, organization?: string): Promise<boolean>
   held: HeldOrganizations
   outcomes: Outcomes
   intake: Intake
@@ -346,17 +346,24 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   // Strings keep the domain they arrived under while they wait; they run, or their held decision is
   // reported, under the one their organization has then (createRebinder).
   const domains = createRebinder(tokens, log, (domain, organization) => held.movedAway(domain, organization))
+  /** Held domains let go because their organization moved: with BullMQ, all their strings go (no report under this domain will come to release the rest). */
+  const movedDomains = new Set<string>()
   const held = new HeldOrganizations({
     log,
     baseDelayMs: deps.heldBaseDelayMs,
     // Strings held under a domain their organization no longer has are let go at once (they run
     // under its domain now): a token for the old domain would never come.
-    canReport: async (domain, organizations) => (await domains.moved(domain, organizations)) || (await tokens.getAccessToken(domain), true),
+    canReport: async (domain, organizations) => {
+      if (await domains.moved(domain, organizations)) return (movedDomains.add(domain), true)
+      movedDomains.delete(domain)
+      return (await tokens.getAccessToken(domain), true)
+    },
     // Its line of the backlog is served again; with BullMQ, a chunk of its strings goes back from
     // Redis to the queue as a probe (the rest once a report goes through; should that fail, the
     // sweep of held strings tries again).
     release: (domain) => {
-      if (shared) releaseHeld(domain, true)
+      const moved = movedDomains.delete(domain)
+      if (shared) releaseHeld(domain, !moved)
       else backlog?.kick()
     },
     // What the operator sees held: the organization's strings waiting on disk (its line of the
@@ -393,15 +400,20 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const queue: WorkQueue = new WorkQueue({
     concurrency: config.concurrency,
     limit: config.queueLimit,
-    process: async (jobs) => {
-      const j = jobs[0]!
-      await domains.rebind(jobs)
-      // Its organization is held: straight to the backlog on disk, without a settings read, a token read
-      // or a pipeline run per group; it is tried again on its own back-off.
-      const cause = held.cause(j.domain)
-      if (cause) return await outcomes.holdJobs(jobs, 'the organization is held', cause)
-      reconciler.seen(j)
-      await processJobs(jobs)
+    process: async (group) => {
+      await domains.rebind(group)
+      // (A group is one stamped domain's; two organizations that shared it may have parted.)
+      for (const jobs of byDomain(group)) {
+        const j = jobs[0]!
+        // Its organization is held: straight to the backlog on disk, without a settings read, a token read
+        // or a pipeline run per group; it is tried again on its own back-off.
+        const cause = held.cause(j.domain)
+        if (cause) await outcomes.holdJobs(jobs, 'the organization is held', cause)
+        else {
+          reconciler.seen(j)
+          await processJobs(jobs)
+        }
+      }
     },
     onError(error, jobs) {
       log.error({ err: error, strings: jobs.length }, 'processing failed unexpectedly; the strings will be tried again')
@@ -425,11 +437,19 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   // Decisions reported apart from their run (a refused output sent again as "", a held string back
   // with its output decided) leave as superseded when a newer revision of the string is known.
   const reportChecked = createCheckedReport({ isCurrent, ...newerArrived, superseded: (job) => outcomes.superseded(job), report: (d) => reporter.add(d), log })
-  /** A held decision back from the disk or Redis: under its organization's domain now, then checked and reported. */
-  const reportRebound = (d: Decision): void => {
+  /**
+   * A held decision back from the disk or Redis (its room in the window taken): under its
+   * organization's domain now, then checked and reported. Should that fail, its room is given back
+   * and `failed` told (it stays in the journal; BullMQ's copy is failed back to BullMQ).
+   */
+  const reportRebound = (d: Decision, failed?: (error: unknown) => void): void => {
     void domains.rebind([d.job])
       .then(() => reportChecked(d))
-      .catch((error: unknown) => log.error({ err: error, string: d.job.stringId }, 'reporting a held decision failed; the string stays in the journal'))
+      .catch((error: unknown) => {
+        log.error({ err: error, string: d.job.stringId }, 'reporting a held decision failed; the string stays in the journal')
+        queue.finish(1)
+        failed?.(error)
+      })
   }
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: reportChecked, stash })
   const reconciler = new Reconciler({
@@ -457,7 +477,8 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     ...(deps.pipelines.isLong ? { isLong: (item: Item) => deps.pipelines.isLong!(item), detach: (task: () => Promise<void>, jobs: Job[], weight: number) => queue.detach(task, jobs, weight) } : {}),
   })
   const intake = new Intake({ dedupe, queue, local: local && { journal: local, backlog: backlog! }, shared })
-  return { journal, shared, backlog, api, queue, reporter, reportChecked, reportRebound, movedAway: domains.movedAway, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries }
+  const movedAway = (domain: string, organization?: string) => (organization ? domains.moved(domain, [organization]) : domains.movedAway(domain))
+  return { journal, shared, backlog, api, queue, reporter, reportChecked, reportRebound, movedAway, held, outcomes, intake, reconciler, findings, issues, findingsStage, retries }
 }
 
 /** A processor's strings to be tried again later: where they wait, and whose room they keep. */
@@ -575,12 +596,15 @@ function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens
     busy.add(domain)
     try {
       // A token, or an organization that has another domain now (its strings run under that one).
-      if (!(await tokens.getAccessToken(domain).then(() => true, () => movedAway(domain).catch(() => false)))) return
+      const why = await tokens.getAccessToken(domain).then(() => 'token' as const, () => movedAway(domain).then((m) => (m ? ('moved' as const) : undefined), () => undefined))
+      if (!why) return
       // Looked at again after the token's wait (up to API_TIMEOUT_MS): stopping, or held here meanwhile.
       if (closing() || held.cause(domain) !== undefined) return
       // A probe: a forbidden organization has a token too. Once one of its reports goes through,
-      // the rest follows (see `reported`).
-      await shared.release(domain, { probe: true })
+      // the rest follows (see `reported`). Strings of a domain their organization has left go all
+      // at once: they are reported under the new domain, so no report of this one ever comes to
+      // release the rest (it would trickle out a chunk per sweep).
+      await shared.release(domain, { probe: why === 'token' })
     } catch (error) {
       log.warn({ err: error, domain }, 'could not release held strings from Redis; tried again later')
     } finally {
@@ -656,7 +680,7 @@ function heldWaiting(backlog: Backlog, held: HeldOrganizations): number {
  * apart from it, so that instances started together (a rollout) do not catch up on the same
  * strings at the same moment, where two raises of one string could both POST.
  */
-function startFindingsSweeps(deps: WorkerDeps, { findings, issues, held }: Parts, log: Logger, closing: () => boolean) {
+function startFindingsSweeps(deps: WorkerDeps, { findings, issues, held, movedAway }: Parts, log: Logger, closing: () => boolean) {
   const pipelines = () => deps.pipelines.current
   // How a pipeline raises issues now, for the catch-up: undefined when it raises none.
   const issuesOf = (key: string) => {
@@ -670,8 +694,19 @@ function startFindingsSweeps(deps: WorkerDeps, { findings, issues, held }: Parts
     const pick = issues.catchUpPicker(issuesOf)
     const r = await findings.sweep((entry) => !closing() && !held.cause(entry.domain) && pick(entry))
     let caughtUp = 0
+    // An entry written under a domain its organization has left: its issue requests would go
+    // there, perhaps with the token of another organization that connected it since (asked once
+    // per organization and domain in a sweep).
+    const moved = new Map<string, Promise<boolean>>()
+    const left = (entry: FindingsEntry) => {
+      const key = `${entry.organizationId}|${entry.domain}`
+      let answer = moved.get(key)
+      if (!answer) moved.set(key, (answer = movedAway(entry.domain, entry.organizationId)))
+      return answer
+    }
     for (const entry of r.owed) {
       try {
+        if (await left(entry)) continue
         if (!closing() && issues.catchUp(entry, issuesOf)) caughtUp++
       } catch (error) {
         // One entry that cannot be taken up is not a reason to leave the others.
@@ -733,7 +768,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     // lapses, and another instance runs it.
     if (closing) return
     queue.reserve(1)
-    if (job.decidedPort !== undefined && !job.recheck) return parts.reportRebound({ job, port: job.decidedPort })
+    if (job.decidedPort !== undefined && !job.recheck) return parts.reportRebound({ job, port: job.decidedPort }, (error) => void shared.park(job, `its held decision could not be reported: ${String(error)}`))
     delete job.decidedPort
     queue.push([job])
   })

@@ -138,3 +138,16 @@ export function createRebinder(directory: OrganizationDirectory, log: Logger, le
     },
   }
 }
+
+/** Jobs split by domain, in order of first appearance; the jobs themselves when they share one (the rule). */
+export function byDomain(jobs: readonly Job[]): Job[][] {
+  const first = jobs[0]?.domain
+  if (jobs.every((j) => j.domain === first)) return [jobs as Job[]]
+  const parts = new Map<string, Job[]>()
+  for (const j of jobs) {
+    const part = parts.get(j.domain)
+    if (part) part.push(j)
+    else parts.set(j.domain, [j])
+  }
+  return [...parts.values()]
+}

@@ -99,7 +99,8 @@ export class TokenManager {
   private readonly skewMs: number
   private readonly key: Buffer
   private readonly inflight = new Map<string, Promise<string>>()
-  private readonly knownIds = new Map<string, string>()
+  /** id -> domain bound, and when it was read from the store (re-read after TOKEN_READ_CACHE_MS: another instance may have moved it). */
+  private readonly knownIds = new Map<string, { domain: string; at: number }>()
   /** The last record read per domain, its decrypted tokens, and when it was read (TOKEN_READ_CACHE_MS). */
   private readonly recent = new Map<string, { rec: OrgRecord; tokens: Tokens; readAt: number }>()
   /** The read of a domain's record under way, if any (readShared). */
@@ -193,7 +194,8 @@ export class TokenManager {
   async rememberOrganization(id: string, domain: string): Promise<void> {
     const d = normalizeDomain(domain)
     if (!d || !id) return
-    if (this.knownIds.get(id) === d) return
+    const known = this.knownIds.get(id)
+    if (known?.domain === d && this.now() - known.at < TOKEN_READ_CACHE_MS) return
     if ((await this.store.get<string>(idKey(id))) !== d) await this.store.set(idKey(id), d)
     const previous = await this.store.get<string>(domainIdKey(d))
     if (previous !== id) {
@@ -204,7 +206,7 @@ export class TokenManager {
       if (previous) this.knownIds.delete(previous)
     }
     await this.addToIndex(d)
-    this.knownIds.set(id, d)
+    this.knownIds.set(id, { domain: d, at: this.now() })
   }
 
   /** The organization id bound to a domain when it was connected, if any. */
@@ -216,9 +218,10 @@ export class TokenManager {
 
   async domainOf(id: string): Promise<string | undefined> {
     const known = this.knownIds.get(id)
-    if (known) return known
+    if (known && this.now() - known.at < TOKEN_READ_CACHE_MS) return known.domain
     const d = await this.store.get<string>(idKey(id))
-    if (d) this.knownIds.set(id, d)
+    if (d) this.knownIds.set(id, { domain: d, at: this.now() })
+    else this.knownIds.delete(id)
     return d ?? undefined
   }
 

@@ -1,7 +1,8 @@
 // The domain a delivery is reported under: bound at connection, never taken from a header that
 // disagrees, never one bound to another organization.
 import { describe, expect, it } from 'vitest'
-import { createCurrentDomain, createDomainResolver } from '../../src/platform/organization-domains.js'
+import { byDomain, createCurrentDomain, createDomainResolver } from '../../src/platform/organization-domains.js'
+import type { Job } from '../../src/protocol/job.js'
 import { createLogger } from '../../src/util/logger.js'
 
 function directory(bindings: Record<string, string>) {
@@ -70,5 +71,15 @@ describe('createCurrentDomain', () => {
   it('leaves the stamp as it is without a directory, or for strings without an organization id', async () => {
     expect(await createCurrentDomain({})('1001', 'acme')).toBe('acme')
     expect(await createCurrentDomain({ domainOf: async () => 'other' })('', 'acme')).toBe('acme')
+  })
+})
+
+describe('byDomain', () => {
+  it('splits a group whose strings parted (two organizations that shared a stamped domain), keeping their order; one domain is the group itself', () => {
+    const j = (stringId: number, domain: string) => ({ stringId, domain }) as Job
+    const same = [j(1, 'a'), j(2, 'a')]
+    expect(byDomain(same)[0]).toBe(same)
+    expect(byDomain([j(1, 'a'), j(2, 'b'), j(3, 'a')]).map((p) => p.map((x) => `${x.domain}${x.stringId}`))).toEqual([['a1', 'a3'], ['b2']])
+    expect(byDomain([])).toEqual([[]])
   })
 })

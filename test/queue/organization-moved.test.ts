@@ -5,6 +5,7 @@
 // the domain their organization has now.
 import { afterEach, describe, expect, it } from 'vitest'
 import { Directory } from '../support/directory.js'
+import type { Finding, Item } from '../../src/engine/types.js'
 import { recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
@@ -22,10 +23,20 @@ const TOKENS = ['token-old', 'token-new', 'token-acme', 'token-globex']
  * comes back undecided (it runs under its domain now); without, its decision is held after the run
  * and comes back decided (reported under its domain now).
  */
-async function start(directory: Directory, o: { needsTranslation: boolean; answer?: Parameters<typeof fakeServiceFetch>[0]; queueLimit?: number }) {
+// With `sendBack`, odd strings are sent back with a finding (and an issue raised on each).
+const sendsBack = (item: Item) => item.id % 2 === 1
+async function start(directory: Directory, o: { needsTranslation: boolean; answer?: Parameters<typeof fakeServiceFetch>[0]; queueLimit?: number; sendBack?: boolean }) {
   const service = fakeServiceFetch(o.answer, { apiUrl: API, accessTokens: TOKENS })
+  const pipelines = o.sendBack
+    ? fakePipelines('test-step', (item) => (sendsBack(item) ? 'translated' : 'approved'), {
+        needsTranslation: o.needsTranslation,
+        issues: { outputs: ['translated'] },
+        findings: (item): Finding[] => (sendsBack(item) ? [{ check: 'placeholders', severity: 'error', message: 'Placeholder {name} is missing.', code: 'placeholder.missing' }] : []),
+      })
+    : fakePipelines('test-step', () => 'approved', { needsTranslation: o.needsTranslation })
   const w = await startTestWorker({
-    pipelines: fakePipelines('test-step', () => 'approved', { needsTranslation: o.needsTranslation }),
+    pipelines,
+    issuesCatchUpAfterMs: 0,
     config: { apiUrl: API, ...(o.queueLimit ? { queueLimit: o.queueLimit } : {}) },
     fetch: service.fetch,
     tokens: directory,
@@ -118,5 +129,40 @@ describe('strings of an organization whose domain changed while they waited', ()
     expect(reportsOf(service).sort()).toEqual(['new Bearer token-new 1', 'new Bearer token-new 2'])
     // The pipeline ran once per string: the held decisions went as decided.
     expect(w.stats()).toMatchObject({ held: 0 })
+  })
+
+  it('strings of two organizations that arrived under one domain part when one of them connects: each runs under its own', async () => {
+    const directory = new Directory()
+    const { w, service } = await start(directory, { needsTranslation: true })
+    // Neither connected; both name "shared" in their unsigned header, same project and step.
+    expect((await send(w.url, [1, 2, 3], { domain: 'shared' })).status).toBe(200)
+    expect((await send(w.url, [101, 102, 103], { domain: 'shared', orgId: '300000' })).status).toBe(200)
+    await expect.poll(() => w.held.count('shared'), { timeout: 5000 }).toBe(6)
+    directory.connect('200000', 'acme')
+    await expect.poll(() => reportsOf(service).length, { timeout: 5000 }).toBe(3)
+    await new Promise((r) => setTimeout(r, 300))
+    expect(reportsOf(service).sort()).toEqual(['acme Bearer token-acme 1', 'acme Bearer token-acme 2', 'acme Bearer token-acme 3'])
+    // Only 200000's strings were asked of acme's API; 300000's still wait under "shared".
+    const asked = service.fake.requestsTo('translations').filter((r) => r.url.hostname.startsWith('acme.')).flatMap((r) => (r.url.searchParams.get('stringIds') ?? '').split(','))
+    expect(asked.every((id) => ['1', '2', '3'].includes(id))).toBe(true)
+    expect(w.held.count('shared')).toBe(3)
+  })
+
+  it("the issues' catch-up leaves an entry written under a domain its organization has left (its requests would go there)", async () => {
+    const directory = new Directory()
+    directory.connect('200000', 'old')
+    let commentsDown = true
+    const { w, service } = await start(directory, { needsTranslation: false, sendBack: true, answer: ({ url }) => (commentsDown && url.includes('/comments') ? { status: 500, body: { error: { code: 500, message: 'down' } } } : undefined) })
+    expect((await send(w.url, [1, 2], { domain: 'old' })).status).toBe(200)
+    await w.idle()
+    await w.findingsIdle()
+    expect(w.issues.counts.failed).toBe(1)
+    commentsDown = false
+    // Another organization connects "old"; 200000 is connected under "new" now.
+    directory.connect('200000', 'new')
+    directory.connect('300000', 'old')
+    expect(await w.sweepFindings()).toMatchObject({ caughtUp: 0 })
+    await w.findingsIdle()
+    expect(service.comments).toEqual([])
   })
 })
