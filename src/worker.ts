@@ -15,7 +15,7 @@ import { FindingsLog, type FindingsEntry } from './findings/findings-log.js'
 import { createFindingsStage, type FindingsStage } from './findings/findings-stage.js'
 import { IssueSender, LATE_LANDING_MS } from './findings/issue-sender.js'
 import { ApiClient } from './platform/api-client.js'
-import { byDomain, createDomainResolver, createRebinder, type OrganizationDirectory } from './platform/organization-domains.js'
+import { byDomain, createDomainResolver, createRebinder, type OrganizationDirectory, type Rebinder } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
 import { Backlog, type BacklogView } from './queue/backlog.js'
@@ -309,6 +309,40 @@ interface Parts {
   retries: { readonly waiting: number; readonly given: number; clear(): void }
 }
 
+/**
+ * Held domains' token checks that know of moves: strings held under a domain their organization
+ * no longer has are let go at once (they run under its domain now; a token for the old domain
+ * would never come), and the release is told so (`letGoForMove`, asked once, as it releases).
+ */
+function heldDomainChecks(domains: Rebinder, tokens: TokenProvider) {
+  const moved = new Set<string>()
+  return {
+    canReport: async (domain: string, organizations: readonly string[]): Promise<boolean> => {
+      if (await domains.moved(domain, organizations)) return (moved.add(domain), true)
+      moved.delete(domain)
+      return (await tokens.getAccessToken(domain), true)
+    },
+    letGoForMove: (domain: string): boolean => moved.delete(domain),
+  }
+}
+
+/**
+ * A held decision back from the disk or Redis (its room in the window taken): under its
+ * organization's domain now, then checked and reported. Should that fail, its room is given back
+ * (`giveRoom`) and `failed` told (it stays in the journal; BullMQ's copy is failed back to BullMQ).
+ */
+function reboundReport(domains: Rebinder, reportChecked: (d: Decision) => void, giveRoom: () => void, log: Logger) {
+  return (d: Decision, failed?: (error: unknown) => void): void => {
+    void domains.rebind([d.job])
+      .then(() => reportChecked(d))
+      .catch((error: unknown) => {
+        log.error({ err: error, string: d.job.stringId }, 'reporting a held decision failed; the string stays in the journal')
+        giveRoom()
+        failed?.(error)
+      })
+  }
+}
+
 /** The stages of a string's path, wired to each other (no HTTP yet). */
 async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSignal, timers: Set<NodeJS.Timeout>, closing: () => boolean): Promise<Parts> {
   const { config, log, tokens } = deps
@@ -346,23 +380,16 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   // Strings keep the domain they arrived under while they wait; they run, or their held decision is
   // reported, under the one their organization has then (createRebinder).
   const domains = createRebinder(tokens, log, (domain, organization) => held.movedAway(domain, organization))
-  /** Held domains let go because their organization moved: with BullMQ, all their strings go (no report under this domain will come to release the rest). */
-  const movedDomains = new Set<string>()
+  const checks = heldDomainChecks(domains, tokens)
   const held = new HeldOrganizations({
     log,
     baseDelayMs: deps.heldBaseDelayMs,
-    // Strings held under a domain their organization no longer has are let go at once (they run
-    // under its domain now): a token for the old domain would never come.
-    canReport: async (domain, organizations) => {
-      if (await domains.moved(domain, organizations)) return (movedDomains.add(domain), true)
-      movedDomains.delete(domain)
-      return (await tokens.getAccessToken(domain), true)
-    },
+    canReport: checks.canReport,
     // Its line of the backlog is served again; with BullMQ, a chunk of its strings goes back from
     // Redis to the queue as a probe (the rest once a report goes through; should that fail, the
-    // sweep of held strings tries again).
+    // sweep of held strings tries again), or all of them if its organization moved.
     release: (domain) => {
-      const moved = movedDomains.delete(domain)
+      const moved = checks.letGoForMove(domain)
       if (shared) releaseHeld(domain, !moved)
       else backlog?.kick()
     },
@@ -437,20 +464,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   // Decisions reported apart from their run (a refused output sent again as "", a held string back
   // with its output decided) leave as superseded when a newer revision of the string is known.
   const reportChecked = createCheckedReport({ isCurrent, ...newerArrived, superseded: (job) => outcomes.superseded(job), report: (d) => reporter.add(d), log })
-  /**
-   * A held decision back from the disk or Redis (its room in the window taken): under its
-   * organization's domain now, then checked and reported. Should that fail, its room is given back
-   * and `failed` told (it stays in the journal; BullMQ's copy is failed back to BullMQ).
-   */
-  const reportRebound = (d: Decision, failed?: (error: unknown) => void): void => {
-    void domains.rebind([d.job])
-      .then(() => reportChecked(d))
-      .catch((error: unknown) => {
-        log.error({ err: error, string: d.job.stringId }, 'reporting a held decision failed; the string stays in the journal')
-        queue.finish(1)
-        failed?.(error)
-      })
-  }
+  const reportRebound = reboundReport(domains, reportChecked, () => queue.finish(1), log)
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: reportChecked, stash })
   const reconciler = new Reconciler({
     api, dedupe, metrics, log,
