@@ -331,7 +331,7 @@ function heldDomainChecks(domains: Rebinder, tokens: TokenProvider) {
  * organization's domain now, then checked and reported. Should that fail, its room is given back
  * (`giveRoom`) and `failed` told (it stays in the journal; BullMQ's copy is failed back to BullMQ).
  */
-function reboundReport(domains: Rebinder, reportChecked: (d: Decision) => void, giveRoom: () => void, log: Logger) {
+export function reboundReport(domains: Pick<Rebinder, 'rebind'>, reportChecked: (d: Decision) => void, giveRoom: () => void, log: Logger) {
   return (d: Decision, failed?: (error: unknown) => void): void => {
     void domains.rebind([d.job])
       .then(() => reportChecked(d))
@@ -601,7 +601,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
  * forbidden organization then runs once more and is held again here; one whose report goes
  * through has the rest released.
  */
-function sweepHeldInRedis(shared: BullmqJournal, held: HeldOrganizations, tokens: TokenProvider, movedAway: (domain: string) => Promise<boolean>, log: Logger, closing: () => boolean, everyMs: number): { stop(): void } {
+export function sweepHeldInRedis(shared: Pick<BullmqJournal, 'heldDomains' | 'release'>, held: HeldOrganizations, tokens: TokenProvider, movedAway: (domain: string) => Promise<boolean>, log: Logger, closing: () => boolean, everyMs: number): { stop(): void } {
   let running = false
   // Domains whose token check or release has not ended: each on its own (one that hangs costs the
   // others nothing), never twice at once; a later sweep skips them until it ends.
