@@ -258,8 +258,16 @@ export class TokenManager {
     return d
   }
 
+  /**
+   * Due `skewMs` before expiry, or half-way through a token's life when it lives shorter than
+   * twice that (issued when it was refreshed or connected): a token of 60 s or less would
+   * otherwise be due as it is issued, and refreshed for every request.
+   */
   private needsRefresh(rec: OrgRecord, now: number): boolean {
-    return rec.expiresAt !== undefined && now >= rec.expiresAt - this.skewMs
+    if (rec.expiresAt === undefined) return false
+    const issuedAt = rec.refreshedAt ?? rec.connectedAt
+    const skew = issuedAt === undefined ? this.skewMs : Math.min(this.skewMs, Math.max(0, rec.expiresAt - issuedAt) / 2)
+    return now >= rec.expiresAt - skew
   }
 
   private async read(domain: string): Promise<OrgRecord | undefined> {

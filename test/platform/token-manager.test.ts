@@ -62,7 +62,7 @@ function fakeTokenEndpoint(opts: { delayMs?: number; expiresIn?: number } = {}) 
   }
 }
 
-function setup(opts: { format?: 'json' | 'form'; delayMs?: number; store?: Keyv; key?: Buffer } = {}) {
+function setup(opts: { format?: 'json' | 'form'; delayMs?: number; store?: Keyv; key?: Buffer; expiresIn?: number } = {}) {
   const lines: string[] = []
   const log = createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(s) } })
   const config = loadConfig({}, {
@@ -73,7 +73,7 @@ function setup(opts: { format?: 'json' | 'form'; delayMs?: number; store?: Keyv;
     storeUrl: 'memory://',
     oauthTokenFormat: opts.format ?? 'json',
   })
-  const server = fakeTokenEndpoint(opts.delayMs === undefined ? {} : { delayMs: opts.delayMs })
+  const server = fakeTokenEndpoint({ ...(opts.delayMs === undefined ? {} : { delayMs: opts.delayMs }), ...(opts.expiresIn === undefined ? {} : { expiresIn: opts.expiresIn }) })
   const clock = { now: 1_000_000 }
   const store = opts.store ?? new Keyv()
   const key = opts.key ?? randomBytes(32)
@@ -241,8 +241,10 @@ describe('TokenManager', () => {
 
   it('a cached token about to expire is refreshed, and the cache counts from when the read began', async () => {
     const t = setup()
-    // Expires 60.6 s from now: due for a refresh (60 s early) 600 ms from now, within the cache's second.
-    await t.tokens.saveTokenResponse('acme', t.server.grant(60.6))
+    // Issued a minute ago, expires 60.6 s from now: due for a refresh (60 s early) 600 ms from now,
+    // within the cache's second.
+    await t.tokens.saveTokenResponse('acme', t.server.grant(120.6))
+    t.clock.now += 60_000
     const first = await t.tokens.getAccessToken('acme')
     t.clock.now += 700
     const refreshed = await t.tokens.getAccessToken('acme')
@@ -298,6 +300,26 @@ describe('TokenManager', () => {
     expect(await restarted.getAccessToken('acme')).not.toBe(fresh)
     expect(t.server.refreshes()).toBe(2)
     expect((await restarted.status())[0]).toMatchObject({ connected: true, refreshedAt: t.clock.now })
+  })
+
+  it('a token that lives a minute or less is refreshed half-way through its life, not for every request', async () => {
+    const t = setup({ expiresIn: 30 })
+    await t.tokens.saveTokenResponse('acme', t.server.grant(30))
+    for (let i = 0; i < 9; i++) {
+      t.clock.now += 1_500 // 13.5 s of a 30 s token: nothing due
+      await t.tokens.getAccessToken('acme')
+    }
+    expect(t.server.refreshes()).toBe(0)
+    t.clock.now += 2_000
+    await t.tokens.getAccessToken('acme')
+    expect(t.server.refreshes()).toBe(1)
+    // The refreshed token (30 s again) is due half-way through its own life, counted from its refresh.
+    t.clock.now += 14_000
+    await t.tokens.getAccessToken('acme')
+    expect(t.server.refreshes()).toBe(1)
+    t.clock.now += 2_000
+    await t.tokens.getAccessToken('acme')
+    expect(t.server.refreshes()).toBe(2)
   })
 
   it('50 concurrent callers with an expired token make exactly one refresh request', async () => {
