@@ -17,6 +17,13 @@ export class ApiError extends Error {
   /** How long the service asked to wait before the next try (its Retry-After), if it did (ms). */
   retryAfterMs?: number
 
+  /**
+   * An attempt of this request (this one or an earlier) ended with no word on its outcome (no
+   * answer, a timeout, a 5XX, a 2XX that was no answer): the service may have applied it, though
+   * the last attempt was refused.
+   */
+  mayHaveApplied = false
+
   constructor(readonly status: number, readonly body: string, readonly method: string, readonly path: string, readonly attempts: number) {
     super(`${method} ${path} answered ${status}${body ? `: ${body.slice(0, 300)}` : ''}`)
     this.name = 'ApiError'
@@ -25,6 +32,25 @@ export class ApiError extends Error {
   get permanent(): boolean {
     return this.status >= 400 && this.status < 500 && this.status !== 408 && this.status !== 429
   }
+}
+
+/** Errors other than ApiError (no token after a retry's wait) of a request that may have been applied. */
+const appliedUnknown = new WeakSet<object>()
+
+/** `rethrow(unknown)`: the error rethrown, remembered as of a request that may have been applied. */
+const markUnknown = (unknown: boolean) => (error: unknown): never => {
+  if (unknown && typeof error === 'object' && error !== null) appliedUnknown.add(error)
+  throw error
+}
+
+/**
+ * Whether the request that failed with `error` may have been applied all the same: an attempt
+ * before the last ended with no word on its outcome (ApiError.mayHaveApplied), or the token for
+ * the next attempt failed after one did.
+ */
+export function mayHaveApplied(error: unknown): boolean {
+  if (error instanceof ApiError) return error.mayHaveApplied
+  return typeof error === 'object' && error !== null && appliedUnknown.has(error)
 }
 
 export interface ApiObserver {
@@ -148,6 +174,8 @@ export class ApiClient {
     let token = await this.options.tokens.getAccessToken(domain)
     let refreshed = false
     let lastError: ApiError | Error | undefined
+    // Whether an attempt so far may have been applied (see ApiError.mayHaveApplied).
+    let unknown = false
     for (let attempt = 0; attempt < maxAttempts; attempt++) {
       let delay = 0
       // The slot is held only for the request itself, never while backing off, so the limit
@@ -192,12 +220,14 @@ export class ApiClient {
       // shaped like a credential, go before the text reaches the ApiError, the log or the operator page.
       reason = redactSecrets(reason, [token])
       const failed = new ApiError(status, reason, method, path, attempt + 1)
+      if (status === 0 || status === 408 || status >= 500) unknown = true
+      failed.mayHaveApplied = unknown
       const asked = parseRetryAfter(retryAfter)
       if (asked !== undefined) failed.retryAfterMs = Math.min(asked, RETRY_AFTER_MAX_MS)
       lastError = failed
       if (status === 401 && !refreshed) {
         refreshed = true
-        token = await this.options.tokens.refreshAfterUnauthorized(domain, token)
+        token = await this.options.tokens.refreshAfterUnauthorized(domain, token).catch(markUnknown(unknown))
         attempt--
         continue
       }
@@ -206,13 +236,17 @@ export class ApiClient {
       else if (status === 0 || status === 408 || status >= 500) delay = asked ?? this.backoff(attempt)
       else throw lastError
       if (attempt + 1 >= maxAttempts || (timedOut && options.retryTimeouts === false)) break
+      // A wait the service asks for is honoured whole (platform notes): one longer than this client
+      // waits between attempts ends them, and the caller waits it out (the hold, the strings' own
+      // back-off, the next sweep: each keeps `retryAfterMs`), never sending before it is over.
+      if (asked !== undefined && asked > this.maxDelayMs) break
       delay = Math.min(delay, this.maxDelayMs)
       if (options.maxWaitMs !== undefined && delay > options.maxWaitMs) break
       this.options.observer?.retry?.({ reason: status === 0 ? 'network' : String(status), delayMs: delay, domain })
       this.options.log.debug({ domain, route, status, delay, attempt: attempt + 1 }, 'api request will be retried')
       await sleep(delay)
       // A long wait may outlive the token: take the current one.
-      token = await this.options.tokens.getAccessToken(domain)
+      token = await this.options.tokens.getAccessToken(domain).catch(markUnknown(unknown))
     }
     throw lastError ?? new Error(`${method} ${path} failed`)
   }

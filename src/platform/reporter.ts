@@ -17,7 +17,7 @@
 // A group sends at most one request per attempt unless the service answers 400.
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
-import { ApiError, type ApiClient } from './api-client.js'
+import { ApiError, mayHaveApplied, type ApiClient } from './api-client.js'
 import { isOrganizationUnavailable } from './token-provider.js'
 import { TokenEndpointError } from './token-errors.js'
 
@@ -51,10 +51,11 @@ export interface ReporterHooks {
   parked(decisions: Decision[], reason: string): void | Promise<void>
   /**
    * The organization can't update statuses for now: keep the decisions until it can.
-   * `retryAfterMs`: the Retry-After of the answer that made the hold, if it had one. `unsent`:
-   * held before any update was sent for them (their organization was held already).
+   * `retryAfterMs`: the Retry-After of the answer that made the hold, if it had one. `mayHaveLanded`:
+   * an update sent for them may have been applied all the same (an answer lost to a 5XX or a
+   * timeout, on the last attempt or an earlier one): the service is asked first when they go.
    */
-  held(decisions: Decision[], reason: string, cause: HoldCause, retryAfterMs?: number, unsent?: boolean): void | Promise<void>
+  held(decisions: Decision[], reason: string, cause: HoldCause, retryAfterMs: number | undefined, mayHaveLanded: boolean): void | Promise<void>
 }
 
 export interface ReporterOptions {
@@ -150,7 +151,7 @@ export class Reporter {
     const j = decision.job
     const cause = this.options.holding?.(j.domain)
     if (cause) {
-      void Promise.resolve(this.options.hooks.held([decision], 'the organization is held', cause, undefined, true)).catch((error) => this.options.log.error({ err: error }, 'holding a decision failed'))
+      void Promise.resolve(this.options.hooks.held([decision], 'the organization is held', cause, undefined, false)).catch((error) => this.options.log.error({ err: error }, 'holding a decision failed'))
       return
     }
     const key = `${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}`
@@ -270,7 +271,9 @@ export class Reporter {
         log.warn({ ...where, strings: decisions.length }, `the service no longer waits for these strings at this step and language (${reason}); they are dropped`)
         return hooks.dropped(decisions, reason)
       case 'hold':
-        return hooks.held(decisions, reason, verdict.cause, (error as ApiError).retryAfterMs)
+        // Held as unavailable, the update may have landed; refused (403, no token for the next
+        // attempt) after an attempt whose answer was lost, just the same.
+        return hooks.held(decisions, reason, verdict.cause, (error as ApiError).retryAfterMs, verdict.cause === 'unavailable' || mayHaveApplied(error))
       case 'park': {
         // The whole message (method, path, status, body): it is what an operator reads later.
         const why = error instanceof Error ? error.message : reason

@@ -89,13 +89,13 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
     async parked(decisions, reason) {
       for (const d of decisions) await park(d.job, reason, d.port)
     },
-    async held(decisions, reason, cause, retryAfterMs, unsent) {
+    async held(decisions, reason, cause, retryAfterMs, mayHaveLanded) {
       // Refused (403) or never sent (no token), the update did not land: the output is kept. After
-      // an outage (5XX, timeouts) it may have: the string may be DONE, or sent back and fixed since,
-      // so the service is asked first, and a string it still waits for runs again on its current
-      // translation rather than get an output decided on an older one.
-      const landed = cause === 'unavailable' && unsent !== true
-      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port, ...(landed ? { recheck: true } : {}) })), reason, cause, retryAfterMs)
+      // an outage (5XX, timeouts) it may have, even if a later attempt was refused: the string may
+      // be DONE, or sent back and fixed since, so the service is asked first, and a string it
+      // still waits for runs again on its current translation rather than get an output decided
+      // on an older one.
+      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port, ...(mayHaveLanded ? { recheck: true } : {}) })), reason, cause, retryAfterMs)
     },
   }
 

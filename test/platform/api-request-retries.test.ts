@@ -4,7 +4,7 @@
 // refresh after 401, a fresh token after each wait, the observer's view, and the per-organization
 // limit on requests in flight.
 import { describe, expect, it } from 'vitest'
-import { ApiClient, ApiError } from '../../src/platform/api-client.js'
+import { ApiClient, ApiError, mayHaveApplied } from '../../src/platform/api-client.js'
 import { parseRetryAfter as retryAfterMs } from '../../src/util/retry-after.js'
 import { createLogger } from '../../src/util/logger.js'
 
@@ -147,12 +147,50 @@ describe('ApiClient.request', () => {
     expect(twice.events.filter((e) => e.startsWith('refresh'))).toHaveLength(1)
   })
 
-  it('waits what Retry-After says (capped), and takes the current token after the wait', async () => {
-    const { client, events, calls } = setup([{ status: 429, retryAfter: '0.02' }, { status: 503, retryAfter: '600' }, { status: 200, body: '{}' }], { maxDelayMs: 30 })
+  it('waits what Retry-After says, and takes the current token after the wait', async () => {
+    const { client, events, calls } = setup([{ status: 429, retryAfter: '0.02' }, { status: 503, retryAfter: '0.01' }, { status: 200, body: '{}' }], { maxDelayMs: 30 })
     await client.request('acme', 'GET', '/y', 'y.get')
-    expect(events.filter((e) => e.startsWith('retry'))).toEqual(['retry 429 20', 'retry 503 30'])
+    expect(events.filter((e) => e.startsWith('retry'))).toEqual(['retry 429 20', 'retry 503 10'])
     expect(events.filter((e) => e.startsWith('token'))).toHaveLength(3)
     expect(calls).toHaveLength(3)
+  })
+
+  it('never sends again before a Retry-After longer than it waits between attempts: it stops, the wait on the error for its caller', async () => {
+    for (const status of [429, 503]) {
+      const { client, calls } = setup([{ status, retryAfter: '600' }, { status: 200, body: '{}' }], { maxDelayMs: 30, maxAttempts: 8 })
+      const error = (await client.request('acme', 'PATCH', '/y', 'y.patch').catch((e: unknown) => e)) as ApiError
+      expect(error).toMatchObject({ status, retryAfterMs: 600_000, attempts: 1 })
+      expect(calls).toHaveLength(1)
+    }
+  })
+
+  it('says whether a request refused at last may have been applied by an earlier attempt whose answer was lost', async () => {
+    const cases: Array<[Answer[], boolean]> = [
+      [[{ status: 403 }], false],
+      [[{ status: 429, retryAfter: '0' }, { status: 403 }], false],
+      [[{ status: 503 }, { status: 403 }], true],
+      [[new Error('socket hang up'), { status: 400 }], true],
+      [[{ status: 500 }, { status: 500 }, { status: 500 }], true],
+    ]
+    for (const [answers, applied] of cases) {
+      const what = JSON.stringify(answers)
+      const error = await setup(answers).client.request('acme', 'PATCH', '/y', 'y.patch').catch((e: unknown) => e)
+      expect(error, what).toBeInstanceOf(ApiError)
+      expect(mayHaveApplied(error), what).toBe(applied)
+    }
+    // The token for the next attempt failed after an answer was lost: that error says so too.
+    const noToken = new Error('no token')
+    let asked = 0
+    const client = new ApiClient({
+      config: { apiUrl: 'https://{organization_domain}.api.test/', apiMaxInFlight: 4, apiMaxAttempts: 3, apiTimeoutMs: 5000 },
+      tokens: { getAccessToken: async () => { if (asked++) throw noToken; return 't' }, refreshAfterUnauthorized: async () => 't' },
+      log: createLogger({ level: 'silent' }),
+      fetch: (async () => new Response('', { status: 502 })) as unknown as typeof fetch,
+      baseDelayMs: 1,
+    })
+    expect(await client.request('acme', 'PATCH', '/y', 'y.patch').catch((e: unknown) => e)).toBe(noToken)
+    expect(mayHaveApplied(noToken)).toBe(true)
+    expect(mayHaveApplied(new Error('another'))).toBe(false)
   })
 
   it('backs off within half to all of a doubling delay, capped', async () => {

@@ -42,12 +42,13 @@ function setup(options: { stash?: (jobs: Job[]) => Promise<void> } = {}) {
 }
 
 describe('outcomes', () => {
-  it('keeps a held decision as decided unless its update may have landed (held as unavailable after it was sent): then it is checked with the service first', async () => {
+  it('keeps a held decision as decided unless its update may have landed: then it is checked with the service first', async () => {
     const { outcomes, stashed } = setup()
-    await outcomes.reporterHooks.held([{ job: job(1), port: 'ok' }], '403: Forbidden', 'forbidden')
-    await outcomes.reporterHooks.held([{ job: job(2), port: 'ok' }], '503', 'unavailable')
-    await outcomes.reporterHooks.held([{ job: job(3), port: 'ok' }], 'the organization is held', 'unavailable', undefined, true)
-    expect(stashed.flat().map((j) => [j.stringId, j.decidedPort, j.recheck === true])).toEqual([[1, 'ok', false], [2, 'ok', true], [3, 'ok', false]])
+    await outcomes.reporterHooks.held([{ job: job(1), port: 'ok' }], '403: Forbidden', 'forbidden', undefined, false)
+    await outcomes.reporterHooks.held([{ job: job(2), port: 'ok' }], '503', 'unavailable', undefined, true)
+    await outcomes.reporterHooks.held([{ job: job(3), port: 'ok' }], 'the organization is held', 'unavailable', undefined, false)
+    await outcomes.reporterHooks.held([{ job: job(4), port: 'ok' }], '403 after a 503', 'forbidden', undefined, true)
+    expect(stashed.flat().map((j) => [j.stringId, j.decidedPort, j.recheck === true])).toEqual([[1, 'ok', false], [2, 'ok', true], [3, 'ok', false], [4, 'ok', true]])
   })
 
   it('finishes reported strings everywhere, and tells the held list the organization got through', async () => {
@@ -94,7 +95,7 @@ describe('outcomes', () => {
 
   it('holds decisions with their ports on disk, and frees their room', async () => {
     const { outcomes, events, stashed } = setup()
-    await outcomes.reporterHooks.held([{ job: job(1), port: 'ok' }, { job: job(2), port: '' }], '403: Forbidden', 'forbidden')
+    await outcomes.reporterHooks.held([{ job: job(1), port: 'ok' }, { job: job(2), port: '' }], '403: Forbidden', 'forbidden', undefined, false)
     expect(events).toEqual(['hold acme 2 403: Forbidden forbidden', 'jobs {"outcome":"held","port":""} 2', 'stash 1:ok,2:', 'room 2'])
     expect(stashed[0]!.map((j) => j.decidedPort)).toEqual(['ok', ''])
   })
