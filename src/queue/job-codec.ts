@@ -30,10 +30,32 @@ export interface EncodedJobList {
 export type JobFields = Pick<Job, 'organizationId' | 'moduleKey' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision' | 'string' | 'sourceLanguage' | 'targetLanguage'> &
   Partial<Pick<Job, 'invalid' | 'attempts' | 'decidedPort'>>
 
-/** Identity of a language record by its fields (joined, not JSON.stringify: it runs twice per event, bench). */
+/** The language record's documented fields that are strings (the interface document: all but dialectOf). */
+const STRING_FIELDS = ['id', 'name', 'editorCode', 'twoLettersCode', 'threeLettersCode', 'locale', 'androidCode', 'osxCode', 'osxLocale', 'textDirection'] as const
+
+/**
+ * Identity of a language record: two records with the same key are equal, field for field. A
+ * record of just the documented fields, of their types, is keyed by its fields joined (not
+ * JSON.stringify: it runs twice per event, bench); any other (a field the service added since, a
+ * value of another type, a separator in a value) by its JSON text, so that records differing
+ * anywhere are never taken for one another (the records are shared across deliveries and
+ * organizations, see `intern`).
+ */
 export function languageKey(l: Language): string {
-  return `${l.id}\u0001${l.name}\u0001${l.editorCode}\u0001${l.twoLettersCode}\u0001${l.threeLettersCode}\u0001${l.locale}\u0001${l.androidCode}\u0001${l.osxCode}\u0001${l.osxLocale}\u0001${l.textDirection}\u0001${l.dialectOf}\u0001${Object.keys(l).length}`
+  const fields = l as unknown as Record<string, unknown>
+  if (Object.keys(l).length !== STRING_FIELDS.length + 1) return wholeKey(l)
+  let key = 'f'
+  for (const name of STRING_FIELDS) {
+    const value = fields[name]
+    if (typeof value !== 'string' || value.includes('\u0001')) return wholeKey(l)
+    key += `${value}\u0001`
+  }
+  const dialect = fields.dialectOf
+  if (dialect === null) return `${key}n`
+  return typeof dialect === 'string' ? `${key}s${dialect}` : wholeKey(l)
 }
+
+const wholeKey = (l: Language): string => `j${JSON.stringify(l)}`
 
 /** Jobs written one by one into the compact form; language records that are equal are written once. */
 export class JobEncoder {

@@ -53,3 +53,31 @@ describe('job codec', () => {
     expect(held).toStrictEqual(job(3, { decidedPort: 'approved' }))
   })
 })
+
+describe('language records shared between jobs', () => {
+  const base = { id: 'xx', name: 'Custom', editorCode: 'xx', twoLettersCode: 'xx', threeLettersCode: 'xxx', locale: 'xx-XX', androidCode: 'xx-rXX', osxCode: 'xx.lproj', osxLocale: 'xx', textDirection: 'ltr', dialectOf: null } as unknown as Job['targetLanguage']
+  const readBack = (target: Job['targetLanguage'], organizationId = '200000') => decodeJobs(encodeJobs([job(1, { organizationId, targetLanguage: target })]), origin)[0]!.targetLanguage
+
+  it('are shared only when equal field for field: a field the service added since, a value of another type, a separator in a value', () => {
+    const variants: Array<Record<string, unknown>> = [
+      { ...base, pluralCategoryNames: ['one', 'other'] },
+      { ...base, pluralCategoryNames: ['one', 'few', 'many', 'other'] },
+      { ...base, dialectOf: 'null' },
+      { ...base, dialectOf: 'xx' },
+      { ...base, name: 'Cus\u0001tom', editorCode: 'xx' },
+      { ...base, name: 'Cus', editorCode: 'tom\u0001xx' },
+      { ...base, textDirection: 7 },
+      { ...base, textDirection: '7' },
+    ]
+    // Each read back in a delivery of another organization after all the others: none takes another's record.
+    for (const [i, v] of variants.entries()) readBack(v as unknown as Job['targetLanguage'], String(100 + i))
+    for (const [i, v] of variants.entries()) expect(readBack(v as unknown as Job['targetLanguage'], String(200 + i))).toEqual(v)
+    expect(readBack(base)).toEqual(base)
+  })
+
+  it('equal records are still one object, whatever delivery they came in', () => {
+    expect(readBack({ ...base }, '1')).toBe(readBack({ ...base }, '2'))
+    const extended = { ...base, pluralCategoryNames: ['one', 'other'] } as unknown as Job['targetLanguage']
+    expect(readBack({ ...extended }, '1')).toBe(readBack({ ...extended }, '2'))
+  })
+})
