@@ -15,6 +15,11 @@ export interface FaultSettings {
   tokenTtlSeconds: number | null
   /** Refuse every refresh with 400 invalid_grant. */
   refuseRefresh: boolean
+  /**
+   * Access tokens are opaque strings, with no claims to read (the interface document shows
+   * neither their claims nor their structure): a worker learns nothing of the organization from them.
+   */
+  opaqueTokens: boolean
   /** API requests one organization may have in flight; beyond it 429 (the service: 20). 0: no limit. */
   maxInFlight: number
   /** Statuses (429, 500, 503, ...) to answer the next API requests with, in order, before any other fault. */
@@ -68,6 +73,7 @@ export function defaultFaults(): FaultSettings {
     latencyMs: [0, 0],
     tokenTtlSeconds: null,
     refuseRefresh: false,
+    opaqueTokens: false,
     maxInFlight: 20,
     nextStatuses: [],
   }
@@ -191,6 +197,10 @@ export function applyFaultPatch(faults: FaultSettings, patch: Partial<FaultSetti
       case 'refuseRefresh':
         if (typeof value !== 'boolean') throw new Error('faults.refuseRefresh must be a boolean')
         next.refuseRefresh = value
+        break
+      case 'opaqueTokens':
+        if (typeof value !== 'boolean') throw new Error('faults.opaqueTokens must be a boolean')
+        next.opaqueTokens = value
         break
       case 'nextStatuses':
         if (!Array.isArray(value) || !value.every((n) => Number.isInteger(n) && n >= 100 && n <= 599)) {

@@ -209,6 +209,20 @@ export class TokenManager {
     this.knownIds.set(id, { domain: d, at: this.now() })
   }
 
+  /**
+   * Bind an organization id to a domain another signed source names together (a settings token's
+   * `domain` and `context.organization_id`, signed with the client secret), where neither is bound
+   * yet: the token at connection may not say which organization it is (its claims are not part of
+   * the interface document). A binding made at connection is never changed here. Whether it bound.
+   */
+  async bindIfUnbound(id: string, domain: string): Promise<boolean> {
+    const d = normalizeDomain(domain)
+    if (!d || !id) return false
+    if ((await this.domainOf(id)) !== undefined || (await this.organizationOf(d)) !== undefined) return false
+    await this.rememberOrganization(id, d)
+    return true
+  }
+
   /** The organization id bound to a domain when it was connected, if any. */
   async organizationOf(domain: string): Promise<string | undefined> {
     const d = normalizeDomain(domain)

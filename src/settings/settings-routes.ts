@@ -29,6 +29,11 @@ export interface SettingsRouterDeps {
   settings: SettingsService
   pipelines: () => { get(key: string): SettingsTarget | undefined }
   log: Logger
+  /**
+   * Binds the organization id and domain a verified settings token names, where neither is bound
+   * yet (TokenManager.bindIfUnbound): deliveries then trust no header's domain for it.
+   */
+  bindOrganization?(id: string, domain: string): Promise<boolean>
 }
 
 export const SETTINGS_PATH = '/steps/:key/settings'
@@ -98,6 +103,13 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
       clientId: config.clientId || undefined,
       moduleKey: key,
     })
+    if (token.domain && deps.bindOrganization) {
+      const { organizationId } = token.context
+      await deps.bindOrganization(organizationId, token.domain).then(
+        (bound) => bound && log.info({ organization: organizationId, domain: token.domain!.slice(0, 100) }, 'organization bound to its domain, as its settings token names them'),
+        (error: unknown) => log.warn({ err: error, organization: organizationId }, 'could not bind the organization to the domain its settings token names; tried again with its next token'),
+      )
+    }
     const target = deps.pipelines().get(key)
     if (!target) throw createHttpError(404, `no pipeline with the module key "${key}"`)
     ;(ctx.state as AuthedState).token = token

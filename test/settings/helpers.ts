@@ -10,7 +10,7 @@ import { formatAjvErrors } from '../../src/engine/instantiate-plugin.js'
 import { loadConfig, type Config } from '../../src/config/load-config.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { SettingsService } from '../../src/settings/settings-service.js'
-import { createSettingsRouter, type SettingsTarget } from '../../src/settings/settings-routes.js'
+import { createSettingsRouter, type SettingsRouterDeps, type SettingsTarget } from '../../src/settings/settings-routes.js'
 
 export const CLIENT_ID = 'switchyard-test-client'
 export const CLIENT_SECRET = 'test-client-secret-of-at-least-32-bytes!'
@@ -53,11 +53,12 @@ export interface TokenOptions {
   alg?: string
   expiresIn?: string | number
   iat?: number
+  domain?: string
 }
 
 export async function signToken(o: TokenOptions = {}): Promise<string> {
   const jwt = new SignJWT({
-    domain: 'acme',
+    domain: o.domain ?? 'acme',
     module: o.module ?? 'qa-gate',
     context: { project_id: o.projectId === undefined ? 7 : o.projectId, organization_id: o.org ?? Number(ORG), user_id: 3 },
   })
@@ -84,14 +85,14 @@ export interface Harness {
   close(): Promise<void>
 }
 
-export async function startHarness(overrides: Partial<Config> = {}, targets: SettingsTarget[] = [makeTarget('qa-gate'), makeTarget('other-step')]): Promise<Harness> {
+export async function startHarness(overrides: Partial<Config> = {}, targets: SettingsTarget[] = [makeTarget('qa-gate'), makeTarget('other-step')], extra: Pick<SettingsRouterDeps, 'bindOrganization'> = {}): Promise<Harness> {
   // Overrides applied after loading: the routes must also hold with a configuration the start-up
   // check would refuse (CLIENT_ID without CLIENT_SECRET), e.g. one built in code.
   const config: Config = { ...loadConfig({}, { clientId: CLIENT_ID, clientSecret: CLIENT_SECRET, storeUrl: 'memory://' }), ...overrides }
   const store = new Keyv()
   const service = new SettingsService(store, silentLogger())
   const byKey = new Map(targets.map((t) => [t.key, t]))
-  const router = createSettingsRouter({ config, settings: service, pipelines: () => byKey, log: silentLogger() })
+  const router = createSettingsRouter({ config, settings: service, pipelines: () => byKey, log: silentLogger(), ...extra })
   const app = new Koa()
   app.use(router.routes())
   app.use(router.allowedMethods())
