@@ -59,6 +59,16 @@ function unparsedBody(error: unknown): Error {
   return createHttpError(400, 'request body is not valid JSON')
 }
 
+/** The organization and domain a verified settings token names, bound where neither is yet. */
+async function bindOrganization({ bindOrganization: bind, log }: SettingsRouterDeps, token: SettingsToken): Promise<void> {
+  if (!token.domain || !bind) return
+  const { organizationId } = token.context
+  await bind(organizationId, token.domain).then(
+    (bound) => bound && log.info({ organization: organizationId, domain: token.domain!.slice(0, 100) }, 'organization bound to its domain, as its settings token names them'),
+    (error: unknown) => log.warn({ err: error, organization: organizationId }, 'could not bind the organization to the domain its settings token names; tried again with its next token'),
+  )
+}
+
 export function createSettingsRouter(deps: SettingsRouterDeps): Router {
   const { config, settings, log } = deps
   const csp = contentSecurityPolicy(config)
@@ -103,13 +113,7 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
       clientId: config.clientId || undefined,
       moduleKey: key,
     })
-    if (token.domain && deps.bindOrganization) {
-      const { organizationId } = token.context
-      await deps.bindOrganization(organizationId, token.domain).then(
-        (bound) => bound && log.info({ organization: organizationId, domain: token.domain!.slice(0, 100) }, 'organization bound to its domain, as its settings token names them'),
-        (error: unknown) => log.warn({ err: error, organization: organizationId }, 'could not bind the organization to the domain its settings token names; tried again with its next token'),
-      )
-    }
+    await bindOrganization(deps, token)
     const target = deps.pipelines().get(key)
     if (!target) throw createHttpError(404, `no pipeline with the module key "${key}"`)
     ;(ctx.state as AuthedState).token = token

@@ -1,0 +1,31 @@
+// The activity log (the operator page's recent events other than strings) is a convenience: a
+// store that cannot read or write it must not turn a delivery whose strings are journaled into a
+// 500 (the service would spend one of its few retries on it), nor stop the events' handlers.
+import { afterEach, expect, it } from 'vitest'
+import { recalculationEvent, signedRequest } from '../support/events.js'
+import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
+import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+import { createStores } from '../../src/store/create-stores.js'
+
+const running: Array<{ stop(): Promise<void> }> = []
+afterEach(async () => {
+  while (running.length) await running.pop()!.stop()
+})
+
+it('answers 200 for a delivery with other events when the activity log cannot be written, and its strings are reported', async () => {
+  for (const broken of ['get', 'set'] as const) {
+    const stores = await createStores('memory://')
+    ;(stores.activity as unknown as Record<string, unknown>)[broken] = async () => {
+      throw new Error('the store is read-only')
+    }
+    const service = fakeServiceFetch()
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, stores })
+    running.push(w)
+    const body = JSON.stringify({ events: [{ event: 'project.translated', projectId: 7 }, recalculationEvent({ stringId: 1 })] })
+    const res = await fetch(`${w.url}/webhooks`, signedRequest(body, SECRET))
+    expect(res.status, broken).toBe(200)
+    expect(await res.json()).toMatchObject({ accepted: 1, events: 1 })
+    await w.idle()
+    expect(service.patches.flatMap((p) => p.ops)).toHaveLength(1)
+  }
+})
