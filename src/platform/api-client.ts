@@ -37,7 +37,7 @@ export class ApiError extends Error {
 /** Errors other than ApiError (no token after a retry's wait) of a request that may have been applied. */
 const appliedUnknown = new WeakSet<object>()
 
-/** `rethrow(unknown)`: the error rethrown, remembered as of a request that may have been applied. */
+/** A rejection handler that throws the error on, remembered as of a request that may have been applied when `unknown`. */
 const markUnknown = (unknown: boolean) => (error: unknown): never => {
   if (unknown && typeof error === 'object' && error !== null) appliedUnknown.add(error)
   throw error
