@@ -3,7 +3,7 @@
 // request; a string the model leaves out is asked again alone, then reported as "no verdict:"; a
 // string too long for a request alone is not sent but reported as "not reviewed:".
 import { createHash } from 'node:crypto'
-import { definePlugin, type FindingInput, type Item, type OptionsOf } from '../../src/engine/types.js'
+import { definePlugin, MAX_TIMER_MS, type FindingInput, type Item, type OptionsOf } from '../../src/engine/types.js'
 import { loadGlossary, type GlossaryEntry, type GlossaryTerm } from './glossary.js'
 import { KEY_FORBIDDEN, ModelClient } from './model-client.js'
 import { MQM_SEVERITIES, PROMPT_VERSION, estimateTokens, promptItem, promptLanguage, type MqmSeverity, type PromptItem, type PromptLanguage, type Verdict } from './prompt.js'
@@ -45,7 +45,7 @@ const OPTIONS = {
     batchSize: { type: 'integer', minimum: 1, maximum: 500, default: 20, description: 'Strings per request, at most.' },
     maxInputTokens: { type: 'integer', minimum: 200, default: 16000, description: 'Estimated prompt tokens per request, at most (about chars/3); a batch is split to fit.' },
     concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 4, description: 'Requests in flight at once, at most.' },
-    timeoutMs: { type: 'integer', minimum: 100, default: 60000, description: 'Time limit of one request.' },
+    timeoutMs: { type: 'integer', minimum: 100, maximum: MAX_TIMER_MS, default: 60000, description: 'Time limit of one request.' },
     maxRetries: { type: 'integer', minimum: 0, maximum: 10, default: 4, description: 'Retries of a request on 429, 5xx, network errors and timeouts.' },
     retryBaseMs: { type: 'integer', minimum: 1, default: 1000, description: 'First back-off wait when the server names none; doubles each retry (max 30 s).' },
     tokensPerHour: { type: 'integer', minimum: 0, default: 0, description: 'Prompt+completion tokens per rolling hour; 0 means unlimited.' },

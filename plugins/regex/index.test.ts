@@ -38,6 +38,15 @@ new PluginTester().run(regex, {
   ],
 })
 
+describe('regex messages', () => {
+  it('quote the match as the translator wrote it, $ patterns and all (never read as a replacement pattern)', async () => {
+    for (const [translation, forbid, expected] of [["Prix: $' EUR", "\\$'", "Found $' here"], ['Cost $$', '\\$\\$', 'Found $$ here'], ['a $& b', '\\$&', 'Found $& here'], ['x $` y', '\\$`', 'Found $` here']] as const) {
+      const findings = await runPluginCase(regex, { source: 'Price', translation, options: { target: { forbid, message: 'Found {match} here' } } })
+      expect(findings.map((f) => f.message), translation).toEqual([expected])
+    }
+  })
+})
+
 describe('regex options', () => {
   it('a bad pattern is a load error naming the option', async () => {
     await expect(runPluginCase(regex, { source: 'a', translation: 'b', options: { target: { forbid: '(' } } })).rejects.toThrow(/target\.forbid is not a valid regular expression/)

@@ -17,7 +17,7 @@ type Rule = OptionsOf<typeof rule>
 
 const { messages, report } = defineMessages({
   'required-pattern-missing': { severity: 'error', meaning: 'The source or translation does not match its `require` pattern; the message is the rule\'s `message` when it has one.', text: (d: { which: string; pattern: string; message: string | undefined }) => d.message ?? `The ${d.which} must match /${d.pattern}/` },
-  'forbidden-pattern': { severity: 'error', meaning: 'The source or translation matches its `forbid` pattern (each match, up to `maxFindings`); the message is the rule\'s `message` when it has one.', text: (d: { which: string; pattern: string; match: string; message: string | undefined }) => d.message?.replaceAll('{match}', d.match) ?? `The ${d.which} must not match /${d.pattern}/: found ${JSON.stringify(d.match)}` },
+  'forbidden-pattern': { severity: 'error', meaning: 'The source or translation matches its `forbid` pattern (each match, up to `maxFindings`); the message is the rule\'s `message` when it has one.', text: (d: { which: string; pattern: string; match: string; message: string | undefined }) => d.message?.replaceAll('{match}', () => d.match) ?? `The ${d.which} must not match /${d.pattern}/: found ${JSON.stringify(d.match)}` },
 })
 
 /** Does a language code of the option (`fr`, `pt-BR`) cover the target language? */

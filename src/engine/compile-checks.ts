@@ -11,6 +11,7 @@ import { LruMap } from './lru-map.js'
 import type { CheckEntry, PipelineFile } from './pipeline-schema.js'
 import type { PluginRegistry } from './plugin-registry.js'
 import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, settleWithin, type CompiledCheck } from './run-pipeline.js'
+import { ENGINE_CHECK } from './engine-findings.js'
 import type { PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics } from './types.js'
 import type { Logger } from '../util/logger.js'
 
@@ -63,11 +64,18 @@ function expandChecks(c: Compiling, list: CheckEntry[], base: YamlPath, out: Che
     if (entry.enabled === false) return
     const uses = entry.uses
     if (c.registry.has(uses)) {
+      // A preset's keys on a plugin's check would be dropped without a word.
+      if (entry.overrides) error(c, [...at, 'overrides'], `"overrides" changes the checks of a preset; "${uses}" is a plugin: set its options under \`with\``, 'key')
+      if (entry.fallback) error(c, [...at, 'fallback'], `"fallback" stands in for a preset that does not exist; "${uses}" is a plugin`, 'key')
       out.push({ entry, path: at, withPath: [...at, 'with'] })
       return
     }
     const preset: PresetCheck[] | undefined = Object.hasOwn(PRESETS, uses) ? PRESETS[uses] : undefined
     if (preset) {
+      // A plugin's keys on a preset would be dropped without a word: its checks keep their own
+      // ids, and take options by check under `overrides`.
+      if (entry.with) error(c, [...at, 'with'], `"with" does not apply to a preset: give a check of "${uses}" its options under \`overrides.<check>.with\``, 'key')
+      if (entry.id !== undefined) error(c, [...at, 'id'], `"id" does not apply to a preset: its checks keep their own ids (${preset.map((p) => p.id ?? p.uses).join(', ')})`, 'key')
       out.push(...expandPreset(c, entry, preset, at))
       return
     }
@@ -128,6 +136,9 @@ export async function compileChecks(
     if ('error' in loaded) { error(c, [...at, 'uses'], loaded.error); continue }
     const definition = loaded.definition
     const id = entry.id ?? definition.name
+    // Conditions count a plugin's failure under `engine`: a check of that name would be counted
+    // there (its own errors lost among the engine's, or the engine's among its).
+    if (id === ENGINE_CHECK) { error(c, [...at, entry.id ? 'id' : 'uses'], `the id "${ENGINE_CHECK}" is the engine's own (conditions count a plugin's failure under it); give this check another \`id\``); continue }
     if (ids.has(id)) { error(c, [...at, entry.id ? 'id' : 'uses'], `two checks are called "${id}"; give one an \`id\``); continue }
     ids.set(id, at)
     const context = contextFor(c, id, definition.name, c.log.child({ check: id }))

@@ -1,7 +1,7 @@
 // Turning a plugin definition plus the options a pipeline gives it into a running instance:
 // options are validated against the plugin's own JSON Schema (defaults applied) once, at load.
 import { Ajv, type ErrorObject, type ValidateFunction } from 'ajv'
-import { KNOWN_NEEDS, type Need, type PluginContext, type PluginDefinition, type PluginInstance } from './types.js'
+import { KNOWN_NEEDS, MAX_TIMER_MS, type Need, type PluginContext, type PluginDefinition, type PluginInstance } from './types.js'
 
 const ajv = new Ajv({ allErrors: true, useDefaults: true, strict: false })
 const validators = new WeakMap<object, ValidateFunction>()
@@ -104,13 +104,19 @@ export function pluginDefinitionProblem(definition: PluginDefinition): string | 
   // 'translations' would see no translation and pass every string).
   const unknown = (needs as string[] | undefined)?.find((n) => !KNOWN_NEEDS.includes(n as Need))
   if (unknown !== undefined) return `plugin "${definition.name}": \`needs\` names ${JSON.stringify(unknown.slice(0, 100))}, which the engine does not provide (it knows: ${KNOWN_NEEDS.map((n) => `'${n}'`).join(', ')})`
+  // A timer past setTimeout's limit fires at once: every call would time out.
+  const timeoutMs: unknown = definition.timeoutMs
+  if (timeoutMs !== undefined && !(Number.isInteger(timeoutMs) && (timeoutMs as number) >= 1 && (timeoutMs as number) <= MAX_TIMER_MS)) {
+    return `plugin "${definition.name}": \`timeoutMs\` must be a whole number of ms from 1 to ${MAX_TIMER_MS}, not ${String(timeoutMs).slice(0, 40)}`
+  }
   return undefined
 }
 
 /** What a plugin threw, as text, whatever it threw: null, a string, an object without a usable toString. */
 export function thrownText(e: unknown): string {
-  if (e instanceof Error) return e.message
   try {
+    // An Error's message may be a getter that throws, or not text at all.
+    if (e instanceof Error) return String(e.message)
     return String(e)
   } catch {
     return Object.prototype.toString.call(e)

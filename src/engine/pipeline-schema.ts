@@ -8,6 +8,7 @@ import type { FromSchema, JSONSchema } from 'json-schema-to-ts'
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { PORTS } from '../protocol/string-status.js'
+import { MAX_TIMER_MS } from './types.js'
 
 const NAME = '^[a-z0-9][a-z0-9-_]*$'
 
@@ -29,7 +30,7 @@ const check = {
     with: { type: 'object', description: 'Options of the plugin (its own JSON Schema). `${settings.x}` takes a step setting; alone, it keeps the setting\'s type.' },
     severity,
     if: { type: 'string', description: 'Run the check only on strings where this holds, e.g. `no errors so far`, `file.type == "android"`.' },
-    timeout: { type: 'integer', minimum: 1, description: 'Longest one call may run, in ms (default: the plugin\'s timeoutMs, else 30000).' },
+    timeout: { type: 'integer', minimum: 1, maximum: MAX_TIMER_MS, description: 'Longest one call may run, in ms (default: the plugin\'s timeoutMs, else 30000).' },
     maxTextLength,
     enabled: { type: 'boolean', default: true, description: 'false turns the check off (handy to switch off a preset\'s check).' },
     overrides: {
@@ -38,7 +39,7 @@ const check = {
       additionalProperties: {
         type: 'object',
         additionalProperties: false,
-        properties: { with: { type: 'object' }, severity, if: { type: 'string' }, timeout: { type: 'integer', minimum: 1 }, maxTextLength, enabled: { type: 'boolean' } },
+        properties: { with: { type: 'object' }, severity, if: { type: 'string' }, timeout: { type: 'integer', minimum: 1, maximum: MAX_TIMER_MS }, maxTextLength, enabled: { type: 'boolean' } },
       },
     },
     fallback: {
@@ -129,7 +130,7 @@ export const pipelineSchema = {
           uses: { type: 'string', minLength: 1 },
           id: { type: 'string', pattern: NAME },
           with: { type: 'object' },
-          timeout: { type: 'integer', minimum: 1 },
+          timeout: { type: 'integer', minimum: 1, maximum: MAX_TIMER_MS },
         },
       },
     },
