@@ -349,6 +349,21 @@ export function reboundReport(domains: Pick<Rebinder, 'rebind'>, reportChecked: 
   }
 }
 
+/**
+ * For reconciliation: the strings acknowledged outside the window (in Redis, or on disk in the
+ * backlog) but those of held organizations, and the held organizations' domains.
+ */
+function waitingElsewhere(shared: BullmqJournal | undefined, backlog: Backlog | undefined, held: HeldOrganizations) {
+  if (shared) return { queued: async () => (await shared.backlog()) - shared.held, heldDomains: () => new Set(shared.heldPerDomain().keys()) }
+  const heldDomains = () => new Set([...(backlog?.waitingPerDomain().keys() ?? [])].filter((d) => held.cause(d) !== undefined))
+  const queued = async () => {
+    let n = 0
+    for (const [domain, waiting] of backlog?.waitingPerDomain() ?? []) if (held.cause(domain) === undefined) n += waiting
+    return n
+  }
+  return { queued, heldDomains, where: 'on disk' }
+}
+
 /** The stages of a string's path, wired to each other (no HTTP yet). */
 async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSignal, timers: Set<NodeJS.Timeout>, closing: () => boolean): Promise<Parts> {
   const { config, log, tokens } = deps
@@ -474,7 +489,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: reportChecked, stash })
   const reconciler = new Reconciler({
     api, dedupe, metrics, log,
-    ...(shared ? { shared: { queued: async () => (await shared.backlog()) - shared.held, heldDomains: () => new Set(shared.heldPerDomain().keys()) } } : {}),
+    shared: waitingElsewhere(shared, backlog, held),
   })
   const processJobs = createJobProcessor({
     pipelines: () => deps.pipelines.current,

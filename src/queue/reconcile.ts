@@ -25,13 +25,15 @@ export class Reconciler {
       metrics: Pick<Metrics, 'reconcileOrphans'>
       log: Logger
       /**
-       * With QUEUE=bullmq: strings queued, delayed or running in Redis, by any instance, and the
-       * domains with strings held there. This process's memory knows none of them, and their
-       * jobs cannot be found by string (the revision is in a job's id, not in a status record):
-       * the sweep waits for a moment when none is queued, and leaves held organizations' steps
-       * out, rather than count every such string as an orphan.
+       * Strings acknowledged but outside this process's window: with QUEUE=bullmq queued, delayed
+       * or running in Redis, by any instance; else waiting on disk, in the backlog. And the
+       * domains with strings held there. The de-duplication's memory knows none of them, and
+       * they cannot be found by string (the revision is in a job's id or a journal entry, not in
+       * a status record): the sweep waits for a moment when none is queued (held ones aside),
+       * and leaves held organizations' steps out, rather than count every such string as an
+       * orphan. `where`: where they wait, for the log.
        */
-      shared?: { queued(): Promise<number>; heldDomains(): ReadonlySet<string> }
+      shared?: { queued(): Promise<number>; heldDomains(): ReadonlySet<string>; where?: string }
       now?(): number
     },
   ) {}
@@ -53,13 +55,14 @@ export class Reconciler {
     let held: ReadonlySet<string> = new Set()
     if (this.deps.shared && this.steps.size) {
       const now = this.deps.now?.() ?? Date.now()
-      const queued = await this.deps.shared.queued().catch((error: unknown) => (log.warn({ err: error }, 'reconciliation could not read the shared queue; skipped'), -1))
+      const where = this.deps.shared.where ?? 'in Redis'
+      const queued = await this.deps.shared.queued().catch((error: unknown) => (log.warn({ err: error }, 'reconciliation could not read the queue; skipped'), -1))
       if (queued !== 0) {
         this.swept ??= now
         if (now - this.swept >= SKIPPED_TOO_LONG_MS && !this.skipTold) {
           this.skipTold = true
-          log.warn({ since: new Date(this.swept).toISOString() }, 'reconciliation has not swept for an hour: with QUEUE=bullmq it sweeps only when no string is queued or running in Redis, and there always was one. Strings lost on the way are not counted meanwhile')
-        } else if (queued > 0) log.debug({ queued }, 'reconciliation skipped: strings are queued in Redis (tried again at the next sweep)')
+          log.warn({ since: new Date(this.swept).toISOString() }, `reconciliation has not swept for an hour: it sweeps only when no string waits ${where} (those of held organizations aside), and there always was one. Strings lost on the way are not counted meanwhile`)
+        } else if (queued > 0) log.debug({ queued }, `reconciliation skipped: strings wait ${where} (tried again at the next sweep)`)
         return { orphans, checked, queuedElsewhere: Math.max(queued, 0) }
       }
       this.swept = now

@@ -87,7 +87,7 @@ describe('Reconciler', () => {
     reconciler.seen(step())
     expect(await reconciler.run()).toEqual({ orphans: 0, checked: 0, queuedElsewhere: 0 })
     expect(calls).toEqual([])
-    expect(lines.find((l) => l.level === 40)).toMatchObject({ msg: 'reconciliation could not read the shared queue; skipped' })
+    expect(lines.find((l) => l.level === 40)).toMatchObject({ msg: 'reconciliation could not read the queue; skipped' })
   })
 
   it('reads every page of 500, stopping at the first short one', async () => {
