@@ -6,6 +6,8 @@ import type { Finding } from '../engine/types.js'
 import type { FindingRecord } from '../protocol/findings.js'
 
 const MAX_QUOTE = 80
+/** A finding's message, at most: one may quote the translator's text whole (a regex's `{match}`). */
+export const MAX_MESSAGE = 500
 const CONTEXT = 12
 
 /** Is code unit `i` of `text` the second half of a surrogate pair (a cut there would split a character)? */
@@ -45,7 +47,7 @@ export function quoteSpan(text: string, start: number, end: number): string | un
 
 export function toFindingRecords(findings: Finding[], texts: { source: string; translation?: string }): FindingRecord[] {
   return findings.map((f) => {
-    const record: FindingRecord = { check: f.check, severity: f.severity, message: f.message }
+    const record: FindingRecord = { check: f.check, severity: f.severity, message: clip(f.message, MAX_MESSAGE) }
     if (f.code) record.code = f.code
     if (f.span) {
       const where = f.span.in ?? 'translation'

@@ -2,7 +2,7 @@
 // findings' spans, errors first; its type; and the findings' identity (hash).
 import { describe, expect, it } from 'vitest'
 import type { Finding } from '../../src/engine/types.js'
-import { findingsHash, quoteSpan, toFindingRecords } from '../../src/findings/finding-records.js'
+import { findingsHash, MAX_MESSAGE, quoteSpan, toFindingRecords } from '../../src/findings/finding-records.js'
 import { issueFindings, issueText, issueTypeOf, MAX_LISTED, ownReference, REFERENCE } from '../../src/findings/issue-text.js'
 
 const texts = { source: 'Hello {name}, you have {count} new messages', translation: 'Bonjour, vous avez {count} nouveaux  messages' }
@@ -32,6 +32,16 @@ describe('finding records', () => {
 
   it('without a translation (a source-only pipeline) a translation span quotes nothing', () => {
     expect(toFindingRecords([findings[1]!], { source: 'x' })[0]).not.toHaveProperty('quote')
+  })
+
+  it('keep a message to MAX_MESSAGE characters (one may quote a whole text), never cutting a character in two', () => {
+    const long = `Found ${'a'.repeat(MAX_MESSAGE - 8)}😀${'b'.repeat(49_000)}`
+    const [record] = toFindingRecords([{ check: 'regex', severity: 'error', message: long }], { source: 's', translation: 't' })
+    expect(record!.message.length).toBeLessThanOrEqual(MAX_MESSAGE)
+    expect(record!.message.endsWith('…')).toBe(true)
+    expect(record!.message).not.toMatch(/[\ud800-\udbff]…$/)
+    const [short] = toFindingRecords([{ check: 'regex', severity: 'error', message: 'Found x' }], { source: 's' })
+    expect(short!.message).toBe('Found x')
   })
 
   it('hash: the same findings in any order are the same; another message or quote is not', () => {
