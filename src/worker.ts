@@ -668,6 +668,27 @@ export function sweepHeldInRedis(shared: Pick<BullmqJournal, 'heldDomains' | 're
   return { stop: () => (clearTimeout(first), clearInterval(timer)) }
 }
 
+/** Other processes seen marking this process's journal alive (each warned of once). */
+const otherReplicas = new WeakMap<IntakeJournal, Set<string>>()
+
+/**
+ * Mark the journal alive; warn once per other process found marking it too: with QUEUE=memory on
+ * a shared store, a replica that starts replays every entry not its own, a live one's included.
+ */
+export async function markAlive(journal: IntakeJournal, log: Logger): Promise<void> {
+  try {
+    const other = (await journal.markAlive?.())?.other
+    if (other === undefined) return
+    let seen = otherReplicas.get(journal)
+    if (!seen) otherReplicas.set(journal, (seen = new Set()))
+    if (seen.has(other)) return
+    seen.add(other)
+    log.warn({ other }, 'another worker uses this journal (QUEUE=memory on a shared store): a worker that starts replays the entries of the other, whose strings are then reported twice. Run one QUEUE=memory worker per store at a time, or QUEUE=bullmq for several (docs/deployment.md)')
+  } catch (error) {
+    log.warn({ err: error }, 'could not record that the worker is alive')
+  }
+}
+
 /** Sets the queue, journal, backlog and held gauges from the parts' current state. */
 function collectGauges(metrics: Metrics, { queue, journal, backlog, shared, held, retries }: Parts): void {
   // With BullMQ the counts come from Redis, refreshed here (they are read at most every 250 ms).
@@ -821,7 +842,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       replayDone = true
     })
 
-  const aliveTimer = setInterval(() => void journal.markAlive?.().catch((error) => log.warn({ err: error }, 'could not record that the worker is alive')), ALIVE_EVERY_MS)
+  const aliveTimer = setInterval(() => void markAlive(journal, log), ALIVE_EVERY_MS)
   aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()

@@ -17,8 +17,8 @@ export interface IntakeJournal {
   backlog?(): Promise<number>
   /** When a process last said it was alive on this journal (ms), if one ever did. */
   lastAlive?(): Promise<number | undefined>
-  /** Record that this process is alive now. */
-  markAlive?(): Promise<void>
+  /** Record that this process is alive now; `other`: another process did since this one last did. */
+  markAlive?(): Promise<void | { other?: string }>
   /** Jobs acknowledged and not yet done. */
   readonly size: number
   readonly parked: number

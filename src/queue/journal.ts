@@ -11,6 +11,7 @@
 // other jobs (parked ones journaled again, held decisions) encoded here. Entries of versions 1, 2
 // and 3 (written before version 4) still replay.
 import { randomBytes } from 'node:crypto'
+import { hostname } from 'node:os'
 import type Keyv from 'keyv'
 import type { Language } from '../protocol/language.js'
 import type { IntakeJournal } from './intake-journal.js'
@@ -190,6 +191,8 @@ const BATCH = 'b:'
 const PARKED = 'p:'
 /** When a process last said it was alive on this journal (not a batch: load() passes it by). */
 const ALIVE = 'alive'
+/** Which process said so last (host, pid and a random part): another's mark while this one runs is another replica. */
+const ALIVE_BY = 'alive-by'
 
 export interface ParkedJob {
   job: Job
@@ -449,9 +452,22 @@ export class Journal implements IntakeJournal {
     return typeof at === 'number' ? at : undefined
   }
 
-  async markAlive(): Promise<void> {
+  /**
+   * Record that this process is alive now. Resolves with the process that said so since this one
+   * last did, if another did: with the journal in a shared store (QUEUE=memory), another replica
+   * on the same journal, whose entries a replica that starts replays (docs/deployment.md).
+   */
+  async markAlive(): Promise<{ other?: string }> {
+    const before = this.markedOnce ? await this.store.get<string>(ALIVE_BY) : undefined
     await this.store.set(ALIVE, Date.now())
+    await this.store.set(ALIVE_BY, this.instance)
+    this.markedOnce = true
+    return typeof before === 'string' && before !== this.instance ? { other: before } : {}
   }
+
+  /** This process, as it marks the journal alive. */
+  private readonly instance = `${hostname()} pid ${process.pid} ${randomBytes(3).toString('hex')}`
+  private markedOnce = false
 
   /** Strings and bytes journaled and not done, of one organization (its id) or all. */
   used(organization?: string): Usage {
