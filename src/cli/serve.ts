@@ -92,7 +92,7 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
     settings: settings.jobLookup(),
     routers: [
       createOAuthRouter({ config, tokens, store: stores.state, log: log.child({ part: 'oauth' }), guard }),
-      createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }), bindOrganization: (id, domain) => tokens.bindIfUnbound(id, domain) }),
+      createSettingsRouter({ config, settings, pipelines: () => host.current, log: log.child({ part: 'settings' }), bindOrganization: (id, domain) => tokens.bindFromSettings(id, domain) }),
       createOperatorRouter({ config, tokens, guard, held: () => held(), backlog: () => backlog(), activity: async () => ((await stores.activity.get(ACTIVITY_KEY)) as ActivityEntry[] | undefined) ?? [] }),
       createFindingsRouter({ config, findings, guard }),
     ],

@@ -271,9 +271,11 @@ export class Reporter {
         log.warn({ ...where, strings: decisions.length }, `the service no longer waits for these strings at this step and language (${reason}); they are dropped`)
         return hooks.dropped(decisions, reason)
       case 'hold':
-        // Held as unavailable, the update may have landed; refused (403, no token for the next
-        // attempt) after an attempt whose answer was lost, just the same.
-        return hooks.held(decisions, reason, verdict.cause, (error as ApiError).retryAfterMs, verdict.cause === 'unavailable' || mayHaveApplied(error))
+        // The update may have landed when an attempt's answer was lost (a 5XX, a timeout, the
+        // network), whatever the last one said: held as unavailable after those, or refused (403,
+        // no token for the next attempt) after one. Answered 429 every time, it did not land: its
+        // decided output is kept (no recheck, no second pipeline run).
+        return hooks.held(decisions, reason, verdict.cause, (error as ApiError).retryAfterMs, mayHaveApplied(error))
       case 'park': {
         // The whole message (method, path, status, body): it is what an operator reads later.
         const why = error instanceof Error ? error.message : reason

@@ -188,8 +188,9 @@ export class TokenManager {
 
   /**
    * Bind an organization id to the domain it was connected with (tokens are keyed by domain;
-   * webhooks name the organization by id). Only a connection binds: a webhook's domain header is
-   * not signed. Writes only when the pair is new.
+   * webhooks name the organization by id). Only signed sources bind (a connection, or a settings
+   * token through bindFromSettings): a webhook's domain header is not signed. Writes only when the
+   * pair is new.
    */
   async rememberOrganization(id: string, domain: string): Promise<void> {
     const d = normalizeDomain(domain)
@@ -210,15 +211,20 @@ export class TokenManager {
   }
 
   /**
-   * Bind an organization id to a domain another signed source names together (a settings token's
-   * `domain` and `context.organization_id`, signed with the client secret), where neither is bound
-   * yet: the token at connection may not say which organization it is (its claims are not part of
-   * the interface document). A binding made at connection is never changed here. Whether it bound.
+   * Bind an organization id to the domain a settings token names with it (`domain` and
+   * `context.organization_id`, signed with the client secret): the access token got at
+   * connection may not say which organization it is (its claims are not part of the interface
+   * document). Only to a domain connected here (one spelled otherwise than the connected one binds
+   * nothing) and bound to no other organization; an organization bound to another domain moves to
+   * this one (connected again under a new domain, its settings tokens name that one). Whether it
+   * bound.
    */
-  async bindIfUnbound(id: string, domain: string): Promise<boolean> {
+  async bindFromSettings(id: string, domain: string): Promise<boolean> {
     const d = normalizeDomain(domain)
-    if (!d || !id) return false
-    if ((await this.domainOf(id)) !== undefined || (await this.organizationOf(d)) !== undefined) return false
+    if (!d || !id || (await this.domainOf(id)) === d) return false
+    if ((await this.read(d)) === undefined) return false
+    const owner = await this.organizationOf(d)
+    if (owner !== undefined && owner !== id) return false
     await this.rememberOrganization(id, d)
     return true
   }

@@ -30,8 +30,8 @@ export interface SettingsRouterDeps {
   pipelines: () => { get(key: string): SettingsTarget | undefined }
   log: Logger
   /**
-   * Binds the organization id and domain a verified settings token names, where neither is bound
-   * yet (TokenManager.bindIfUnbound): deliveries then trust no header's domain for it.
+   * Binds the organization id to the domain a verified settings token names, when that domain is
+   * connected here (TokenManager.bindFromSettings): deliveries then trust no header's domain for it.
    */
   bindOrganization?(id: string, domain: string): Promise<boolean>
 }
@@ -59,7 +59,7 @@ function unparsedBody(error: unknown): Error {
   return createHttpError(400, 'request body is not valid JSON')
 }
 
-/** The organization and domain a verified settings token names, bound where neither is yet. */
+/** The organization and domain a verified settings token names, bound (see SettingsRouterDeps.bindOrganization). */
 async function bindOrganization({ bindOrganization: bind, log }: SettingsRouterDeps, token: SettingsToken): Promise<void> {
   if (!token.domain || !bind) return
   const { organizationId } = token.context

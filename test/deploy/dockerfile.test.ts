@@ -144,10 +144,11 @@ describe('docker-compose.example.yml', () => {
   }
   const workers = Object.entries(compose.services).filter(([, s]) => s.build !== undefined)
 
-  it('runs two worker replicas on one Redis, BullMQ queue and one env file for the shared secrets', () => {
+  it('runs two worker replicas on one Redis, BullMQ queue and one env file for the shared secrets, sharing the service\'s 20 requests at once', () => {
     expect(workers).toHaveLength(2)
     for (const [, w] of workers) {
       expect(w.environment).toMatchObject({ STORE_URL: 'redis://redis:6379', QUEUE: 'bullmq' })
+      expect(Number(w.environment?.API_MAX_IN_FLIGHT) * workers.length).toBeLessThanOrEqual(20)
       expect(w.env_file).toBe('switchyard.env')
     }
     expect(compose.services.redis?.image).toMatch(/^redis:/)

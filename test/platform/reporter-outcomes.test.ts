@@ -32,7 +32,7 @@ function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefin
     refreshAfterUnauthorized: async () => `t${++refreshes}`,
   }
   const api = new ApiClient({ config: { apiUrl: 'http://service.test', apiMaxInFlight: 20, apiMaxAttempts: 3, apiTimeoutMs: 5000 }, tokens, log: silentLogger(), fetch: fetchImpl, baseDelayMs: 1 })
-  const seen = { reported: [] as number[], rejected: [] as number[], dropped: [] as number[], parked: [] as number[], held: [] as Array<[number, HoldCause]>, retryAfter: [] as Array<number | undefined> }
+  const seen = { reported: [] as number[], rejected: [] as number[], dropped: [] as number[], parked: [] as number[], held: [] as Array<[number, HoldCause]>, retryAfter: [] as Array<number | undefined>, mayHaveLanded: [] as boolean[] }
   const ids = (ds: Decision[]) => ds.map((d) => d.job.stringId)
   const reporter = new Reporter({
     api, log: silentLogger(), lingerMs: 1, holding,
@@ -42,9 +42,10 @@ function setup(answer: Answer, holding?: (domain: string) => HoldCause | undefin
       rejected: (d) => void seen.rejected.push(d.job.stringId),
       dropped: (ds) => void seen.dropped.push(...ids(ds)),
       parked: (ds) => void seen.parked.push(...ids(ds)),
-      held: (ds, _r, cause, retryAfterMs) => {
+      held: (ds, _r, cause, retryAfterMs, mayHaveLanded) => {
         seen.held.push(...ds.map((d) => [d.job.stringId, cause] as [number, HoldCause]))
         seen.retryAfter.push(retryAfterMs)
+        seen.mayHaveLanded.push(mayHaveLanded)
       },
     },
   })
@@ -135,6 +136,21 @@ describe('Reporter: what each status means for the strings', () => {
     await limited.reporter.flush()
     expect(limited.seen.held.map(([, c]) => c)).toEqual(['unavailable', 'unavailable'])
     expect(limited.seen.retryAfter).toEqual([1000])
+  })
+
+  it('held as unavailable, an update is marked as one that may have landed only when an answer was lost: never after 429s alone', async () => {
+    for (const [answers, landed] of [[[429, 429, 429], false], [[503, 503, 503], true], [[429, 503, 429], true], [[408, 429, 429], true]] as const) {
+      let n = 0
+      const t = setup(() => answers[n++]!, undefined, undefined, { 'retry-after': '0' })
+      add(t.reporter, 2)
+      await t.reporter.flush()
+      expect([answers, t.seen.held.map(([, c]) => c), t.seen.mayHaveLanded]).toEqual([answers, ['unavailable', 'unavailable'], [landed]])
+    }
+    // A Retry-After longer than the client waits between attempts ends them at the first 429: not sent, not landed.
+    const long = setup(() => 429, undefined, undefined, { 'retry-after': '120' })
+    add(long.reporter, 2)
+    await long.reporter.flush()
+    expect([long.requests.length, long.seen.retryAfter, long.seen.mayHaveLanded]).toEqual([1, [120_000], [false]])
   })
 
   it('another refusal (409): parked, not dropped; retries spent on 503, 429, 408 or the network: held as unavailable (tried again by itself), neither parked nor dropped', async () => {

@@ -1,9 +1,10 @@
 // The organization id and domain a verified settings token names together (platform notes:
 // `domain` and `context.organization_id`, signed with the client secret) bind the organization to
-// its domain where neither is bound yet: the token got at connection may not say which
+// that domain when it is connected here: the token got at connection may not say which
 // organization it is (its claims are not in the interface document), and without a binding a
-// delivery's unsigned domain header would be believed. A binding made at connection is never
-// changed here, and a domain bound to another organization is never taken.
+// delivery's unsigned domain header would be believed. A domain not connected here (spelled
+// otherwise than the connected one, say) binds nothing, a domain bound to another organization is
+// never taken, and an organization connected again under a new domain follows its tokens there.
 import { randomBytes } from 'node:crypto'
 import Keyv from 'keyv'
 import { afterEach, describe, expect, it } from 'vitest'
@@ -19,16 +20,19 @@ afterEach(async () => {
   h = undefined
 })
 
-async function setup() {
+const grant = () => ({ access_token: `at-${randomBytes(4).toString('hex')}`, token_type: 'bearer', expires_in: 7200, refresh_token: `rt-${randomBytes(4).toString('hex')}` })
+
+async function setup(connected: string[] = ['acme']) {
   const config = loadConfig({}, { authUrl: 'http://auth.test', clientId: 'cid', clientSecret: CLIENT_SECRET, baseUrl: 'https://worker.test', storeUrl: 'memory://' })
   const tokens = new TokenManager({ config, store: new Keyv(), log: silentLogger(), key: randomBytes(32) })
-  h = await startHarness({}, [makeTarget('qa-gate')], { bindOrganization: (id, domain) => tokens.bindIfUnbound(id, domain) })
+  for (const domain of connected) await tokens.saveTokenResponse(domain, grant())
+  h = await startHarness({}, [makeTarget('qa-gate')], { bindOrganization: (id, domain) => tokens.bindFromSettings(id, domain) })
   const open = async (token: string) => (await fetch(`${h!.url}/steps/qa-gate/settings?stepId=41&jwtToken=${encodeURIComponent(token)}`)).status
   return { tokens, open }
 }
 
 describe('settings tokens bind an organization to its domain', () => {
-  it('binds where neither is bound, and deliveries then go under that domain whatever their header says', async () => {
+  it('bind an organization to the connected domain its token names, and deliveries then go under it whatever their header says', async () => {
     const { tokens, open } = await setup()
     expect(await open(await signToken())).toBe(200)
     expect(await tokens.domainOf(ORG)).toBe('acme')
@@ -36,20 +40,27 @@ describe('settings tokens bind an organization to its domain', () => {
     expect(await createDomainResolver(tokens, silentLogger())(ORG, 'elsewhere')).toBe('acme')
   })
 
-  it('never changes a binding made at connection, nor takes a domain bound to another organization', async () => {
+  it('bind nothing to a domain not connected here (spelled otherwise than the connected one)', async () => {
     const { tokens, open } = await setup()
-    await tokens.rememberOrganization(ORG, 'acme-old')
-    expect(await open(await signToken())).toBe(200)
-    expect(await tokens.domainOf(ORG)).toBe('acme-old')
-    expect(await tokens.organizationOf('acme')).toBeUndefined()
+    expect(await open(await signToken({ domain: 'acme.example.com' }))).toBe(200)
+    expect(await tokens.domainOf(ORG)).toBeUndefined()
+    expect(await tokens.organizationOf('acme.example.com')).toBeUndefined()
+  })
 
+  it('never take a domain bound to another organization; move one connected again under a new domain', async () => {
+    const { tokens, open } = await setup(['acme', 'acme-new', 'globex'])
     await tokens.rememberOrganization('999', 'globex')
     expect(await open(await signToken({ org: 300, domain: 'globex' }))).toBe(200)
     expect(await tokens.domainOf('300')).toBeUndefined()
     expect(await tokens.organizationOf('globex')).toBe('999')
+
+    await tokens.rememberOrganization(ORG, 'acme')
+    expect(await open(await signToken({ domain: 'acme-new' }))).toBe(200)
+    expect(await tokens.domainOf(ORG)).toBe('acme-new')
+    expect(await tokens.organizationOf('acme-new')).toBe(ORG)
   })
 
-  it('binds nothing for a token it refuses', async () => {
+  it('bind nothing for a token it refuses', async () => {
     const { tokens, open } = await setup()
     expect(await open(await signToken({ secret: 'another-secret-of-at-least-32-bytes!!' }))).toBe(401)
     expect(await tokens.domainOf(ORG)).toBeUndefined()
