@@ -64,18 +64,19 @@ function expandChecks(c: Compiling, list: CheckEntry[], base: YamlPath, out: Che
     if (entry.enabled === false) return
     const uses = entry.uses
     if (c.registry.has(uses)) {
-      // A preset's keys on a plugin's check would be dropped without a word.
-      if (entry.overrides) error(c, [...at, 'overrides'], `"overrides" changes the checks of a preset; "${uses}" is a plugin: set its options under \`with\``, 'key')
-      if (entry.fallback) error(c, [...at, 'fallback'], `"fallback" stands in for a preset that does not exist; "${uses}" is a plugin`, 'key')
+      // A preset's keys on a plugin's check are dropped: said, as a warning (a pipeline that
+      // loaded before must still load).
+      if (entry.overrides) warn(c, [...at, 'overrides'], `"overrides" changes the checks of a preset; "${uses}" is a plugin: set its options under \`with\` (ignored)`)
+      if (entry.fallback) warn(c, [...at, 'fallback'], `"fallback" stands in for a preset that does not exist; "${uses}" is a plugin (ignored)`)
       out.push({ entry, path: at, withPath: [...at, 'with'] })
       return
     }
     const preset: PresetCheck[] | undefined = Object.hasOwn(PRESETS, uses) ? PRESETS[uses] : undefined
     if (preset) {
-      // A plugin's keys on a preset would be dropped without a word: its checks keep their own
-      // ids, and take options by check under `overrides`.
-      if (entry.with) error(c, [...at, 'with'], `"with" does not apply to a preset: give a check of "${uses}" its options under \`overrides.<check>.with\``, 'key')
-      if (entry.id !== undefined) error(c, [...at, 'id'], `"id" does not apply to a preset: its checks keep their own ids (${preset.map((p) => p.id ?? p.uses).join(', ')})`, 'key')
+      // A plugin's keys on a preset are dropped (its checks keep their own ids, and take options
+      // by check under `overrides`): said, as a warning.
+      if (entry.with) warn(c, [...at, 'with'], `"with" does not apply to a preset: give a check of "${uses}" its options under \`overrides.<check>.with\` (ignored)`)
+      if (entry.id !== undefined) warn(c, [...at, 'id'], `"id" does not apply to a preset: its checks keep their own ids, ${preset.map((p) => p.id ?? p.uses).join(', ')} (ignored)`)
       out.push(...expandPreset(c, entry, preset, at))
       return
     }

@@ -1,8 +1,8 @@
 // What a pipeline may not say, refused at load with the place and the reason rather than loaded
 // to misbehave: a timeout past what a timer can wait (Node fires such a timer at once: every call
-// would time out), a check called `engine` (conditions count a plugin's failure under it), and
+// would time out), a check called `engine` (conditions count a plugin's failure under it). And
 // keys that cannot apply where they are written (a preset's on a plugin's check, a plugin's on a
-// preset: they would be dropped without a word).
+// preset), once dropped without a word: a warning that says so.
 import { mkdtempSync, writeFileSync } from 'node:fs'
 import { tmpdir } from 'node:os'
 import path from 'node:path'
@@ -55,10 +55,22 @@ describe('refused at load', () => {
     expect(await errorsOf('  - uses: engine\n', testDeps({ pluginsDir: pluginsDir('engine') }))).toEqual([expect.stringContaining('the id "engine" is the engine\'s own')])
   })
 
-  it("a preset's keys on a plugin's check, and a plugin's keys on a preset, each named", async () => {
-    expect(await errorsOf('  - uses: regex\n    with: { target: { forbid: x } }\n    overrides: { regex: { severity: warning } }\n')).toEqual([expect.stringContaining('"overrides" changes the checks of a preset; "regex" is a plugin')])
-    expect(await errorsOf('  - uses: regex\n    with: { target: { forbid: x } }\n    fallback: [{ uses: length }]\n')).toEqual([expect.stringContaining('"fallback" stands in for a preset that does not exist; "regex" is a plugin')])
-    expect(await errorsOf('  - uses: minimal\n    with: { formats: [printf] }\n')).toEqual([expect.stringContaining('"with" does not apply to a preset')])
-    expect(await errorsOf('  - uses: minimal\n    id: mine\n')).toEqual([expect.stringContaining('"id" does not apply to a preset')])
+})
+
+describe('warned of at load (they loaded before, and still do)', () => {
+  it("a preset's keys on a plugin's check, and a plugin's keys on a preset, each named as ignored", async () => {
+    expect(await warningsOf('  - uses: regex\n    with: { target: { forbid: x } }\n    overrides: { regex: { severity: warning } }\n')).toEqual([expect.stringContaining('"overrides" changes the checks of a preset; "regex" is a plugin')])
+    expect(await warningsOf('  - uses: regex\n    with: { target: { forbid: x } }\n    fallback: [{ uses: length }]\n')).toEqual([expect.stringContaining('"fallback" stands in for a preset that does not exist; "regex" is a plugin')])
+    expect(await warningsOf('  - uses: minimal\n    with: { formats: [printf] }\n')).toEqual([expect.stringContaining('"with" does not apply to a preset')])
+    expect(await warningsOf('  - uses: minimal\n    id: mine\n')).toEqual([expect.stringContaining('"id" does not apply to a preset')])
   })
 })
+
+/** The load warnings of a pipeline with these checks, which must load. */
+async function warningsOf(checks: string) {
+  const { paths } = writePipelines({ 'p.yaml': pipelineYaml(`checks:\n${checks}route:\n  - to: passed\n`) })
+  const r = await loadPipelines(paths, testDeps())
+  if (!r.ok) throw new Error(r.errors.map((e) => e.message).join('\n'))
+  await r.set.close(0)
+  return r.warnings.map((w) => `${w.line} ${w.message}`)
+}
