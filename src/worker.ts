@@ -353,7 +353,7 @@ export function reboundReport(domains: Pick<Rebinder, 'rebind'>, reportChecked: 
  * For reconciliation: the strings acknowledged outside the window (in Redis, or on disk in the
  * backlog) but those of held organizations, and the held organizations' domains.
  */
-function waitingElsewhere(shared: BullmqJournal | undefined, backlog: Backlog | undefined, held: HeldOrganizations) {
+function outsideWindow(shared: BullmqJournal | undefined, backlog: Backlog | undefined, held: HeldOrganizations) {
   if (shared) return { queued: async () => (await shared.backlog()) - shared.held, heldDomains: () => new Set(shared.heldPerDomain().keys()) }
   const heldDomains = () => new Set([...(backlog?.waitingPerDomain().keys() ?? [])].filter((d) => held.cause(d) !== undefined))
   const queued = async () => {
@@ -489,7 +489,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: reportChecked, stash })
   const reconciler = new Reconciler({
     api, dedupe, metrics, log,
-    shared: waitingElsewhere(shared, backlog, held),
+    outsideWindow: outsideWindow(shared, backlog, held),
   })
   const processJobs = createJobProcessor({
     pipelines: () => deps.pipelines.current,
@@ -668,20 +668,15 @@ export function sweepHeldInRedis(shared: Pick<BullmqJournal, 'heldDomains' | 're
   return { stop: () => (clearTimeout(first), clearInterval(timer)) }
 }
 
-/** Other processes seen marking this process's journal alive (each warned of once). */
-const otherReplicas = new WeakMap<IntakeJournal, Set<string>>()
-
 /**
- * Mark the journal alive; warn once per other process found marking it too: with QUEUE=memory on
- * a shared store, a replica that starts replays every entry not its own, a live one's included.
+ * Mark the journal alive; warn once per other process found marking it too (`seen`: those warned
+ * of): with QUEUE=memory on a shared store, a replica that starts replays every entry not its
+ * own, a live one's included.
  */
-export async function markAlive(journal: IntakeJournal, log: Logger): Promise<void> {
+export async function markAlive(journal: IntakeJournal, log: Logger, seen: Set<string>): Promise<void> {
   try {
     const other = (await journal.markAlive?.())?.other
-    if (other === undefined) return
-    let seen = otherReplicas.get(journal)
-    if (!seen) otherReplicas.set(journal, (seen = new Set()))
-    if (seen.has(other)) return
+    if (other === undefined || seen.has(other)) return
     seen.add(other)
     log.warn({ other }, 'another worker uses this journal (QUEUE=memory on a shared store): a worker that starts replays the entries of the other, whose strings are then reported twice. Run one QUEUE=memory worker per store at a time, or QUEUE=bullmq for several (docs/deployment.md)')
   } catch (error) {
@@ -842,7 +837,8 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       replayDone = true
     })
 
-  const aliveTimer = setInterval(() => void markAlive(journal, log), ALIVE_EVERY_MS)
+  const otherWorkers = new Set<string>()
+  const aliveTimer = setInterval(() => void markAlive(journal, log, otherWorkers), ALIVE_EVERY_MS)
   aliveTimer.unref()
   const heldTimer = setInterval(() => void held.tick(), deps.heldRecheckMs ?? 1000)
   heldTimer.unref()

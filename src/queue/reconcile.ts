@@ -33,7 +33,7 @@ export class Reconciler {
        * and leaves held organizations' steps out, rather than count every such string as an
        * orphan. `where`: where they wait, for the log.
        */
-      shared?: { queued(): Promise<number>; heldDomains(): ReadonlySet<string>; where?: string }
+      outsideWindow?: { queued(): Promise<number>; heldDomains(): ReadonlySet<string>; where?: string }
       now?(): number
     },
   ) {}
@@ -53,10 +53,10 @@ export class Reconciler {
     let orphans = 0
     let checked = 0
     let held: ReadonlySet<string> = new Set()
-    if (this.deps.shared && this.steps.size) {
+    if (this.deps.outsideWindow && this.steps.size) {
       const now = this.deps.now?.() ?? Date.now()
-      const where = this.deps.shared.where ?? 'in Redis'
-      const queued = await this.deps.shared.queued().catch((error: unknown) => (log.warn({ err: error }, 'reconciliation could not read the queue; skipped'), -1))
+      const where = this.deps.outsideWindow.where ?? 'in Redis'
+      const queued = await this.deps.outsideWindow.queued().catch((error: unknown) => (log.warn({ err: error }, 'reconciliation could not read the queue; skipped'), -1))
       if (queued !== 0) {
         this.swept ??= now
         if (now - this.swept >= SKIPPED_TOO_LONG_MS && !this.skipTold) {
@@ -67,7 +67,7 @@ export class Reconciler {
       }
       this.swept = now
       this.skipTold = false
-      held = this.deps.shared.heldDomains()
+      held = this.deps.outsideWindow.heldDomains()
     }
     for (const s of this.steps.values()) {
       if (held.has(s.domain)) continue

@@ -31,7 +31,8 @@ describe('workers sharing a journal', () => {
     const log = createLogger({ level: 'info', destination: { write: (s: string) => void lines.push(JSON.parse(s)) } })
     const others = ['host-b pid 2 aaaaaa', 'host-b pid 2 aaaaaa', 'host-c pid 3 bbbbbb', undefined]
     const journal = { markAlive: async () => ({ other: others.shift() }) } as unknown as Parameters<typeof markAlive>[0]
-    for (let i = 0; i < 4; i++) await markAlive(journal, log)
+    const seen = new Set<string>()
+    for (let i = 0; i < 4; i++) await markAlive(journal, log, seen)
     const warnings = lines.filter((l) => l.level === 40)
     expect(warnings.map((w) => w.other)).toEqual(['host-b pid 2 aaaaaa', 'host-c pid 3 bbbbbb'])
     expect(warnings[0]!.msg).toContain('Run one QUEUE=memory worker per store at a time, or QUEUE=bullmq for several')

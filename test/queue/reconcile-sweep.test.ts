@@ -26,7 +26,7 @@ function setup(waiting: (domain: string, stepId: number, languageId: string) => 
   const metrics = { reconcileOrphans: { inc: (n = 1) => void (orphanCount += n) } }
   const lines: Array<Record<string, unknown>> = []
   const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
-  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log, ...(shared ? { shared } : {}), ...(now ? { now } : {}) })
+  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log, ...(shared ? { outsideWindow: shared } : {}), ...(now ? { now } : {}) })
   return { reconciler, calls, lines, orphans: () => orphanCount }
 }
 
