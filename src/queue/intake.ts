@@ -55,6 +55,8 @@ export class Intake {
   private onSettled: Array<() => void> = []
   /** The earlier process's last sign of life was read (replay). */
   private aliveRead = false
+  /** Direct accepts between their de-duplication and the end of their journal write. */
+  private readonly writing = new Set<Promise<void>>()
 
   constructor(private readonly options: IntakeOptions) {}
 
@@ -133,14 +135,41 @@ export class Intake {
   }
 
   private async acceptDirect(batchId: string, jobs: Job[], encoded?: EncodedJobs): Promise<IntakeResult> {
+    const taken: boolean[] = new Array(jobs.length)
+    let skipped = 0
+    for (let i = 0; i < jobs.length; i++) {
+      const job = jobs[i]!
+      job.batchId = batchId
+      taken[i] = this.isWork(job)
+      if (!taken[i]) skipped++
+    }
+    // Repeats of strings another delivery is journaling at this moment are acknowledged only once
+    // that write is done: had it failed, this delivery's 2XX would cover strings nobody stored.
+    // Only writes begun earlier are waited for (two copies never wait for each other).
+    const earlier = skipped > 0 && this.writing.size > 0 ? [...this.writing] : undefined
+    let done!: () => void
+    const writing = new Promise<void>((resolve) => (done = resolve))
+    this.writing.add(writing)
+    try {
+      if (earlier) {
+        await Promise.allSettled(earlier)
+        // What a failed write gave back is this delivery's to store now.
+        for (let i = 0; i < jobs.length; i++) if (!taken[i]) taken[i] = this.isWork(jobs[i]!)
+      }
+      return await this.journalDirect(batchId, jobs, taken, encoded)
+    } finally {
+      this.writing.delete(writing)
+      done()
+    }
+  }
+
+  private async journalDirect(batchId: string, jobs: Job[], taken: boolean[], encoded?: EncodedJobs): Promise<IntakeResult> {
     const { queue } = this.options
     const { journal } = this.options.local!
     const fresh: Job[] = []
     const skip: number[] = []
     for (let i = 0; i < jobs.length; i++) {
-      const job = jobs[i]!
-      job.batchId = batchId
-      if (this.isWork(job)) fresh.push(job)
+      if (taken[i]) fresh.push(jobs[i]!)
       else skip.push(i)
     }
     // Room is taken before the journal write, not after: batches arriving together would all pass
