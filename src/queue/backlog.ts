@@ -80,6 +80,9 @@ export interface BacklogView {
 }
 
 const MB = 1024 * 1024
+/** A stash whose write failed is tried again after this, doubled each time up to the most. */
+export const STASH_RETRY_MS = 1000
+export const STASH_RETRY_MAX_MS = 30_000
 
 /**
  * The part of the window refilling leaves free, for the batches of organizations with nothing on
@@ -98,6 +101,8 @@ export class Backlog {
   private readonly reading = new Map<string, number>()
   private ready = false
   private closed = false
+  /** Stashes tried again after their write failed. */
+  private readonly stashRetries = new Set<ReturnType<typeof setTimeout>>()
   /** What replay indexed and journaled again so far (over every attempt). */
   private readonly indexed = { strings: 0, batches: 0, parked: 0 }
   /** Parked strings (their keys) journaled again by a replay, until one goes through. */
@@ -174,11 +179,28 @@ export class Backlog {
    * repeat delivery and finished with it (a string lost in the million-pair burst with the
    * organization forbidden). A crash in between leaves both in the journal: the replay takes one.
    */
-  async stash(jobs: Job[]): Promise<void> {
+  async stash(jobs: Job[], attempt = 0): Promise<void> {
     if (jobs.length === 0) return
     const { journal, dedupe } = this.options
     const copies = jobs.map((j) => ({ ...j, attempts: 0 }))
-    const at = await journal.append(journal.newBatchId(), copies)
+    let at: Awaited<ReturnType<typeof journal.append>>
+    try {
+      at = await journal.append(journal.newBatchId(), copies)
+    } catch (error) {
+      // Not stashed: the originals stay in their entries and in the de-duplication (still owed
+      // here; a repeat delivery is absorbed) and the write is tried again. Stopping, they stay in
+      // their entries for the next start.
+      if (this.closed) return
+      const delayMs = Math.min(STASH_RETRY_MAX_MS, STASH_RETRY_MS * 2 ** attempt)
+      this.options.log.error({ err: error, strings: jobs.length, domain: jobs[0]!.domain, retryInMs: delayMs }, 'held strings could not be written to the backlog; trying again')
+      const timer = setTimeout(() => {
+        this.stashRetries.delete(timer)
+        void this.stash(jobs, attempt + 1)
+      }, delayMs)
+      timer.unref?.()
+      this.stashRetries.add(timer)
+      return
+    }
     try {
       for (const job of jobs) await journal.done(job)
     } finally {
@@ -370,6 +392,8 @@ export class Backlog {
   /** Stop reading the backlog back (shutdown): what waits on disk stays there for the next start. */
   close(): void {
     clearTimeout(this.later)
+    for (const timer of this.stashRetries) clearTimeout(timer)
+    this.stashRetries.clear()
     this.closed = true
     this.ready = false
   }
