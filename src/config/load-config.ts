@@ -3,6 +3,7 @@
 import { OPTIONS, type Config, type OptionSpec } from './options.js'
 import { isLocalhostHttpUrl } from './base-url.js'
 import { operatorAccessNote } from './operator-access.js'
+import { entriesWithoutSecret } from '../webhooks/app-secrets.js'
 
 export type { Config } from './options.js'
 export { PACKAGE_ROOT } from './package-root.js'
@@ -55,8 +56,14 @@ function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown 
       }
       return n
     }
-    case 'bool':
-      return value === 'true' || value === '1' || value === 'yes'
+    case 'bool': {
+      // A value that is neither (`ture`, `on`) is refused rather than read as false.
+      const v = value.trim().toLowerCase()
+      if (v === 'true' || v === '1' || v === 'yes') return true
+      if (v === 'false' || v === '0' || v === 'no') return false
+      errors.push(`${spec.env}: "${value}" is not true or false (also 1/0, yes/no)`)
+      return literalDefault(spec)
+    }
     case 'list':
     case 'secret-list':
       return value.split(',').map((s) => s.trim()).filter(Boolean)
@@ -96,6 +103,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   if (config.apiUrl && !/^https?:\/\//.test(config.apiUrl)) {
     errors.push(`API_URL: "${config.apiUrl}" must be an http(s) address; it may hold {organization_domain}`)
+  }
+  for (const entry of entriesWithoutSecret(config.appSecrets)) {
+    errors.push(`APP_SECRET: the entry "${entry}" names organization ${entry.slice(0, -1)} but no secret (an unset variable?); write ${entry.slice(0, -1)}=SECRET, or remove the entry`)
   }
   if (!/^[A-Za-z][A-Za-z0-9-]*-$/.test(config.headerPrefix)) {
     errors.push(`HEADER_PREFIX: "${config.headerPrefix}" must look like X-Service- (letters, digits, dashes, ending in -)`)

@@ -11,6 +11,17 @@ export interface AppSecret {
 
 /** What an organization id in `ORG_ID=SECRET` may look like (the service's ids are numeric). */
 const ORGANIZATION_ID = /^[A-Za-z0-9_.-]{1,64}$/
+/**
+ * `1001=` with nothing after it: an organization's entry whose secret is missing (an unset
+ * variable in `1001=${SECRET}`). Never a secret: as a plain one it would be a secret anyone who
+ * knows the organization's id could sign with, valid for every organization.
+ */
+const MISSING_SECRET = /^\d{1,64}=$/
+
+/** The entries of APP_SECRET that name an organization but no secret (`1001=`); the configuration refuses them. */
+export function entriesWithoutSecret(entries: readonly string[]): string[] {
+  return entries.map((e) => e.trim()).filter((e) => MISSING_SECRET.test(e))
+}
 
 /**
  * Parse APP_SECRET's comma-separated entries. An entry is scoped when the part before its first
@@ -21,7 +32,7 @@ export function parseAppSecrets(entries: readonly string[]): AppSecret[] {
   const out: AppSecret[] = []
   for (const raw of entries) {
     const entry = raw.trim()
-    if (!entry) continue
+    if (!entry || MISSING_SECRET.test(entry)) continue
     const at = entry.indexOf('=')
     const id = at > 0 ? entry.slice(0, at) : ''
     const secret = at > 0 ? entry.slice(at + 1) : ''

@@ -25,6 +25,12 @@ describe('Config from OPTIONS', () => {
     expect(config.queue).toBe('bullmq')
   })
 
+  it('reads a bool in any case, and refuses a value that is neither true nor false', () => {
+    expect(loadConfig({ OPERATOR_OPEN: 'TRUE' }).operatorOpen).toBe(true)
+    expect(loadConfig({ OPERATOR_OPEN: 'No' }).operatorOpen).toBe(false)
+    expect(() => loadConfig({ OPERATOR_OPEN: 'ture' })).toThrow(/OPERATOR_OPEN: "ture" is not true or false/)
+  })
+
   it('applies typed literal defaults', () => {
     const config = loadConfig({})
     expect(config.port).toBe(3000)
