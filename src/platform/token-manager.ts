@@ -108,6 +108,13 @@ export class TokenManager {
   /** Moves on at every write and every 401: a read that one of them overtook is not cached. */
   private epoch = 0
   private readonly indexLock = createLocalLock()
+  /**
+   * Tokens a refresh got that the store refused to keep, per domain. The token endpoint retired the
+   * refresh token it was given, so the stored one is dead: the next refresh writes these instead of
+   * sending it (which would be refused, and the organization marked disconnected). `basis` is the
+   * sealed record they replace, `at` when they were issued.
+   */
+  private readonly unsaved = new Map<string, { response: TokenResponse; previousRefreshToken?: string; basis?: string; at: number }>()
 
   constructor(deps: TokenManagerDeps) {
     this.config = deps.config
@@ -143,6 +150,8 @@ export class TokenManager {
     const cached = this.recent.get(d)
     if (cached && now - cached.readAt >= 0 && now - cached.readAt < TOKEN_READ_CACHE_MS && !this.needsRefresh(cached.rec, now)) return cached.tokens.accessToken
     const { rec, epoch, readAt } = await this.readShared(d)
+    // Tokens of a refresh the store refused are newer than any record: written first.
+    if (this.unsaved.has(d)) return this.flight(d)
     const tokens = await this.usableTokens(d, rec)
     if (!this.needsRefresh(rec!, this.now())) {
       if (epoch === this.epoch) this.recent.set(d, { rec: rec!, tokens, readAt })
@@ -181,6 +190,8 @@ export class TokenManager {
     await this.lock(`oauth-refresh:${d}`, async () => {
       const previous = await this.read(d)
       await this.writeTokens(d, previous, response, undefined, 'connected')
+      // A new connection replaces whatever an earlier refresh could not write.
+      this.unsaved.delete(d)
     })
     await this.addToIndex(d)
     this.log.info({ domain: d, expiresIn: response.expires_in }, 'organization connected')
@@ -215,7 +226,8 @@ export class TokenManager {
    * `context.organization_id`, signed with the client secret): the access token got at
    * connection may not say which organization it is (its claims are not part of the interface
    * document). Only to a domain connected here (one spelled otherwise than the connected one binds
-   * nothing) and bound to no other organization; an organization bound to another domain moves to
+   * nothing) and bound to no other organization (one that moved to another domain since no longer
+   * holds it); an organization bound to another domain moves to
    * this one (connected again under a new domain, its settings tokens name that one). Whether it
    * bound.
    */
@@ -224,7 +236,8 @@ export class TokenManager {
     if (!d || !id || (await this.domainOf(id)) === d) return false
     if ((await this.read(d)) === undefined) return false
     const owner = await this.organizationOf(d)
-    if (owner !== undefined && owner !== id) return false
+    // An owner bound to another domain since (it moved) left only a stale link to this one.
+    if (owner !== undefined && owner !== id && (await this.domainOf(owner)) === d) return false
     await this.rememberOrganization(id, d)
     return true
   }
@@ -357,7 +370,19 @@ export class TokenManager {
 
   /** Runs under the lock; re-reads the store because another instance may have refreshed already. */
   private async refreshLocked(domain: string, rejectedToken: string | undefined): Promise<string> {
-    const rec = await this.read(domain)
+    let rec = await this.read(domain)
+    const kept = this.unsaved.get(domain)
+    if (kept) {
+      // Still the record they replace (or one disconnected since, by a refresh with its dead
+      // refresh token on another instance): they are the newest tokens. Anything else was written
+      // later (a reconnection) and wins.
+      if (rec?.sealed === kept.basis || (rec?.state === 'disconnected' && (rec.disconnectedAt ?? 0) >= kept.at)) {
+        await this.writeTokens(domain, rec, kept.response, kept.previousRefreshToken, 'refreshed', kept.at)
+        this.log.info({ domain }, 'tokens of an earlier refresh written to the store')
+        rec = await this.read(domain)
+      }
+      this.unsaved.delete(domain)
+    }
     const tokens = await this.usableTokens(domain, rec)
     const stale = (rejectedToken !== undefined && tokens.accessToken === rejectedToken) || this.needsRefresh(rec!, this.now())
     if (!stale) return tokens.accessToken
@@ -380,7 +405,14 @@ export class TokenManager {
     }
     // The server has now retired the old refresh token: the new one must be durable before the new
     // access token is handed out, or a crash would leave us holding only a refused token.
-    await this.writeTokens(domain, rec, response, tokens.refreshToken, 'refreshed')
+    const at = this.now()
+    try {
+      await this.writeTokens(domain, rec, response, tokens.refreshToken, 'refreshed', at)
+    } catch (error) {
+      this.unsaved.set(domain, { response, ...(tokens.refreshToken ? { previousRefreshToken: tokens.refreshToken } : {}), ...(rec!.sealed ? { basis: rec!.sealed } : {}), at })
+      this.log.error({ domain, err: (error as Error).message }, 'refreshed tokens could not be written to the store; kept in memory and written at the next try (the old refresh token is no longer valid)')
+      throw error
+    }
     this.log.info({ domain, expiresIn: response.expires_in }, 'access token refreshed')
     return response.access_token
   }
@@ -391,8 +423,8 @@ export class TokenManager {
     response: TokenResponse,
     previousRefreshToken: string | undefined,
     how: 'connected' | 'refreshed',
+    now = this.now(),
   ): Promise<void> {
-    const now = this.now()
     const tokens: Tokens = { accessToken: response.access_token }
     const refreshToken = response.refresh_token ?? previousRefreshToken
     if (refreshToken) tokens.refreshToken = refreshToken

@@ -175,7 +175,19 @@ class AuthorizationFlow {
       return
     }
 
-    await this.tokens.saveTokenResponse(domain, response)
+    try {
+      await this.tokens.saveTokenResponse(domain, response)
+    } catch (error) {
+      this.log.error({ domain, err: (error as Error).message }, 'authorization approved, but its tokens could not be stored: nothing was connected')
+      this.page(
+        ctx,
+        503,
+        'Store unavailable',
+        `Access for <strong>${escapeHtml(domain)}</strong> was approved, but its tokens could not be stored (the store, <code>STORE_URL</code>, refused the write), so nothing was connected. Check the store, then start again.`,
+        again,
+      )
+      return
+    }
     // Webhooks name the organization by id; when the token says which one it is, remember it now.
     const orgId = claims?.organization_id
     if ((typeof orgId === 'string' && orgId) || typeof orgId === 'number') await this.tokens.rememberOrganization(String(orgId), domain)

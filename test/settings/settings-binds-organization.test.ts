@@ -60,6 +60,21 @@ describe('settings tokens bind an organization to its domain', () => {
     expect(await tokens.organizationOf('acme-new')).toBe(ORG)
   })
 
+  it("take a domain whose earlier organization moved to another domain: the domain's old link to it does not count", async () => {
+    const { tokens, open } = await setup(['acme', 'acme-new'])
+    await tokens.rememberOrganization(ORG, 'acme')
+    await tokens.rememberOrganization(ORG, 'acme-new')
+    // Another organization has acme now, and acme was connected again for it (its token names no organization).
+    await tokens.saveTokenResponse('acme', grant())
+    expect(await open(await signToken({ org: 300, domain: 'acme' }))).toBe(200)
+    expect(await tokens.domainOf('300')).toBe('acme')
+    expect(await tokens.organizationOf('acme')).toBe('300')
+    expect(await createDomainResolver(tokens, silentLogger())('300', 'acme')).toBe('acme')
+    // The organization that moved keeps its new domain.
+    expect(await tokens.domainOf(ORG)).toBe('acme-new')
+    expect(await createDomainResolver(tokens, silentLogger())(ORG, 'acme')).toBe('acme-new')
+  })
+
   it('bind nothing for a token it refuses', async () => {
     const { tokens, open } = await setup()
     expect(await open(await signToken({ secret: 'another-secret-of-at-least-32-bytes!!' }))).toBe(401)
