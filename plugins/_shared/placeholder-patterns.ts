@@ -64,7 +64,8 @@ const trimKey = (s: string) => s.replace(/\s+/g, ' ').trim()
 
 // Order matters: longer, more specific syntaxes claim their text before the generic ones.
 const REGEX_FORMATS: RegexFormat[] = [
-  { format: 'double-brace', needs: '{{', re: /\{\{[^{}\n]+\}\}/g, key: (m) => `{{${trimKey(m[0].slice(2, -2))}}}` },
+  // Spacing inside is free, around filters too: `{{ name|upper }}` is `{{name | upper}}`.
+  { format: 'double-brace', needs: '{{', re: /\{\{[^{}\n]+\}\}/g, key: (m) => `{{${trimKey(m[0].slice(2, -2)).replace(/ ?\| ?/g, ' | ')}}}` },
   { format: 'dollar-brace', needs: '${', re: /\$\{[^{}\n]+\}/g, key: (m) => `\${${trimKey(m[0].slice(2, -1))}}` },
   { format: 'percent-brace', needs: '%{', re: /%\{[A-Za-z_][\w.-]*\}/g, key: (m) => m[0] },
   { format: 'i18next-nesting', needs: '$t(', re: /\$t\([^()\n]*\)/g, key: (m) => m[0].replace(/\s+/g, '') },

@@ -72,7 +72,16 @@ export default definePlugin({
       }
     }
     const override = options.scripts
-    if (override) for (const s of override) new RegExp(`\\p{scx=${s}}`, 'u') // an unknown script is a load error
+    // An unknown script is a load error, naming the option.
+    if (override) {
+      for (const s of override) {
+        try {
+          new RegExp(`\\p{scx=${s}}`, 'u')
+        } catch {
+          throw new Error(`charset: option "scripts": "${s}" is not a Unicode script name or code`)
+        }
+      }
+    }
     const allowedCache = new Map<string, { re: RegExp | undefined; names: string[] }>()
     const allowedFor = (locale: string) => {
       let entry = allowedCache.get(locale)

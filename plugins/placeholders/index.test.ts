@@ -1,4 +1,5 @@
-import { PluginTester } from '../../src/engine/plugin-tester.js'
+import { describe, expect, it } from 'vitest'
+import { PluginTester, runPluginCase } from '../../src/engine/plugin-tester.js'
 import placeholders from './index.js'
 
 new PluginTester().run(placeholders, {
@@ -12,6 +13,7 @@ new PluginTester().run(placeholders, {
     { name: 'ICU: top-level arguments only', source: '{count, plural, one {# item} other {# items}}', translation: '{count, plural, one {# элемент} few {# элемента} many {# элементов} other {# элемента}}', targetLanguage: 'ru' },
     { name: 'braces around CJK text are not placeholders', source: 'Open {file}', translation: '打开 {file}（{文件}）', targetLanguage: 'zh-CN' },
     { source: 'Welcome, {{user}}!', translation: 'स्वागत है, {{ user }}!', targetLanguage: 'hi' },
+    { name: 'double-brace spacing around a filter is free', source: 'Hi {{ name|upper }}', translation: 'Salut {{name | upper}}' },
     { source: 'Total: ${amount}', translation: 'Σύνολο: ${amount}', targetLanguage: 'el' },
     { source: 'Hi %{name}, see $t(common.more)', translation: 'שלום %{name}, ראה $t(common.more)', targetLanguage: 'he' },
     { source: 'Path: %APPDATA%', translation: 'เส้นทาง: %APPDATA%', targetLanguage: 'th' },
@@ -114,4 +116,10 @@ new PluginTester().run(placeholders, {
     { name: 'positional {} in Arabic', source: 'Hello {}', translation: 'مرحبا', targetLanguage: 'ar', findings: [{ code: 'missing-placeholder', in: 'source' }] },
     { name: 'detection limited by the detect option', source: 'Hello $name and :user', translation: 'Bonjour', options: { detect: ['colon'] }, findings: [{ code: 'missing-placeholder', in: 'source', message: ':user' }] },
   ],
+})
+
+describe('placeholders options at load', () => {
+  it('refuses a custom pattern that is not a regular expression, naming it', async () => {
+    await expect(runPluginCase(placeholders, { source: 'a', translation: 'b', options: { custom: ['\\[\\[\\w+\\]\\]', '(?:'] } })).rejects.toThrow('placeholders: custom[1] is not a valid regular expression')
+  })
 })

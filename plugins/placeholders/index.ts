@@ -85,7 +85,13 @@ export default definePlugin({
   messages,
   needs: ['translation'],
   create(options) {
-    const custom = options.custom.map((source) => new RegExp(source, 'gu'))
+    const custom = options.custom.map((source, i) => {
+      try {
+        return new RegExp(source, 'gu')
+      } catch (error) {
+        throw new Error(`placeholders: custom[${i}] is not a valid regular expression: ${(error as Error).message}`)
+      }
+    })
     const candidates = options.detect.filter((f) => !options.formats.includes(f))
     return {
       check(item) {

@@ -3,7 +3,15 @@
 import { loadConfig, missingForProduction } from '../config/load-config.js'
 import { optionsTable } from '../config/options-table.js'
 
+const USAGE = `usage: switchyard config [--check]
+Prints the configuration reference (every environment variable, its type, default and meaning).
+--check: validates the current environment instead, and says what is missing for a real organization.
+`
+
 export async function runConfig(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) { process.stdout.write(USAGE); return 0 }
+  const unknown = args.find((a) => a !== '--check')
+  if (unknown !== undefined) { process.stderr.write(`unknown option ${unknown}\n${USAGE}`); return 2 }
   if (args.includes('--check')) {
     const config = loadConfig(process.env)
     const missing = missingForProduction(config)

@@ -11,7 +11,8 @@ Commands:
   validate [FILES...]           check pipeline files; every error as file:line:col; exit 1 on any
   try PIPELINE STRINGS.json     dry run of one pipeline on local strings (--pretty for a table)
   manifest                      print the app manifest rendered from the pipelines
-  config                        print the configuration reference (environment variables)
+  config [--check]              print the configuration reference (environment variables);
+                                --check validates the environment
   emulate [--port N]            run the emulated localization service alone
   demo                          the emulated service + the worker + a sample project, routed
   bench [--quick]               measure throughput, API calls, model calls and memory

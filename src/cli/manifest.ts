@@ -4,7 +4,13 @@ import { PipelineHost, pipelineSourceOf } from '../engine/pipeline-host.js'
 import { renderManifest } from '../server/manifest.js'
 import { silentLogger } from '../util/logger.js'
 
-export async function runManifest(_args: string[]): Promise<number> {
+const USAGE = `usage: switchyard manifest
+Prints the app manifest the worker serves at /manifest.json, rendered from the pipelines (PIPELINES_DIR).
+`
+
+export async function runManifest(args: string[]): Promise<number> {
+  if (args.includes('--help') || args.includes('-h')) { process.stdout.write(USAGE); return 0 }
+  if (args.length) { process.stderr.write(`unknown argument ${args[0]}\n${USAGE}`); return 2 }
   const config = loadConfig(process.env)
   const host = new PipelineHost(pipelineSourceOf(config.pipelinesDir), {
     pluginsDir: config.pluginsDir || undefined,

@@ -3,6 +3,7 @@
 import path from 'node:path'
 import { PACKAGE_ROOT } from '../config/load-config.js'
 import { formatLocatedError, listPipelineFiles, loadPipelines, type LocatedError } from '../engine/load-pipelines.js'
+import { pipelineSourceOf } from '../engine/pipeline-host.js'
 import { silentLogger } from '../util/logger.js'
 import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
 
@@ -22,14 +23,18 @@ export async function runValidate(args: string[], io: CliIo = processIo()): Prom
   if (unknown.length) { io.stderr.write(`unknown option ${unknown[0]}\n${USAGE}`); return 2 }
   let files = args
   if (!files.length) {
-    const dir = io.env.PIPELINES_DIR || path.join(PACKAGE_ROOT, 'pipelines')
-    try {
-      files = await listPipelineFiles(dir)
-    } catch (e) {
-      io.stderr.write(`cannot list ${dir}: ${(e as Error).message}\n`)
-      return 1
+    // PIPELINES_DIR as serve reads it: a directory, or a comma-separated list of files.
+    const source = pipelineSourceOf(io.env.PIPELINES_DIR || path.join(PACKAGE_ROOT, 'pipelines'))
+    if (Array.isArray(source)) files = source
+    else {
+      try {
+        files = await listPipelineFiles(source.dir)
+      } catch (e) {
+        io.stderr.write(`cannot list ${source.dir}: ${(e as Error).message}\n`)
+        return 1
+      }
+      if (!files.length) { io.stderr.write(`no pipeline files (*.yaml) in ${source.dir}\n`); return 1 }
     }
-    if (!files.length) { io.stderr.write(`no pipeline files (*.yaml) in ${dir}\n`); return 1 }
   }
   const result = await loadPipelines(files, {
     pluginsDir: io.env.PLUGINS_DIR || undefined,

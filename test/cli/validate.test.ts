@@ -27,6 +27,17 @@ describe('switchyard validate', () => {
     expect(io.out()).toMatch(/valid: .*qa-gate/)
   })
 
+  it('reads PIPELINES_DIR as serve does: a comma-separated list of files, or one file', async () => {
+    const qa = path.join(PACKAGE_ROOT, 'pipelines', 'qa-gate.yaml')
+    const ai = path.join(PACKAGE_ROOT, 'pipelines', 'ai-proofread.yaml')
+    const list = captureIo({ PIPELINES_DIR: `${qa},${ai}` })
+    expect(await runValidate([], list)).toBe(0)
+    expect(list.out()).toBe('2 pipelines valid: qa-gate, ai-proofread\n')
+    const one = captureIo({ PIPELINES_DIR: qa })
+    expect(await runValidate([], one)).toBe(0)
+    expect(one.out()).toBe('1 pipeline valid: qa-gate\n')
+  })
+
   it('uses PLUGINS_DIR plugins', async () => {
     const io = captureIo({ PLUGINS_DIR: FIXTURE_PLUGINS })
     expect(await runValidate([path.join(FIXTURES, 'pipelines', 'try-gate.yaml')], io)).toBe(0)

@@ -32,6 +32,11 @@ describe('PIPELINES_DIR', () => {
     expect(pipelineSourceOf('/srv/pipelines')).toEqual({ dir: '/srv/pipelines' })
     expect(pipelineSourceOf('/a/qa.yaml, /b/ai.yaml,')).toEqual(['/a/qa.yaml', '/b/ai.yaml'])
   })
+
+  it('takes one pipeline file as a list of one, not as a directory to list', () => {
+    expect(pipelineSourceOf('/a/qa.yaml')).toEqual(['/a/qa.yaml'])
+    expect(pipelineSourceOf('pipelines/Gate.YML')).toEqual(['pipelines/Gate.YML'])
+  })
 })
 
 describe('GET /manifest.json', () => {
