@@ -197,14 +197,20 @@ export class Reporter {
       const waiting = chunk.filter((d) => flying.has(d.job.stringId))
       const free = chunk.filter((d) => !flying.has(d.job.stringId))
       if (free.length) this.track(key, flying, free, this.deliver(group, free))
-      this.track(key, flying, waiting, Promise.allSettled(before).then(() => {
+      const wait: Promise<void> = this.track(key, flying, waiting, Promise.allSettled(before).then(() => {
+        // Their wait is over: it no longer stands for an update under way. Left in `flying`, it
+        // would be found by the send its own re-adding makes (a group filled by them goes at
+        // once, before this promise settles): they would wait for themselves, for ever, in
+        // microtasks (the event loop starved), as a whole PATCH of outputs refused and sent
+        // again as "" did.
+        for (const d of waiting) if (flying.get(d.job.stringId) === wait) flying.delete(d.job.stringId)
         for (const d of waiting) this.add(d)
       }))
     }
   }
 
   /** An update under way for `decisions` (or their wait for an earlier one), until it settles. */
-  private track(key: string, flying: Map<number, Promise<void>>, decisions: Decision[], work: Promise<void>): void {
+  private track(key: string, flying: Map<number, Promise<void>>, decisions: Decision[], work: Promise<void>): Promise<void> {
     const p = work.catch((error) => {
       this.options.log.error({ err: error }, 'reporter failed unexpectedly')
     })
@@ -215,6 +221,7 @@ export class Reporter {
       for (const d of decisions) if (flying.get(d.job.stringId) === p) flying.delete(d.job.stringId)
       if (flying.size === 0 && this.flying.get(key) === flying) this.flying.delete(key)
     })
+    return p
   }
 
   private async deliver(group: Group, decisions: Decision[]): Promise<void> {
