@@ -43,7 +43,16 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
   const { journal, dedupe, queue, held, metrics, log } = deps
 
   const finish = async (job: Job, outcome: string, port = '') => {
-    await journal.done(job)
+    try {
+      await journal.done(job)
+    } catch (error) {
+      // The journal's books have it done; only the entry's removal failed (the store): the entry
+      // stays on disk and the next start checks its strings with the service. Here the string is
+      // finished all the same, and so are the others of its PATCH: left active they would keep
+      // their room in the window for good, and absorb every later arrival (a string sent back and
+      // fixed) as a repeat of a copy still running.
+      log.error({ err: error, string: job.stringId, delivery: job.batchId }, 'could not remove a finished journal entry; the next start checks its strings with the service')
+    }
     dedupe.finish(job, job.revision)
     queue.finish()
     metrics.jobs.inc({ outcome, port })
