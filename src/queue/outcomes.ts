@@ -58,7 +58,13 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
     metrics.jobs.inc({ outcome, port })
   }
   const park = async (job: Job, reason: string, port = '') => {
-    await journal.park(job, reason)
+    try {
+      await journal.park(job, reason)
+    } catch (error) {
+      // Not set aside: the string stays in its entry (the next start replays it and checks it with
+      // the service). Finished here all the same, as above.
+      log.error({ err: error, string: job.stringId, delivery: job.batchId }, 'could not park a string in the journal; it stays in its entry for the next start')
+    }
     dedupe.finish(job, job.revision)
     queue.finish()
     metrics.jobs.inc({ outcome: 'parked', port })

@@ -64,4 +64,36 @@ describe('finishing strings when the journal cannot delete an entry', () => {
     expect(left.batches.flatMap((x) => x.jobs.map((j) => j.stringId))).toEqual([1])
     expect(journal.size).toBe(0)
   })
+
+  it('a string that cannot be parked is finished here all the same, and the rest of its update too', async () => {
+    const store = new Keyv({ store: new Map(), namespace: 'journal' })
+    const set = store.set.bind(store)
+    let failures = 0
+    store.set = (async (...args: Parameters<typeof store.set>) => {
+      if (String(args[0]).startsWith('p:') && failures-- > 0) throw new Error('database is locked')
+      return set(...args)
+    }) as typeof store.set
+    const journal = new Journal(store)
+    const log = createLogger({ level: 'silent' })
+    const dedupe = new Dedupe(60_000)
+    const queue = new WorkQueue({ concurrency: 1, limit: 10, process: async () => undefined, onError: () => undefined })
+    const held = new HeldOrganizations({ log, canReport: async () => true, release: () => undefined })
+    const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics: createMetrics(), log, report: () => undefined, stash: async () => undefined })
+    const a = job(1)
+    const b = job(2)
+    for (const j of [a, b]) {
+      expect(dedupe.arrive(j, j.revision)).toBe('new')
+      queue.reserve(1)
+      await journal.append(journal.newBatchId(), [j])
+    }
+    failures = 1
+    await Promise.resolve(outcomes.reporterHooks.parked([{ job: a, port: 'approved' }, { job: b, port: 'approved' }], 'the service failed')).catch(() => undefined)
+
+    expect(queue.depth).toBe(0)
+    expect([a, b].map((j) => dedupe.isActive(j))).toEqual([false, false])
+    // String 1 is still in its entry for the next start; string 2 was parked.
+    const left = await new Journal(store).load()
+    expect(left.batches.flatMap((x) => x.jobs.map((j) => j.stringId))).toEqual([1])
+    expect(left.parked.map((p) => p.job.stringId)).toEqual([2])
+  })
 })
