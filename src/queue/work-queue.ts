@@ -81,6 +81,7 @@ export class WorkQueue {
 
   /** Queue jobs for a pipeline run (new ones after `reserve`, or retries of ones already counted). */
   push(jobs: Job[]): void {
+    let groups = 0
     for (const job of jobs) {
       const key = groupKeyOf(job)
       const list = this.pending.get(key)
@@ -93,10 +94,13 @@ export class WorkQueue {
       let ring = this.rings.get(organization)
       if (!ring) this.rings.set(organization, (ring = []))
       ring.push(key)
-      // One task per group with waiting jobs (at least): each runs whichever group is next. (p-queue
-      // may start it at once: the job is in its list first.)
-      this.schedule()
+      groups++
     }
+    // One task per group with waiting jobs (at least): each runs whichever group is next. Scheduled
+    // only once every job is in its list: p-queue starts a task at once while a slot is free, and
+    // one started mid-push would take its group with only the jobs listed so far (an idle worker
+    // then ran a batch's first strings one by one, each with its own translation fetch).
+    for (let i = 0; i < groups; i++) this.schedule()
   }
 
   /** The next group in turn, and up to `groupMax` of its jobs. */
@@ -110,13 +114,15 @@ export class WorkQueue {
         continue
       }
       const jobs = list.length <= this.groupMax ? list : list.splice(0, this.groupMax)
-      if (jobs === list) this.pending.delete(key)
-      else {
-        ring.push(key)
-        this.schedule()
-      }
+      const rest = jobs !== list
+      if (rest) ring.push(key)
+      else this.pending.delete(key)
       // Served: the organization goes to the end of the turn.
       if (ring.length) this.rings.set(organization, ring)
+      // A task for the rest of the group only now: p-queue starts it at once while a slot is free,
+      // and it must find the organization back in its turn (before, it found none and ended, and
+      // the rest of the group waited for the next push).
+      if (rest) this.schedule()
       return jobs
     }
     return undefined

@@ -70,6 +70,41 @@ describe('WorkQueue', () => {
     expect(runs.map((r) => r.length)).toEqual([1, 500, 1])
   })
 
+  it('runs a batch pushed into an idle queue as one run per group, not one run per free slot', async () => {
+    // An idle worker has every slot free: p-queue starts a task as soon as it is added. A batch's
+    // strings of one group must still go to one run (one translation fetch, one status check),
+    // not the first few one by one while the rest wait for a slot.
+    const runs: string[][] = []
+    const queue = new WorkQueue({
+      concurrency: 4,
+      limit: 100,
+      async process(jobs) {
+        runs.push(jobs.map((j) => j.key))
+      },
+      onError: () => {},
+    })
+    queue.push([...Array.from({ length: 6 }, (_, i) => job(`a${i}`, 'A')), job('ay', 'A', 'y'), job('b', 'B')])
+    await queue.onIdle()
+    expect(runs).toEqual([['a0', 'a1', 'a2', 'a3', 'a4', 'a5'], ['b'], ['ay']])
+  })
+
+  it('runs the rest of a group over groupMax when a slot is free at once', async () => {
+    const runs: number[] = []
+    const queue = new WorkQueue({
+      concurrency: 4,
+      limit: 2000,
+      async process(jobs) {
+        runs.push(jobs.length)
+      },
+      onError: () => {},
+    })
+    queue.push(Array.from({ length: 1200 }, (_, i) => job(`j${i}`, 'A')))
+    await queue.onIdle()
+    // The three runs start together (free slots), in no particular order.
+    expect([...runs].sort((a, b) => a - b)).toEqual([200, 500, 500])
+    expect(queue.waiting).toBe(0)
+  })
+
   it('tells organizations apart by id, and by domain when there is none', async () => {
     const { queue, runs, release } = setup()
     queue.push([job('hold', 'A')])
