@@ -1,8 +1,9 @@
 // The complete examples of docs/*.md are real files, tested elsewhere; these tests keep the docs'
 // copies identical to them, and the documented `try --pretty` output identical to a real run.
-import { readFileSync } from 'node:fs'
+import { readdirSync, readFileSync } from 'node:fs'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
+import { parseDocument } from 'yaml'
 import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 import { runTry } from '../../src/cli/try.js'
 import { runValidate } from '../../src/cli/validate.js'
@@ -36,4 +37,17 @@ it('the example pipeline passes `switchyard validate` without warnings', async (
   const io = captureIo({ PLUGINS_DIR: FIXTURE_PLUGINS })
   expect(await runValidate([path.join(PACKAGE_ROOT, 'test/fixtures/docs/style-gate.yaml')], io)).toBe(0)
   expect(io.out()).toBe('1 pipeline valid: style-gate\n')
+})
+
+it('every YAML block of docs/*.md is valid YAML (a reader copies them)', () => {
+  const dir = path.join(PACKAGE_ROOT, 'docs')
+  const broken: string[] = []
+  for (const doc of readdirSync(dir).filter((f) => f.endsWith('.md'))) {
+    const text = readFileSync(path.join(dir, doc), 'utf8')
+    for (const m of text.matchAll(/```ya?ml\n([\s\S]*?)```/g)) {
+      const errors = parseDocument(m[1]!).errors
+      if (errors.length) broken.push(`${doc}: ${errors[0]!.message.split('\n')[0]}`)
+    }
+  }
+  expect(broken).toEqual([])
 })
