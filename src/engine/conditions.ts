@@ -201,10 +201,12 @@ class Parser {
       case 'contains': {
         if (left.type === 'list') {
           if (right.type !== 'number' && right.type !== 'string' && right.type !== 'any') throw mismatch('a number or a string on the right of a list')
-          return { type: 'boolean', at: left.at, eval: (s) => (l(s) as unknown[]).includes(r(s)) }
+          // A list setting the step has not set (no default) has no value: it contains nothing.
+          return { type: 'boolean', at: left.at, eval: (s) => { const a = l(s); return Array.isArray(a) && a.includes(r(s)) } }
         }
         if (left.type === 'string' && (right.type === 'string' || right.type === 'any')) {
-          return { type: 'boolean', at: left.at, eval: (s) => String(l(s)).includes(String(r(s))) }
+          // A text setting without a value is empty, not "undefined".
+          return { type: 'boolean', at: left.at, eval: (s) => String(l(s) ?? '').includes(String(r(s))) }
         }
         if (left.type === 'any') return { type: 'boolean', at: left.at, eval: (s) => { const a = l(s); return Array.isArray(a) ? a.includes(r(s)) : String(a ?? '').includes(String(r(s))) } }
         throw mismatch('a list or a string on the left')

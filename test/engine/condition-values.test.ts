@@ -32,6 +32,11 @@ describe('conditions over values', () => {
     ['settings.anything contains 5', state(), false],
     ['settings.anything contains "trict"', state({ settings: { anything: 'strict' } }), true],
     ['settings.anything contains "x"', state({ settings: { anything: null } }), false],
+    // A setting the step has not set, with no default, has no value: a list of none, an empty text.
+    ['settings.tags contains 1', state({ settings: {} }), false],
+    ['not (settings.tags contains 1)', state({ settings: {} }), true],
+    ['settings.name contains "undefined"', state({ settings: {} }), false],
+    ['settings.name contains ""', state({ settings: {} }), true],
     ['settings.anything > 2', state({ settings: { anything: 3 } }), true],
     ['settings.anything matches "^s"', state({ settings: { anything: 'strict' } }), true],
     ['settings.anything matches "^s"', state({ settings: { anything: undefined } }), false],

@@ -195,6 +195,32 @@ on-error: failed
   })
 })
 
+describe('settings a step has not set', () => {
+  // A list or text setting without a default that the step never saved has no value: conditions
+  // read it as none, and the run goes on (a TypeError here failed every string of every run).
+  it('a list setting with no value contains nothing; a text one is empty, in checks\' and routes\' conditions', async () => {
+    const { pipeline } = await load(pipelineYaml(`settings:
+  properties:
+    skip: { type: array, items: { type: string } }
+    mode: { type: string }
+checks:
+  - uses: regex
+    if: not (settings.skip contains "regex")
+    with: { target: { forbid: LOUD } }
+route:
+  - if: settings.mode contains "undefined"
+    to: ""
+  - if: errors > 0
+    to: failed
+  - to: passed
+`))
+    const settings = pipeline.resolveSettings({})
+    expect(settings).toEqual({ ok: true, settings: {} })
+    const r = await pipeline.run(items([{ source: 'a', translation: 'LOUD' }, { source: 'b', translation: 'quiet' }], (settings as { settings: Record<string, unknown> }).settings))
+    expect(r.map((x) => x.output)).toEqual(['failed', 'passed'])
+  })
+})
+
 describe('on-error and failing plugins', () => {
   const base = (onError: string) => pipelineYaml(`checks:
   - uses: flaky
