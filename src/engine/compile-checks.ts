@@ -120,8 +120,22 @@ function expandPreset(c: Compiling, entry: CheckEntry, preset: PresetCheck[], at
   return out
 }
 
+/**
+ * A plugin's metrics are counters: they only go up. A value that is not a finite number of 0 or
+ * more (a negative correction, NaN, a server's usage sent as text) is left out: the counter behind
+ * them throws on it, and for a run on a pipeline thread, whose counts are added when its results
+ * come back, that failed every string of the run.
+ */
+function countersOf(metrics: PluginMetrics): PluginMetrics {
+  return {
+    add(name, value = 1) {
+      if (typeof name === 'string' && typeof value === 'number' && Number.isFinite(value) && value >= 0) metrics.add(name, value)
+    },
+  }
+}
+
 function contextFor(c: Compiling, checkId: string, plugin: string, log: Logger): PluginContext {
-  return { pipelineKey: c.key, pipelineDir: c.dir, checkId, log, cache: c.deps.cacheFor(plugin), env: c.deps.env, metrics: c.deps.metrics }
+  return { pipelineKey: c.key, pipelineDir: c.dir, checkId, log, cache: c.deps.cacheFor(plugin), env: c.deps.env, metrics: countersOf(c.deps.metrics) }
 }
 
 /** The checks of the file, in order, each created (or ready to be, per step settings). */

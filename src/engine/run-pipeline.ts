@@ -6,7 +6,7 @@ import type { Condition, EvalState } from './conditions.js'
 import { ENGINE_CHECK, engineFinding, type FailureCode } from './engine-findings.js'
 import { interpolateSettings } from './interpolate.js'
 import { resolvePluginOptions, thrownText } from './instantiate-plugin.js'
-import type { Finding, FindingInput, Item, PluginContext, PluginDefinition, PluginInstance, Severity } from './types.js'
+import type { Finding, FindingInput, Item, PluginContext, PluginDefinition, PluginInstance, Severity, Span } from './types.js'
 
 export const DEFAULT_TIMEOUT_MS = 30_000
 /**
@@ -107,6 +107,24 @@ function mostSevere(severities: Severity[], n: number): Set<number> {
   return new Set(order.slice(0, n))
 }
 
+/**
+ * A finding as plain data, whatever the plugin put in it: only fields of the types the API names
+ * are kept (a `check` that is no text is the check's id; a `span` without numeric ends is left
+ * out, as is a `suggestion` that is no text), copied rather than shared. A function or a symbol
+ * left in a field could not cross from a pipeline thread: the whole run failed, every string of it.
+ */
+function findingOf(f: FindingInput, checkId: string, severity: Severity): Finding {
+  const finding: Finding = { check: typeof f.check === 'string' && f.check !== '' ? f.check : checkId, severity, message: f.message }
+  if (typeof f.code === 'string') finding.code = f.code
+  const span = f.span as Partial<Span> | undefined
+  if (span && typeof span === 'object' && typeof span.start === 'number' && typeof span.end === 'number') {
+    finding.span = { start: span.start, end: span.end }
+    if (span.in === 'source' || span.in === 'translation') finding.span.in = span.in
+  }
+  if (typeof f.suggestion === 'string') finding.suggestion = f.suggestion
+  return finding
+}
+
 /** Why a check failed: the finding's code and the end of its message. */
 interface Failure { code: FailureCode; error: string }
 
@@ -133,6 +151,13 @@ const STARTED = new WeakMap<Promise<PluginInstance>, PluginInstance>()
 const STUCK = new WeakMap<Promise<PluginInstance>, number>()
 /** How long runs fail at once after a create() timed out, before one is tried again (ms). */
 const STUCK_RETRY_MS = 60_000
+
+/** Freeze a value and what it holds (once: a frozen value is taken as done). */
+function freezeDeep(v: unknown): void {
+  if (!v || typeof v !== 'object' || Object.isFrozen(v)) return
+  Object.freeze(v)
+  for (const k of Object.keys(v)) freezeDeep((v as Record<string, unknown>)[k])
+}
 
 function isThenable(v: unknown): v is PromiseLike<unknown> {
   return !!v && typeof (v as { then?: unknown }).then === 'function'
@@ -206,6 +231,12 @@ export class PipelineRunner {
     const states: State[] = []
     for (let at = 0; at < items.length; at++) {
       const item = items[at]!
+      // What the run's strings share (their step's settings, their languages) is read-only to the
+      // checks: a plugin that wrote into it changed every later check and route of the other
+      // strings (and the options of the checks after it); now the write throws, on its own string.
+      freezeDeep(item.settings)
+      freezeDeep(item.sourceLanguage)
+      freezeDeep(item.targetLanguage)
       const saved = resume?.states[at]
       if (saved && saved.byCheck.length === n * 3) states.push({ item, sev: Int32Array.from(saved.sev), byCheck: Int32Array.from(saved.byCheck), findings: saved.findings, failed: saved.failed, at })
       else states.push({ item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at })
@@ -347,11 +378,7 @@ export class PipelineRunner {
         dropped[i]!++
         continue
       }
-      const finding: Finding = { check: f.check ?? check.id, severity, message: f.message }
-      if (typeof f.code === 'string') finding.code = f.code
-      if (f.span) finding.span = f.span
-      if (f.suggestion !== undefined) finding.suggestion = f.suggestion
-      s.findings.push(finding)
+      s.findings.push(findingOf(f, check.id, severity))
     }
     if (!keep) return
     const names = ['error', 'warning', 'info'] as const

@@ -265,6 +265,31 @@ ${severity}route:
   })
 })
 
+describe('a check() that writes into what the run\'s strings share', () => {
+  // Settings and languages are one object for the run's strings: the write fails on its own string
+  // (plugin-threw), and the strings after it still see the step's settings and their language.
+  it('fails its own string; the others keep their settings and language', async () => {
+    const { pipeline } = await load(`settings:
+  properties:
+    strict: { type: boolean, default: false }
+checks:
+  - uses: meddler
+route:
+  - if: settings.strict or target.language != "fr"
+    to: failed
+  - to: passed
+on-error: park
+`)
+    const batch = items([{ source: 'MEDDLE' }, { source: 'after' }], { strict: false })
+    batch[1]!.targetLanguage = batch[0]!.targetLanguage // as a run's strings of one language may share it
+    const r = await pipeline.run(batch)
+    expect(r.map(seen)).toEqual([
+      { output: null, port: '', retry: undefined, findings: [expect.stringMatching(/^engine\/plugin-threw\/error: plugin "meddler" \(check "meddler"\) failed: Cannot (add|assign)/)] },
+      { output: 'passed', port: 'approved', retry: undefined, findings: [] },
+    ])
+  })
+})
+
 describe('whatever a plugin throws', () => {
   // Rule: a plugin may throw anything (null, a string, an object with no usable toString): it is a
   // plugin-threw finding with some text, never an error of the engine itself.

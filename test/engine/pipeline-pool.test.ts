@@ -143,6 +143,26 @@ export default {
   name: 'ports', description: 'On a source of COUNT, says how many MessagePorts its thread holds (after a full GC).', options: { type: 'object', additionalProperties: false, properties: {} },
   create() { return { check: (item) => item.source === 'COUNT' ? [{ severity: 'info', message: 'ports ' + queryObjects(MessagePort, { format: 'count' }) }] : [] } },
 }`,
+  'odd-fields.mjs': `export default {
+  name: 'odd-fields', description: 'On a source of ODD, a finding whose other fields hold what no finding should.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create() {
+    return { check: (item) => item.source === 'ODD'
+      ? [{ message: 'odd', check: Symbol('x'), span: { start: 0, end: 1, in: 'translation', toString: () => 'x' }, suggestion: () => 'fix' }, { message: 'odd span', span: 'here' }]
+      : [] }
+  },
+}`,
+  'miscount.mjs': `export default {
+  name: 'miscount', description: 'Counts what no counter takes (a negative, NaN, text), and one good count.', options: { type: 'object', additionalProperties: false, properties: {} },
+  create(_o, context) {
+    return { check() {
+      context.metrics.add('miscount.fixed', -1)
+      context.metrics.add('miscount.nan', NaN)
+      context.metrics.add('miscount.text', '3')
+      context.metrics.add('miscount.ok')
+      return []
+    } }
+  },
+}`,
   'counter.mjs': `export default {
   name: 'counter', description: 'Counts its runs in the plugin cache.', options: { type: 'object', additionalProperties: false, properties: {} },
   create(_o, context) {
@@ -171,7 +191,7 @@ afterEach(async () => {
   }
 })
 
-async function start(files: Record<string, string>, o: { threads?: number; loadLimitMs?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number; laneIdleMs?: number; longTextChars?: number; longTextNice?: number; threadNice?: number } = {}) {
+async function start(files: Record<string, string>, o: { add?: (name: string, value?: number) => void; threads?: number; loadLimitMs?: number; budgetMs?: number; spareThreads?: number; longRunMs?: number; stallMs?: number; spareIdleMs?: number; laneIdleMs?: number; longTextChars?: number; longTextNice?: number; threadNice?: number } = {}) {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-pool-'))
   for (const [f, text] of Object.entries(files)) writeFileSync(path.join(dir, f), text)
   const plugins = pluginsDir()
@@ -185,7 +205,7 @@ async function start(files: Record<string, string>, o: { threads?: number; loadL
   const longTexts: number[] = []
   const pool = createPipelinePool({
     host, threads: o.threads ?? 2, budgetMs: o.budgetMs ?? BUDGET, env: {}, logLevel: 'silent', log: silentLogger(),
-    cacheFor: memoryCacheFor(), metrics: { add: (name, value = 1) => { counts.set(name, (counts.get(name) ?? 0) + value) } },
+    cacheFor: memoryCacheFor(), metrics: { add: o.add ?? ((name, value = 1) => { counts.set(name, (counts.get(name) ?? 0) + value) }) },
     onTimeout: (t) => timeouts.push(t.stringId),
     onThreadCount: (n) => threadCounts.push(n),
     ...(o.spareThreads !== undefined ? { spareThreads: o.spareThreads } : {}),
@@ -391,6 +411,34 @@ describe('pipeline pool', () => {
     for (let i = 0; i < 1000; i++) await pooled.get('t')!.run(items([{ source: 'a', translation: 'b' }]))
     expect(await ports()).toBeLessThan(before + 10)
   }, 30_000)
+
+  it('a finding holding a function or a symbol costs nothing: only its plain fields come back, the run\'s other strings too', async () => {
+    const { inline, pooled } = await start({ 't.yaml': gate('  - uses: odd-fields') })
+    const batch = items([{ source: 'ok', translation: 'ok' }, { source: 'ODD', translation: 'odd' }])
+    const r = await pooled.get('t')!.run(batch)
+    expect(r).toEqual([
+      { id: 1, output: 'passed', port: 'approved', findings: [] },
+      { id: 2, output: 'failed', port: 'translated', findings: [
+        { check: 'odd-fields', severity: 'error', message: 'odd', span: { start: 0, end: 1, in: 'translation' } },
+        { check: 'odd-fields', severity: 'error', message: 'odd span' },
+      ] },
+    ])
+    expect(await inline.get('t')!.run(batch)).toEqual(r)
+  })
+
+  it('a plugin metric no counter takes (negative, NaN, text) is left out; the run and its other counts go on', async () => {
+    const counted: Array<[string, number]> = []
+    // As prom-client's Counter.inc does: it throws on a negative or non-finite value.
+    const add = (name: string, value = 1) => {
+      if (typeof value !== 'number' || !Number.isFinite(value)) throw new TypeError(`Value is not a valid number: ${String(value)}`)
+      if (value < 0) throw new Error('It is not possible to decrease a counter')
+      counted.push([name, value])
+    }
+    const { pooled } = await start({ 't.yaml': gate('  - uses: miscount') }, { add })
+    const r = await pooled.get('t')!.run(items([{ source: 'a', translation: 'a' }, { source: 'b', translation: 'b' }]))
+    expect(r.map((x) => x.output)).toEqual(['passed', 'passed'])
+    expect(counted).toEqual([['miscount.ok', 2]])
+  })
 
   it('items cross without their logger and signal, and come back in order', async () => {
     const { pooled } = await start({ 't.yaml': gate('  - uses: shout') })
