@@ -122,6 +122,9 @@ function classify(error: unknown, apiKey: string, { APIConnectionError, APIConne
   return { retry: false, reason: withoutKey(error instanceof Error ? error.message : String(error), apiKey) }
 }
 
+/** A token count of an answer's usage, if it is one (a finite number of 0 or more). */
+const tokenCount = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined)
+
 export class ModelClient {
   private client: OpenAI | undefined
   private readonly queue: PQueue
@@ -210,9 +213,11 @@ export class ModelClient {
       return completion
     }
     const { metrics } = this.options
-    const tokensIn = completion.usage?.prompt_tokens ?? estimate
     const content = completion.choices[0]?.message?.content
-    const tokensOut = completion.usage?.completion_tokens ?? estimateTokens(typeof content === 'string' ? content : '')
+    // A server's usage is counted only as a number (one sent as text made the hour's use a string,
+    // "0900…", and the budget refused every request after it): else the estimate, as with none.
+    const tokensIn = tokenCount(completion.usage?.prompt_tokens) ?? estimate
+    const tokensOut = tokenCount(completion.usage?.completion_tokens) ?? estimateTokens(typeof content === 'string' ? content : '')
     settle(tokensIn + tokensOut)
     metrics.add('ai.tokens.in', tokensIn)
     metrics.add('ai.tokens.out', tokensOut)

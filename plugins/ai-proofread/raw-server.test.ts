@@ -186,6 +186,21 @@ describe('ai-proofread answers and cache, scripted', () => {
     expect(s.requests.length).toBe(3)
   })
 
+  it('counts a usage that is no number (text) as the estimate: the hour\'s budget and the token metrics stay numbers', async () => {
+    const s = await server((_q, res, asked) => send(res, 200, JSON.stringify({
+      ...JSON.parse(ok(asked)), usage: { prompt_tokens: '900', completion_tokens: 10, total_tokens: 'lots' },
+    })))
+    const metrics = new Map<string, number>()
+    const checkBatch = await setUp(s.url, { tokensPerHour: 20_000 }, { metrics: { add: (name, value = 1) => { metrics.set(name, (metrics.get(name) ?? 0) + value) } } })
+    // Five requests, well inside 20,000 tokens an hour: text read as numbers ("900" + "10" ...) made
+    // the hour's use a string, "0900…", far past any budget after the second answer.
+    for (let i = 0; i < 5; i++) expect(await checkBatch([testItem({ source: `Save ${i}`, translation: `Enregistrer ${i}` }, 1)])).toEqual([[]])
+    expect(s.requests.length).toBe(5)
+    expect(typeof metrics.get('ai.tokens.in')).toBe('number')
+    expect(metrics.get('ai.tokens.in')).toBeGreaterThan(0)
+    expect(metrics.get('ai.tokens.out')).toBeGreaterThan(0)
+  })
+
   it('caches the chunks that succeeded when another chunk fails', async () => {
     const s = await server((_q, res, asked) => (asked.some((i) => i.source.includes('BAD')) ? send(res, 400, '{"error":{"message":"no"}}') : send(res, 200, ok(asked))))
     const checkBatch = await setUp(s.url, { batchSize: 1 }, { cache: memoryCache() })
