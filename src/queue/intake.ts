@@ -147,14 +147,20 @@ export class Intake {
     // that write is done: had it failed, this delivery's 2XX would cover strings nobody stored.
     // Only writes begun earlier are waited for (two copies never wait for each other).
     const earlier = skipped > 0 && this.writing.size > 0 ? [...this.writing] : undefined
+    // Room is taken now, before any wait: batches arriving meanwhile check the window against it
+    // (see journalDirect), or they would all pass while this one waits.
+    this.options.queue.reserve(jobs.length - skipped)
     let done!: () => void
     const writing = new Promise<void>((resolve) => (done = resolve))
     this.writing.add(writing)
     try {
       if (earlier) {
         await Promise.allSettled(earlier)
-        // What a failed write gave back is this delivery's to store now.
-        for (let i = 0; i < jobs.length; i++) if (!taken[i]) taken[i] = this.isWork(jobs[i]!)
+        // What a failed write gave back is this delivery's to store now (its room with it: the
+        // failed write gave that back too).
+        let more = 0
+        for (let i = 0; i < jobs.length; i++) if (!taken[i] && (taken[i] = this.isWork(jobs[i]!))) more++
+        this.options.queue.reserve(more)
       }
       return await this.journalDirect(batchId, jobs, taken, encoded)
     } finally {
@@ -172,9 +178,9 @@ export class Intake {
       if (taken[i]) fresh.push(jobs[i]!)
       else skip.push(i)
     }
-    // Room is taken before the journal write, not after: batches arriving together would all pass
-    // the check while the first one awaits its write, and the window would grow past its limit.
-    queue.reserve(fresh.length)
+    // Room was taken (acceptDirect) before the journal write, not after: batches arriving together
+    // would all pass the check while the first one awaits its write, and the window would grow
+    // past its limit.
     try {
       await journal.append(batchId, fresh, encoded && { ...encoded, skip })
     } catch (error) {

@@ -12,7 +12,7 @@ const job = (stringId: number, revision = 1): Job =>
   ({ key: `k${stringId}`, organizationId: '1', domain: 'acme', moduleKey: 'm', projectId: 7, stepId: 11, languageId: 'de', stringId, revision, batchId: '', attempts: 0 }) as unknown as Job
 
 /** A journal whose writes finish when the test says, each as the test says. */
-function setup() {
+function setup(o: { limit?: number } = {}) {
   const writes: Array<{ batchId: string; ids: number[]; settle: (error?: Error) => void }> = []
   const journal = {
     append(batchId: string, jobs: Job[]) {
@@ -23,11 +23,18 @@ function setup() {
       })
     },
   }
-  const backlog = { refuse: () => undefined, direct: () => true, spill: () => {}, replay: async () => ({ strings: 0, batches: 0, parked: 0 }) }
+  const spilled: number[] = []
+  // As the backlog decides: direct while the window has room for the batch (backlog.ts `direct`).
+  const backlog = {
+    refuse: () => undefined,
+    direct: (_o: string, _d: string, n: number) => queue.depth + n <= queue.limit,
+    spill: (_o: string, _d: string, _at: unknown, n: number) => void spilled.push(n),
+    replay: async () => ({ strings: 0, batches: 0, parked: 0 }),
+  }
   const dedupe = new Dedupe(60_000)
-  const queue = new WorkQueue({ concurrency: 1, limit: 100, process: async () => {}, onError: () => {} })
+  const queue = new WorkQueue({ concurrency: 1, limit: o.limit ?? 100, process: async () => {}, onError: () => {} })
   const intake = new Intake({ dedupe, queue, local: { journal: journal as never, backlog: backlog as never } })
-  return { intake, writes, dedupe, queue }
+  return { intake, writes, dedupe, queue, spilled }
 }
 
 /** Lets every pending promise callback run. */
@@ -60,6 +67,23 @@ describe('two copies of a delivery at once', () => {
     writes[1]!.settle()
     expect(await second).toEqual({ status: 'accepted', accepted: 2, duplicates: 0 })
     expect(queue.depth).toBe(2)
+  })
+
+  it("keeps the window's limit while a copy with repeats waits: its room is taken before the wait", async () => {
+    const { intake, writes, queue, spilled } = setup({ limit: 4 })
+    const a = intake.accept('a', incoming([job(1), job(2)]))
+    // b repeats string 2 of a (being written): it waits, with room for its string 3 taken.
+    const b = intake.accept('b', incoming([job(2), job(3)]))
+    // c arrives meanwhile: 2 + 1 taken, no room for 2 more, so it waits on disk.
+    const c = intake.accept('c', incoming([job(4), job(5)]))
+    await settleMicrotasks()
+    for (const w of writes) w.settle()
+    await settleMicrotasks()
+    for (const w of writes) w.settle()
+    await Promise.all([a, b, c])
+    expect(spilled).toEqual([2])
+    expect(queue.depth).toBe(3)
+    expect(queue.depth).toBeLessThanOrEqual(queue.limit)
   })
 
   it('never has two copies wait for each other', async () => {
