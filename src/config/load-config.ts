@@ -3,7 +3,7 @@
 import { OPTIONS, type Config, type OptionSpec } from './options.js'
 import { isLocalhostHttpUrl } from './base-url.js'
 import { operatorAccessNote } from './operator-access.js'
-import { entriesWithoutSecret } from '../webhooks/app-secrets.js'
+import { entriesWithoutSecret } from './app-secret-entries.js'
 
 export type { Config } from './options.js'
 export { PACKAGE_ROOT } from './package-root.js'

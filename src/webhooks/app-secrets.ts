@@ -3,6 +3,8 @@
 // installation (organization) its own app_secret, so a worker serving several organizations
 // verifies each delivery with the secrets of the organization it claims to come from.
 
+import { MISSING_SECRET } from '../config/app-secret-entries.js'
+
 export interface AppSecret {
   /** Undefined: the secret applies to every organization. */
   organizationId?: string
@@ -11,17 +13,6 @@ export interface AppSecret {
 
 /** What an organization id in `ORG_ID=SECRET` may look like (the service's ids are numeric). */
 const ORGANIZATION_ID = /^[A-Za-z0-9_.-]{1,64}$/
-/**
- * `1001=` with nothing after it: an organization's entry whose secret is missing (an unset
- * variable in `1001=${SECRET}`). Never a secret: as a plain one it would be a secret anyone who
- * knows the organization's id could sign with, valid for every organization.
- */
-const MISSING_SECRET = /^\d{1,64}=$/
-
-/** The entries of APP_SECRET that name an organization but no secret (`1001=`); the configuration refuses them. */
-export function entriesWithoutSecret(entries: readonly string[]): string[] {
-  return entries.map((e) => e.trim()).filter((e) => MISSING_SECRET.test(e))
-}
 
 /**
  * Parse APP_SECRET's comma-separated entries. An entry is scoped when the part before its first
