@@ -29,6 +29,24 @@ function job(stringId: number): Job {
   return j
 }
 
+/** Outcomes over a journal on `store`, with strings 1 and 2 taken from two deliveries (two entries). */
+async function twoStrings(store: Keyv) {
+  const journal = new Journal(store)
+  const log = createLogger({ level: 'silent' })
+  const dedupe = new Dedupe(60_000)
+  const queue = new WorkQueue({ concurrency: 1, limit: 10, process: async () => undefined, onError: () => undefined })
+  const held = new HeldOrganizations({ log, canReport: async () => true, release: () => undefined })
+  const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics: createMetrics(), log, report: () => undefined, stash: async () => undefined })
+  const a = job(1)
+  const b = job(2)
+  for (const j of [a, b]) {
+    expect(dedupe.arrive(j, j.revision)).toBe('new')
+    queue.reserve(1)
+    await journal.append(journal.newBatchId(), [j])
+  }
+  return { journal, dedupe, queue, outcomes, a, b }
+}
+
 describe('finishing strings when the journal cannot delete an entry', () => {
   it('the other strings of the PATCH are finished all the same; the entry stays for the next start', async () => {
     const store = new Keyv({ store: new Map(), namespace: 'journal' })
@@ -38,21 +56,8 @@ describe('finishing strings when the journal cannot delete an entry', () => {
       if (failures-- > 0) throw new Error('database is locked')
       return del(key as string)
     }) as typeof store.delete
-    const journal = new Journal(store)
-    const log = createLogger({ level: 'silent' })
-    const dedupe = new Dedupe(60_000)
-    const queue = new WorkQueue({ concurrency: 1, limit: 10, process: async () => undefined, onError: () => undefined })
-    const held = new HeldOrganizations({ log, canReport: async () => true, release: () => undefined })
-    const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics: createMetrics(), log, report: () => undefined, stash: async () => undefined })
-
     // Two deliveries of one string each (two entries), taken and reported in one PATCH.
-    const a = job(1)
-    const b = job(2)
-    for (const j of [a, b]) {
-      expect(dedupe.arrive(j, j.revision)).toBe('new')
-      queue.reserve(1)
-      await journal.append(journal.newBatchId(), [j])
-    }
+    const { journal, dedupe, queue, outcomes, a, b } = await twoStrings(store)
     await Promise.resolve(outcomes.reporterHooks.reported([{ job: a, port: 'approved' }, { job: b, port: 'approved' }])).catch(() => undefined)
 
     expect(queue.depth).toBe(0)
@@ -73,19 +78,7 @@ describe('finishing strings when the journal cannot delete an entry', () => {
       if (String(args[0]).startsWith('p:') && failures-- > 0) throw new Error('database is locked')
       return set(...args)
     }) as typeof store.set
-    const journal = new Journal(store)
-    const log = createLogger({ level: 'silent' })
-    const dedupe = new Dedupe(60_000)
-    const queue = new WorkQueue({ concurrency: 1, limit: 10, process: async () => undefined, onError: () => undefined })
-    const held = new HeldOrganizations({ log, canReport: async () => true, release: () => undefined })
-    const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics: createMetrics(), log, report: () => undefined, stash: async () => undefined })
-    const a = job(1)
-    const b = job(2)
-    for (const j of [a, b]) {
-      expect(dedupe.arrive(j, j.revision)).toBe('new')
-      queue.reserve(1)
-      await journal.append(journal.newBatchId(), [j])
-    }
+    const { dedupe, queue, outcomes, a, b } = await twoStrings(store)
     failures = 1
     await Promise.resolve(outcomes.reporterHooks.parked([{ job: a, port: 'approved' }, { job: b, port: 'approved' }], 'the service failed')).catch(() => undefined)
 
