@@ -11,7 +11,10 @@ import type { FromSchema } from 'json-schema-to-ts'
 
 export const RECALCULATION_EVENT = 'string.status_on_step.recalculation_triggered'
 
-const id = { type: 'integer', minimum: 0 } as const
+// Ids (and revisions) must be integers JSON numbers hold exactly: 1e400 parses to Infinity (which
+// Ajv counts as an integer) and 9007199254740993 to another string's id.
+const MAX_ID = Number.MAX_SAFE_INTEGER
+const id = { type: 'integer', minimum: 0, maximum: MAX_ID } as const
 const nonEmpty = { type: 'string', minLength: 1 } as const
 /** A field read only where present: a string, or null (absent). */
 const optionalText = { type: ['string', 'null'] } as const
@@ -46,7 +49,7 @@ export const recalculationEventSchema = {
             type: optionalText,
             context: { type: ['string', 'null'] },
             maxLength: { type: ['string', 'integer', 'null'] },
-            revision: { type: ['integer', 'null'] },
+            revision: { type: ['integer', 'null'], minimum: 0, maximum: MAX_ID },
             hasPlurals: { type: ['boolean', 'null'] },
             // Labels a plugin may filter on; ones that are not integers are left out (decode-batch.ts).
             labelIds: { type: ['array', 'null'] },

@@ -13,6 +13,8 @@
 
 export class NotSliceable extends Error {}
 
+export const EVENTS_TWICE = 'the batch has its events twice'
+
 const OPEN = Buffer.from('{"events":[')
 const COMMA = Buffer.from(',')
 const CLOSE = Buffer.from(']}')
@@ -166,7 +168,7 @@ export class EventSlicer {
       }
       this.keyIsEvents = key === 'events'
       if (this.keyIsEvents) {
-        if (this.sawEvents) throw new NotSliceable('the batch has its events twice')
+        if (this.sawEvents) throw new NotSliceable(EVENTS_TWICE)
         this.sawEvents = true
       }
       this.phase = Phase.AfterKey
