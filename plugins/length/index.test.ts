@@ -28,5 +28,7 @@ new PluginTester().run(length, {
     { name: 'plural forms are held to the limit', source: '{n} files', translation: '{n} ملفات', maxLength: 10, targetLanguage: 'ar', plurals: [{ plural: 'one', text: 'ملف واحد' }, { plural: 'other', text: '{n} من الملفات الكثيرة' }], findings: [{ code: 'over-limit', message: 'Plural form' }] },
     { source: 'Open the settings', translation: 'दस्तावेज़ की सेटिंग्स खोलें और फिर सभी विकल्पों को ध्यान से देखें और बदलें, फिर सहेजें और बंद करें', targetLanguage: 'hi', findings: [{ code: 'too-long', message: 'The translation is 3.5 times as long as the source (60 vs 17 characters; at most 3)', severity: 'warning' }] },
     { source: 'Cancel', translation: 'ยกเลิก', maxLength: 3, targetLanguage: 'th', findings: [{ code: 'over-limit', span: { start: 3, end: 6, in: 'translation' } }] },
+    { name: 'a fractional limit (a local try file\'s 2.5) counts whole characters', source: 'Save', translation: 'Enregistrer', maxLength: 2.5, findings: [{ code: 'over-limit', message: 'limit is 2', span: { start: 2, end: 11, in: 'translation' } }] },
+    { name: 'a plural form sent without its text is empty', source: '{n} files', translation: '{n} fichiers', maxLength: 3, plurals: [{ plural: 'one', text: null as unknown as string }, { plural: 'other', text: '{n} fichiers' }], findings: [{ code: 'over-limit', span: { start: 3, end: 12, in: 'translation' } }] },
   ],
 })

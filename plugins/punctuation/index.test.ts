@@ -3,6 +3,7 @@ import punctuation from './index.js'
 
 new PluginTester().run(punctuation, {
   valid: [
+    { name: 'the semicolon of a character reference is not punctuation', source: 'Terms &amp; conditions', translation: 'Conditions &amp; modalités &#38; règles', targetLanguage: 'fr' },
     { source: 'Delete this file?', translation: 'Supprimer ce fichier\u202f?' },
     { source: 'Delete this file?', translation: 'Supprimer ce fichier ?' },
     { source: 'Delete this file?', translation: '¿Eliminar este archivo?', targetLanguage: 'es' },
@@ -34,6 +35,7 @@ new PluginTester().run(punctuation, {
   invalid: [
     { source: 'Delete this file?', translation: 'Supprimer ce fichier.', findings: [{ code: 'end-punctuation', message: 'The source ends with a question mark, the translation with a full stop', severity: 'error' }] },
     { source: 'Delete this file?', translation: 'Supprimer ce fichier?', findings: [{ code: 'french-spacing', severity: 'warning', span: { start: 20, end: 21, in: 'translation' } }] },
+    { name: 'a semicolon after a character reference is still punctuation', source: 'Tom &amp; Jerry; the end', translation: 'Tom &amp; Jerry; fin', findings: [{ code: 'french-spacing', span: { start: 15, end: 16, in: 'translation' } }] },
     { source: 'Delete this file?', translation: 'Eliminar este archivo?', targetLanguage: 'es', findings: [{ code: 'spanish-question-mark' }] },
     { source: 'Great job!', translation: 'Buen trabajo!', targetLanguage: 'es', findings: [{ code: 'spanish-exclamation-mark' }] },
     { source: 'File saved.', translation: 'Datei gespeichert', targetLanguage: 'de', findings: [{ code: 'end-punctuation', message: 'translation with no punctuation' }] },

@@ -69,9 +69,13 @@ function maskCode(text: string): string {
   return maskSpans(text, [...findPlaceholders(text), ...findUrls(text)])
 }
 
-/** Also tags, for the spacing rules (`<a href="x">` holds no punctuation). */
+/** Character references: the `;` of `&amp;` or `&#160;` is not punctuation. */
+const CHARACTER_REFERENCE = /&(?:#\d+|#x[0-9a-f]+|[a-z][a-z0-9]*);/gi
+
+/** Also tags and character references, for the spacing rules (`<a href="x">`, `&amp;` hold no punctuation). */
 function maskMarkup(text: string, codeMasked = maskCode(text)): string {
-  return maskSpans(codeMasked, findTags(text))
+  const references = text.includes('&') ? [...text.matchAll(CHARACTER_REFERENCE)].map((m) => ({ start: m.index, end: m.index + m[0].length })) : []
+  return maskSpans(codeMasked, [...findTags(text), ...references])
 }
 
 const frenchRules = new Map<string, RegExp>()

@@ -50,7 +50,8 @@ export type DecodeResult =
   | { ok: false; status: number; code: DecodeFailure; message: string }
 
 function toInt(value: unknown): number {
-  const n = typeof value === 'number' ? value : Number.parseInt(String(value ?? ''), 10)
+  // Number, not parseInt: parseInt reads "1e3" as 1 (and "1e309", past any length, as 1).
+  const n = Math.floor(typeof value === 'number' ? value : Number(String(value ?? '').trim() || 0))
   return Number.isFinite(n) && n > 0 ? n : 0
 }
 

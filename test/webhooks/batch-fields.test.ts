@@ -93,9 +93,10 @@ describe('decodeBatch fields', () => {
   })
 
   it('reads a length limit given as text, and takes anything else as no limit', () => {
-    const limits = ['25', '0', '-3', 'ten', 3.5]
+    const limits = ['25', '0', '-3', 'ten', 3.5, '', '1e3', '1e309', '-1', ' 12 ', '7.9']
     const decoded = tuples(ok({ events: limits.map((maxLength, i) => eventWith(i + 1, (t) => (t.maxLength = maxLength))) }).jobs)
-    expect(decoded.jobs.map((j) => j[9])).toEqual([25, 0, 0, 0, 0])
+    // "1e3" is a thousand, not 1; "1e309" is past any length (no limit), not a limit of one character.
+    expect(decoded.jobs.map((j) => j[9])).toEqual([25, 0, 0, 0, 0, 0, 1000, 0, 0, 12, 7])
   })
 
   it('shares one language record between events that send the same one', () => {
