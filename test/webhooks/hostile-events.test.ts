@@ -3,26 +3,16 @@
 // language record holds such a field, and a flood of made-up event names that would otherwise
 // each become a metric label.
 import { createHmac } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { decodeBatch } from '../../src/webhooks/decode-batch.js'
 import { eventLabel } from '../../src/webhooks/event-label.js'
 import { CUT_MARKER } from '../../src/webhooks/limit-depth.js'
 import { decodeJobs } from '../../src/queue/job-codec.js'
 import { recalculationEvent, signedRequest } from '../support/events.js'
-import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
-import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+import { SECRET } from '../support/start-test-worker.js'
+import { webhookWorkers } from '../support/webhook-workers.js'
 
-const running: Array<{ stop(): Promise<void> }> = []
-afterEach(async () => {
-  while (running.length) await running.pop()!.stop()
-})
-
-async function worker(config = {}) {
-  const service = fakeServiceFetch()
-  const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config })
-  running.push(w)
-  return { w, service, post: (body: string) => fetch(`${w.url}/webhooks`, signedRequest(body, SECRET)) }
-}
+const { worker } = webhookWorkers()
 
 const deep = (depth: number) => `{"event":"project.translated","payload":${'['.repeat(depth)}${']'.repeat(depth)}}`
 

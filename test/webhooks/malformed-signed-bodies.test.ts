@@ -4,23 +4,18 @@
 // Ajv counts as an integer and which was reported as "/null/output"; 9007199254740993 parses to
 // 9007199254740992, another string's id, which was reported in its place).
 import { createHmac } from 'node:crypto'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { decodeBatch } from '../../src/webhooks/decode-batch.js'
 import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
-import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
-import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+import { SECRET } from '../support/start-test-worker.js'
+import { webhookWorkers } from '../support/webhook-workers.js'
 
-const running: Array<{ stop(): Promise<void> }> = []
-afterEach(async () => {
-  while (running.length) await running.pop()!.stop()
-})
+const workers = webhookWorkers()
 
 async function worker(config = {}) {
-  const service = fakeServiceFetch()
-  const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config })
-  running.push(w)
+  const { w, service, post } = await workers.worker(config)
   const reported = () => service.patches.flatMap((p) => p.ops.map((o) => `${o.path}=${JSON.stringify(o.value)}`)).sort()
-  return { w, reported, post: (body: string) => fetch(`${w.url}/webhooks`, signedRequest(body, SECRET)) }
+  return { w, reported, post }
 }
 
 const event = (stringId: number, o: { revision?: number } = {}) => JSON.stringify(recalculationEvent({ stringId, ...o }))

@@ -1,23 +1,20 @@
 import { mkdtempSync, readdirSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
-import { afterEach, describe, expect, it } from 'vitest'
+import { describe, expect, it } from 'vitest'
 import { errorOf, recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
+import { webhookWorkers } from '../support/webhook-workers.js'
 import { decodeThreadFile } from '../../src/webhooks/decode-pool.js'
 
 const threadModuleBuilt = decodeThreadFile() !== undefined
-const running: Array<{ stop(): Promise<void> }> = []
-afterEach(async () => {
-  while (running.length) await running.pop()!.stop()
-})
+const workers = webhookWorkers()
+const { running } = workers
 
 async function worker(config = {}) {
-  const service = fakeServiceFetch()
-  const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, config })
-  running.push(w)
-  return { w, service, post: (init: RequestInit) => fetch(`${w.url}/webhooks`, init) }
+  const { w, service, send } = await workers.worker(config)
+  return { w, service, post: send }
 }
 
 const batch = (n: number, from = 1) => JSON.stringify({ events: Array.from({ length: n }, (_, i) => recalculationEvent({ stringId: from + i })) })
