@@ -157,6 +157,50 @@ export async function replayUntilDone<T>(replay: () => Promise<T>, log: Logger, 
   return undefined
 }
 
+/** Parked strings a retry reads from the journal at a time (the memory they take while retried). */
+export const PARKED_RETRY_PAGE = 2000
+
+/**
+ * Parked strings (a refusal with no rule of its own, or no pipeline for their module key) are
+ * tried again every `everyMs` (PARKED_RETRY_MS), each checked with the service first, as a start
+ * does: the service still waits for them, and what refused them may have been for a while (a
+ * conflict, a lock, a pipeline since declared). Those refused again are parked again until the
+ * next retry. The first retry comes `everyMs` after the start's replay (which retries them all).
+ */
+export function retryParkedEvery(everyMs: number, replayed: Promise<unknown>, retry: () => Promise<number>, log: Logger, closing: () => boolean): { stop(): void } {
+  let running = false
+  const timer = setInterval(() => {
+    if (running || closing()) return
+    running = true
+    void replayed
+      .then(() => (closing() ? 0 : retry()))
+      .then(
+        (strings) => {
+          if (strings) log.info({ strings, nextInMs: everyMs }, 'parked strings are tried again (each checked with the service first); those refused again stay parked until the next retry')
+        },
+        (error: unknown) => log.warn({ err: error, nextInMs: everyMs }, 'the retry of parked strings failed (is the store reachable?); they stay parked until the next one'),
+      )
+      .finally(() => {
+        running = false
+      })
+  }, everyMs)
+  timer.unref()
+  return { stop: () => clearInterval(timer) }
+}
+
+/** The reconciliation sweep (RECONCILE_INTERVAL_MS) and the retry of parked strings (PARKED_RETRY_MS), each unless 0. */
+function startPeriodic(config: Config, reconcile: () => Promise<unknown>, replayed: Promise<unknown>, retryParked: () => Promise<number>, log: Logger, closing: () => boolean): { stop(): void } {
+  const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconcile(), config.reconcileIntervalMs) : undefined
+  reconcileTimer?.unref()
+  const parkedRetry = config.parkedRetryMs > 0 ? retryParkedEvery(config.parkedRetryMs, replayed, retryParked, log, closing) : undefined
+  return {
+    stop() {
+      if (reconcileTimer) clearInterval(reconcileTimer)
+      parkedRetry?.stop()
+    },
+  }
+}
+
 function bullmqOptions(config: Config, log: Logger) {
   const redisUrl = config.queueRedisUrl || (/^rediss?:/.test(config.storeUrl) ? config.storeUrl : '')
   if (!redisUrl) throw new Error('QUEUE=bullmq needs Redis: set QUEUE_REDIS_URL, or a redis:// STORE_URL')
@@ -369,7 +413,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const { config, log, tokens } = deps
   // BullMQ (and ioredis) load only when asked for: ~23 MB a single instance doesn't need.
   const shared = config.queue === 'bullmq' ? new (await import('./queue/bullmq-journal.js')).BullmqJournal(bullmqOptions(config, log)) : undefined
-  const local = shared ? undefined : new Journal(deps.stores.journal, deps.stores.extract && ((key, paths) => deps.stores.extract!('journal', key, paths)))
+  const local = shared ? undefined : new Journal(deps.stores.journal, deps.stores.extract && ((key, paths) => deps.stores.extract!('journal', key, paths)), deps.stores.scan && ((prefixes, filter) => deps.stores.scan!('journal', prefixes, filter)))
   const journal: IntakeJournal = shared ?? local!
   const dedupe = new Dedupe(config.dedupeTtlMs, Date.now, config.dedupeMax)
   const api = new ApiClient({
@@ -844,8 +888,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   heldTimer.unref()
   const heldSweep = shared && sweepHeldInRedis(shared, held, deps.tokens, parts.movedAway, log, () => closing, deps.heldSweepMs ?? 10 * (deps.heldRecheckMs ?? 1000))
   const findingsSweeps = startFindingsSweeps(deps, parts, log, () => closing)
-  const reconcileTimer = config.reconcileIntervalMs > 0 ? setInterval(() => void reconciler.run(), config.reconcileIntervalMs) : undefined
-  reconcileTimer?.unref()
+  const periodic = startPeriodic(config, () => reconciler.run(), replayed, () => (shared ? shared.replayParked() : (backlog?.retryParkedNow(PARKED_RETRY_PAGE) ?? Promise.resolve(0))), log, () => closing)
 
   const idle = async (timeoutMs = 60_000) => {
     const deadline = Date.now() + timeoutMs
@@ -903,7 +946,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       await journal.markAlive?.().catch(() => undefined)
       clearInterval(metricsTimer)
       findingsSweeps.stop()
-      if (reconcileTimer) clearInterval(reconcileTimer)
+      periodic.stop()
       await closeListener(server, intake, log)
       await stoppingBull
       await shared?.close()

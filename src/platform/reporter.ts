@@ -26,7 +26,8 @@ import { TokenEndpointError } from './token-errors.js'
  * statuses again (queue/held-organizations.ts). `disconnected`: no usable token (never connected,
  * or the refresh was refused); `forbidden`: the service answered 403, or 401 after a refresh;
  * `unavailable`: its API kept failing (429, 5XX, timeouts, network) through the request's retries.
- * Unlike a parked string (a refusal with no rule; a person decides), a held one goes back to work by itself.
+ * Unlike a parked string (a refusal with no rule: tried again only every PARKED_RETRY_MS and at a
+ * start), a held one goes back to work as soon as its organization can be reported for again.
  */
 export type HoldCause = 'disconnected' | 'forbidden' | 'unavailable'
 

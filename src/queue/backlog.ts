@@ -362,6 +362,27 @@ export class Backlog {
   }
 
   /**
+   * The retry of parked strings while the worker runs (PARKED_RETRY_MS): up to `limit` of them
+   * journaled again and put back in their organization's line, each checked with the service
+   * before it runs, as at a start; one that fails the same way is parked again (and waits for the
+   * next retry). Read `limit` at a time, so memory holds no more of them than that. Not before the
+   * start's replay is done (it retries them all), nor once closed. Resolves with how many.
+   */
+  async retryParkedNow(limit: number): Promise<number> {
+    const startedAt = Date.now()
+    const before = this.indexed.parked
+    while (this.ready && !this.closed) {
+      const parked = await this.options.journal.parkedJobs(limit, startedAt)
+      if (!parked.length || this.closed) break
+      await this.retryParked(parked)
+      this.rejournaled.clear()
+      this.kick()
+      if (parked.length < limit) break
+    }
+    return this.indexed.parked - before
+  }
+
+  /**
    * Journal the parked strings again (a restart is their retry), then take them out of the parked
    * set. A replay tried again after a failure here journals only those an earlier attempt had not
    * (the others are only taken out of the parked set again). Counted in `indexed.parked`.

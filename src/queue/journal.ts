@@ -264,6 +264,8 @@ export class Journal implements IntakeJournal {
   constructor(
     private readonly store: Keyv,
     private readonly extract?: (key: string, paths: string[]) => Promise<unknown[] | undefined>,
+    /** Stores.scan of the journal's namespace with a filter, where the back end has it (SQLite, PostgreSQL). */
+    private readonly scanStore?: (prefixes: string[], filter: { contains: string; keep(key: string, value: unknown): boolean }) => Promise<Array<[string, unknown]>>,
   ) {}
 
   newBatchId(): string {
@@ -439,6 +441,33 @@ export class Journal implements IntakeJournal {
       batches.at(-1)!.jobs.push(...(await this.readPart(entryId, part)))
     }
     return { batches, parked }
+  }
+
+  /**
+   * Up to `limit` strings parked at or before `before` (ms), for a retry while the worker runs (the
+   * periodic retry of parked strings): read a page at a time where the store can (a range of
+   * keys), else by passing over the namespace as a start does; only those kept are held in memory.
+   */
+  async parkedJobs(limit: number, before = Number.POSITIVE_INFINITY): Promise<ParkedJob[]> {
+    const parked: ParkedJob[] = []
+    const keep = (value: unknown) => {
+      if (parked.length >= limit || !value || typeof value !== 'object') return false
+      // One parked since the retry began (parked again by it, say) waits for the next one.
+      if (typeof (value as ParkedJob).at === 'number' && (value as ParkedJob).at > before) return false
+      parked.push(parkedJob(value as ParkedJob))
+      return true
+    }
+    if (this.scanStore) {
+      await this.scanStore([PARKED], { contains: '"reason"', keep: (_key, value) => keep(value) })
+      return parked
+    }
+    const iterator = this.store.iterator?.(undefined)
+    if (!iterator) return parked
+    for await (const [rawKey, value] of iterator as AsyncIterable<[string, unknown]>) {
+      if (String(rawKey).replace(/^journal:/, '').startsWith(PARKED)) keep(value)
+      if (parked.length >= limit) break
+    }
+    return parked
   }
 
   /** Remove a parked entry that is being retried (its job is journaled again first). */

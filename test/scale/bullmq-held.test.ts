@@ -233,6 +233,25 @@ await describeWithService('redis', 'QUEUE=bullmq: held organizations', (REDIS) =
     expect(service.log.filter((l) => l === 'GET status').length).toBeGreaterThan(0)
   }, 40_000)
 
+  it('tries the strings parked in BullMQ again every PARKED_RETRY_MS, with no restart', async () => {
+    let refuse = true
+    /** How many times each string's update was refused. */
+    const refused = new Map<string, number>()
+    const service = fakeServiceFetch(({ method, body }) => {
+      if (method !== 'PATCH' || !refuse) return undefined
+      for (const op of body as Array<{ path: string }>) refused.set(op.path, (refused.get(op.path) ?? 0) + 1)
+      return { status: 409, body: { error: { message: 'conflict' } } }
+    })
+    const w = await start({ fetch: service.fetch, config: { parkedRetryMs: 500 } })
+    running.push(w)
+    expect((await fetch(`${w.url}/webhooks`, signedRequest(batch(ids(1, 10)), SECRET))).status).toBe(200)
+    // Parked (BullMQ's failed set), taken back, refused and parked again, while the refusal lasts.
+    await expect.poll(() => refused.size === 10 && [...refused.values()].every((n) => n >= 2 * 2), { timeout: 15_000 }).toBe(true)
+    refuse = false
+    await expect.poll(() => service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort(), { timeout: 15_000 }).toEqual(ids(1, 10).map((i) => `/${i}/output`).sort())
+    await expect.poll(failedJobs, { timeout: 5000 }).toBe(0)
+  }, 30_000)
+
   it('puts released strings back in turn with the others, keeps what they carried, and lets one copy of a string through', async () => {
     const journal = await journalOf({ maxBytes: 3 * REDIS_BYTES_PER_HELD_STRING })
     const taken: Job[] = []
