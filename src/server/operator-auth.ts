@@ -2,8 +2,9 @@
 // connection. With OPERATOR_PASSWORD set they ask for it (HTTP Basic, any user name), compared in
 // constant time, and a client that keeps guessing wrong waits longer and longer (login-throttle).
 // Without a password they are open only where nobody else can reach them (a loopback HOST, and
-// then only to a request made on this host: one that a reverse proxy on the host forwards, with
-// its X-Forwarded-For or Forwarded headers, comes from anyone), or when the operator says so with
+// then only to a request made on this host and addressed to a loopback name: one that a reverse
+// proxy on the host forwards, with its X-Forwarded-For or Forwarded headers, comes from anyone, and
+// so does one that names another host, as a page rebinding its own name to 127.0.0.1 does), or when the operator says so with
 // OPERATOR_OPEN=true (e.g. behind a proxy that authenticates); otherwise they answer 403 and the
 // start-up log says what to set.
 import { createHash, timingSafeEqual } from 'node:crypto'
@@ -18,10 +19,31 @@ const digest = (s: string) => createHash('sha256').update(s).digest()
 /** Headers a proxy adds for the client it forwards for (X-Forwarded-Proto too: Caddy sets it alone on some setups). */
 const PROXY_HEADERS = ['x-forwarded-for', 'forwarded', 'x-real-ip', 'x-forwarded-host', 'x-forwarded-proto']
 
-/** A request made on this host itself: a loopback peer that no proxy forwarded. */
+/**
+ * The name a request was addressed to (its Host, without the port), lower-cased; undefined when
+ * it names none or no valid one.
+ */
+function requestedHost(ctx: Context): string | undefined {
+  const host = ctx.req.headers.host
+  if (!host) return undefined
+  try {
+    return new URL(`http://${host}`).hostname.toLowerCase()
+  } catch {
+    return undefined
+  }
+}
+
+/**
+ * A request made on this host itself: a loopback peer that no proxy forwarded, addressed to a
+ * loopback name. A page of another site whose name it points at 127.0.0.1 (DNS rebinding) is a
+ * loopback peer too, and its own origin, but names its own host (`*.localhost` never leaves the
+ * machine: browsers resolve it themselves).
+ */
 export function isLocalRequest(ctx: Context): boolean {
   const peer = ctx.req.socket.remoteAddress
-  return peer !== undefined && isLoopbackHost(peer) && PROXY_HEADERS.every((h) => ctx.req.headers[h] === undefined)
+  const host = requestedHost(ctx)
+  return peer !== undefined && isLoopbackHost(peer) && PROXY_HEADERS.every((h) => ctx.req.headers[h] === undefined) &&
+    host !== undefined && (isLoopbackHost(host) || host.endsWith('.localhost'))
 }
 
 export function operatorAuth(config: Pick<Config, 'operatorPassword' | 'operatorOpen' | 'host'>, log: Logger, throttle = new LoginThrottle()): Middleware {
@@ -33,7 +55,7 @@ export function operatorAuth(config: Pick<Config, 'operatorPassword' | 'operator
       if (isLocalRequest(ctx)) return next()
       ctx.status = 403
       ctx.type = 'text/plain'
-      ctx.body = 'The operator pages have no OPERATOR_PASSWORD, so they are open only to a browser on the worker\'s own host, not through a proxy. Set OPERATOR_PASSWORD to open them here.'
+      ctx.body = 'The operator pages have no OPERATOR_PASSWORD, so they are open only to a browser on the worker\'s own host, at a loopback address (http://127.0.0.1:PORT or http://localhost:PORT), not through a proxy. Set OPERATOR_PASSWORD to open them here.'
     }
   }
   if (access === 'open-opted-in') {
