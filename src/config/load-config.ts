@@ -32,6 +32,14 @@ function literalDefault(spec: OptionSpec): unknown {
   }
 }
 
+/**
+ * A URL as an error may quote it: the password of its user info (`redis://:PASSWORD@host`,
+ * `postgres://user:PASSWORD@host/db`) replaced, so a mistyped scheme does not put it in the log.
+ */
+export function withoutPassword(url: string): string {
+  return url.replace(/^([^/?#]*\/\/[^/?#@:]*):[^/?#]*@/, '$1:***@')
+}
+
 /** Parse one value given in the environment; a bad one adds an error naming the variable. */
 function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown {
   switch (spec.kind) {
@@ -43,7 +51,7 @@ function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown 
       try {
         new URL(value)
       } catch {
-        errors.push(`${spec.env}: "${value}" is not a URL (expected e.g. https://example.com)`)
+        errors.push(`${spec.env}: "${withoutPassword(value)}" is not a URL (expected e.g. https://example.com)`)
       }
       return value.replace(/\/+$/, '')
     }
@@ -99,10 +107,10 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
     }
   }
   if (!/^(sqlite|redis|rediss|postgres|postgresql|memory):\/\//.test(config.storeUrl)) {
-    errors.push(`STORE_URL: "${config.storeUrl}" must start with sqlite://, redis://, postgres:// or memory://`)
+    errors.push(`STORE_URL: "${withoutPassword(config.storeUrl)}" must start with sqlite://, redis://, postgres:// or memory://`)
   }
   if (config.apiUrl && !/^https?:\/\//.test(config.apiUrl)) {
-    errors.push(`API_URL: "${config.apiUrl}" must be an http(s) address; it may hold {organization_domain}`)
+    errors.push(`API_URL: "${withoutPassword(config.apiUrl)}" must be an http(s) address; it may hold {organization_domain}`)
   }
   for (const entry of entriesWithoutSecret(config.appSecrets)) {
     errors.push(`APP_SECRET: the entry "${entry}" names organization ${entry.slice(0, -1)} but no secret (an unset variable?); write ${entry.slice(0, -1)}=SECRET, or remove the entry`)

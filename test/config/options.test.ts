@@ -85,4 +85,23 @@ describe('Config from OPTIONS', () => {
   it('reports every bad value at once, naming the variable', () => {
     expect(() => loadConfig({ PORT: 'x', QUEUE: 'kafka', BASE_URL: 'not a url' })).toThrow(/PORT: "x".*\n.*BASE_URL.*\n.*QUEUE: "kafka"/)
   })
+
+  // Rule: a configuration error may quote a value, never a password in it: the message goes to
+  // the log (and to whoever reads the container's output), and a mistyped scheme is an easy slip.
+  it('quotes a store URL it refuses without the password in it', () => {
+    const message = (env: Record<string, string>) => {
+      try {
+        loadConfig(env)
+      } catch (error) {
+        return (error as Error).message
+      }
+      return ''
+    }
+    const store = message({ STORE_URL: 'mysql://app:s3cr3t-pw@db.internal:3306/switchyard' })
+    expect(store).toMatch(/STORE_URL: "mysql:\/\/app:\*\*\*@db\.internal:3306\/switchyard" must start with/)
+    expect(store).not.toContain('s3cr3t-pw')
+    expect(message({ STORE_URL: 'REDIS://:s3cr3t-pw@cache:6379' })).not.toContain('s3cr3t-pw')
+    expect(message({ API_URL: 'ftp://bot:s3cr3t-pw@api.example' })).not.toContain('s3cr3t-pw')
+    expect(message({ AUTH_URL: 'https://bot:s3cr3t-pw@[bad' })).not.toContain('s3cr3t-pw')
+  })
 })
