@@ -2,6 +2,7 @@
 // (issue 17): no OPERATOR_PASSWORD on a public address means 403 unless OPERATOR_OPEN=true;
 // wrong passwords are throttled per client with back-off; a cross-site connect is refused.
 import { mkdtempSync, rmSync } from 'node:fs'
+import { request } from 'node:http'
 import os from 'node:os'
 import path from 'node:path'
 import { afterAll, afterEach, describe, expect, it } from 'vitest'
@@ -17,6 +18,17 @@ const running: Running[] = []
 afterEach(async () => {
   while (running.length) await running.pop()!.stop()
 })
+
+/** A GET with headers fetch will not send as given (Host): what a browser sends to a name it resolved. */
+function rawGet(url: string, headers: Record<string, string>): Promise<{ status: number; body: string }> {
+  return new Promise((resolve, reject) => {
+    const req = request(url, { headers }, (res) => {
+      let body = ''
+      res.setEncoding('utf8').on('data', (c: string) => (body += c)).on('end', () => resolve({ status: res.statusCode!, body }))
+    })
+    req.on('error', reject).end()
+  })
+}
 
 const basic = (password: string) => `Basic ${Buffer.from(`admin:${password}`).toString('base64')}`
 
@@ -71,6 +83,25 @@ describe('operator pages without a password', () => {
     expect(check({ BASE_URL: 'https://localhost:3000' })).toMatch(/is public/)
     expect(check({ BASE_URL: 'http://127.0.0.1:3000' })).not.toMatch(/OPERATOR_PASSWORD/)
     expect(check({ BASE_URL: 'https://switchyard.example.com', OPERATOR_PASSWORD: 'x' })).not.toMatch(/OPERATOR_PASSWORD/)
+  })
+
+  // Rule: open on loopback means open to the operator's browser on this host, at a loopback name.
+  // Another site's page whose name resolves to 127.0.0.1 (DNS rebinding) reaches the worker from a
+  // loopback peer without a proxy's headers, and as its own origin, so the CSRF check passes it
+  // too: only the Host it names tells it apart. It would read the organizations and the findings
+  // (translators' texts) and could start a connection.
+  it('on a loopback address refuse a page of another site rebound to 127.0.0.1 (its Host is not a loopback name)', async () => {
+    const url = await serve({ host: '127.0.0.1', operatorPassword: '' })
+    const port = new URL(url).port
+    const evil = `rebind.evil.example:${port}`
+    for (const route of ['/', '/operator/organizations', '/findings?stringId=1', '/oauth/start?domain=acme']) {
+      const res = await rawGet(`${url}${route}`, { host: evil, origin: `http://${evil}`, 'sec-fetch-site': 'same-origin' })
+      expect([route, res.status]).toEqual([route, 403])
+      expect(res.body).toMatch(/OPERATOR_PASSWORD/)
+    }
+    for (const host of [`127.0.0.1:${port}`, `localhost:${port}`, `[::1]:${port}`, `127.0.0.1`]) {
+      expect([host, (await rawGet(`${url}/operator/organizations`, { host })).status]).toEqual([host, 200])
+    }
   })
 })
 
@@ -163,5 +194,21 @@ describe('connecting is CSRF-proof', () => {
     const own = await fetch(`${url}/oauth/start`, { method: 'POST', redirect: 'manual', headers: { ...auth, ...form, origin: url, 'sec-fetch-site': 'same-origin' }, body: 'domain=acme' })
     expect(own.status).toBe(302)
     expect(own.headers.get('location')).toMatch(/^http:\/\/127\.0\.0\.1:9/)
+  })
+
+  // Rule: the operator page is served with Referrer-Policy: no-referrer, under which a browser
+  // sends `Origin: null` with the page's own form post (Chromium does; Fetch spec, "append a
+  // request Origin header"). Sec-Fetch-Site, which a page cannot set, says it is same-origin.
+  it('accepts the operator page\'s own form as a browser posts it under no-referrer (Origin: null, Sec-Fetch-Site: same-origin)', async () => {
+    const url = await serve({ operatorPassword: 'correct horse', authUrl: 'http://127.0.0.1:9' })
+    const headers = { authorization: basic('correct horse'), 'content-type': 'application/x-www-form-urlencoded', origin: 'null' }
+    const own = await fetch(`${url}/oauth/start`, { method: 'POST', redirect: 'manual', headers: { ...headers, 'sec-fetch-site': 'same-origin' }, body: 'domain=acme' })
+    expect(own.status).toBe(302)
+    expect(own.headers.get('location')).toMatch(/^http:\/\/127\.0\.0\.1:9\/oauth\/authorize\?/)
+    // Another site's page (a sandboxed frame, a data: URL) sends Origin: null too, but not as same-origin.
+    for (const site of ['cross-site', 'same-site', undefined]) {
+      const res = await fetch(`${url}/oauth/start`, { method: 'POST', redirect: 'manual', headers: { ...headers, ...(site ? { 'sec-fetch-site': site } : {}) }, body: 'domain=acme' })
+      expect([site, res.status]).toEqual([site, 403])
+    }
   })
 })
