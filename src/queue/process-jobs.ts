@@ -231,6 +231,10 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       const reason = `pipeline failed: ${(error as Error).message}`
       return giveUpOrRetry(jobs, (out) => park(out, reason))
     }
+    // Stopped by the shutdown while it ran: a check that honours the strings' signal (ai-proofread's
+    // request) failed on it, and on-error would send them out as "" (TODO at the service, until a
+    // manager's Resend). Nothing of such a run is reported: the strings stay in the journal.
+    if (deps.signal.aborted) return
     await settle(pipeline, jobs, items, results, log)
   }
 
