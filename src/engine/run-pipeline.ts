@@ -303,7 +303,15 @@ export class PipelineRunner {
       for (const s of active) this.fail(s, check, r.code, r.error)
       return
     }
-    const batch = r.value
+    let batch: unknown[]
+    try {
+      // Copied once: a list whose reads throw (a revoked proxy, a getter) fails the batch, not the run.
+      const value = r.value as unknown
+      batch = Array.isArray(value) ? Array.from(value as unknown[]) : (value as unknown[])
+    } catch (e) {
+      for (const s of active) this.fail(s, check, 'plugin-bad-result', `checkBatch() returned a list that could not be read: ${thrownText(e)}`)
+      return
+    }
     if (!Array.isArray(batch) || batch.length !== active.length) {
       for (const s of active) this.fail(s, check, 'plugin-bad-result', `checkBatch() returned ${Array.isArray(batch) ? `${batch.length} results for ${active.length} strings` : 'no array'}`)
       return
@@ -316,14 +324,17 @@ export class PipelineRunner {
     let pendingStates: State[] | undefined
     for (const s of active) {
       let r: unknown
+      let later: boolean
       progress?.(s.at, check.index)
       try {
         r = instance.check!(s.item)
+        // Inside the try: reading `then` of what came back may throw too (a getter, a revoked proxy).
+        later = isThenable(r)
       } catch (e) {
         this.fail(s, check, 'plugin-threw', thrownText(e))
         continue
       }
-      if (isThenable(r)) {
+      if (later) {
         (pending ??= []).push(Promise.resolve(r));
         (pendingStates ??= []).push(s)
       } else {
@@ -343,16 +354,25 @@ export class PipelineRunner {
   }
 
   private apply(s: State, check: CompiledCheck, raw: unknown): void {
-    if (!Array.isArray(raw)) {
-      this.fail(s, check, 'plugin-bad-result', `returned ${raw === undefined ? 'nothing' : typeof raw} instead of an array of findings`)
+    // What a plugin returns is read here, on the engine's side: a getter that throws or a revoked
+    // proxy must fail its own string, not throw out of the run (every string of it failed).
+    const listed = s.findings.length
+    let bad = -1
+    try {
+      if (!Array.isArray(raw)) {
+        this.fail(s, check, 'plugin-bad-result', `returned ${raw === undefined ? 'nothing' : typeof raw} instead of an array of findings`)
+        return
+      }
+      const list = raw as FindingInput[]
+      if (list.length === 0) return
+      for (let k = 0; k < list.length && bad === -1; k++) if (!list[k] || typeof list[k]!.message !== 'string') bad = k
+      // The findings before a malformed one stand, as they came; the check then failed.
+      this.add(s, check, bad === -1 ? list : list.slice(0, bad))
+    } catch (e) {
+      s.findings.length = listed
+      this.fail(s, check, 'plugin-bad-result', `returned findings that could not be read: ${thrownText(e)}`)
       return
     }
-    const list = raw as FindingInput[]
-    if (list.length === 0) return
-    let bad = -1
-    for (let k = 0; k < list.length && bad === -1; k++) if (!list[k] || typeof list[k]!.message !== 'string') bad = k
-    // The findings before a malformed one stand, as they came; the check then failed.
-    this.add(s, check, bad === -1 ? list : list.slice(0, bad))
     if (bad !== -1) this.fail(s, check, 'plugin-bad-result', 'returned a finding without a message')
   }
 

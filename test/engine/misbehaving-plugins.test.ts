@@ -64,6 +64,7 @@ describe('a checkBatch() that misbehaves fails every string of the batch', () =>
     ['short', 'plugin-bad-result', 'checkBatch() returned 1 results for 2 strings'],
     ['long', 'plugin-bad-result', 'checkBatch() returned 3 results for 2 strings'],
     ['hang', 'plugin-timed-out', 'timed out after 50 ms'],
+    ['trap', 'plugin-bad-result', 'checkBatch() returned a list that could not be read: unreadable batch'],
   ])('%s: %s, sent to the on-error output, later checks skipped', async (mode, code, why) => {
     const { pipeline, counts } = await load(batchPipeline(mode))
     const r = await pipeline.run(items(strings))
@@ -117,6 +118,18 @@ ${LATER}${ROUTES}on-error: failed
       // The findings before the broken one are kept; the later check does not run after the failure.
       ['failed', 'translated', ['bad-result/-/error: first', ...bad('returned a finding without a message')]],
       ['passed', 'approved', [LATER_FINDING]],
+    ])
+  })
+
+  it('a list or a finding that cannot be read fails only its own string, not the run', async () => {
+    // A finding's getter that throws, or a revoked proxy for a list, threw out of the engine: every
+    // string of the run failed (`switchyard try` printed only "unreadable message" and exited).
+    const { pipeline } = await load(body)
+    const r = await pipeline.run(items(['getter', 'trap', 'fine'].map((source) => ({ source, translation: 'LOUD' }))))
+    expect(r.map(seen)).toEqual([
+      { output: 'failed', port: 'translated', retry: undefined, findings: [engine('plugin-bad-result', 'returned findings that could not be read: unreadable message', 'bad-result')] },
+      { output: 'failed', port: 'translated', retry: undefined, findings: [engine('plugin-threw', "Cannot perform 'get' on a proxy that has been revoked", 'bad-result')] },
+      { output: 'passed', port: 'approved', retry: undefined, findings: [LATER_FINDING] },
     ])
   })
 
