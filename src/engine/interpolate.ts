@@ -29,7 +29,16 @@ export function interpolateSettings(value: unknown, settings: Record<string, unk
       return v === undefined || v === null ? '' : typeof v === 'object' ? JSON.stringify(v) : String(v)
     })
   }
-  if (Array.isArray(value)) return value.map((v) => interpolateSettings(v, settings))
+  if (Array.isArray(value)) {
+    // A setting without a value leaves its item out, as it leaves an option out: a hole would be
+    // refused by the plugin's schema, and every string of a step that had not set it parked.
+    const out: unknown[] = []
+    for (const v of value) {
+      const r = interpolateSettings(v, settings)
+      if (r !== undefined) out.push(r)
+    }
+    return out
+  }
   if (value && typeof value === 'object') {
     const out: Record<string, unknown> = {}
     for (const [k, v] of Object.entries(value)) {
