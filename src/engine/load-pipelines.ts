@@ -44,6 +44,9 @@ function pathOf(instancePath: string): YamlPath {
 function schemaError(src: SourceFile, e: ErrorObject): LocatedError {
   const p = pathOf(e.instancePath)
   const where = p.join('.') || '(top level)'
+  // A key that breaks `propertyNames` (an output called "a b"): ajv names the key beside the
+  // parent's path; the error belongs at that key, and must say which it is.
+  if (e.propertyName !== undefined) return src.errorAtPath([...p, e.propertyName], `${where}: the name ${JSON.stringify(e.propertyName)} ${e.message ?? 'is invalid'}`, 'key')
   switch (e.keyword) {
     case 'additionalProperties': {
       const extra = (e.params as { additionalProperty: string }).additionalProperty
@@ -141,7 +144,8 @@ async function readPipeline(file: string, errors: LocatedError[], warnings: Loca
   }
   if (validatePipeline(data)) return { src, data }
   const problems = validatePipeline.errors ?? []
-  for (const e of problems) errors.push(schemaError(src, e))
+  // `propertyNames` adds "property name must be valid" after the error that says why: one is enough.
+  for (const e of problems) if (e.keyword !== 'propertyNames') errors.push(schemaError(src, e))
   const shaped = withoutUnknownKeys(data, problems)
   return shaped && { src, data: shaped }
 }

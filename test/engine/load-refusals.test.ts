@@ -57,6 +57,30 @@ describe('refused at load', () => {
 
 })
 
+describe('a name that breaks the naming rule', () => {
+  // An output called "a b" or "Bad" was reported twice each, both times at the first output (a
+  // valid one) and without its name: "outputs: must match pattern ..." then "property name must be valid".
+  it('is reported once, at its own key, naming it', async () => {
+    const { paths } = writePipelines({ 'p.yaml': `key: t
+name: Test
+input: [translated]
+outputs:
+  passed: { port: approved }
+  "a b": { port: translated }
+  Bad: { port: translated }
+checks: []
+route:
+  - to: passed
+` })
+    const r = await loadPipelines(paths, testDeps())
+    expect(r.ok).toBe(false)
+    expect(r.ok ? [] : r.errors.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([
+      '6:3 outputs: the name "a b" must match pattern "^[a-z0-9][a-z0-9-_]*$"',
+      '7:3 outputs: the name "Bad" must match pattern "^[a-z0-9][a-z0-9-_]*$"',
+    ])
+  })
+})
+
 describe('warned of at load (they loaded before, and still do)', () => {
   it("a preset's keys on a plugin's check, and a plugin's keys on a preset, each named as ignored", async () => {
     expect(await warningsOf('  - uses: regex\n    with: { target: { forbid: x } }\n    overrides: { regex: { severity: warning } }\n')).toEqual([expect.stringContaining('"overrides" changes the checks of a preset; "regex" is a plugin')])
