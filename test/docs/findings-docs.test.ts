@@ -50,6 +50,17 @@ describe('docs/pipelines.md: the issues example', () => {
   })
 })
 
+describe('docs/pipelines.md: the presets example', () => {
+  // A reader copies it: it named a check `standard` does not have, and the load refused it.
+  it('loads, with its overrides applied', async () => {
+    const snippet = after(doc('pipelines.md'), 'presets-example', 'yaml')!
+    const r = await loadPipelines(writePipelines({ 'p.yaml': pipelineYaml(`${snippet}route:\n  - to: passed\n`) }).paths, testDeps())
+    if (!r.ok) throw new Error(JSON.stringify(r.errors))
+    expect(r.warnings).toEqual([])
+    await r.set.close(0)
+  })
+})
+
 describe('docs/pipelines.md: the engine\'s finding codes', () => {
   it('lists every code the engine declares, as generated (npm run docs:plugins writes it)', () => {
     const text = doc('pipelines.md')
