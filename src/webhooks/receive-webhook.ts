@@ -22,6 +22,9 @@ import { eventLabel } from './event-label.js'
 import type { OtherEvent } from '../protocol/service-events.js'
 import { decodeJobs, type BatchOrigin } from '../queue/job-codec.js'
 
+/** Invalid events of one delivery logged one by one; the rest get one line with their count. */
+export const INVALID_EVENTS_LOGGED = 10
+
 export interface WebhookDeps {
   appSecrets(): readonly string[]
   decoder: DecodePool
@@ -125,6 +128,8 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       if (reason) throw busy({ status: 'busy', retryAfterSeconds: 60, reason }, parts.reduce((n, p) => n + p.count, 0), 0)
     }
     const total = { accepted: 0, duplicates: 0, events: 0, invalid: 0 }
+    /** Invalid events past the first INVALID_EVENTS_LOGGED whose string is parked. */
+    let unloggedParked = 0
     for (let k = 0; k < parts.length; k++) {
       const part = parts[k]!
       const batchId = deps.newBatchId()
@@ -142,13 +147,18 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       if (result.status === 'busy') throw busy(result, jobs.count, k)
       for (const bad of part.invalid) {
         metrics.invalidEvents.inc({ result: bad.parked ? 'parked' : 'logged' })
-        log().warn({ index: bad.index, parked: bad.parked }, `event ${bad.index} of the delivery cannot be used (${bad.reason})${bad.parked ? '; its string is reported with "" (parked as TODO)' : '; it names no string to report'}`)
+        // One line each for the first few; a delivery of thousands of them would flood the log.
+        if (total.invalid++ < INVALID_EVENTS_LOGGED) log().warn({ index: bad.index, parked: bad.parked }, `event ${bad.index} of the delivery cannot be used (${bad.reason})${bad.parked ? '; its string is reported with "" (parked as TODO)' : '; it names no string to report'}`)
+        else if (bad.parked) unloggedParked++
       }
       if (part.others.length) await deps.otherEvents(part.others, origin)
       total.accepted += result.accepted
       total.duplicates += result.duplicates
       total.events += part.others.length
-      total.invalid += part.invalid.length
+    }
+    if (total.invalid > INVALID_EVENTS_LOGGED) {
+      const more = total.invalid - INVALID_EVENTS_LOGGED
+      log().warn({ notLogged: more, parked: unloggedParked }, `${more} more events of the delivery cannot be used (not logged one by one; counted in switchyard_webhook_invalid_events_total): ${unloggedParked} of them reported with "" (parked as TODO), the others name no string to report`)
     }
     metrics.batches.inc({ result: 'accepted' })
     if (deps.log.isLevelEnabled('debug')) log().debug({ ...total, parts: parts.length }, 'batch accepted')

@@ -6,7 +6,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import type { IncomingJobs, IntakeResult } from '../../src/queue/intake.js'
 import { createLogger } from '../../src/util/logger.js'
 import { createDecodePool as createBatchDecoder } from '../../src/webhooks/decode-pool.js'
-import { createWebhookHandler } from '../../src/webhooks/receive-webhook.js'
+import { createWebhookHandler, INVALID_EVENTS_LOGGED } from '../../src/webhooks/receive-webhook.js'
 import { signBody } from '../../src/protocol/webhook-signature.js'
 import { recalculationEvent } from '../support/events.js'
 import { serveHandler } from '../support/serve-handler.js'
@@ -111,6 +111,26 @@ describe('POST /webhooks answers', () => {
     expect(warnings[0]!.msg).toBe('event 0 of the delivery cannot be used (/events/0/stringStatus/translation: missing field "text"); its string is reported with "" (parked as TODO)')
     expect(warnings[1]).toMatchObject({ index: 1, parked: false })
     expect(warnings[1]!.msg).toBe('event 1 of the delivery cannot be used (/events/1: not an event object with a name); it names no string to report')
+  })
+
+  // A delivery of thousands of unusable events wrote a warning for each: the log flooded, the
+  // lines that matter lost among them. The first few are logged, the rest counted in one line.
+  it('logs the first INVALID_EVENTS_LOGGED unusable events one by one and the rest in one line, counting all', async () => {
+    const t = await setup()
+    const noText = (stringId: number) => {
+      const e = recalculationEvent({ stringId }) as { stringStatus: { translation: Record<string, unknown> } }
+      delete e.stringStatus.translation.text
+      return e
+    }
+    const res = await t.post(body([...Array.from({ length: 30 }, (_, i) => noText(100 + i)), ...Array.from({ length: 20 }, () => 42), ...events(1)]))
+    expect(res.body).toMatchObject({ accepted: 31, invalid: 50 })
+    expect(t.counted.filter((c) => c === 'invalid {"result":"parked"} 1')).toHaveLength(30)
+    expect(t.counted.filter((c) => c === 'invalid {"result":"logged"} 1')).toHaveLength(20)
+    const warnings = t.lines.filter((l) => l.level === 40)
+    expect(warnings).toHaveLength(INVALID_EVENTS_LOGGED + 1)
+    expect(warnings.slice(0, INVALID_EVENTS_LOGGED).map((w) => w.index)).toEqual(Array.from({ length: INVALID_EVENTS_LOGGED }, (_, i) => i))
+    expect(warnings.at(-1)).toMatchObject({ notLogged: 40, parked: 20, delivery: 'batch-1' })
+    expect(warnings.at(-1)!.msg).toBe('40 more events of the delivery cannot be used (not logged one by one; counted in switchyard_webhook_invalid_events_total): 20 of them reported with "" (parked as TODO), the others name no string to report')
   })
 
   it('refuses a request without signature or module key with 400, and counts it', async () => {
