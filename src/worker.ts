@@ -534,6 +534,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const reconciler = new Reconciler({
     api, dedupe, metrics, log,
     outsideWindow: outsideWindow(shared, backlog, held),
+    parked: () => journal.parked,
   })
   const processJobs = createJobProcessor({
     pipelines: () => deps.pipelines.current,

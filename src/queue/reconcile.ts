@@ -34,6 +34,8 @@ export class Reconciler {
        * orphan. `where`: where they wait, for the log.
        */
       outsideWindow?: { queued(): Promise<number>; heldDomains(): ReadonlySet<string>; where?: string }
+      /** Strings parked here now (they wait at the service too, with no job in the window). */
+      parked?(): number
       now?(): number
     },
   ) {}
@@ -86,7 +88,11 @@ export class Reconciler {
     }
     if (orphans) {
       metrics.reconcileOrphans.inc(orphans)
-      log.warn({ orphans, checked }, 'strings wait at the service with no job here (not delivered yet, or lost before they reached this worker); the service resends them on Resend')
+      const parked = this.deps.parked?.() ?? 0
+      log.warn(
+        { orphans, checked, ...(parked ? { parked } : {}) },
+        `strings wait at the service with no job here (not delivered yet, or lost before they reached this worker); the service resends them on Resend${parked ? `. ${parked} strings are parked here, which count among them: they are tried again every PARKED_RETRY_MS and at a start` : ''}`,
+      )
     }
     return { orphans, checked }
   }

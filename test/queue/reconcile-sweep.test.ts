@@ -12,7 +12,7 @@ type Query = { status?: string; stringIds?: number[]; limit?: number; offset?: n
 const step = (languageId = 'de', domain = 'acme', stepId = 11) => ({ organizationId: '1', domain, projectId: 7, stepId, languageId })
 
 type Shared = { queued(): Promise<number>; heldDomains(): ReadonlySet<string> }
-function setup(waiting: (domain: string, stepId: number, languageId: string) => number[], active: Set<string> = new Set(), shared?: Shared, now?: () => number) {
+function setup(waiting: (domain: string, stepId: number, languageId: string) => number[], active: Set<string> = new Set(), shared?: Shared, now?: () => number, parked?: () => number) {
   const calls: Array<{ domain: string; projectId: number; stepId: number; languageId: string; query: Query }> = []
   const api = {
     async getStatuses(domain: string, projectId: number, stepId: number, languageId: string, query: Query = {}) {
@@ -26,7 +26,7 @@ function setup(waiting: (domain: string, stepId: number, languageId: string) => 
   const metrics = { reconcileOrphans: { inc: (n = 1) => void (orphanCount += n) } }
   const lines: Array<Record<string, unknown>> = []
   const log = createLogger({ level: 'info', destination: { write: (l: string) => void lines.push(JSON.parse(l)) } as never })
-  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log, ...(shared ? { outsideWindow: shared } : {}), ...(now ? { now } : {}) })
+  const reconciler = new Reconciler({ api, dedupe: { isActive: (ref: StringRef) => active.has(stringKeyOf(ref)) }, metrics: metrics as never, log, ...(shared ? { outsideWindow: shared } : {}), ...(now ? { now } : {}), ...(parked ? { parked } : {}) })
   return { reconciler, calls, lines, orphans: () => orphanCount }
 }
 
@@ -41,6 +41,17 @@ describe('Reconciler', () => {
     const warning = lines.find((l) => l.level === 40)
     expect(warning).toMatchObject({ orphans: 2, checked: 3 })
     expect(warning!.msg).toMatch(/Resend/)
+  })
+
+  // Parked strings wait at the service with no job in the window: the warning that sends the
+  // operator to Resend said nothing of them, though they are tried again here by themselves.
+  it('says how many strings are parked here when it counts orphans, since they are among them', async () => {
+    const { reconciler, lines } = setup(() => [1, 2, 3], new Set(), undefined, undefined, () => 2)
+    reconciler.seen(step())
+    expect(await reconciler.run()).toEqual({ orphans: 3, checked: 3 })
+    const warning = lines.find((l) => l.level === 40)
+    expect(warning).toMatchObject({ orphans: 3, checked: 3, parked: 2 })
+    expect(warning!.msg).toMatch(/2 strings are parked here, which count among them: they are tried again every PARKED_RETRY_MS/)
   })
 
   it('says nothing and counts nothing when every waiting string has its job', async () => {
