@@ -138,11 +138,18 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
     const results: RunResult[] = new Array(inputs.length)
     for (const [k, indexes] of groups) {
       const resolved = pipeline.resolveSettings(JSON.parse(k))
-      if (!resolved.ok) {
+      let settings: Record<string, unknown>
+      if (resolved.ok) settings = resolved.settings
+      else if (k === '{}') {
+        // Nothing given, and the pipeline's own defaults fail its schema (a warning at load): the
+        // worker then runs the step without any of them, and so does this.
+        io.stderr.write(`note: the pipeline's settings defaults are invalid (${resolved.errors.join('; ')}); strings without settings run without any of them, as the worker runs them\n`)
+        settings = {}
+      } else {
         io.stderr.write(`settings of string ${inputs[indexes[0]!]!.item.id}: ${resolved.errors.join('; ')}\n`)
         return 2
       }
-      const items = indexes.map((i) => ({ ...inputs[i]!.item, settings: resolved.settings }))
+      const items = indexes.map((i) => ({ ...inputs[i]!.item, settings }))
       const out = await pipeline.run(items)
       out.forEach((r, j) => { results[indexes[j]!] = r })
     }

@@ -106,6 +106,35 @@ describe('switchyard try', () => {
     }
   })
 
+  // The worker runs a step with nothing saved without any of the settings' defaults when one of
+  // them fails its own schema (a warning at load; docs/settings.md): try said only "settings of
+  // string 1: ..." and exited 2, so it could not show what the worker does.
+  it('runs strings without settings as the worker does when the pipeline\'s own defaults are invalid; settings given that fail are an error', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-try-'))
+    try {
+      const pipeline = path.join(dir, 'defaults.yaml')
+      writeFileSync(pipeline, [
+        'key: defaults', 'name: Defaults', 'input: [translated]',
+        'outputs:', '  passed: { port: approved }', '  failed: { port: translated }',
+        'settings:', '  properties:', '    limit: { type: integer, minimum: 1, default: 0 }',
+        'checks:', '  - uses: length', '    with: { maxLength: \'${settings.limit}\' }',
+        'route:', '  - if: errors > 0', '    to: failed', '  - to: passed', '',
+      ].join('\n'))
+      const strings = path.join(dir, 'strings.json')
+      writeFileSync(strings, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer' }]))
+      const io = captureIo(env)
+      expect(await runTry([pipeline, strings], io)).toBe(0)
+      expect(JSON.parse(io.out())).toEqual([{ id: 1, output: 'approved', findings: [] }])
+      expect(io.err()).toMatch(/^note: the pipeline's settings defaults are invalid \(.*limit.*\); strings without settings run without any of them, as the worker runs them$/m)
+      writeFileSync(strings, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer', settings: { limit: -3 } }]))
+      const given = captureIo(env)
+      expect(await runTry([pipeline, strings], given)).toBe(2)
+      expect(given.err()).toMatch(/^settings of string 1: .*limit/m)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('prints the code of each finding of the built-in checks, in JSON and --pretty', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-try-'))
     try {
