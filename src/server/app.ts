@@ -64,7 +64,7 @@ export function createApp(deps: AppDeps): Koa {
     })
   }
 
-  const router = new Router()
+  const router = new Router({ sensitive: true })
   const bound = deps.unverifiedBodies
   const gate = bound ? [unverifiedBodyGate(bound.max, { waitMs: bound.waitMs, onRefused: () => deps.metrics.batches.inc({ result: 'busy_unverified' }) })] : []
   router.post(WEBHOOK_PATH, ...gate, deps.webhook)

@@ -140,7 +140,7 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
     return body as Record<string, unknown>
   }
 
-  const router = new Router()
+  const router = new Router({ sensitive: true })
 
   router.get(SETTINGS_PATH, answerErrors('text'), authenticate, async (ctx) => {
     const { token, target } = ctx.state as AuthedState

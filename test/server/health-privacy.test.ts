@@ -49,4 +49,12 @@ describe('health endpoints', () => {
     expect(ok.status).toBe(200)
     expect(await ok.text()).toContain('switchyard_webhook_batches_total')
   })
+
+  // A proxy told not to forward /metrics (docs/deployment.md) matches it case-sensitively, as
+  // nginx does: /METRICS went past it, and the router, case-insensitive by default, answered it.
+  it('answers its routes by their exact case only: /METRICS is not /metrics', async () => {
+    const w = await worker()
+    for (const path of ['/METRICS', '/Metrics', '/HEALTHZ', '/Manifest.json', '/FINDINGS', '/OAuth/start']) expect([path, (await fetch(`${w.url}${path}`)).status]).toEqual([path, 404])
+    expect((await fetch(`${w.url}/metrics`)).status).toBe(200)
+  })
 })
