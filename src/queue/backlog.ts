@@ -105,8 +105,11 @@ export class Backlog {
   private readonly stashRetries = new Set<ReturnType<typeof setTimeout>>()
   /** What replay indexed and journaled again so far (over every attempt). */
   private readonly indexed = { strings: 0, batches: 0, parked: 0 }
-  /** Parked strings (their keys) journaled again by a replay, until one goes through. */
-  private readonly rejournaled = new Set<string>()
+  /**
+   * Parked strings journaled again by a replay or a retry, until one goes through: their keys, and
+   * when the entry copied was parked (a later entry under the key is the copy, parked again).
+   */
+  private readonly rejournaled = new Map<string, number>()
   private refilling?: Promise<void>
   private again = false
   private kicked = false
@@ -391,11 +394,15 @@ export class Backlog {
     const { journal } = this.options
     const byOrganization = new Map<string, Job[]>()
     const journaledBefore: Job[] = []
+    const parkedAt = new Map<string, number>()
     for (const p of parked) {
-      if (this.rejournaled.has(p.job.key)) {
+      // The very entry an earlier attempt copied: only its removal is left. (One parked since
+      // under the same key is that copy, run and refused again: a parked string like any other.)
+      if (this.rejournaled.has(p.job.key) && this.rejournaled.get(p.job.key) === p.at) {
         journaledBefore.push(p.job)
         continue
       }
+      parkedAt.set(p.job.key, p.at)
       const list = byOrganization.get(organizationOf(p.job)) ?? []
       list.push({ ...p.job, attempts: 0 })
       byOrganization.set(organizationOf(p.job), list)
@@ -403,10 +410,17 @@ export class Backlog {
     for (const job of journaledBefore) await journal.unpark(job)
     for (const [organization, jobs] of byOrganization) {
       const at = await journal.append(journal.newBatchId(), jobs)
-      this.add(organization, jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true, step: stepOfJobs(jobs) }, true)
-      for (const job of jobs) this.rejournaled.add(job.key)
+      for (const job of jobs) this.rejournaled.set(job.key, parkedAt.get(job.key)!)
       this.indexed.parked += jobs.length
-      for (const job of jobs) await journal.unpark(job)
+      // The copies join the line only once the parked entries are gone: a refill meanwhile (any
+      // string finishing kicks one) would run a copy, and a refusal would park it again under the
+      // same key, which the removal below then deleted (the string was then nowhere). Should a
+      // removal fail, the copies still join the line (the retry only removes the rest).
+      try {
+        for (const job of jobs) await journal.unpark(job)
+      } finally {
+        this.add(organization, jobs[0]!.domain, { entryId: at.entryId, part: at.part, strings: jobs.length, taken: 0, recheck: true, step: stepOfJobs(jobs) }, true)
+      }
     }
   }
 

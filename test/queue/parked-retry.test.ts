@@ -113,6 +113,44 @@ describe('the retry of parked strings, when the store fails', () => {
   })
 })
 
+describe('the retry of parked strings, when taking one out of the parked set fails', () => {
+  // The copies join the line all the same; one of them run and refused again is parked again under
+  // the same key. The next retry must take that entry for a new parking (journaled again), not for
+  // the one it copied before (only removed): removed, the string was nowhere.
+  it('a copy parked again before the next retry is retried, not removed', async () => {
+    const refused = new Map<string, number>()
+    let refuse = true
+    const service = fakeServiceFetch(({ method, body }) => {
+      if (method !== 'PATCH' || !refuse || !(body as Array<{ path: string }>).some((op) => op.path === '/1/output')) return undefined
+      for (const op of body as Array<{ path: string }>) refused.set(op.path, (refused.get(op.path) ?? 0) + 1)
+      return { status: 422 }
+    })
+    const stores = await createStores('memory://')
+    const w = await startTestWorker({ pipelines: fakePipelines(), fetch: service.fetch, stores, config: { apiMaxAttempts: 1, parkedRetryMs: 300 } })
+    cleanups.push(() => w.stop())
+    await fetch(`${w.url}/webhooks`, signedRequest(batch([1]), SECRET))
+    await expect.poll(() => w.stats().parked, { timeout: 5000 }).toBe(1)
+    let failDeletes = 1
+    const del = stores.journal.delete.bind(stores.journal)
+    stores.journal.delete = (async (key: string | string[]) => {
+      if (typeof key === 'string' && key.startsWith('p:') && failDeletes > 0) {
+        failDeletes--
+        // Another string finishing meanwhile kicks the backlog: the copy runs at once.
+        void fetch(`${w.url}/webhooks`, signedRequest(batch([2]), SECRET))
+        throw new Error('store unavailable')
+      }
+      return del(key as string)
+    }) as typeof stores.journal.delete
+    // The retry whose removal fails, its copy refused again, and a retry or two after it.
+    await expect.poll(() => refused.get('/1/output') ?? 0, { timeout: 8000 }).toBeGreaterThanOrEqual(4)
+    refuse = false
+    await expect.poll(() => service.patches.flatMap((p) => p.ops.map((o) => o.path)).sort(), { timeout: 8000 }).toEqual(['/1/output', '/2/output'])
+    await w.idle()
+    expect(failDeletes).toBe(0)
+    expect(await journalKeys(stores)).toEqual([])
+  })
+})
+
 describe('the retry of parked strings, turned off', () => {
   it('PARKED_RETRY_MS=0 leaves them parked until the next start', async () => {
     let refuse = true
