@@ -533,8 +533,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const outcomes = createOutcomes({ journal, dedupe, queue, held, metrics, log, report: reportChecked, stash })
   const reconciler = new Reconciler({
     api, dedupe, metrics, log,
-    outsideWindow: outsideWindow(shared, backlog, held),
-    parked: () => journal.parked,
+    outsideWindow: outsideWindow(shared, backlog, held), parked: () => journal.parked,
   })
   const processJobs = createJobProcessor({
     pipelines: () => deps.pipelines.current,
