@@ -8,7 +8,8 @@ const HELP = `switchyard <command> [options]
 
 Commands:
   serve                         run the worker (npm start)
-  validate [FILES...]           check pipeline files; every error as file:line:col; exit 1 on any
+  validate [FILES...]           check pipeline files (a folder: its *.yaml); every error as
+                                file:line:col; exit 1 on any
   try PIPELINE STRINGS.json     dry run of one pipeline on local strings (--pretty for a table)
   manifest                      print the app manifest rendered from the pipelines
   config [--check]              print the configuration reference (environment variables);

@@ -38,6 +38,32 @@ describe('switchyard validate', () => {
     expect(one.out()).toBe('1 pipeline valid: qa-gate\n')
   })
 
+  it('a directory among FILES stands for its *.yaml files (not EISDIR)', async () => {
+    const io = captureIo({})
+    expect(await runValidate([path.join(PACKAGE_ROOT, 'pipelines') + path.sep], io)).toBe(0)
+    expect(io.out()).toBe('2 pipelines valid: ai-proofread, qa-gate\n')
+    const broken = captureIo({})
+    const { dir } = writePipelines({ 'p.yaml': pipelineYaml('checks:\n  - uses: nope\nroute:\n  - to: passed\n'), 'notes.txt': 'not a pipeline' })
+    expect(await runValidate([dir], broken)).toBe(1)
+    expect(broken.out()).toMatch(/p\.yaml:\d+:\d+ .*"nope"/)
+    expect(broken.out()).not.toMatch(/EISDIR|notes\.txt/)
+    const twice = captureIo({})
+    expect(await runValidate([path.join(PACKAGE_ROOT, 'pipelines'), path.join(PACKAGE_ROOT, 'pipelines', 'qa-gate.yaml')], twice)).toBe(0)
+    expect(twice.out()).toBe('2 pipelines valid: ai-proofread, qa-gate\n')
+    const empty = captureIo({})
+    expect(await runValidate([writePipelines({ 'a.txt': 'x' }).dir], empty)).toBe(1)
+    expect(empty.err()).toMatch(/no pipeline files/)
+  })
+
+  it('an unquoted ${settings.x} in a { } mapping: the error says to quote it, once per line', async () => {
+    const { paths } = writePipelines({ 'p.yaml': pipelineYaml("settings:\n  properties:\n    r: { type: number, default: 2 }\nchecks:\n  - uses: length\n    with: { maxRatio: ${settings.r} }\nroute:\n  - to: passed\n") })
+    const io = captureIo({})
+    expect(await runValidate(paths, io)).toBe(1)
+    const hints = io.out().split('\n').filter((l) => l.includes("quote a setting: '${settings.name}'"))
+    expect(hints).toHaveLength(1)
+    expect(hints[0]).toMatch(/p\.yaml:\d+:\d+ /)
+  })
+
   it('uses PLUGINS_DIR plugins', async () => {
     const io = captureIo({ PLUGINS_DIR: FIXTURE_PLUGINS })
     expect(await runValidate([path.join(FIXTURES, 'pipelines', 'try-gate.yaml')], io)).toBe(0)
