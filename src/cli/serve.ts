@@ -120,10 +120,17 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   }
 }
 
+const SERVE_USAGE = 'switchyard serve: run the worker (configuration from the environment; see `switchyard config`).'
+
 export async function runServe(args: string[]): Promise<number> {
-  if (args.includes('--help')) {
-    console.log('switchyard serve: run the worker (configuration from the environment; see `switchyard config`).')
+  if (args.includes('--help') || args.includes('-h')) {
+    console.log(SERVE_USAGE)
     return 0
+  }
+  // serve takes no arguments: a typo (`serve --port 8080`) must not start a worker that ignores it.
+  if (args.length) {
+    console.error(`unknown argument ${args[0]}\n${SERVE_USAGE}`)
+    return 2
   }
   const config = loadConfig(process.env)
   const log = createLogger({ level: config.logLevel, format: config.logFormat })
