@@ -103,6 +103,9 @@ function firstBadLine(bytes: Uint8Array): number {
   return line
 }
 
+/** A flow mapping (`{ ... }`) with a value that starts with an unquoted `${`. */
+const UNQUOTED_SETTING_IN_FLOW = /\{.*:\s*\$\{/
+
 /** Read, parse and validate one file; undefined (with its errors added) when it cannot be compiled. */
 async function readPipeline(file: string, errors: LocatedError[], warnings: LocatedError[]): Promise<{ src: SourceFile; data: PipelineFile } | undefined> {
   const fail = (message: string): undefined => { errors.push({ file, line: 1, col: 1, message }); return undefined }
@@ -127,7 +130,16 @@ async function readPipeline(file: string, errors: LocatedError[], warnings: Loca
   const doc = parseDocument(text, { lineCounter, prettyErrors: false, uniqueKeys: true })
   const src = new SourceFile(file, text, lineCounter, doc)
   if (doc.errors.length) {
-    for (const e of doc.errors) errors.push(src.errorAt(e.pos[0], e.message.split('\n')[0]!))
+    const hinted = new Set<number>()
+    for (const e of doc.errors) {
+      const located = src.errorAt(e.pos[0], e.message.split('\n')[0]!)
+      // `with: { ratio: ${settings.x} }`: YAML reads the `{` of `${` as a mapping; say how to write it.
+      if (!hinted.has(located.line) && UNQUOTED_SETTING_IN_FLOW.test(located.excerpt ?? '')) {
+        hinted.add(located.line)
+        located.message += ` (inside { }, quote a setting: '\${settings.name}')`
+      }
+      errors.push(located)
+    }
     return undefined
   }
   for (const w of doc.warnings) warnings.push(src.errorAt(w.pos[0], w.message.split('\n')[0]!))
