@@ -18,7 +18,7 @@ import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
 
 const USAGE = `usage: switchyard try PIPELINE STRINGS.json [--pretty]
 STRINGS.json: a JSON array of { id? (a string or a number, echoed as given), source, translation, sourceLanguage, targetLanguage, key?,
-context?, maxLength?, settings?, fileType?, labelIds? }, or a webhook batch body ({ "events": [...] }), read as the worker reads one.
+context?, maxLength?, settings?, fileType?, filePath?, labelIds?, isPlural?, plurals? ([{ plural, text }]) }, or a webhook batch body ({ "events": [...] }), read as the worker reads one.
 Prints, per string, { id, output, findings: [{ check, code, severity, message }] } where output is the port
 ("" when parked) and code the finding's stable code (null when its plugin gives none).
 `

@@ -41,7 +41,7 @@ export type OptionValue<S> =
 export const PLATFORM_IFRAME_SCRIPT = 'https://cdn.crowdin.com/apps/dist/iframe.js'
 
 export const OPTIONS = {
-  port: { env: 'PORT', kind: 'int', default: 3000, min: 0, max: 65535, description: 'HTTP port the worker listens on (0: any free port).' },
+  port: { env: 'PORT', kind: 'int', default: 3000, min: 0, max: 65535, description: 'HTTP port the worker listens on (0: any free port, for tests; the default BASE_URL does not learn the port picked, so set BASE_URL with it).' },
   host: { env: 'HOST', kind: 'string', default: '0.0.0.0', description: 'Address the worker binds to.' },
   baseUrl: { env: 'BASE_URL', kind: 'url', default: (c: { port: number }) => `http://localhost:${c.port}`, description: 'Public address of the worker, as the service reaches it; fills the manifest and the OAuth redirect URI. Default: http://localhost:PORT.' },
   appSecrets: { env: 'APP_SECRET', kind: 'secret-list', description: 'The app_secret(s) the service signs webhooks with, comma-separated. `ORG_ID=SECRET` applies to that organization only (the service gives each installation its own secret); a plain `SECRET` to every organization. Several per organization to rotate. A delivery is verified only with the secrets of the organization it names.' },

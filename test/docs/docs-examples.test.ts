@@ -1,6 +1,7 @@
 // The complete examples of docs/*.md are real files, tested elsewhere; these tests keep the docs'
 // copies identical to them, and the documented `try --pretty` output identical to a real run.
-import { readdirSync, readFileSync } from 'node:fs'
+import { copyFileSync, mkdtempSync, readdirSync, readFileSync } from 'node:fs'
+import { tmpdir } from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { parseDocument } from 'yaml'
@@ -36,6 +37,14 @@ describe.each(['pipelines.md', 'plugins.md'])('docs/%s', (doc) => {
 it('the example pipeline passes `switchyard validate` without warnings', async () => {
   const io = captureIo({ PLUGINS_DIR: FIXTURE_PLUGINS })
   expect(await runValidate([path.join(PACKAGE_ROOT, 'test/fixtures/docs/style-gate.yaml')], io)).toBe(0)
+  expect(io.out()).toBe('1 pipeline valid: style-gate\n')
+})
+
+it('the example pipeline also passes when copied alone into a folder of its own, as a reader does', async () => {
+  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-docs-copy-'))
+  copyFileSync(path.join(PACKAGE_ROOT, 'test/fixtures/docs/style-gate.yaml'), path.join(dir, 'style-gate.yaml'))
+  const io = captureIo({ PLUGINS_DIR: FIXTURE_PLUGINS })
+  expect(await runValidate([path.join(dir, 'style-gate.yaml')], io)).toBe(0)
   expect(io.out()).toBe('1 pipeline valid: style-gate\n')
 })
 

@@ -34,3 +34,16 @@ describe('README', () => {
     }
   })
 })
+
+describe('docs/deployment.md', () => {
+  const doc = readFileSync(path.join(PACKAGE_ROOT, 'docs', 'deployment.md'), 'utf8')
+  it('its switchyard.env example works with `docker run --env-file`: no comment after a value', () => {
+    const at = doc.indexOf('`switchyard.env` (never in the image')
+    expect(at).toBeGreaterThan(0)
+    const block = /```sh\n([\s\S]*?)```/.exec(doc.slice(at))![1]!
+    const settings = block.split('\n').filter((l) => /^[A-Z_]+=/.test(l))
+    expect(settings.length).toBeGreaterThanOrEqual(8)
+    // docker run --env-file keeps everything after `=` as the value, an inline `# ...` included.
+    expect(settings.filter((l) => /\s#/.test(l))).toEqual([])
+  })
+})

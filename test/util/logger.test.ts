@@ -1,9 +1,12 @@
 // Logs: JSON for machines, readable lines for a person at a terminal, secrets redacted either way.
+import { readFileSync } from 'node:fs'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { Writable } from 'node:stream'
 import { PinoPretty } from 'pino-pretty'
 import { pino } from 'pino'
 import { createLogger, wantsPretty, REDACT_PATHS } from '../../src/util/logger.js'
+import { PACKAGE_ROOT } from '../../src/config/load-config.js'
 
 describe('log format', () => {
   it('is pretty when asked, or on auto with a terminal; JSON otherwise', () => {
@@ -19,6 +22,18 @@ describe('log format', () => {
     log.info({ token: 'abc', headers: { authorization: 'Bearer x' } }, 'hello')
     const line = JSON.parse(lines[0]!)
     expect(line).toMatchObject({ msg: 'hello', token: '[redacted]', headers: { authorization: '[redacted]' } })
+  })
+  it('JSON lines have the fields docs/deployment.md names: level a number, time ISO 8601, name', () => {
+    const lines: string[] = []
+    const log = createLogger({ destination: { write: (l: string) => void lines.push(l) } })
+    log.child({ part: 'engine' }).warn({ delivery: 'b1' }, 'x')
+    const line = JSON.parse(lines[0]!)
+    expect(line).toMatchObject({ level: 40, name: 'switchyard', part: 'engine', delivery: 'b1', msg: 'x' })
+    expect(line.time).toMatch(/^\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3}Z$/)
+    const doc = readFileSync(path.join(PACKAGE_ROOT, 'docs', 'deployment.md'), 'utf8')
+    const logs = doc.slice(doc.indexOf('## Logs'), doc.indexOf('## Backups'))
+    expect(logs).toContain('`time` (ISO 8601, UTC')
+    expect(logs).toContain('`delivery`')
   })
   it('pretty lines are one readable line with the fields, and keep secrets out too', () => {
     let out = ''
