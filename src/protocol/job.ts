@@ -73,3 +73,17 @@ export function groupKeyOf(j: Pick<Job, 'domain' | 'projectId' | 'stepId' | 'lan
 export function stepOf(j: Pick<Job, 'projectId' | 'stepId'>): string {
   return `${j.projectId}|${j.stepId}`
 }
+
+/**
+ * A string at a revision past the first, as noted where its batch is journaled (an older copy on
+ * disk is stale once a newer waits there): organization id, project, step, language, string,
+ * revision. Only revisions from 2 on: nothing is older than the first.
+ */
+export type RevisedString = [organizationId: string, projectId: number, stepId: number, languageId: string, stringId: number, revision: number]
+
+/** The revisions past the first among jobs (none: an empty list). */
+export function revisedOf(jobs: ReadonlyArray<Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision'>>): RevisedString[] {
+  const out: RevisedString[] = []
+  for (const j of jobs) if (j.revision >= 2) out.push([j.organizationId, j.projectId, j.stepId, j.languageId, j.stringId, j.revision])
+  return out
+}

@@ -351,6 +351,8 @@ export class Backlog {
     const parked = await journal.scan((entryId, parts) => {
       indexed.batches++
       parts.forEach((p, part) => {
+        // Revisions past the first on disk: an older copy of the string read back first is stale.
+        if (p.revised) this.options.dedupe.noteOnDisk(p.revised)
         if (p.strings <= 0) return
         indexed.strings += p.strings
         this.add(p.organization, p.domain, { entryId, part, strings: p.strings, taken: 0, recheck: true, step: p.step ?? '' }, false)

@@ -12,6 +12,10 @@
 // through every large burst.
 import { FinishedFilter, scopeHash } from './finished-filter.js'
 import { FinishedStrings, type StringRef } from './finished-strings.js'
+import { stringKeyOf, type RevisedString } from '../protocol/job.js'
+
+/** Revisions noted on disk at most (Dedupe.noteOnDisk): about 100 bytes each. */
+export const MAX_ON_DISK_NOTES = 50_000
 
 export type { StringRef }
 
@@ -115,9 +119,39 @@ export class Dedupe {
     return this.scopeOf(ref, false)?.get(ref.stringId) ?? this.finished.revisionOf(ref)
   }
 
+  /**
+   * Revisions past the first journaled to disk without passing through here (a batch that went
+   * straight to the backlog, or every part a replay indexes): string -> the newest such revision.
+   * An older copy of the string read back from the disk before it is stale. A note goes when a
+   * copy as new or newer arrives here; bounded by MAX_ON_DISK_NOTES (the oldest note goes first).
+   */
+  private readonly onDisk = new Map<string, number>()
+
+  /** Note revisions past the first that wait on disk (see `onDisk`). */
+  noteOnDisk(notes: Iterable<RevisedString>): void {
+    for (const [organizationId, projectId, stepId, languageId, stringId, revision] of notes) {
+      const key = stringKeyOf({ organizationId, projectId, stepId, languageId, stringId })
+      const known = this.onDisk.get(key)
+      if (known !== undefined && known >= revision) continue
+      if (known === undefined && this.onDisk.size >= MAX_ON_DISK_NOTES) this.onDisk.delete(this.onDisk.keys().next().value!)
+      this.onDisk.set(key, revision)
+    }
+  }
+
+  /** The newest revision noted on disk for the string, if any. */
+  private onDiskOf(ref: StringRef): number | undefined {
+    return this.onDisk.size === 0 ? undefined : this.onDisk.get(stringKeyOf(ref))
+  }
+
   /** What an arriving job is and, unless it is a duplicate or stale, remember it as active. */
   arrive(ref: StringRef, revision: number): Arrival {
     this.expire()
+    // A newer revision waits on disk: this copy is stale. One as new or newer takes the note's place.
+    const noted = this.onDiskOf(ref)
+    if (noted !== undefined) {
+      if (revision < noted) return 'stale'
+      this.onDisk.delete(stringKeyOf(ref))
+    }
     const active = this.scopeOf(ref, false)?.get(ref.stringId)
     if (active !== undefined) {
       if (revision < active) return 'stale'
@@ -154,6 +188,7 @@ export class Dedupe {
   isCurrent(ref: StringRef, revision: number): boolean {
     const known = this.revisionOf(ref)
     if (known !== undefined && known > revision) return false
+    if ((this.onDiskOf(ref) ?? 0) > revision) return false
     if (this.overtaken.size === 0) return true
     return (this.overtaken.get(overtakenKey(ref))?.newest ?? 0) <= revision
   }

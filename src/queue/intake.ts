@@ -6,7 +6,7 @@
 import type { Backlog } from './backlog.js'
 import type { Dedupe } from './dedupe.js'
 import type { IntakeJournal } from './intake-journal.js'
-import type { Job } from '../protocol/job.js'
+import { revisedOf, type Job, type RevisedString } from '../protocol/job.js'
 import { organizationOf, stepOfJobs, type EncodedJobs, type Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
@@ -26,6 +26,8 @@ export interface IncomingJobs {
    * whole, as a batch of that size would be, rather than refused after its first part).
    */
   admitted?: boolean
+  /** Its jobs at a revision past the first (revisedOf), when known without making the jobs. */
+  revised?: RevisedString[]
   jobs(): Job[]
 }
 
@@ -118,7 +120,10 @@ export class Intake {
     if (this.draining || !backlog.direct(organization, domain, count)) {
       // To disk only, from the decoder's text (no jobs made); de-duplicated when read back.
       const step = encoded ? (batch.step ?? '') : stepOfJobs(batch.jobs())
-      const at = await journal.append(batchId, encoded ? { count, organization, domain, step } : batch.jobs(), encoded)
+      const revised = encoded ? (batch.revised ?? []) : revisedOf(batch.jobs())
+      const at = await journal.append(batchId, encoded ? { count, organization, domain, step, ...(revised.length ? { revised } : {}) } : batch.jobs(), encoded)
+      // Not seen by the de-duplication until read back: an older copy read back first is stale.
+      if (revised.length) this.options.dedupe.noteOnDisk(revised)
       backlog.spill(organization, domain, at, count, { step })
       return { status: 'accepted', accepted: count, duplicates: 0, spilled: count }
     }

@@ -16,7 +16,7 @@ import type Keyv from 'keyv'
 import type { Language } from '../protocol/language.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { decodeJobs, encodeJobs } from './job-codec.js'
-import { jobKeyOf, stepOf, type Job } from '../protocol/job.js'
+import { jobKeyOf, revisedOf, stepOf, type Job, type RevisedString } from '../protocol/job.js'
 
 /** A webhook's jobs as its decoder wrote them: the text, the batch's origin, and the duplicates. */
 export interface EncodedJobs {
@@ -40,6 +40,8 @@ interface Part {
   n: number
   b: number
   s?: string
+  /** Its jobs at a revision past the first (revisedOf): noted again by a replay. */
+  r?: RevisedString[]
 }
 
 /** Stored form of a journal entry (version 4): the parts of the batches written together. */
@@ -57,6 +59,8 @@ export interface PartSummary {
   bytes: number
   /** The step all its strings are of (stepOf), or '' (several, or not recorded). */
   step?: string
+  /** Its jobs at a revision past the first (absent in parts written before they were kept). */
+  revised?: RevisedString[]
 }
 
 /** Where an append put a batch: the entry and the part of it. */
@@ -160,7 +164,7 @@ export function summarizeEntry(value: unknown, batchId: string): PartSummary[] |
   if (isParts(value, 4) || isParts(value, 3)) {
     return value.parts.map((p, i) => {
       const read = partOf(p, batchId, i)
-      return 'jobs' in read ? read.summary : { organization: read.o || read.d, domain: read.d, strings: read.n, bytes: read.b, step: read.s ?? '' }
+      return 'jobs' in read ? read.summary : { organization: read.o || read.d, domain: read.d, strings: read.n, bytes: read.b, step: read.s ?? '', ...(Array.isArray(read.r) && read.r.length ? { revised: read.r } : {}) }
     })
   }
   // Versions 1 and 2: one part, under the organization of its first job.
@@ -176,6 +180,8 @@ export interface CountedJobs {
   domain: string
   /** The step all of them are of (stepOf), or '' (several). */
   step?: string
+  /** Those at a revision past the first (revisedOf). */
+  revised?: RevisedString[]
 }
 
 interface QueuedAppend {
@@ -291,11 +297,13 @@ export class Journal implements IntakeJournal {
     if (g.encoded) {
       const e = g.encoded
       const step = g.jobs.length ? stepOfJobs(g.jobs) : g.counted.step
-      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length, ...(step ? { s: step } : {}) }
+      const r = g.jobs.length ? revisedOf(g.jobs) : (g.counted.revised ?? [])
+      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length, ...(step ? { s: step } : {}), ...(r.length ? { r } : {}) }
     }
     const t = encodeJobs(g.jobs)
     const step = stepOfJobs(g.jobs)
-    return { o: g.counted.organization, d: g.counted.domain, t, n: g.jobs.length, b: t.length, ...(step ? { s: step } : {}) }
+    const r = revisedOf(g.jobs)
+    return { o: g.counted.organization, d: g.counted.domain, t, n: g.jobs.length, b: t.length, ...(step ? { s: step } : {}), ...(r.length ? { r } : {}) }
   }
 
   private async writeQueued(): Promise<void> {

@@ -141,7 +141,7 @@ export function createWebhookHandler(deps: WebhookDeps): Middleware {
       // Jobs are made only if the batch goes straight into the window (intake.ts).
       let made: Job[] | undefined
       const text = part.jobs
-      const jobs: IncomingJobs = { count: part.count, organizationId, domain, step: part.step, admitted: parts.length > 1 && deps.refusal !== undefined, jobs: () => (made ??= decodeJobs(text, origin)) }
+      const jobs: IncomingJobs = { count: part.count, organizationId, domain, step: part.step, revised: part.revised, admitted: parts.length > 1 && deps.refusal !== undefined, jobs: () => (made ??= decodeJobs(text, origin)) }
       for (const [event, n] of part.eventCounts) metrics.events.inc({ event: eventLabel(event) }, n)
       const result = await deps.accept(batchId, jobs, { organizationId, domain, text })
       if (result.status === 'busy') throw busy(result, jobs.count, k)

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest'
-import { Dedupe, type StringRef } from '../../src/queue/dedupe.js'
+import { Dedupe, MAX_ON_DISK_NOTES, type StringRef } from '../../src/queue/dedupe.js'
+import type { RevisedString } from '../../src/protocol/job.js'
 
 /** A string named in a test: each name its own string id, in one step and language. */
 const ids = new Map<string, number>()
@@ -395,5 +396,34 @@ describe('Dedupe memory (issue 16)', () => {
     expect(d.size).toBe(3)
     expect(d.arrive(ref('b'), 1)).toBe('new')
     expect(d.arrive(ref('a'), 1)).toBe('finished')
+  })
+})
+
+describe('Dedupe: revisions noted on disk', () => {
+  const at = (r: StringRef, revision: number): RevisedString => [r.organizationId, r.projectId, r.stepId, r.languageId, r.stringId, revision]
+
+  it('an older copy read back after a newer one was noted on disk is stale; the newer one takes the note\'s place', () => {
+    const d = new Dedupe(60_000)
+    const s = ref('s')
+    d.noteOnDisk([at(s, 3)])
+    // Written only upwards.
+    d.noteOnDisk([at(s, 2)])
+    expect(d.isCurrent(s, 2)).toBe(false)
+    expect(d.arrive(s, 2)).toBe('stale')
+    expect(d.arrive(s, 3)).toBe('new')
+    // The note is gone with it: the string is known as active now.
+    expect(d.arrive(s, 2)).toBe('stale')
+    expect(d.isCurrent(s, 3)).toBe(true)
+    // Another string is not affected.
+    expect(d.arrive(ref('other'), 1)).toBe('new')
+  })
+
+  it('keeps at most MAX_ON_DISK_NOTES notes, the oldest going first', () => {
+    const d = new Dedupe(60_000)
+    const first = ref('first')
+    d.noteOnDisk([at(first, 2)])
+    d.noteOnDisk(Array.from({ length: MAX_ON_DISK_NOTES }, (_, i) => at({ ...ref('x'), stringId: 1_000_000 + i }, 2)))
+    expect(d.arrive(first, 1)).toBe('new')
+    expect(d.arrive({ ...ref('x'), stringId: 1_000_000 + MAX_ON_DISK_NOTES - 1 }, 1)).toBe('stale')
   })
 })
