@@ -88,6 +88,9 @@ const recordKey = (domain: string) => `org:${domain}`
 const idKey = (id: string) => `org-id:${id}`
 const domainIdKey = (domain: string) => `org-domain-id:${domain}`
 const INDEX_KEY = 'index:domains'
+/** The lock (shared across instances) around the index's read and write. */
+const INDEX_LOCK = 'oauth-index'
+const UNDECRYPTABLE = 'its stored tokens cannot be decrypted with the current token key (was TOKEN_KEY or the key file changed?)'
 
 export class TokenManager {
   private readonly config: Config
@@ -107,7 +110,8 @@ export class TokenManager {
   private readonly reading = new Map<string, { read: Promise<{ rec: OrgRecord | undefined; epoch: number; readAt: number }>; startedAt: number }>()
   /** Moves on at every write and every 401: a read that one of them overtook is not cached. */
   private epoch = 0
-  private readonly indexLock = createLocalLock()
+  /** Domains whose stored tokens this instance's key cannot open (logged once each). */
+  private readonly undecryptable = new Set<string>()
   /**
    * Tokens a refresh got that the store refused to keep, per domain. The token endpoint retired the
    * refresh token it was given, so the stored one is dead: the next refresh writes these instead of
@@ -275,6 +279,12 @@ export class TokenManager {
       }
       if (rec.expiresAt !== undefined) s.expiresAt = rec.expiresAt
       if (rec.reason) s.reason = rec.reason
+      if (state === 'connected' && rec.sealed && !this.canOpen(rec.sealed, domain)) {
+        // Connected for the instances with the key they were sealed with; not for this one.
+        s.connected = false
+        s.state = 'disconnected'
+        s.reason = UNDECRYPTABLE
+      }
       if (rec.connectedAt !== undefined) s.connectedAt = rec.connectedAt
       if (rec.refreshedAt !== undefined) s.refreshedAt = rec.refreshedAt
       if (rec.disconnectedAt !== undefined) s.disconnectedAt = rec.disconnectedAt
@@ -284,6 +294,15 @@ export class TokenManager {
   }
 
   // --- internals -------------------------------------------------------------------------------
+
+  private canOpen(sealed: string, domain: string): boolean {
+    try {
+      open(this.key, sealed, domain)
+      return true
+    } catch {
+      return false
+    }
+  }
 
   private domainOrThrow(domain: string): string {
     const d = normalizeDomain(domain)
@@ -352,9 +371,15 @@ export class TokenManager {
       return open<Tokens>(this.key, rec.sealed, domain)
     } catch (err) {
       if (!(err instanceof TokenDecryptError)) throw err
-      const reason = 'its stored tokens cannot be decrypted with the current token key (was TOKEN_KEY or the key file changed?)'
-      await this.markDisconnected(domain, reason)
-      throw new OrganizationDisconnectedError(domain, reason)
+      // This instance's key is not the one the tokens were sealed with: it cannot use them, but
+      // they are not dead. Written disconnected, the record would lose them for every instance
+      // sharing the store (one replica started without TOKEN_KEY disconnected every organization),
+      // and for this one once its key is put right ("Restore the old key", docs/connect.md).
+      if (!this.undecryptable.has(domain)) {
+        this.undecryptable.add(domain)
+        this.log.error({ domain }, `${UNDECRYPTABLE}; its tokens are left in the store as they are: give this instance the TOKEN_KEY they were sealed with, or connect the organization again`)
+      }
+      throw new OrganizationDisconnectedError(domain, UNDECRYPTABLE)
     }
   }
 
@@ -446,7 +471,10 @@ export class TokenManager {
   }
 
   private async addToIndex(domain: string): Promise<void> {
-    await this.indexLock('index', async () => {
+    if (((await this.store.get<string[]>(INDEX_KEY)) ?? []).includes(domain)) return
+    // One document every instance sharing the store reads and writes again: under the shared lock,
+    // or two instances adding organizations at once each write their list over the other's.
+    await this.lock(INDEX_LOCK, async () => {
       const domains = (await this.store.get<string[]>(INDEX_KEY)) ?? []
       if (!domains.includes(domain)) await this.store.set(INDEX_KEY, [...domains, domain])
     })
