@@ -1,6 +1,7 @@
 // A job: one string in one target language at one step, as much of the event as the pipeline and
 // the reporter need and no more (the project's logo and other bulk stay out of the queue). The
 // webhook decoder makes jobs, the queue keeps them, the reporter reports them.
+import type { Review } from './findings.js'
 import type { Language } from './language.js'
 
 /** A string's fields besides its texts, as a job keeps them and a check sees them (`Item`). */
@@ -40,6 +41,12 @@ export interface Job {
    * be reported for): it goes straight back to the reporter, and no check runs twice. Journaled.
    */
   decidedPort?: string
+  /**
+   * The findings that decision came with (its pipeline's review), kept with it: once the held
+   * decision is reported, its findings are logged and its issues raised or resolved as if it had
+   * gone through at once. Journaled.
+   */
+  decidedReview?: Review
   /** Pipeline runs that ended in `retry` so far. */
   attempts: number
   /**

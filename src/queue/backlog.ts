@@ -330,12 +330,13 @@ export class Backlog {
       if (job.decidedPort !== undefined && !job.recheck) decided.push(job)
       else {
         delete job.decidedPort
+        delete job.decidedReview
         run.push(job)
       }
     }
     queue.reserve(run.length + decided.length)
     if (run.length) queue.push(run)
-    for (const job of decided) this.options.report({ job, port: job.decidedPort! })
+    for (const job of decided) this.options.report(heldDecision(job))
   }
 
   /**
@@ -468,4 +469,10 @@ export class Backlog {
     }
     return [...out.values()].sort((a, b) => b.strings - a.strings)
   }
+}
+
+/** A held job's decision as it was taken: its output and the findings that came with it. */
+export function heldDecision(job: Job): Decision {
+  const { decidedReview: review, ...rest } = job
+  return { job: rest, port: job.decidedPort!, ...(review ? { review } : {}) }
 }

@@ -6,18 +6,20 @@
 import type { Job } from '../protocol/job.js'
 import { jobKeyOf } from '../protocol/job.js'
 import type { Language } from '../protocol/language.js'
+import type { Review } from '../protocol/findings.js'
 
 /**
  * One job: [organizationId ('' when the event named none), moduleKey, projectId, stepId,
  * languageId, stringId, revision, key, context, maxLength, text, isPlural (0|1), fileType, filePath,
  * labelIds, source language #, target language #, then, only when one of them is set: why the event
  * was invalid (0: it was not; an invalid job is parked with "", never run), pipeline runs that ended
- * in `retry` so far, and the port decided for a job held after its run].
+ * in `retry` so far, the port decided for a job held after its run, and the findings (review) it
+ * was decided with].
  */
 export type JobTuple = [
   organizationId: string, moduleKey: string, projectId: number, stepId: number, languageId: string, stringId: number, revision: number,
   key: string, context: string, maxLength: number, text: string, isPlural: 0 | 1, fileType: string, filePath: string, labelIds: number[],
-  source: number, target: number, invalid?: string | 0, attempts?: number, decidedPort?: string,
+  source: number, target: number, invalid?: string | 0, attempts?: number, decidedPort?: string, decidedReview?: Review,
 ]
 
 /** What `encodeJobs` writes, as JSON text. */
@@ -28,7 +30,7 @@ export interface EncodedJobList {
 
 /** The fields of a job the compact form keeps (a job not yet queued has no key, batch or attempts). */
 export type JobFields = Pick<Job, 'organizationId' | 'moduleKey' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision' | 'string' | 'sourceLanguage' | 'targetLanguage'> &
-  Partial<Pick<Job, 'invalid' | 'attempts' | 'decidedPort'>>
+  Partial<Pick<Job, 'invalid' | 'attempts' | 'decidedPort' | 'decidedReview'>>
 
 /** The language record's documented fields that are strings (the interface document: all but dialectOf). */
 const STRING_FIELDS = ['id', 'name', 'editorCode', 'twoLettersCode', 'threeLettersCode', 'locale', 'androidCode', 'osxCode', 'osxLocale', 'textDirection'] as const
@@ -75,9 +77,9 @@ export class JobEncoder {
       this.languageAt(j.sourceLanguage), this.languageAt(j.targetLanguage),
     ]
     // The optional tail, as short as it can be: most jobs have none of it.
-    const tail: [string | 0, number, string] = [j.invalid || 0, j.attempts ?? 0, j.decidedPort ?? '']
-    const length = j.decidedPort !== undefined ? 3 : j.attempts ? 2 : j.invalid ? 1 : 0
-    for (let i = 0; i < length; i++) tuple.push(tail[i]!)
+    const tail: [string | 0, number, string, Review?] = [j.invalid || 0, j.attempts ?? 0, j.decidedPort ?? '', j.decidedReview]
+    const length = j.decidedReview !== undefined && j.decidedPort !== undefined ? 4 : j.decidedPort !== undefined ? 3 : j.attempts ? 2 : j.invalid ? 1 : 0
+    for (let i = 0; i < length; i++) (tuple as unknown[]).push(tail[i])
     this.tuples.push(tuple)
   }
 
@@ -132,7 +134,7 @@ export function decodeJobs(text: string, origin: BatchOrigin): Job[] {
   const langs = decoded.languages.map(intern)
   const jobs: Job[] = new Array(decoded.jobs.length)
   for (let i = 0; i < decoded.jobs.length; i++) {
-    const [organizationId, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, invalid, attempts, decidedPort] =
+    const [organizationId, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, invalid, attempts, decidedPort, decidedReview] =
       decoded.jobs[i]!
     const job: Job = {
       key: '',
@@ -152,6 +154,7 @@ export function decodeJobs(text: string, origin: BatchOrigin): Job[] {
     }
     if (invalid) job.invalid = invalid
     if (decidedPort !== undefined) job.decidedPort = decidedPort
+    if (decidedPort !== undefined && decidedReview) job.decidedReview = decidedReview
     job.key = jobKeyOf(job)
     jobs[i] = job
   }

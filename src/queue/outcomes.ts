@@ -110,7 +110,7 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
       // be DONE, or sent back and fixed since, so the service is asked first, and a string it
       // still waits for runs again on its current translation rather than get an output decided
       // on an older one.
-      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port, ...(mayHaveLanded ? { recheck: true } : {}) })), reason, cause, retryAfterMs)
+      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port, ...(d.review ? { decidedReview: d.review } : {}), ...(mayHaveLanded ? { recheck: true } : {}) })), reason, cause, retryAfterMs)
     },
   }
 
