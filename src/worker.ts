@@ -165,7 +165,8 @@ export const PARKED_RETRY_PAGE = 2000
  * tried again every `everyMs` (PARKED_RETRY_MS), each checked with the service first, as a start
  * does: the service still waits for them, and what refused them may have been for a while (a
  * conflict, a lock, a pipeline since declared). Those refused again are parked again until the
- * next retry. The first retry comes `everyMs` after the start's replay (which retries them all).
+ * next retry. The first comes `everyMs` after the start (and not before the start's replay, which
+ * retries them all, is done).
  */
 export function retryParkedEvery(everyMs: number, replayed: Promise<unknown>, retry: () => Promise<number>, log: Logger, closing: () => boolean): { stop(): void } {
   let running = false
