@@ -82,15 +82,48 @@ export function stepOf(j: Pick<Job, 'projectId' | 'stepId'>): string {
 }
 
 /**
- * A string at a revision past the first, as noted where its batch is journaled (an older copy on
- * disk is stale once a newer waits there): organization id, project, step, language, string,
- * revision. Only revisions from 2 on: nothing is older than the first.
+ * Strings at a revision past the first, as noted where their batch is journaled (an older copy on
+ * disk is stale once a newer waits there). Compact, to cross threads and sit in the journal
+ * cheaply: organization ids `o`, languages `l`, and six numbers per string in `n`: index into `o`,
+ * project, step, index into `l`, string, revision. Only revisions from 2 on: nothing is older than
+ * the first.
  */
-export type RevisedString = [organizationId: string, projectId: number, stepId: number, languageId: string, stringId: number, revision: number]
+export interface RevisedStrings {
+  o: string[]
+  l: string[]
+  n: number[]
+}
 
-/** The revisions past the first among jobs (none: an empty list). */
-export function revisedOf(jobs: ReadonlyArray<Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision'>>): RevisedString[] {
-  const out: RevisedString[] = []
-  for (const j of jobs) if (j.revision >= 2) out.push([j.organizationId, j.projectId, j.stepId, j.languageId, j.stringId, j.revision])
-  return out
+/** Builds a RevisedStrings one string at a time. */
+export class RevisedList {
+  private readonly o: string[] = []
+  private readonly l: string[] = []
+  private readonly n: number[] = []
+
+  add(organizationId: string, projectId: number, stepId: number, languageId: string, stringId: number, revision: number): void {
+    if (!(revision >= 2)) return
+    let oi = this.o.indexOf(organizationId)
+    if (oi < 0) oi = this.o.push(organizationId) - 1
+    let li = this.l.indexOf(languageId)
+    if (li < 0) li = this.l.push(languageId) - 1
+    this.n.push(oi, projectId, stepId, li, stringId, revision)
+  }
+
+  /** What was added, or undefined for none. */
+  value(): RevisedStrings | undefined {
+    return this.n.length ? { o: this.o, l: this.l, n: this.n } : undefined
+  }
+}
+
+/** The revisions past the first among jobs (undefined: none). */
+export function revisedOf(jobs: ReadonlyArray<Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision'>>): RevisedStrings | undefined {
+  const list = new RevisedList()
+  for (const j of jobs) if (j.revision >= 2) list.add(j.organizationId, j.projectId, j.stepId, j.languageId, j.stringId, j.revision)
+  return list.value()
+}
+
+/** A RevisedStrings as read back from the store, if it has that shape (else undefined). */
+export function asRevisedStrings(value: unknown): RevisedStrings | undefined {
+  const r = value as RevisedStrings
+  return r && Array.isArray(r.o) && Array.isArray(r.l) && Array.isArray(r.n) && r.n.length % 6 === 0 && r.n.length > 0 ? r : undefined
 }

@@ -12,9 +12,9 @@
 // through every large burst.
 import { FinishedFilter, scopeHash } from './finished-filter.js'
 import { FinishedStrings, type StringRef } from './finished-strings.js'
-import { stringKeyOf, type RevisedString } from '../protocol/job.js'
+import type { RevisedStrings } from '../protocol/job.js'
 
-/** Revisions noted on disk at most (Dedupe.noteOnDisk): about 100 bytes each. */
+/** Revisions noted on disk at most (Dedupe.noteOnDisk): a few tens of bytes each. */
 export const MAX_ON_DISK_NOTES = 50_000
 
 export type { StringRef }
@@ -121,26 +121,62 @@ export class Dedupe {
 
   /**
    * Revisions past the first journaled to disk without passing through here (a batch that went
-   * straight to the backlog, or every part a replay indexes): string -> the newest such revision.
-   * An older copy of the string read back from the disk before it is stale. A note goes when a
-   * copy as new or newer arrives here; bounded by MAX_ON_DISK_NOTES (the oldest note goes first).
+   * straight to the backlog, or every part a replay indexes): by scope (organization, project,
+   * step, language), string id -> the newest such revision (numbers as keys: no string is built
+   * or kept per string). An older copy of the string read back from the disk before it is stale.
+   * A note goes when a copy as new or newer arrives here; at most MAX_ON_DISK_NOTES in all (past
+   * that, the oldest note of the scope noted first goes).
    */
-  private readonly onDisk = new Map<string, number>()
+  private readonly onDisk = new Map<string, Map<number, number>>()
+  private onDiskCount = 0
 
   /** Note revisions past the first that wait on disk (see `onDisk`). */
-  noteOnDisk(notes: Iterable<RevisedString>): void {
-    for (const [organizationId, projectId, stepId, languageId, stringId, revision] of notes) {
-      const key = stringKeyOf({ organizationId, projectId, stepId, languageId, stringId })
-      const known = this.onDisk.get(key)
+  noteOnDisk(notes: RevisedStrings): void {
+    const { o, l, n } = notes
+    let scopeKey = ''
+    let scope: Map<number, number> | undefined
+    for (let i = 0; i + 5 < n.length; i += 6) {
+      const organizationId = o[n[i]!]
+      const languageId = l[n[i + 3]!]
+      const stringId = n[i + 4]!
+      const revision = n[i + 5]!
+      if (typeof organizationId !== 'string' || typeof languageId !== 'string' || !(revision >= 2)) continue
+      const key = `${organizationId}|${n[i + 1]}|${n[i + 2]}|${languageId}`
+      if (key !== scopeKey || !scope) {
+        scopeKey = key
+        scope = this.onDisk.get(key)
+        if (!scope) this.onDisk.set(key, (scope = new Map()))
+      }
+      const known = scope.get(stringId)
       if (known !== undefined && known >= revision) continue
-      if (known === undefined && this.onDisk.size >= MAX_ON_DISK_NOTES) this.onDisk.delete(this.onDisk.keys().next().value!)
-      this.onDisk.set(key, revision)
+      if (known === undefined) this.onDiskCount++
+      scope.set(stringId, revision)
+      if (this.onDiskCount > MAX_ON_DISK_NOTES) {
+        // The oldest note of the scope noted first goes.
+        const [firstKey, first] = this.onDisk.entries().next().value!
+        first.delete(first.keys().next().value!)
+        this.onDiskCount--
+        if (first.size === 0) {
+          this.onDisk.delete(firstKey)
+          if (first === scope) scope = undefined
+        }
+      }
     }
   }
 
   /** The newest revision noted on disk for the string, if any. */
   private onDiskOf(ref: StringRef): number | undefined {
-    return this.onDisk.size === 0 ? undefined : this.onDisk.get(stringKeyOf(ref))
+    if (this.onDisk.size === 0) return undefined
+    return this.onDisk.get(`${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`)?.get(ref.stringId)
+  }
+
+  /** The note of a string taken out (a copy as new or newer arrived). */
+  private clearOnDisk(ref: StringRef): void {
+    const key = `${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`
+    const scope = this.onDisk.get(key)
+    if (!scope?.delete(ref.stringId)) return
+    this.onDiskCount--
+    if (scope.size === 0) this.onDisk.delete(key)
   }
 
   /** What an arriving job is and, unless it is a duplicate or stale, remember it as active. */
@@ -150,7 +186,7 @@ export class Dedupe {
     const noted = this.onDiskOf(ref)
     if (noted !== undefined) {
       if (revision < noted) return 'stale'
-      this.onDisk.delete(stringKeyOf(ref))
+      this.clearOnDisk(ref)
     }
     const active = this.scopeOf(ref, false)?.get(ref.stringId)
     if (active !== undefined) {

@@ -6,7 +6,7 @@
 import type { Backlog } from './backlog.js'
 import type { Dedupe } from './dedupe.js'
 import type { IntakeJournal } from './intake-journal.js'
-import { revisedOf, type Job, type RevisedString } from '../protocol/job.js'
+import { revisedOf, type Job, type RevisedStrings } from '../protocol/job.js'
 import { organizationOf, stepOfJobs, type EncodedJobs, type Journal } from './journal.js'
 import type { WorkQueue } from './work-queue.js'
 
@@ -27,7 +27,7 @@ export interface IncomingJobs {
    */
   admitted?: boolean
   /** Its jobs at a revision past the first (revisedOf), when known without making the jobs. */
-  revised?: RevisedString[]
+  revised?: RevisedStrings
   jobs(): Job[]
 }
 
@@ -120,10 +120,10 @@ export class Intake {
     if (this.draining || !backlog.direct(organization, domain, count)) {
       // To disk only, from the decoder's text (no jobs made); de-duplicated when read back.
       const step = encoded ? (batch.step ?? '') : stepOfJobs(batch.jobs())
-      const revised = encoded ? (batch.revised ?? []) : revisedOf(batch.jobs())
-      const at = await journal.append(batchId, encoded ? { count, organization, domain, step, ...(revised.length ? { revised } : {}) } : batch.jobs(), encoded)
+      const revised = encoded ? batch.revised : revisedOf(batch.jobs())
+      const at = await journal.append(batchId, encoded ? { count, organization, domain, step, ...(revised ? { revised } : {}) } : batch.jobs(), encoded)
       // Not seen by the de-duplication until read back: an older copy read back first is stale.
-      if (revised.length) this.options.dedupe.noteOnDisk(revised)
+      if (revised) this.options.dedupe.noteOnDisk(revised)
       backlog.spill(organization, domain, at, count, { step })
       return { status: 'accepted', accepted: count, duplicates: 0, spilled: count }
     }

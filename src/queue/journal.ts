@@ -16,7 +16,7 @@ import type Keyv from 'keyv'
 import type { Language } from '../protocol/language.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { decodeJobs, encodeJobs } from './job-codec.js'
-import { jobKeyOf, revisedOf, stepOf, type Job, type RevisedString } from '../protocol/job.js'
+import { asRevisedStrings, jobKeyOf, revisedOf, stepOf, type Job, type RevisedStrings } from '../protocol/job.js'
 
 /** A webhook's jobs as its decoder wrote them: the text, the batch's origin, and the duplicates. */
 export interface EncodedJobs {
@@ -41,7 +41,7 @@ interface Part {
   b: number
   s?: string
   /** Its jobs at a revision past the first (revisedOf): noted again by a replay. */
-  r?: RevisedString[]
+  r?: RevisedStrings
 }
 
 /** Stored form of a journal entry (version 4): the parts of the batches written together. */
@@ -60,7 +60,7 @@ export interface PartSummary {
   /** The step all its strings are of (stepOf), or '' (several, or not recorded). */
   step?: string
   /** Its jobs at a revision past the first (absent in parts written before they were kept). */
-  revised?: RevisedString[]
+  revised?: RevisedStrings
 }
 
 /** Where an append put a batch: the entry and the part of it. */
@@ -164,7 +164,7 @@ export function summarizeEntry(value: unknown, batchId: string): PartSummary[] |
   if (isParts(value, 4) || isParts(value, 3)) {
     return value.parts.map((p, i) => {
       const read = partOf(p, batchId, i)
-      return 'jobs' in read ? read.summary : { organization: read.o || read.d, domain: read.d, strings: read.n, bytes: read.b, step: read.s ?? '', ...(Array.isArray(read.r) && read.r.length ? { revised: read.r } : {}) }
+      return 'jobs' in read ? read.summary : { organization: read.o || read.d, domain: read.d, strings: read.n, bytes: read.b, step: read.s ?? '', ...(asRevisedStrings(read.r) ? { revised: read.r! } : {}) }
     })
   }
   // Versions 1 and 2: one part, under the organization of its first job.
@@ -181,7 +181,7 @@ export interface CountedJobs {
   /** The step all of them are of (stepOf), or '' (several). */
   step?: string
   /** Those at a revision past the first (revisedOf). */
-  revised?: RevisedString[]
+  revised?: RevisedStrings
 }
 
 interface QueuedAppend {
@@ -297,13 +297,13 @@ export class Journal implements IntakeJournal {
     if (g.encoded) {
       const e = g.encoded
       const step = g.jobs.length ? stepOfJobs(g.jobs) : g.counted.step
-      const r = g.jobs.length ? revisedOf(g.jobs) : (g.counted.revised ?? [])
-      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length, ...(step ? { s: step } : {}), ...(r.length ? { r } : {}) }
+      const r = g.jobs.length ? revisedOf(g.jobs) : g.counted.revised
+      return { o: e.organizationId, d: e.domain, t: e.text, ...(e.skip?.length ? { skip: e.skip } : {}), n: g.counted.count, b: e.text.length, ...(step ? { s: step } : {}), ...(r ? { r } : {}) }
     }
     const t = encodeJobs(g.jobs)
     const step = stepOfJobs(g.jobs)
     const r = revisedOf(g.jobs)
-    return { o: g.counted.organization, d: g.counted.domain, t, n: g.jobs.length, b: t.length, ...(step ? { s: step } : {}), ...(r.length ? { r } : {}) }
+    return { o: g.counted.organization, d: g.counted.domain, t, n: g.jobs.length, b: t.length, ...(step ? { s: step } : {}), ...(r ? { r } : {}) }
   }
 
   private async writeQueued(): Promise<void> {

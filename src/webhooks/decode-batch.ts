@@ -7,7 +7,7 @@
 // form of the journal (src/queue/job-codec.ts), not the parsed events with every field of 2.6.
 import { isAscii } from 'node:buffer'
 import { JobEncoder } from '../queue/job-codec.js'
-import { stepOf, type RevisedString } from '../protocol/job.js'
+import { RevisedList, stepOf, type RevisedStrings } from '../protocol/job.js'
 import type { Language } from '../protocol/language.js'
 import { RECALCULATION_EVENT, type OtherEvent, type RecalculationEvent } from '../protocol/service-events.js'
 import { describeSchemaError, validateBatch, validateRecalculationEvent } from './batch-schema.js'
@@ -46,8 +46,8 @@ export type DecodeResult =
       eventCounts: Map<string, number>
       others: OtherEvent[]
       invalid: InvalidEvent[]
-      /** The jobs at a revision past the first (journaled with the part, noted by the de-duplication). */
-      revised: RevisedString[]
+      /** The jobs at a revision past the first (journaled with the part, noted by the de-duplication); undefined: none. */
+      revised?: RevisedStrings
     }
   | { ok: false; status: number; code: DecodeFailure; message: string }
 
@@ -201,7 +201,7 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
   const others: OtherEvent[] = []
   const invalid: InvalidEvent[] = []
   const moduleKeys = new Set<string>()
-  const revised: RevisedString[] = []
+  const revised = new RevisedList()
   // The jobs' step while they share one (numbers compared, the key made once at the end).
   let stepProject = -1
   let stepOfAll = -1
@@ -243,7 +243,7 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
     const moduleKey = s.workflowStep.applicationModule.moduleKey
     moduleKeys.add(moduleKey)
     seeStep(t.project.id, s.workflowStep.id)
-    if ((t.revision ?? 0) >= 2) revised.push([organizationId, t.project.id, s.workflowStep.id, s.affectedLanguage.id, t.id, t.revision!])
+    revised.add(organizationId, t.project.id, s.workflowStep.id, s.affectedLanguage.id, t.id, t.revision ?? 0)
     jobs.add({
       organizationId, moduleKey, projectId: t.project.id, stepId: s.workflowStep.id, languageId: s.affectedLanguage.id, stringId: t.id, revision: t.revision ?? 0,
       string: {
@@ -254,7 +254,7 @@ export function decodeBatchBody(body: unknown, organizationHeader = '', signer?:
       sourceLanguage: limitDepth(s.sourceLanguage) as Language, targetLanguage: limitDepth(s.affectedLanguage) as Language,
     })
   }
-  return { ok: true, organizationId, jobs: jobs.text(), count: jobs.count, moduleKeys: [...moduleKeys], step: mixed || stepProject === -1 ? '' : stepOf({ projectId: stepProject, stepId: stepOfAll }), eventCounts, others, invalid, revised }
+  return { ok: true, organizationId, jobs: jobs.text(), count: jobs.count, moduleKeys: [...moduleKeys], step: mixed || stepProject === -1 ? '' : stepOf({ projectId: stepProject, stepId: stepOfAll }), eventCounts, others, invalid, revised: revised.value() }
 }
 
 /** The integers of a list (the list itself when it holds nothing else, as it does from the service). */

@@ -1,6 +1,6 @@
 import { describe, expect, it } from 'vitest'
 import { Dedupe, MAX_ON_DISK_NOTES, type StringRef } from '../../src/queue/dedupe.js'
-import type { RevisedString } from '../../src/protocol/job.js'
+import { revisedOf, type RevisedStrings } from '../../src/protocol/job.js'
 
 /** A string named in a test: each name its own string id, in one step and language. */
 const ids = new Map<string, number>()
@@ -400,14 +400,15 @@ describe('Dedupe memory (issue 16)', () => {
 })
 
 describe('Dedupe: revisions noted on disk', () => {
-  const at = (r: StringRef, revision: number): RevisedString => [r.organizationId, r.projectId, r.stepId, r.languageId, r.stringId, revision]
+  const at = (r: StringRef, revision: number) => ({ ...r, revision })
+  const notes = (list: Array<StringRef & { revision: number }>): RevisedStrings => revisedOf(list)!
 
   it('an older copy read back after a newer one was noted on disk is stale; the newer one takes the note\'s place', () => {
     const d = new Dedupe(60_000)
     const s = ref('s')
-    d.noteOnDisk([at(s, 3)])
+    d.noteOnDisk(notes([at(s, 3)]))
     // Written only upwards.
-    d.noteOnDisk([at(s, 2)])
+    d.noteOnDisk(notes([at(s, 2)]))
     expect(d.isCurrent(s, 2)).toBe(false)
     expect(d.arrive(s, 2)).toBe('stale')
     expect(d.arrive(s, 3)).toBe('new')
@@ -421,8 +422,8 @@ describe('Dedupe: revisions noted on disk', () => {
   it('keeps at most MAX_ON_DISK_NOTES notes, the oldest going first', () => {
     const d = new Dedupe(60_000)
     const first = ref('first')
-    d.noteOnDisk([at(first, 2)])
-    d.noteOnDisk(Array.from({ length: MAX_ON_DISK_NOTES }, (_, i) => at({ ...ref('x'), stringId: 1_000_000 + i }, 2)))
+    d.noteOnDisk(notes([at(first, 2)]))
+    d.noteOnDisk(notes(Array.from({ length: MAX_ON_DISK_NOTES }, (_, i) => at({ ...ref('x'), stringId: 1_000_000 + i }, 2))))
     expect(d.arrive(first, 1)).toBe('new')
     expect(d.arrive({ ...ref('x'), stringId: 1_000_000 + MAX_ON_DISK_NOTES - 1 }, 1)).toBe('stale')
   })
