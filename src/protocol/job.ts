@@ -118,7 +118,7 @@ export class RevisedList {
 /** The revisions past the first among jobs (undefined: none). */
 export function revisedOf(jobs: ReadonlyArray<Pick<Job, 'organizationId' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision'>>): RevisedStrings | undefined {
   const list = new RevisedList()
-  for (const j of jobs) if (j.revision >= 2) list.add(j.organizationId, j.projectId, j.stepId, j.languageId, j.stringId, j.revision)
+  for (const j of jobs) list.add(j.organizationId, j.projectId, j.stepId, j.languageId, j.stringId, j.revision)
   return list.value()
 }
 

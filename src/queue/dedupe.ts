@@ -17,6 +17,9 @@ import type { RevisedStrings } from '../protocol/job.js'
 /** Revisions noted on disk at most (Dedupe.noteOnDisk): a few tens of bytes each. */
 export const MAX_ON_DISK_NOTES = 50_000
 
+/** The key of a scope (organization, project, step, language) of the notes on disk. */
+const onDiskScope = (organizationId: string, projectId: number, stepId: number, languageId: string) => `${organizationId}|${projectId}|${stepId}|${languageId}`
+
 export type { StringRef }
 
 /**
@@ -141,7 +144,7 @@ export class Dedupe {
       const stringId = n[i + 4]!
       const revision = n[i + 5]!
       if (typeof organizationId !== 'string' || typeof languageId !== 'string' || !(revision >= 2)) continue
-      const key = `${organizationId}|${n[i + 1]}|${n[i + 2]}|${languageId}`
+      const key = onDiskScope(organizationId, n[i + 1]!, n[i + 2]!, languageId)
       if (key !== scopeKey || !scope) {
         scopeKey = key
         scope = this.onDisk.get(key)
@@ -167,12 +170,12 @@ export class Dedupe {
   /** The newest revision noted on disk for the string, if any. */
   private onDiskOf(ref: StringRef): number | undefined {
     if (this.onDisk.size === 0) return undefined
-    return this.onDisk.get(`${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`)?.get(ref.stringId)
+    return this.onDisk.get(onDiskScope(ref.organizationId, ref.projectId, ref.stepId, ref.languageId))?.get(ref.stringId)
   }
 
   /** The note of a string taken out (a copy as new or newer arrived). */
   private clearOnDisk(ref: StringRef): void {
-    const key = `${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`
+    const key = onDiskScope(ref.organizationId, ref.projectId, ref.stepId, ref.languageId)
     const scope = this.onDisk.get(key)
     if (!scope?.delete(ref.stringId)) return
     this.onDiskCount--
