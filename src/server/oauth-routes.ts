@@ -9,7 +9,7 @@ import type Keyv from 'keyv'
 import { isHttpsUrl } from '../config/base-url.js'
 import type { Config } from '../config/load-config.js'
 import { authorizeUrl, codeChallengeS256, randomToken, type TokenResponse } from '../platform/oauth-client.js'
-import { hmac, safeEqual } from '../platform/token-crypto.js'
+import { hmac, open, safeEqual, seal } from '../platform/token-crypto.js'
 import { TokenEndpointError } from '../platform/token-errors.js'
 import { normalizeDomain, type TokenManager } from '../platform/token-manager.js'
 import type { Logger } from '../util/logger.js'
@@ -21,9 +21,15 @@ export const STATE_COOKIE = 'switchyard_oauth'
 /** How long a started authorization may take before its state and verifier are forgotten. */
 export const PENDING_TTL_MS = 10 * 60_000
 
+/**
+ * What waits in the store for a started authorization. The PKCE verifier is a secret for those
+ * ten minutes (with an intercepted code it buys tokens), so it is sealed like the tokens, under a
+ * key of its own derived from the token key and bound to the state, which the store never holds
+ * (the entry's key is the state's hash).
+ */
 interface Pending {
   domain: string
-  verifier: string
+  sealedVerifier: string
   createdAt: number
 }
 
@@ -84,6 +90,7 @@ class AuthorizationFlow {
   private readonly store: Keyv
   private readonly log: Logger
   private readonly cookieKey: Buffer
+  private readonly verifierKey: Buffer
   private readonly secure: boolean
   /**
    * One callback per state in this instance, before the store is asked. Across instances sharing
@@ -97,6 +104,7 @@ class AuthorizationFlow {
     this.store = deps.store
     this.log = deps.log
     this.cookieKey = deps.tokens.derivedKey('oauth-state-cookie')
+    this.verifierKey = deps.tokens.derivedKey('oauth-pending-verifier')
     this.secure = isHttpsUrl(deps.config.baseUrl)
   }
 
@@ -124,7 +132,7 @@ class AuthorizationFlow {
     }
     const state = randomToken()
     const verifier = randomToken()
-    const pending: Pending = { domain, verifier, createdAt: Date.now() }
+    const pending: Pending = { domain, sealedVerifier: seal(this.verifierKey, verifier, state), createdAt: Date.now() }
     if ((await this.store.set(pendingKey(state), pending, PENDING_TTL_MS)) === false) {
       this.page(ctx, 503, 'Store unavailable', 'The authorization could not be started because the store (STORE_URL) refused the write. Try again.')
       return
@@ -158,7 +166,9 @@ class AuthorizationFlow {
       this.page(ctx, 400, 'Authorization failed', 'The callback carries neither a <code>code</code> nor an <code>error</code>.', again)
       return
     }
-    const response = await this.exchange(ctx, domain, code, pending.verifier, again)
+    const verifier = this.openVerifier(ctx, pending, state, again)
+    if (verifier === undefined) return
+    const response = await this.exchange(ctx, domain, code, verifier, again)
     if (!response) return
 
     const claims = jwtClaims(response.access_token)
@@ -242,6 +252,30 @@ class AuthorizationFlow {
       )
     }
     return pending
+  }
+
+  /**
+   * The pending entry's verifier, or undefined (the failure page answered) when this instance
+   * cannot open it: written with another TOKEN_KEY (a replica set up differently) or by a version
+   * that stored it in the clear.
+   */
+  private openVerifier(ctx: Context, pending: Pending, state: string, again: string): string | undefined {
+    try {
+      if (typeof pending.sealedVerifier !== 'string') throw new Error('no sealed verifier')
+      const verifier = open<unknown>(this.verifierKey, pending.sealedVerifier, state)
+      if (typeof verifier === 'string') return verifier
+    } catch {
+      // answered below
+    }
+    this.log.warn({ domain: pending.domain }, 'OAuth callback refused: its started authorization cannot be read with this instance\'s token key (another TOKEN_KEY, or started before an upgrade)')
+    this.page(
+      ctx,
+      400,
+      'Authorization failed',
+      'This authorization was started by an instance with another token key (<code>TOKEN_KEY</code>), or before an upgrade, so it cannot be completed here. Start again.',
+      again,
+    )
+    return undefined
   }
 
   /** The authorization server answered `error` instead of a code: the user refused, or it failed. */

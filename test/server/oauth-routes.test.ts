@@ -1,5 +1,6 @@
 // The OAuth routes and the operator page with a fake token endpoint (injected fetch): cookie
 // attributes, configuration errors, error pages, the organization check on the token, escaping.
+import { createHash } from 'node:crypto'
 import Keyv from 'keyv'
 import { afterAll, beforeAll, describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.js'
@@ -120,6 +121,55 @@ describe('OAuth routes', () => {
       expect(tokenRequests).toHaveLength(1)
     } finally {
       await Promise.all([a?.close(), b?.close()])
+    }
+  })
+
+  // Rule: secrets are encrypted at rest. For the ten minutes an authorization may take, the PKCE
+  // verifier in the state store buys tokens together with an intercepted code; the store holds
+  // it sealed, and the state it is bound to only as a hash.
+  it('keeps the pending PKCE verifier sealed in the store, and exchanges the one whose challenge it sent', async () => {
+    const store = new Keyv()
+    const w = await startTestWorker({ authUrl: AUTH }, { fetch: fakeFetch, stateStore: store })
+    try {
+      nextClaims = { domain: 'acme' }
+      tokenRequests.length = 0
+      const s = await start(w, 'acme')
+      const stored: string[] = []
+      for await (const [key, value] of store.iterator!(undefined)) stored.push(`${String(key)} ${JSON.stringify(value)}`)
+      expect(stored).toHaveLength(1)
+      expect(stored[0]).not.toContain(s.state)
+      const res = await fetch(`${w.url}/oauth/callback?code=the-code&state=${s.state}`, { headers: { cookie: s.cookie } })
+      expect(res.status).toBe(200)
+      const verifier = String(tokenRequests[0]!.code_verifier)
+      expect(createHash('sha256').update(verifier).digest('base64url')).toBe(s.location.searchParams.get('code_challenge'))
+      expect(stored[0]).not.toContain(verifier)
+    } finally {
+      await w.close()
+    }
+  })
+
+  it('refuses, with a page that says to start again, a pending authorization it cannot open (started before the upgrade, or altered)', async () => {
+    const store = new Keyv()
+    const w = await startTestWorker({ authUrl: AUTH }, { fetch: fakeFetch, stateStore: store })
+    try {
+      tokenRequests.length = 0
+      for (const replace of [
+        (v: Record<string, unknown>) => ({ domain: v.domain, verifier: 'x'.repeat(43), createdAt: v.createdAt }),
+        (v: Record<string, unknown>) => ({ ...v, sealedVerifier: String(v.sealedVerifier).slice(0, -2) + 'AA' }),
+      ]) {
+        const s = await start(w, 'acme')
+        const keys: string[] = []
+        for await (const [key] of store.iterator!(undefined)) keys.push(String(key))
+        const value = (await store.get<Record<string, unknown>>(keys[0]!))!
+        await store.set(keys[0]!, replace(value))
+        const res = await fetch(`${w.url}/oauth/callback?code=the-code&state=${s.state}`, { headers: { cookie: s.cookie } })
+        expect(res.status).toBe(400)
+        expect(await res.text()).toContain('Start again')
+      }
+      expect(tokenRequests).toHaveLength(0)
+      expect(w.logText()).toContain('its started authorization cannot be read')
+    } finally {
+      await w.close()
     }
   })
 
