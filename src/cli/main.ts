@@ -36,6 +36,22 @@ const commands: Record<string, () => Promise<Command>> = {
 /** Commands that need src/emulator or src/bench: development checkouts only. */
 const DEVELOPMENT_ONLY = new Set(['emulate', 'demo', 'bench'])
 
+/** Commands that are servers: their stdout is a log, and a closed log is not a reader done reading. */
+const SERVERS = new Set(['serve', 'emulate'])
+
+/**
+ * A reader that stops early (`switchyard try ... | head`) closes the pipe. Node ignores SIGPIPE
+ * and raises EPIPE on the next write, which would end the command with a stack trace; it stops
+ * quietly instead, with the status a Unix tool ended by SIGPIPE has (128 + 13).
+ */
+export const CLOSED_PIPE_STATUS = 141
+function stopQuietlyWhenStdoutCloses(): void {
+  process.stdout.on('error', (error: NodeJS.ErrnoException) => {
+    if (error.code === 'EPIPE') process.exit(CLOSED_PIPE_STATUS)
+    throw error
+  })
+}
+
 /** Is `error` the import of a module under src/emulator or src/bench failing because it is not there? */
 export function isLeftOutOfImage(error: unknown): boolean {
   const e = error as { code?: unknown; url?: unknown; message?: unknown }
@@ -57,6 +73,7 @@ export async function main(argv: string[]): Promise<number> {
     console.error(`switchyard: unknown command "${name}"\n\n${HELP}`)
     return 2
   }
+  if (!SERVERS.has(name)) stopQuietlyWhenStdoutCloses()
   try {
     return await (await load())(args)
   } catch (error) {
