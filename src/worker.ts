@@ -226,17 +226,25 @@ const ACTIVITY_MAX = 200
 
 /** The recent other events, for the operator (one write per batch), and the pipelines' event handlers. */
 function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueue; pipelines: () => PipelineSet; signal: AbortSignal }) {
+  // One read-modify-write of the list at a time in this process: two deliveries at once would
+  // otherwise both read the same list and the second write drop the first's events. (Replicas
+  // sharing the store can still overwrite each other's latest entries: the list is the operator's
+  // view, not a record.)
+  let writing: Promise<void> = Promise.resolve()
   return async (events: OtherEvent[], origin: BatchOrigin) => {
     const { stores, log, queue, pipelines } = deps
+    const entries = events.map((e) => ({ at: new Date().toISOString(), event: e.event, organizationId: origin.organizationId, domain: origin.domain, batchId: origin.batchId }))
     // The operator's view only: a store that fails here costs the delivery nothing (its strings
-    // are journaled; a 500 would spend one of the service's few retries) nor the handlers below.
-    try {
-      const recent = ((await stores.activity.get(ACTIVITY_KEY)) as unknown[] | undefined) ?? []
-      const entries = events.map((e) => ({ at: new Date().toISOString(), event: e.event, organizationId: origin.organizationId, domain: origin.domain, batchId: origin.batchId }))
-      await stores.activity.set(ACTIVITY_KEY, [...entries, ...recent].slice(0, ACTIVITY_MAX))
-    } catch (error) {
-      log.warn({ err: error, events: events.length }, 'could not write the recent events for the operator page; the delivery is accepted all the same')
-    }
+    // are journaled; a 500 would spend one of the service's few retries) nor the handlers below,
+    // and the answer does not wait for it.
+    writing = writing.then(async () => {
+      try {
+        const recent = ((await stores.activity.get(ACTIVITY_KEY)) as unknown[] | undefined) ?? []
+        await stores.activity.set(ACTIVITY_KEY, [...entries, ...recent].slice(0, ACTIVITY_MAX))
+      } catch (error) {
+        log.warn({ err: error, events: events.length }, 'could not write the recent events for the operator page; the delivery is accepted all the same')
+      }
+    })
     const subscribed = new Set(pipelines().events())
     for (const e of events) {
       if (!subscribed.has(e.event)) continue

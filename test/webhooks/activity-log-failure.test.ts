@@ -6,6 +6,7 @@ import { recalculationEvent, signedRequest } from '../support/events.js'
 import { fakePipelines, fakeServiceFetch } from '../support/fake-pipelines.js'
 import { SECRET, startTestWorker } from '../support/start-test-worker.js'
 import { createStores } from '../../src/store/create-stores.js'
+import { ACTIVITY_KEY } from '../../src/worker.js'
 
 const running: Array<{ stop(): Promise<void> }> = []
 afterEach(async () => {
@@ -28,4 +29,27 @@ it('answers 200 for a delivery with other events when the activity log cannot be
     await w.idle()
     expect(service.patches.flatMap((p) => p.ops)).toHaveLength(1)
   }
+})
+
+// Rule: two deliveries at once each have their other events listed: the list is read, extended
+// and written back one delivery at a time, not both from the same read; neither answer waits
+// for the list.
+it('lists the other events of deliveries that arrive together', async () => {
+  const stores = await createStores('memory://')
+  const get = stores.activity.get.bind(stores.activity)
+  // Reads are slow, so that without an order both deliveries read the empty list.
+  ;(stores.activity as unknown as { get: typeof get }).get = (async (key: string) => {
+    const value = await get(key)
+    await new Promise((resolve) => setTimeout(resolve, 50))
+    return value
+  }) as typeof get
+  const w = await startTestWorker({ pipelines: fakePipelines(), fetch: fakeServiceFetch().fetch, stores })
+  running.push(w)
+  const answers = await Promise.all(
+    ['project.translated', 'project.approved'].map((event) => fetch(`${w.url}/webhooks`, signedRequest(JSON.stringify({ events: [{ event, projectId: 7 }] }), SECRET))),
+  )
+  expect(answers.map((r) => r.status)).toEqual([200, 200])
+  // The answer does not wait for the operator's list; the list gets both within a few reads.
+  const listed = async () => ((((await get(ACTIVITY_KEY)) ?? []) as Array<{ event: string }>).map((e) => e.event).sort())
+  await expect.poll(listed, { timeout: 3000, interval: 50 }).toEqual(['project.approved', 'project.translated'])
 })
