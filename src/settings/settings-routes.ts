@@ -209,6 +209,14 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
   router.delete(SETTINGS_PATH, answerErrors('json'), authenticate, async (ctx) => {
     const { token, target } = ctx.state as AuthedState
     const body = await readBody(ctx)
+    // Section 4.6 shows no body for a deletion, and anything but a 2XX leaves it unconfirmed: one
+    // that names no step is confirmed, and deletes nothing (there is nothing to tell which).
+    if (!present(body.stepId)) {
+      log.info({ key: target.key, organization: token.context.organizationId }, 'step deleted, but the request names no step: no settings deleted')
+      ctx.status = 200
+      ctx.body = { status: 'nothing to delete' }
+      return
+    }
     const ref = stepRefFrom(body, token, target.key)
     await settings.delete(ref)
     ctx.status = 200
