@@ -265,10 +265,12 @@ export class ApiClient {
   ): Promise<Array<{ stringId: number; languageId: string; stepId: number; status: string; output: string }>> {
     const params = new URLSearchParams()
     if (query.status) params.set('status', query.status)
-    if (query.stringIds?.length) params.set('stringIds', query.stringIds.join(','))
     params.set('limit', String(query.limit ?? 500))
     params.set('offset', String(query.offset ?? 0))
-    const path = `/api/v2/projects/${projectId}/workflow-steps/${stepId}/languages/${encodeURIComponent(languageId)}/status?${params}`
+    // Whole numbers joined by literal commas ("comma-separated", platform notes), as the
+    // translations call sends them; URLSearchParams would write %2C.
+    const ids = query.stringIds?.length ? `stringIds=${query.stringIds.map((id) => Math.trunc(id)).join(',')}&` : ''
+    const path = `/api/v2/projects/${projectId}/workflow-steps/${stepId}/languages/${encodeURIComponent(languageId)}/status?${ids}${params}`
     const body = await this.request<{ data?: Array<{ data: { stringId: number; languageId: string; stepId: number; status: string; output: string } }> }>(domain, 'GET', path, 'status.get', undefined, options)
     // Taken as "none of them waits", an answer without the list would forget the strings.
     return listOf(body, 'statuses', path).map((d) => d?.data).filter((d) => d && typeof d.stringId === 'number')

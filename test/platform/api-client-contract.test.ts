@@ -110,6 +110,9 @@ describe('ApiClient: the wire format of each call', () => {
     expect(req!.headers.get('content-type')).toBeNull()
     expect(req!.body).toBeUndefined()
     expect(await api.getStatuses(DOMAIN, 7, 11, 'de', { stringIds: [1, 2] })).toHaveLength(2)
+    // "comma-separated" (platform notes), as the translations call sends them: literal commas,
+    // not %2C, for a service that reads the query as written.
+    expect(fake.requests.at(-1)!.url.search).toContain('stringIds=1,2&')
   })
 
   it('GET translations: 500 ids a call, plain texts and plural forms', async () => {
