@@ -208,22 +208,27 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
 
   router.delete(SETTINGS_PATH, answerErrors('json'), authenticate, async (ctx) => {
     const { token, target } = ctx.state as AuthedState
-    const body = await readBody(ctx)
-    // Section 4.6 shows no body for a deletion, and anything but a 2XX leaves it unconfirmed: one
-    // that names no step is confirmed, and deletes nothing (there is nothing to tell which).
-    if (!present(body.stepId)) {
-      log.info({ key: target.key, organization: token.context.organizationId }, 'step deleted, but the request names no step: no settings deleted')
-      ctx.status = 200
-      ctx.body = { status: 'nothing to delete' }
-      return
-    }
-    const ref = stepRefFrom(body, token, target.key)
-    await settings.delete(ref)
-    ctx.status = 200
-    ctx.body = { status: 'deleted' }
+    await deleteStep(ctx, { settings, log }, await readBody(ctx), token, target.key)
   })
 
   return router
+}
+
+/**
+ * A step deleted in the workflow editor. Section 4.6 shows no body for a deletion, and anything
+ * but a 2XX leaves it unconfirmed: one that names no step is confirmed, and deletes nothing (there
+ * is nothing to tell which).
+ */
+async function deleteStep(ctx: Context, deps: Pick<SettingsRouterDeps, 'settings' | 'log'>, body: Record<string, unknown>, token: SettingsToken, moduleKey: string): Promise<void> {
+  if (!present(body.stepId)) {
+    deps.log.info({ key: moduleKey, organization: token.context.organizationId }, 'step deleted, but the request names no step: no settings deleted')
+    ctx.status = 200
+    ctx.body = { status: 'nothing to delete' }
+    return
+  }
+  await deps.settings.delete(stepRefFrom(body, token, moduleKey))
+  ctx.status = 200
+  ctx.body = { status: 'deleted' }
 }
 
 /**
