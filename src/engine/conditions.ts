@@ -73,7 +73,8 @@ function tokenize(src: string): Token[] {
     }
     const num = /^-?\d+(\.\d+)?/.exec(src.slice(i))
     if (num) { tokens.push({ kind: 'num', text: num[0], value: Number(num[0]), at }); i += num[0].length; continue }
-    const name = /^[A-Za-z_][\w-]*(\.[A-Za-z_][\w-]*)*/.exec(src.slice(i))
+    // After a dot, a digit may start the part: check ids may (`findings.1st-pass`).
+    const name = /^[A-Za-z_][\w-]*(\.[\w-]+)*/.exec(src.slice(i))
     if (name) {
       const word = name[0]
       tokens.push({ kind: WORD_OPS.has(word) ? 'op' : 'name', text: word, at })
