@@ -12,7 +12,7 @@ import type { CheckEntry, PipelineFile } from './pipeline-schema.js'
 import type { PluginRegistry } from './plugin-registry.js'
 import { DEFAULT_MAX_TEXT_LENGTH, DEFAULT_TIMEOUT_MS, settleWithin, type CompiledCheck } from './run-pipeline.js'
 import { ENGINE_CHECK } from './engine-findings.js'
-import type { PluginCache, PluginContext, PluginEvent, PluginInstance, PluginMetrics } from './types.js'
+import { MAX_TIMER_MS, type PluginCache, type PluginContext, type PluginEvent, type PluginInstance, type PluginMetrics } from './types.js'
 import type { Logger } from '../util/logger.js'
 
 export interface EngineDeps {
@@ -138,6 +138,13 @@ function contextFor(c: Compiling, checkId: string, plugin: string, log: Logger):
   return { pipelineKey: c.key, pipelineDir: c.dir, checkId, log, cache: c.deps.cacheFor(plugin), env: c.deps.env, metrics: countersOf(c.deps.metrics) }
 }
 
+/**
+ * A timeout past what a timer can wait (refused by the schema, but the file is still compiled so
+ * that all its errors show at once) is held to that limit while compiling: Node fires a longer
+ * timer at once, which failed a create() that had not ended within 1 ms as "did not start".
+ */
+const timerMs = (ms: number): number => Math.min(ms, MAX_TIMER_MS)
+
 /** The checks of the file, in order, each created (or ready to be, per step settings). */
 export async function compileChecks(
   c: Compiling, file: PipelineFile, settings: SettingsDefaults,
@@ -160,7 +167,7 @@ export async function compileChecks(
     const check: CompiledCheck = {
       id, index: checks.length, plugin: definition.name, definition, options: entry.with ?? {}, bySettings: settingsInstances(context.log), context,
       severity: entry.severity,
-      timeoutMs: entry.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
+      timeoutMs: timerMs(entry.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS),
       maxTextLength: entry.maxTextLength ?? file.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH,
       needsTranslation: Array.isArray(definition.needs) && definition.needs.includes('translation'),
     }
@@ -182,7 +189,7 @@ export async function compileEventHandlers(c: Compiling, events: NonNullable<Pip
     const handler: CompiledCheck = {
       id, index: -1, plugin: definition.name, definition, options: ev.with ?? {}, bySettings: new Map(),
       context: contextFor(c, id, definition.name, c.log.child({ event: ev.on, plugin: definition.name })),
-      timeoutMs: ev.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS, needsTranslation: false,
+      timeoutMs: timerMs(ev.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS), needsTranslation: false,
     }
     const instance = await createInstance(c, settings, handler, ['events', i, ev.with ? 'with' : 'uses'], 'event')
     if (instance) handlers.push({ on: ev.on, id, plugin: handler.plugin, instance, timeoutMs: handler.timeoutMs, log: handler.context.log })
