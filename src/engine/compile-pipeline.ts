@@ -8,7 +8,7 @@ import path from 'node:path'
 import { Ajv, type ValidateFunction } from 'ajv'
 import addFormats from 'ajv-formats'
 import { closeAll, compileChecks, compileEventHandlers, error, warn, type Compiling, type EngineDeps, type EventHandler, type SettingsDefaults } from './compile-checks.js'
-import { compileCondition, ConditionError, type Condition, type ConditionScope, type ValueType } from './conditions.js'
+import { compileCondition, ConditionError, type Condition, type ConditionScope, type EvalState, type ValueType } from './conditions.js'
 import { ENGINE_CHECK } from './engine-findings.js'
 import { formatAjvErrors, PluginOptionsError, resolvePluginOptions } from './instantiate-plugin.js'
 import { interpolateSettings } from './interpolate.js'
@@ -70,7 +70,7 @@ export async function compilePipeline(
   for (const cond of conditions) cond.check.condition = compileConditionAt(c, cond.text, cond.path, scopeFor(checks, cond.check.index, settings.types))
   const routes = compileRoutes(c, file.route ?? [], outputs, scopeFor(checks, Infinity, settings.types))
   const onError = compileOnError(c, file['on-error'], outputs)
-  const issues = compileIssues(c, file.issues, file.route ?? [], outputs)
+  const issues = compileIssues(c, file.issues, file.route ?? [], routes, checks.length, outputs)
   const logo = findLogo(c, file.logo)
   const events = await compileEventHandlers(c, file.events ?? [], settings)
   if (errors.length > errorsBefore) {
@@ -257,8 +257,26 @@ function compileOnError(c: Compiling, onError: string | undefined, outputs: Outp
   return { kind: 'park' }
 }
 
+/**
+ * Does a route's condition hold for a string without any finding? Such a route (`no errors so
+ * far`, `errors == 0`) routes the clean strings: its output does not send strings back, though
+ * its condition names `errors`.
+ */
+function holdsWhenClean(condition: Condition | undefined, checkCount: number): boolean {
+  if (!condition) return true
+  const item = {
+    id: 0, key: '', context: '', maxLength: 0, source: '', translation: '', isPlural: false, fileType: '', filePath: '', labelIds: [],
+    sourceLanguage: { id: '' }, targetLanguage: { id: '' }, settings: {},
+  } as unknown as EvalState['item']
+  try {
+    return condition({ item, sev: new Int32Array(3), byCheck: new Int32Array((checkCount + 1) * 3) })
+  } catch {
+    return false
+  }
+}
+
 /** Issues: on by the key's presence; the outputs that send a string back, by name or by the routes that count errors. */
-function compileIssues(c: Compiling, issues: PipelineFile['issues'], routes: Route[], outputs: Outputs): Pipeline['issues'] {
+function compileIssues(c: Compiling, issues: PipelineFile['issues'], routes: Route[], compiled: CompiledRoute[], checkCount: number, outputs: Outputs): Pipeline['issues'] {
   if (!issues || issues.raise === false) return undefined
   if (issues.outputs) {
     issues.outputs.forEach((o, i) => {
@@ -266,7 +284,7 @@ function compileIssues(c: Compiling, issues: PipelineFile['issues'], routes: Rou
     })
     return { outputs: issues.outputs }
   }
-  const sendBack = routes.filter((r) => r.if !== undefined && /\berrors\b/.test(r.if) && r.to !== '').map((r) => r.to)
+  const sendBack = routes.filter((r, i) => r.if !== undefined && /\berrors\b/.test(r.if) && r.to !== '' && !holdsWhenClean(compiled[i]?.condition, checkCount)).map((r) => r.to)
   if (!sendBack.length) warn(c, ['issues'], 'no route counts errors, so no output sends strings back: name them in issues.outputs')
   return { outputs: [...new Set(sendBack)] }
 }

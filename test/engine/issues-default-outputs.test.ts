@@ -1,0 +1,43 @@
+// docs/pipelines.md "Issues": `outputs` defaults to the outputs of routes whose `if` counts
+// errors (the outputs that send a string back). A route that sends the strings WITHOUT errors
+// somewhere (`no errors so far`, `errors == 0`) is the opposite: its output must not raise issues.
+import { describe, expect, it } from 'vitest'
+import { loadOne } from './helpers.js'
+
+const pipeline = (first: string) => `
+key: p
+name: P
+input: [translated]
+outputs:
+  passed: { port: approved }
+  failed: { port: translated }
+checks:
+  - uses: empty
+route:
+  - if: ${first}
+    to: passed
+  - to: failed
+issues: {}
+`
+
+describe('issues: the default outputs', () => {
+  for (const cond of ['no errors so far', 'errors == 0', 'not (errors > 0)', 'errors.empty < 1']) {
+    it(`a route "${cond}" to "passed" does not make "passed" an output that sends strings back`, async () => {
+      const { set } = await loadOne(pipeline(cond))
+      try {
+        expect(set.get('p')!.issues?.outputs ?? []).not.toContain('passed')
+      } finally {
+        await set.close(0)
+      }
+    })
+  }
+
+  it('a route that counts errors still does', async () => {
+    const { set } = await loadOne(pipeline('errors.empty >= 1').replace('to: passed', 'to: failed').replace(/- to: failed\n/, '- to: passed\n'))
+    try {
+      expect(set.get('p')!.issues?.outputs).toEqual(['failed'])
+    } finally {
+      await set.close(0)
+    }
+  })
+})
