@@ -56,7 +56,7 @@ function itemsFromBatch(body: unknown, context: { log: Item['log']; signal: Abor
 }
 
 /** Strings of a `try` input file as items; throws with a message naming the bad entry. */
-export function itemsFromInput(input: unknown, signal: AbortSignal): TryInput[] {
+export function itemsFromInput(input: unknown, signal: AbortSignal, withTranslation = true): TryInput[] {
   const log = silentLogger()
   if (isObj(input) && 'events' in input) return itemsFromBatch(input, { log, signal })
   if (!Array.isArray(input)) throw new Error('STRINGS.json must be a JSON array of strings or a webhook batch body ({ "events": [...] })')
@@ -82,7 +82,8 @@ export function itemsFromInput(input: unknown, signal: AbortSignal): TryInput[] 
       sourceLanguage: language(raw.sourceLanguage, 'en'),
       targetLanguage: language(raw.targetLanguage, 'fr'),
     }
-    const translation: TargetText | undefined = typeof raw.translation === 'string' || plurals ? { ...(typeof raw.translation === 'string' ? { text: raw.translation } : {}), ...(plurals ? { plurals } : {}) } : undefined
+    // The worker fetches translations only for a pipeline some check of which needs them.
+    const translation: TargetText | undefined = !withTranslation ? undefined : typeof raw.translation === 'string' || plurals ? { ...(typeof raw.translation === 'string' ? { text: raw.translation } : {}), ...(plurals ? { plurals } : {}) } : undefined
     return { item: buildItem(string, { translation, settings: {}, log, signal }), settings: raw.settings, id: raw.id ?? i + 1 }
   })
 }
@@ -118,7 +119,7 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
     try {
       const text = await readFile(stringsFile, 'utf8')
       if (text.length > MAX_INPUT_BYTES) throw new Error(`larger than ${MAX_INPUT_BYTES} bytes`)
-      inputs = itemsFromInput(JSON.parse(text), new AbortController().signal)
+      inputs = itemsFromInput(JSON.parse(text), new AbortController().signal, pipeline.needsTranslation)
     } catch (e) {
       io.stderr.write(`${stringsFile}: ${(e as Error).message}\n`)
       return 2
@@ -139,7 +140,11 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
     for (const [k, indexes] of groups) {
       const resolved = pipeline.resolveSettings(JSON.parse(k))
       let settings: Record<string, unknown>
+      // Nothing given: the pipeline's defaults, as the worker runs a step with nothing saved
+      // (a required setting without a default then has no value).
+      const defaults = resolved.ok || k !== '{}' ? undefined : pipeline.resolveSettings(undefined)
       if (resolved.ok) settings = resolved.settings
+      else if (defaults?.ok) settings = defaults.settings
       else if (k === '{}') {
         // Nothing given, and the pipeline's own defaults fail its schema (a warning at load): the
         // worker then runs the step without any of them, and so does this.

@@ -151,6 +151,10 @@ function compileSettings(c: Compiling, declared: PipelineFile['settings']): Sett
   const resolve: Pipeline['resolveSettings'] = (stored) => {
     const copy = bare(structuredClone(stored && typeof stored === 'object' && !Array.isArray(stored) ? stored : {}) as Record<string, unknown>)
     if (!validate || validate(copy)) return { ok: true, settings: { ...copy } }
+    // Nothing saved: the pipeline's defaults (applied to the copy), whatever `required` asks of
+    // the user. A required setting without a default has no value then, as any unset setting;
+    // refusing the lot ran the step with none of the other settings' defaults.
+    if (stored === undefined && validate.errors?.every((e) => e.keyword === 'required' && e.instancePath === '')) return { ok: true, settings: { ...(copy as Record<string, unknown>) } }
     return { ok: false, errors: formatAjvErrors(validate.errors, 'settings.').map((e) => e.replace(/^settings\.:/, 'settings:')) }
   }
   const types = new Map(Object.entries(properties).map(([k, v]) => [k, valueType(v.type)]))

@@ -86,7 +86,9 @@ export function testItem(c: PluginTestCase, id = 1): Item {
 /** Run a plugin on one case and return its findings, with check and severity filled in. */
 export async function runPluginCase(definition: PluginDefinition<never>, c: PluginTestCase, context?: Partial<PluginContext>): Promise<Finding[]> {
   const instance: PluginInstance = await instantiatePlugin(definition, c.options ?? {}, testContext(definition, context))
-  const item = testItem(c)
+  // As in the worker, an item has the translation only for a plugin that declares the need.
+  const needsTranslation = Array.isArray(definition.needs) && definition.needs.includes('translation')
+  const item = needsTranslation ? testItem(c) : { ...testItem(c), translation: undefined, plurals: undefined }
   let raw: FindingInput[]
   if (instance.check) raw = await instance.check(item)
   else if (instance.checkBatch) raw = (await instance.checkBatch([item]))[0] ?? []

@@ -12,6 +12,8 @@ function scripted(kind: 'check' | 'checkBatch' | 'none' = 'check') {
     name: 'scripted',
     description: 'Answers what the case says.',
     options: { type: 'object', additionalProperties: false, properties: { n: { type: 'integer', default: 1 } } } as const,
+    // Given the translation, as the worker gives it only to plugins that declare the need.
+    needs: ['translation'],
     create(options, context) {
       seen.options.push(options)
       seen.contexts.push(context)
