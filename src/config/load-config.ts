@@ -1,9 +1,10 @@
 // Configuration from the environment, validated once at start. Every error is reported at once
 // (the textlint habit), each naming the variable and what to fix.
-import { OPTIONS, type Config, type OptionSpec } from './options.js'
+import { MAX_TIMER_MS, OPTIONS, type Config, type OptionSpec } from './options.js'
 import { isLocalhostHttpUrl } from './base-url.js'
 import { operatorAccessNote } from './operator-access.js'
 import { entriesWithoutSecret } from './app-secret-entries.js'
+import { parseTokenKey } from './token-key.js'
 
 export type { Config } from './options.js'
 export { PACKAGE_ROOT } from './package-root.js'
@@ -18,8 +19,12 @@ export class ConfigError extends Error {
 
 type Env = Readonly<Record<string, string | undefined>>
 
-/** Not set: absent, or empty unless the option keeps an empty value. */
-const unset = (spec: OptionSpec, raw: string | undefined): raw is undefined | '' => raw === undefined || (raw === '' && !spec.emptyMeansNone)
+/**
+ * Not set: absent, or empty (spaces only, as `PORT= ` in an env file, count as empty) unless the
+ * option keeps an empty value. A value of spaces was read as a number 0 (Number(' ') is 0): a port
+ * picked at random, no shutdown deadline, the reconciliation sweep off.
+ */
+const unset = (spec: OptionSpec, raw: string | undefined): raw is undefined | '' => raw === undefined || (raw.trim() === '' && !spec.emptyMeansNone)
 
 /** The value of an option that is not set: its literal default, or the empty value of its kind. */
 function literalDefault(spec: OptionSpec): unknown {
@@ -47,6 +52,9 @@ function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown 
     case 'secret':
       return value
     case 'url': {
+      // The URL parser ignores spaces around it; the value must too (a trailing space in an env
+      // file went into the manifest's addresses and the OAuth redirect URI).
+      value = value.trim()
       if (!value) return ''
       try {
         new URL(value)
@@ -56,10 +64,12 @@ function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown 
       return value.replace(/\/+$/, '')
     }
     case 'int': {
-      const n = Number(value)
-      if (!Number.isInteger(n) || (spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
+      // Decimal digits only: Number() also reads 0x50 (80), 1e3 and 0b11, which no one means for a port or a count.
+      const n = /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : NaN
+      if (!Number.isSafeInteger(n) || (spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
         const range = `${spec.min ?? '-inf'}..${spec.max ?? 'inf'}`
-        errors.push(`${spec.env}: "${value}" is not a whole number in ${range}`)
+        const timer = spec.max === MAX_TIMER_MS ? ' (a longer wait than a timer can make, about 24.8 days, would fire at once)' : ''
+        errors.push(`${spec.env}: "${value}" is not a whole number in ${range}${timer}`)
         return literalDefault(spec)
       }
       return n
@@ -122,10 +132,26 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (!/^[A-Za-z0-9_-]{1,100}$/.test(config.queueName)) {
     errors.push(`QUEUE_NAME: "${config.queueName}" must be 1 to 100 letters, digits, - or _ (it names the Redis keys bull:<name>:...)`)
   }
+  // Checked here too (the worker refuses it at its start), so that `config --check` does not call
+  // such a configuration valid.
+  if (config.queueRedisUrl && !/^rediss?:\/\//.test(config.queueRedisUrl)) {
+    errors.push(`QUEUE_REDIS_URL: "${withoutPassword(config.queueRedisUrl)}" must start with redis:// or rediss:// (BullMQ runs on Redis only)`)
+  } else if (config.queue === 'bullmq' && !config.queueRedisUrl && !/^rediss?:\/\//.test(config.storeUrl)) {
+    errors.push('QUEUE=bullmq needs Redis: set QUEUE_REDIS_URL=redis://..., or a redis:// STORE_URL (or QUEUE=memory for one instance)')
+  }
   // The id alone lets an authorization start, but the code exchange and every token refresh need
   // the secret (and settings callbacks are verified with it): refuse to start half-configured.
   if (config.clientId && !config.clientSecret) {
     errors.push('CLIENT_SECRET: required when CLIENT_ID is set (the token exchange and every refresh send it, and settings callbacks are verified with it); set CLIENT_SECRET to the OAuth client secret, or unset CLIENT_ID')
+  }
+  // A malformed key stopped the start only once the store was open and the pipelines loaded, and
+  // `config --check` called such a configuration valid.
+  if (config.tokenKey) {
+    try {
+      parseTokenKey(config.tokenKey)
+    } catch (error) {
+      errors.push((error as Error).message)
+    }
   }
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     errors.push(`HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`)

@@ -126,7 +126,7 @@ export const KNOWN_NEEDS: readonly Need[] = ['translation']
  * The longest wait a timer can make (setTimeout's limit, about 24.8 days; a longer one fires at
  * once): an option that sets a timeout is bounded by it in its schema (`maximum: MAX_TIMER_MS`).
  */
-export const MAX_TIMER_MS = 2_147_483_647
+export { MAX_TIMER_MS } from '../util/max-timer.js'
 
 /**
  * One kind of finding a plugin gives, declared once under its code: the README's Codes table and

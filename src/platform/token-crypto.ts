@@ -6,18 +6,14 @@ import { chmodSync, mkdirSync, readFileSync, statSync, writeFileSync } from 'nod
 import path from 'node:path'
 import type { Config } from '../config/load-config.js'
 import type { Logger } from '../util/logger.js'
+import { parseTokenKey } from '../config/token-key.js'
+
+export { parseTokenKey, TokenKeyError } from '../config/token-key.js'
 
 export const TOKEN_KEY_FILE = 'token.key'
 const VERSION = 'v1'
 const IV_BYTES = 12
 const TAG_BYTES = 16
-
-export class TokenKeyError extends Error {
-  constructor(message: string) {
-    super(message)
-    this.name = 'TokenKeyError'
-  }
-}
 
 /** The sealed value could not be opened: wrong key, or the data was altered. */
 export class TokenDecryptError extends Error {
@@ -25,21 +21,6 @@ export class TokenDecryptError extends Error {
     super(message)
     this.name = 'TokenDecryptError'
   }
-}
-
-/** Parse a 32-byte key given as hex (64 digits) or base64/base64url. The key never appears in errors. */
-export function parseTokenKey(text: string, source = 'TOKEN_KEY'): Buffer {
-  const raw = text.trim()
-  let key: Buffer | undefined
-  if (/^[0-9a-fA-F]{64}$/.test(raw)) key = Buffer.from(raw, 'hex')
-  else if (/^[A-Za-z0-9+/_-]+={0,2}$/.test(raw)) key = Buffer.from(raw.replace(/-/g, '+').replace(/_/g, '/'), 'base64')
-  if (!key || key.length !== 32) {
-    throw new TokenKeyError(
-      `${source} must be 32 random bytes written as 64 hex digits or base64 (44 characters); ` +
-        'create one with: node -e "console.log(require(\'crypto\').randomBytes(32).toString(\'base64\'))"',
-    )
-  }
-  return key
 }
 
 export interface LoadedTokenKey {

@@ -18,7 +18,7 @@ describe('Config from OPTIONS', () => {
   })
 
   it('gives every option the value of its kind', () => {
-    const config = loadConfig({ APP_SECRET: 'a, b', OPERATOR_OPEN: 'yes', PORT: '8080', QUEUE: 'bullmq' })
+    const config = loadConfig({ APP_SECRET: 'a, b', OPERATOR_OPEN: 'yes', PORT: '8080', QUEUE: 'bullmq', QUEUE_REDIS_URL: 'redis://127.0.0.1:6379' })
     expect(config.appSecrets).toEqual(['a', 'b'])
     expect(config.operatorOpen).toBe(true)
     expect(config.port).toBe(8080)

@@ -1,0 +1,58 @@
+// Odd values an operator's environment holds: spaces, other number notations, waits longer than a
+// timer can make, a malformed TOKEN_KEY. Each is either read as meant or refused at the check, never
+// accepted and then acted on as something else at run time.
+import { describe, expect, it } from 'vitest'
+import { ConfigError, loadConfig } from '../../src/config/load-config.js'
+import { runConfig } from '../../src/cli/config.js'
+
+describe('odd values in the environment', () => {
+  it('takes a value of spaces as unset, not as the number 0', () => {
+    const config = loadConfig({ PORT: ' ', SHUTDOWN_TIMEOUT_MS: '  ', RECONCILE_INTERVAL_MS: '\t', DEDUPE_MAX: ' ' })
+    expect(config.port).toBe(3000)
+    expect(config.shutdownTimeoutMs).toBe(20000)
+    expect(config.reconcileIntervalMs).toBe(300000)
+    expect(config.dedupeMax).toBe(100000)
+  })
+
+  it('reads whole numbers in decimal only', () => {
+    expect(loadConfig({ PORT: ' 8080 ' }).port).toBe(8080)
+    expect(() => loadConfig({ PORT: '0x50' })).toThrow(/PORT: "0x50" is not a whole number/)
+    expect(() => loadConfig({ CONCURRENCY: '1e2' })).toThrow(/CONCURRENCY: "1e2"/)
+  })
+
+  it('refuses a wait longer than a timer can make (Node fires such a timer at once)', () => {
+    for (const env of ['PARKED_RETRY_MS', 'RECONCILE_INTERVAL_MS', 'API_TIMEOUT_MS', 'SHUTDOWN_TIMEOUT_MS', 'QUEUE_LOCK_MS', 'REPORT_LINGER_MS', 'CHECK_TIME_BUDGET_MS', 'INGEST_THREAD_IDLE_MS']) {
+      // 30 days: a monthly retry of parked strings would otherwise run every millisecond.
+      expect(() => loadConfig({ [env]: String(30 * 24 * 3600_000) }), env).toThrow(ConfigError)
+      expect(() => loadConfig({ [env]: String(30 * 24 * 3600_000) }), env).toThrow(new RegExp(`${env}: .*timer`))
+      expect(loadConfig({ [env]: '2147483647' })).toBeDefined()
+    }
+  })
+
+  it('refuses a malformed TOKEN_KEY with the other problems, and config --check says so', async () => {
+    expect(() => loadConfig({ TOKEN_KEY: 'short', PORT: 'x' })).toThrow(/TOKEN_KEY must be 32 random bytes[\s\S]*PORT|PORT[\s\S]*TOKEN_KEY must be 32 random bytes/)
+    expect(loadConfig({ TOKEN_KEY: Buffer.alloc(32, 7).toString('base64') }).tokenKey).toBeTruthy()
+    const saved = process.env.TOKEN_KEY
+    process.env.TOKEN_KEY = 'short'
+    try {
+      await expect(runConfig(['--check'])).rejects.toThrow(/TOKEN_KEY must be 32 random bytes/)
+    } finally {
+      if (saved === undefined) delete process.env.TOKEN_KEY
+      else process.env.TOKEN_KEY = saved
+    }
+  })
+
+  it('keeps no spaces around an address', () => {
+    expect(loadConfig({ BASE_URL: 'https://w.example.com/ ' }).baseUrl).toBe('https://w.example.com')
+    expect(loadConfig({ AUTH_URL: ' https://auth.example.com' }).authUrl).toBe('https://auth.example.com')
+  })
+})
+
+describe('QUEUE=bullmq without Redis', () => {
+  it('is refused by the configuration check, not only once the worker starts', () => {
+    expect(() => loadConfig({ QUEUE: 'bullmq' })).toThrow(/QUEUE=bullmq needs Redis/)
+    expect(() => loadConfig({ QUEUE: 'bullmq', QUEUE_REDIS_URL: 'postgres://u:pw@db/x' })).toThrow(/QUEUE_REDIS_URL: "postgres:\/\/u:\*\*\*@db\/x" must start with redis:\/\//)
+    expect(loadConfig({ QUEUE: 'bullmq', STORE_URL: 'redis://127.0.0.1:6379/14' }).queue).toBe('bullmq')
+    expect(loadConfig({ QUEUE: 'bullmq', QUEUE_REDIS_URL: 'redis://127.0.0.1:6379/14' }).queue).toBe('bullmq')
+  })
+})
