@@ -648,6 +648,7 @@ function createHttp(deps: WorkerDeps, parts: Parts, metrics: Metrics, state: { c
     queue, journal, held, backlog: parts.backlog ?? parts.shared,
     organizations: tokens,
     storeReachable: () => stores.ping(),
+    queueReachable: parts.shared ? () => parts.shared!.ping() : undefined,
     pipelinesLoaded: () => pipelines().all().length,
     pipelinesReady: () => deps.pipelines.ready?.() ?? true,
   })

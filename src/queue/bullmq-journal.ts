@@ -290,6 +290,9 @@ const FORGET_PASSED = `
 if redis.call('HGET', KEYS[1], ARGV[1]) == ARGV[2] then return redis.call('HDEL', KEYS[1], ARGV[1]) end
 return 0`
 
+/** How long a batch waits for the queue's Redis to be connected before its webhook gets a 5XX. */
+export const APPEND_CONNECT_WAIT_MS = 5_000
+
 /**
  * A Redis client for BullMQ. BullMQ 6 leaves the client to us (ioredis is an optional peer); its
  * workers block on Redis, so commands must never be given up on (maxRetriesPerRequest: null).
@@ -409,6 +412,43 @@ export class BullmqJournal implements IntakeJournal {
     this.queue.on('error', (error) => options.log.error({ err: error }, 'bullmq queue error'))
   }
 
+  /**
+   * Waits up to `waitMs` for the queue's Redis to be connected, else throws. Its commands wait for a
+   * reconnection for ever (maxRetriesPerRequest: null, as BullMQ's blocking workers need): a batch
+   * appended while Redis is down would leave the webhook unanswered for as long as Redis stays down,
+   * past the service's 30 s, instead of the 5XX that tells the service to deliver it again.
+   */
+  private readyAgain: Promise<void> | undefined
+
+  private async connected(waitMs: number): Promise<void> {
+    const client = this.queueClient
+    if (client.status === 'ready') return
+    // One listener for every batch waiting at once, each with its own deadline.
+    this.readyAgain ??= new Promise<void>((resolve) => client.once('ready', () => { this.readyAgain = undefined; resolve() }))
+    let timer: NodeJS.Timeout | undefined
+    const ok = await Promise.race([
+      this.readyAgain.then(() => true),
+      new Promise<boolean>((resolve) => { timer = setTimeout(() => resolve(false), waitMs) }),
+    ]).finally(() => clearTimeout(timer))
+    if (!ok) throw new Error(`the queue's Redis (QUEUE_REDIS_URL, or a redis STORE_URL) is not reachable (${client.status}); the batch was not acknowledged and the service delivers it again: check that Redis is up and reachable from this instance`)
+  }
+
+  /**
+   * Can the queue's Redis take a batch right now (a PING answered within `timeoutMs`)? For /readyz:
+   * with QUEUE_REDIS_URL beside another store, the store's own check says nothing of it. Never throws.
+   */
+  async ping(timeoutMs = 2_000): Promise<boolean> {
+    // Commands wait for a reconnection for ever (maxRetriesPerRequest: null): not one while down.
+    if (this.queueClient.status !== 'ready') return false
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<boolean>((resolve) => {
+      timer = setTimeout(() => resolve(false), timeoutMs)
+      timer.unref()
+    })
+    const answer = this.queueClient.ping().then((r) => r === 'PONG', () => false)
+    return Promise.race([answer, late]).finally(() => clearTimeout(timer))
+  }
+
   newBatchId(): string {
     return newBatchId()
   }
@@ -486,6 +526,7 @@ export class BullmqJournal implements IntakeJournal {
 
   async append(_batchId: string, jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
+    await this.connected(APPEND_CONNECT_WAIT_MS)
     await this.noteRevisions(jobs)
     await this.add(await this.replaceFinished(jobs))
   }

@@ -18,6 +18,8 @@ export interface HealthDeps {
   backlog?: { waiting(): number; list(): BacklogView[] }
   organizations: OrganizationDirectory
   storeReachable(): Promise<boolean>
+  /** With QUEUE=bullmq: can the queue's Redis be reached (it may be another server than the store)? */
+  queueReachable?(): Promise<boolean>
   pipelinesLoaded(): number
   /** Can the pipelines run without loading first (the pipeline threads have loaded them)? */
   pipelinesReady(): boolean
@@ -40,13 +42,13 @@ export function createHealth(deps: HealthDeps) {
       }
     },
     async ready(): Promise<{ ready: boolean; checks: Record<string, unknown> }> {
-      const store = await deps.storeReachable()
+      const [store, queue] = await Promise.all([deps.storeReachable(), deps.queueReachable?.()])
       const loaded = deps.pipelinesLoaded()
       const threads = deps.pipelinesReady()
       const organizations = (await deps.organizations.status?.()) ?? []
       return {
-        ready: store && loaded > 0 && threads && !deps.closing(),
-        checks: { store, pipelines: loaded, pipelineThreads: threads, disconnected: organizations.filter((o) => !o.connected).length },
+        ready: store && queue !== false && loaded > 0 && threads && !deps.closing(),
+        checks: { store, ...(queue === undefined ? {} : { queue }), pipelines: loaded, pipelineThreads: threads, disconnected: organizations.filter((o) => !o.connected).length },
       }
     },
   }
