@@ -113,7 +113,23 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
       return { kind: 'memory', make: () => new Map(), keyvPrefixes: true, end: async () => undefined }
     case 'sqlite': {
       const file = storeUrl.slice('sqlite://'.length)
-      if (file && file !== ':memory:') mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+      // What an operator can act on: the file, and that the worker's user must be able to write
+      // there (the bare SQLITE_CANTOPEN / EACCES named neither).
+      const cannotOpen = (error: unknown) =>
+        Object.assign(
+          new Error(
+            `STORE_URL: cannot open the SQLite store ${path.resolve(file)} (${(error as Error).message}); ` +
+              'make its directory (DATA_DIR) exist and writable by the user the worker runs as, on a writable volume with free space, or set STORE_URL/DATA_DIR to one that is',
+          ),
+          { cause: error },
+        )
+      if (file && file !== ':memory:') {
+        try {
+          mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+        } catch (error) {
+          throw cannotOpen(error)
+        }
+      }
       const { default: BaseSqlite } = await import('@keyv/sqlite')
       const KeyvSqlite = sqliteAdapter(BaseSqlite)
       // WAL lets readers go on while the journal is written; it is a property of the file, so
@@ -128,7 +144,9 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
       const first = open()
       await (first as unknown as SqlQuery).query('PRAGMA journal_mode=WAL').catch(() => undefined)
       try {
-        const [version] = (await (first as unknown as SqlQuery).query('SELECT sqlite_version() AS v')) as Array<{ v: string }>
+        const [version] = (await (first as unknown as SqlQuery).query('SELECT sqlite_version() AS v').catch((error: unknown) => {
+          throw cannotOpen(error)
+        })) as Array<{ v: string }>
         requireSqlite(String(version?.v))
         // The batch writes and reads go through SQLite's JSON functions (built in since 3.38).
         await (first as unknown as SqlQuery).query(`SELECT json_extract('{"a":1}', '$.a') AS a`).catch((error: Error) => {
