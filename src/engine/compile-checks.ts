@@ -36,6 +36,8 @@ export interface Compiling {
   warnings: LocatedError[]
   /** Every plugin instance created so far, to close if the file has errors. */
   created: Array<Promise<PluginInstance> | PluginInstance>
+  /** Ids of the checks switched off (`enabled: false`): conditions may still name them, and count 0. */
+  disabled: Set<string>
 }
 
 export function error(c: Compiling, at: YamlPath, message: string, part: 'key' | 'value' = 'value'): void {
@@ -61,8 +63,12 @@ interface CheckToCreate { entry: CheckEntry; path: YamlPath; withPath: YamlPath 
 function expandChecks(c: Compiling, list: CheckEntry[], base: YamlPath, out: CheckToCreate[] = []): CheckToCreate[] {
   list.forEach((entry, i) => {
     const at = [...base, i]
-    if (entry.enabled === false) return
     const uses = entry.uses
+    if (entry.enabled === false) {
+      const preset = !c.registry.has(uses) && Object.hasOwn(PRESETS, uses) ? PRESETS[uses] : undefined
+      for (const id of preset ? preset.map((p) => p.id ?? p.uses) : [entry.id ?? uses]) c.disabled.add(id)
+      return
+    }
     if (c.registry.has(uses)) {
       // A preset's keys on a plugin's check are dropped: said, as a warning (a pipeline that
       // loaded before must still load).
@@ -101,7 +107,10 @@ function expandPreset(c: Compiling, entry: CheckEntry, preset: PresetCheck[], at
     const overrideKey = Object.hasOwn(overrides, id) ? id : Object.hasOwn(overrides, pc.uses) ? pc.uses : undefined
     const override = overrideKey !== undefined ? overrides[overrideKey] ?? {} : {}
     if (overrideKey !== undefined) used.add(overrideKey)
-    if (override.enabled === false) continue
+    if (override.enabled === false) {
+      c.disabled.add(id)
+      continue
+    }
     const merged: CheckEntry = {
       uses: pc.uses,
       id,

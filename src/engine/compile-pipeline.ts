@@ -62,13 +62,13 @@ export async function compilePipeline(
   const errorsBefore = errors.length
   const c: Compiling = {
     src, dir: path.dirname(path.resolve(src.file)), key: file.key, log: deps.log.child({ pipeline: file.key }),
-    deps, registry, errors, warnings, created: [],
+    deps, registry, errors, warnings, created: [], disabled: new Set(),
   }
   const outputs = compileOutputs(file.outputs)
   const settings = compileSettings(c, file.settings)
   const { checks, conditions } = await compileChecks(c, file, settings)
-  for (const cond of conditions) cond.check.condition = compileConditionAt(c, cond.text, cond.path, scopeFor(checks, cond.check.index, settings.types))
-  const routes = compileRoutes(c, file.route ?? [], outputs, scopeFor(checks, Infinity, settings.types))
+  for (const cond of conditions) cond.check.condition = compileConditionAt(c, cond.text, cond.path, scopeFor(checks, cond.check.index, settings.types, c.disabled))
+  const routes = compileRoutes(c, file.route ?? [], outputs, scopeFor(checks, Infinity, settings.types, c.disabled))
   const onError = compileOnError(c, file['on-error'], outputs)
   const issues = compileIssues(c, file.issues, file.route ?? [], routes, checks.length, outputs)
   const logo = findLogo(c, file.logo)
@@ -213,11 +213,11 @@ function valueType(type: unknown): ValueType {
 }
 
 /** What a condition may name: the checks before `upTo` (a check's `if` sees only earlier ones). */
-function scopeFor(checks: CompiledCheck[], upTo: number, settings: Map<string, ValueType>): ConditionScope {
+function scopeFor(checks: CompiledCheck[], upTo: number, settings: Map<string, ValueType>, disabled: ReadonlySet<string>): ConditionScope {
   const ids = new Map<string, number>()
   for (const check of checks) if (check.index < upTo) ids.set(check.id, check.index)
   ids.set(ENGINE_CHECK, checks.length)
-  return { checks: ids, settings }
+  return { checks: ids, settings, disabled }
 }
 
 function compileConditionAt(c: Compiling, text: string, at: YamlPath, scope: ConditionScope): Condition | undefined {

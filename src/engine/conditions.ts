@@ -28,6 +28,11 @@ export interface EvalState {
 export interface ConditionScope {
   /** Check ids a condition may name (findings.<id>), each with its index in EvalState.byCheck. */
   checks: ReadonlyMap<string, number>
+  /**
+   * Ids of checks switched off (`enabled: false`): a condition may still name them, and their
+   * counts are 0, so that switching a check off does not break the routes that count it.
+   */
+  disabled?: ReadonlySet<string>
   /** Settings a condition may name, with their types. */
   settings: ReadonlyMap<string, ValueType>
 }
@@ -269,6 +274,7 @@ class Parser {
     if (head === 'errors' || head === 'warnings' || head === 'infos' || head === 'findings') {
       if (!rest) return countNode(head, undefined, t.at)
       const index = this.scope.checks.get(rest)
+      if (index === undefined && this.scope.disabled?.has(rest)) return { type: 'number', at: t.at, eval: () => 0 }
       if (index === undefined) {
         throw new ConditionError(`no check with id "${rest}" in this pipeline${this.scope.checks.size ? ` (ids: ${[...this.scope.checks.keys()].join(', ')})` : ''}`, t.at + head.length + 1)
       }
