@@ -89,12 +89,21 @@ export async function runPluginCase(definition: PluginDefinition<never>, c: Plug
   // As in the worker, an item has the translation only for a plugin that declares the need.
   const needsTranslation = Array.isArray(definition.needs) && definition.needs.includes('translation')
   const item = needsTranslation ? testItem(c) : { ...testItem(c), translation: undefined, plurals: undefined }
-  let raw: FindingInput[]
+  let raw: unknown
   if (instance.check) raw = await instance.check(item)
-  else if (instance.checkBatch) raw = (await instance.checkBatch([item]))[0] ?? []
-  else throw new Error(`plugin "${definition.name}" has neither check() nor checkBatch()`)
+  else if (instance.checkBatch) {
+    const batch: unknown = await instance.checkBatch([item])
+    if (!Array.isArray(batch) || batch.length !== 1) throw new Error(`plugin "${definition.name}": checkBatch() returned ${Array.isArray(batch) ? `${batch.length} results for 1 string` : 'no array'} (the worker fails the strings with plugin-bad-result)`)
+    raw = batch[0]
+  } else throw new Error(`plugin "${definition.name}" has neither check() nor checkBatch()`)
   await instance.close?.()
-  const findings = raw.map((f) => ({ check: f.check ?? definition.name, severity: f.severity ?? 'error', ...f }) as Finding)
+  // Held to what the worker takes (run-pipeline.ts): an array of findings with a message each; a
+  // severity it does not know is an error there.
+  if (!Array.isArray(raw)) throw new Error(`plugin "${definition.name}": returned ${raw === undefined ? 'nothing' : typeof raw} instead of an array of findings (the worker fails the string with plugin-bad-result)`)
+  const bad = (raw as unknown[]).findIndex((f) => !f || typeof (f as FindingInput).message !== 'string')
+  if (bad !== -1) throw new Error(`plugin "${definition.name}": finding ${bad} has no message (the worker fails the string with plugin-bad-result)`)
+  const known = (v: unknown): v is Severity => v === 'error' || v === 'warning' || v === 'info'
+  const findings = (raw as FindingInput[]).map((f) => ({ check: f.check ?? definition.name, ...f, severity: known(f.severity) ? f.severity : 'error' }) as Finding)
   for (const f of findings) {
     const problem = undeclared(definition, f)
     if (problem) throw new Error(`plugin "${definition.name}": ${problem}`)

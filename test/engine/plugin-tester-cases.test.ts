@@ -103,6 +103,19 @@ describe('runPluginCase', () => {
     await expect(runPluginCase(scripted('none').definition, { source: 'a', translation: 'b' })).rejects.toThrow('plugin "scripted" has neither check() nor checkBatch()')
   })
 
+  // Rule: a case passes only where the worker would take the result (run-pipeline.ts): an array
+  // of findings with a message each; a severity the worker does not know counts as an error there.
+  it('refuses what the worker fails as plugin-bad-result, and reads an unknown severity as the worker does', async () => {
+    const returning = (value: unknown, kind: 'check' | 'checkBatch' = 'check') =>
+      ({ ...scripted().definition, create: () => (kind === 'check' ? { check: () => value } : { checkBatch: () => value }) }) as unknown as PluginDefinition<never>
+    const c = { source: 'a', translation: 'b' }
+    await expect(runPluginCase(returning(undefined), c)).rejects.toThrow('plugin "scripted": returned nothing instead of an array of findings (the worker fails the string with plugin-bad-result)')
+    await expect(runPluginCase(returning({ message: 'a' }), c)).rejects.toThrow('returned object instead of an array of findings')
+    await expect(runPluginCase(returning([{ message: 'a' }, { text: 'no message' }]), c)).rejects.toThrow('plugin "scripted": finding 1 has no message')
+    await expect(runPluginCase(returning([], 'checkBatch'), c)).rejects.toThrow('checkBatch() returned 0 results for 1 string')
+    expect(await runPluginCase(returning([{ message: 'a', severity: 'warn' }]), c)).toEqual([{ check: 'scripted', severity: 'error', message: 'a' }])
+  })
+
   it('with declared messages, a finding without a code is refused', async () => {
     const { definition } = scripted()
     const coded = { ...definition, messages: { known: { severity: 'error', meaning: 'm', text: 't' } } } as unknown as PluginDefinition<never>
