@@ -1,5 +1,9 @@
 // `switchyard try PIPELINE STRINGS.json [--pretty]`: a dry run of one pipeline on local strings.
 // No network except what the plugins themselves do; nothing is reported to the service.
+// The pipeline runs as the worker runs it: on a pipeline thread (one), under the worker's time
+// budget per check of a string (CHECK_TIME_BUDGET_MS): a check that runs away is stopped and its
+// string gets the engine's "check timed out", routed by on-error. Without a built thread module
+// (dist/), on this thread with a note, and no budget.
 // Output (stdout): a JSON array, one entry per string, in input order:
 //   { id, output, findings: [{ check, code, severity, message }] }
 // where `id` is the caller's id as given (a string or a number; the position from 1 when absent),
@@ -8,9 +12,13 @@
 // gives none. --pretty prints a table, counts per output and the plugins' metrics instead.
 import { readFile } from 'node:fs/promises'
 import { buildItem, type ItemSource, type TargetText } from '../engine/build-item.js'
-import { formatLocatedError, loadPipelines, type RunResult } from '../engine/load-pipelines.js'
+import { readOption } from '../config/load-config.js'
+import { formatLocatedError, type RunResult } from '../engine/load-pipelines.js'
+import type { Pipeline } from '../engine/pipeline.js'
+import { PipelineHost } from '../engine/pipeline-host.js'
+import { createPipelinePool, type PipelinePool } from '../engine/pipeline-pool.js'
 import { languageFromCode } from '../engine/languages.js'
-import type { Item, Language, PluralForm } from '../engine/types.js'
+import type { Item, Language, PluginCache, PluginMetrics, PluralForm } from '../engine/types.js'
 import { decodeJobs } from '../queue/job-codec.js'
 import { decodeBatchBody } from '../webhooks/decode-batch.js'
 import { silentLogger } from '../util/logger.js'
@@ -92,6 +100,52 @@ function pad(s: string, n: number): string {
   return s.length >= n ? s : s + ' '.repeat(n - s.length)
 }
 
+/** Counts plugin metrics into `into`. */
+function counter(into: Map<string, number>): PluginMetrics {
+  return { add(name, value = 1) { into.set(name, (into.get(name) ?? 0) + value) } }
+}
+
+const NO_THREAD_NOTE = 'note: the pipeline thread module is missing (run the build); the checks run on the main thread, without CHECK_TIME_BUDGET_MS: a check that never ends holds try up\n'
+
+/**
+ * One pipeline thread that runs the pipeline as the worker's do, under the worker's time budget
+ * per check of a string (a check that runs away is stopped and its string gets "check timed
+ * out"): no spare threads, no long-text lane, at this process's priority. Undefined when the
+ * thread module is not built.
+ */
+function tryPool(host: PipelineHost, io: CliIo, budgetMs: number, cacheFor: (namespace: string) => PluginCache, metrics: PluginMetrics): PipelinePool | undefined {
+  return createPipelinePool({
+    host, threads: 1, spareThreads: 0, longTextChars: 0, threadNice: 0, budgetMs,
+    env: { ...io.env }, logLevel: 'silent', log: silentLogger(), cacheFor, metrics,
+  })
+}
+
+/** The --pretty report: a table, counts per output and the plugins' metrics. */
+function prettyReport(pipeline: Pipeline, inputs: TryInput[], results: RunResult[], metrics: Map<string, number>): string {
+  const names = new Map(pipeline.outputs.map((o) => [o.name, o]))
+  const lines: string[] = [`${pipeline.name} (${pipeline.key}): ${results.length} string${results.length === 1 ? '' : 's'}`, '']
+  const idWidth = Math.max(2, ...inputs.map((inp) => String(inp.id).length))
+  lines.push(`${pad('id', idWidth)}  ${pad('output', 24)}  findings`)
+  for (const [i, r] of results.entries()) {
+    const where = r.output ? `${r.port} (${r.output})` : r.retry ? '"" (retry)' : '"" (parked)'
+    const text = inputs[i]!.item.source.replace(/\s+/g, ' ')
+    lines.push(`${pad(String(inputs[i]!.id), idWidth)}  ${pad(where, 24)}  ${r.findings.length || '-'}  ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`)
+    for (const f of r.findings) lines.push(`${' '.repeat(idWidth + 28)}${f.severity}  ${f.check}${f.code ? ` [${f.code}]` : ''}: ${f.message}`)
+  }
+  const counts = new Map<string, number>()
+  for (const r of results) {
+    const label = r.output ? `${names.get(r.output)?.title ?? r.output} -> ${r.port}` : r.retry ? 'to retry ("")' : 'parked ("")'
+    counts.set(label, (counts.get(label) ?? 0) + 1)
+  }
+  lines.push('', 'outputs:')
+  for (const [label, n] of counts) lines.push(`  ${pad(label, 30)} ${n}`)
+  if (metrics.size) {
+    lines.push('', 'plugin metrics:')
+    for (const [name, v] of [...metrics].sort()) lines.push(`  ${pad(name, 30)} ${v}`)
+  }
+  return `${lines.join('\n')}\n`
+}
+
 export async function runTry(args: string[], io: CliIo = processIo()): Promise<number> {
   if (args.includes('--help') || args.includes('-h')) { io.stdout.write(USAGE); return 0 }
   const pretty = args.includes('--pretty')
@@ -99,31 +153,41 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
   const bad = rest.find((a) => a.startsWith('-'))
   if (bad || rest.length !== 2) { io.stderr.write(`${bad ? `unknown option ${bad}\n` : ''}${USAGE}`); return 2 }
   const [pipelineFile, stringsFile] = rest as [string, string]
+  // The worker's budget, read and checked as the worker reads it.
+  const budget = readOption('checkTimeBudgetMs', io.env)
+  if (!budget.ok) { io.stderr.write(`${budget.error}\n`); return 2 }
 
-  const metrics = new Map<string, number>()
-  const loaded = await loadPipelines([pipelineFile], {
+  // What the plugins count on this thread (the pipelines' load here; the runs too without a
+  // pipeline thread), and on the thread (its own load and the runs), sent back with the results.
+  const hereMetrics = new Map<string, number>()
+  const threadMetrics = new Map<string, number>()
+  const cacheFor = memoryCacheFor()
+  const host = new PipelineHost([pipelineFile], {
     pluginsDir: io.env.PLUGINS_DIR || undefined,
     log: silentLogger(),
-    cacheFor: memoryCacheFor(),
+    cacheFor,
     env: io.env,
-    metrics: { add(name, value = 1) { metrics.set(name, (metrics.get(name) ?? 0) + value) } },
+    metrics: counter(hereMetrics),
   })
+  const loaded = await host.load()
   if (!loaded.ok) {
     for (const e of loaded.errors) io.stderr.write(`${formatLocatedError(e)}\n`)
     return 1
   }
-  const set = loaded.set
+  let pool: PipelinePool | undefined
   try {
-    const pipeline = set.all()[0]!
     let inputs: TryInput[]
     try {
       const text = await readFile(stringsFile, 'utf8')
       if (text.length > MAX_INPUT_BYTES) throw new Error(`larger than ${MAX_INPUT_BYTES} bytes`)
-      inputs = itemsFromInput(JSON.parse(text), new AbortController().signal, pipeline.needsTranslation)
+      inputs = itemsFromInput(JSON.parse(text), new AbortController().signal, host.current.all()[0]!.needsTranslation)
     } catch (e) {
       io.stderr.write(`${stringsFile}: ${(e as Error).message}\n`)
       return 2
     }
+    pool = tryPool(host, io, budget.value, cacheFor, counter(threadMetrics))
+    if (!pool) io.stderr.write(NO_THREAD_NOTE)
+    const pipeline = (pool ?? host).current.all()[0]!
     if (pipeline.needsTranslation && inputs.some((i) => i.item.translation === undefined)) {
       io.stderr.write('note: some strings have no translation; checks that need one are skipped for them\n')
     }
@@ -164,31 +228,13 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
       io.stdout.write(`${JSON.stringify(json, null, 2)}\n`)
       return 0
     }
-
-    const names = new Map(pipeline.outputs.map((o) => [o.name, o]))
-    const lines: string[] = [`${pipeline.name} (${pipeline.key}): ${results.length} string${results.length === 1 ? '' : 's'}`, '']
-    const idWidth = Math.max(2, ...inputs.map((inp) => String(inp.id).length))
-    lines.push(`${pad('id', idWidth)}  ${pad('output', 24)}  findings`)
-    for (const [i, r] of results.entries()) {
-      const where = r.output ? `${r.port} (${r.output})` : r.retry ? '"" (retry)' : '"" (parked)'
-      const text = inputs[i]!.item.source.replace(/\s+/g, ' ')
-      lines.push(`${pad(String(inputs[i]!.id), idWidth)}  ${pad(where, 24)}  ${r.findings.length || '-'}  ${text.length > 40 ? `${text.slice(0, 40)}…` : text}`)
-      for (const f of r.findings) lines.push(`${' '.repeat(idWidth + 28)}${f.severity}  ${f.check}${f.code ? ` [${f.code}]` : ''}: ${f.message}`)
-    }
-    const counts = new Map<string, number>()
-    for (const r of results) {
-      const label = r.output ? `${names.get(r.output)?.title ?? r.output} -> ${r.port}` : r.retry ? 'to retry ("")' : 'parked ("")'
-      counts.set(label, (counts.get(label) ?? 0) + 1)
-    }
-    lines.push('', 'outputs:')
-    for (const [label, n] of counts) lines.push(`  ${pad(label, 30)} ${n}`)
-    if (metrics.size) {
-      lines.push('', 'plugin metrics:')
-      for (const [name, v] of [...metrics].sort()) lines.push(`  ${pad(name, 30)} ${v}`)
-    }
-    io.stdout.write(`${lines.join('\n')}\n`)
+    // With a thread, the counts are the thread's: its own load and the runs, as this thread's
+    // were without one (here the plugins only loaded: taking both would count a load twice).
+    io.stdout.write(prettyReport(pipeline, inputs, results, pool ? threadMetrics : hereMetrics))
     return 0
   } finally {
-    await set.close(0)
+    // No thread left running, whatever happened (a check stopped, an error): try ends at once.
+    await pool?.close()
+    await host.current.close(0)
   }
 }

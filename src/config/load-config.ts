@@ -1,6 +1,6 @@
 // Configuration from the environment, validated once at start. Every error is reported at once
 // (the textlint habit), each naming the variable and what to fix.
-import { MAX_TIMER_MS, OPTIONS, type Config, type OptionSpec } from './options.js'
+import { MAX_TIMER_MS, OPTIONS, type Config, type OptionName, type OptionSpec } from './options.js'
 import { isLocalhostHttpUrl } from './base-url.js'
 import { operatorAccessNote } from './operator-access.js'
 import { entriesWithoutSecret } from './app-secret-entries.js'
@@ -68,7 +68,7 @@ function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown 
       const n = /^\s*[+-]?\d+\s*$/.test(value) ? Number(value) : NaN
       if (!Number.isSafeInteger(n) || (spec.min !== undefined && n < spec.min) || (spec.max !== undefined && n > spec.max)) {
         const range = `${spec.min ?? '-inf'}..${spec.max ?? 'inf'}`
-        const timer = spec.max === MAX_TIMER_MS ? ' (a longer wait than a timer can make, about 24.8 days, would fire at once)' : ''
+        const timer = spec.max === MAX_TIMER_MS && n > MAX_TIMER_MS ? ' (a longer wait than a timer can make, about 24.8 days, would fire at once)' : ''
         errors.push(`${spec.env}: "${value}" is not a whole number in ${range}${timer}`)
         return literalDefault(spec)
       }
@@ -97,6 +97,21 @@ function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown 
       throw new Error(`unknown option kind ${String((never as OptionSpec).kind)}`)
     }
   }
+}
+
+/**
+ * One option read from the environment exactly as loadConfig reads it (its default when unset),
+ * for a command that needs it alone (`switchyard try` and CHECK_TIME_BUDGET_MS): its value, or
+ * the error loadConfig would list for it. Only for options with a literal default.
+ */
+export function readOption<K extends OptionName>(name: K, env: Env = process.env): { ok: true; value: Config[K] } | { ok: false; error: string } {
+  const spec: OptionSpec = OPTIONS[name]
+  if (typeof spec.default === 'function') throw new Error(`${spec.env} has a default computed from other options: read it with loadConfig`)
+  const raw = env[spec.env]
+  if (unset(spec, raw)) return { ok: true, value: literalDefault(spec) as Config[K] }
+  const errors: string[] = []
+  const value = parseValue(spec, raw, errors) as Config[K]
+  return errors.length ? { ok: false, error: errors.join('; ') } : { ok: true, value }
 }
 
 /** Read and validate the configuration; throws ConfigError listing every problem. */

@@ -27,6 +27,8 @@ describe('odd values in the environment', () => {
       expect(() => loadConfig({ [env]: String(30 * 24 * 3600_000) }), env).toThrow(new RegExp(`${env}: .*timer`))
       expect(loadConfig({ [env]: '2147483647' })).toBeDefined()
     }
+    // A value under the minimum is refused without the timer's explanation.
+    expect(() => loadConfig({ CHECK_TIME_BUDGET_MS: '50' })).toThrow(/CHECK_TIME_BUDGET_MS: "50" is not a whole number in 100\.\.2147483647$/m)
   })
 
   it('refuses a malformed TOKEN_KEY with the other problems, and config --check says so', async () => {

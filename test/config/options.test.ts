@@ -2,7 +2,7 @@
 // typed and computed defaults declared with their option.
 import path from 'node:path'
 import { describe, expect, expectTypeOf, it } from 'vitest'
-import { loadConfig, PACKAGE_ROOT, type Config } from '../../src/config/load-config.js'
+import { ConfigError, loadConfig, PACKAGE_ROOT, readOption, type Config } from '../../src/config/load-config.js'
 import { defaultIngestThreads, defaultPipelineThreads, OPTIONS, type OptionName } from '../../src/config/options.js'
 import { optionsTable } from '../../src/config/options-table.js'
 
@@ -80,6 +80,20 @@ describe('Config from OPTIONS', () => {
     expect(loadConfig({}).queueName).toBe('switchyard-strings')
     expect(loadConfig({ QUEUE_NAME: 'eu_west-2' }).queueName).toBe('eu_west-2')
     for (const bad of ['a:b', 'with space', 'x'.repeat(101), '{tag}']) expect(() => loadConfig({ QUEUE_NAME: bad }), bad).toThrow(/QUEUE_NAME: .*letters, digits, - or _/)
+  })
+
+  it('reads one option alone as loadConfig reads it (switchyard try\'s CHECK_TIME_BUDGET_MS)', () => {
+    expect(readOption('checkTimeBudgetMs', {})).toEqual({ ok: true, value: 2000 })
+    expect(readOption('checkTimeBudgetMs', { CHECK_TIME_BUDGET_MS: '' })).toEqual({ ok: true, value: 2000 })
+    expect(readOption('checkTimeBudgetMs', { CHECK_TIME_BUDGET_MS: '300' })).toEqual({ ok: true, value: 300 })
+    for (const bad of ['50', 'abc', '1.5']) {
+      const read = readOption('checkTimeBudgetMs', { CHECK_TIME_BUDGET_MS: bad })
+      expect(read).toEqual({ ok: false, error: `CHECK_TIME_BUDGET_MS: "${bad}" is not a whole number in 100..2147483647` })
+      // The same words as the worker's start.
+      expect(() => loadConfig({ CHECK_TIME_BUDGET_MS: bad })).toThrow(ConfigError)
+      try { loadConfig({ CHECK_TIME_BUDGET_MS: bad }) } catch (e) { expect((e as ConfigError).errors).toEqual([(read as { error: string }).error]) }
+    }
+    expect(() => readOption('baseUrl', {})).toThrow(/computed from other options/)
   })
 
   it('reports every bad value at once, naming the variable', () => {
