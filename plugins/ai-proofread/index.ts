@@ -43,11 +43,12 @@ const OPTIONS = {
     errorAt: { type: 'string', enum: [...MQM_SEVERITIES], default: 'major', description: 'Lowest MQM severity that is an error; one level below is a warning, further below info.' },
     minScore: { type: 'number', minimum: 0, maximum: 100, default: 0, description: 'A score below this is an error as well; 0 ignores the score.' },
     batchSize: { type: 'integer', minimum: 1, maximum: 500, default: 20, description: 'Strings per request, at most.' },
-    maxInputTokens: { type: 'integer', minimum: 200, default: 16000, description: 'Estimated prompt tokens per request, at most (about chars/3); a batch is split to fit.' },
+    maxInputTokens: { type: 'integer', minimum: 200, default: 16000, description: 'Estimated prompt tokens per request, at most (about chars/3, a CJK character one each); a batch is split to fit.' },
     concurrency: { type: 'integer', minimum: 1, maximum: 64, default: 4, description: 'Requests in flight at once, at most.' },
     timeoutMs: { type: 'integer', minimum: 100, maximum: MAX_TIMER_MS, default: 60000, description: 'Time limit of one request.' },
     maxRetries: { type: 'integer', minimum: 0, maximum: 10, default: 4, description: 'Retries of a request on 429, 5xx, network errors and timeouts.' },
     retryBaseMs: { type: 'integer', minimum: 1, default: 1000, description: 'First back-off wait when the server names none; doubles each retry (max 30 s).' },
+    maxOutputTokens: { type: 'integer', minimum: 0, default: 8192, description: 'Completion tokens per request, at most: 256 plus 512 a string, capped at this; 0 sends no limit (the model runs to its own).' },
     tokensPerHour: { type: 'integer', minimum: 0, default: 0, description: 'Prompt+completion tokens per rolling hour; 0 means unlimited.' },
     cacheTtlHours: { type: 'number', minimum: 0, default: 720, description: 'How long a verdict is kept; 0 keeps it forever.' },
   },
@@ -113,7 +114,7 @@ export default definePlugin({
     if (!apiKey) context.log.warn('ai-proofread: no OPENAI_API_KEY; every check will fail until one is set')
     const client = new ModelClient({
       apiKey, baseUrl, model: options.model, timeoutMs: options.timeoutMs, maxRetries: options.maxRetries,
-      retryBaseMs: options.retryBaseMs, concurrency: options.concurrency, tokensPerHour: options.tokensPerHour,
+      retryBaseMs: options.retryBaseMs, concurrency: options.concurrency, tokensPerHour: options.tokensPerHour, maxOutputTokens: options.maxOutputTokens,
       metrics: context.metrics, log: context.log,
     })
     const { metrics, cache } = context
@@ -131,7 +132,7 @@ export default definePlugin({
       // Everything that can change the verdict, and nothing that cannot (not the threshold).
       const cacheKey = 'ai-proofread:' + createHash('sha256').update(JSON.stringify([
         options.model, PROMPT_VERSION, sourceLanguage.code, targetLanguage.code, instructions,
-        fields.source, fields.translation, fields.plurals ?? [], terms, fields.context, fields.maxLength,
+        fields.source, fields.translation, fields.plurals ?? [], terms, fields.key, fields.context, fields.maxLength,
       ])).digest('base64url')
       return { cacheKey, group: JSON.stringify([sourceLanguage, targetLanguage, instructions]), sourceLanguage, targetLanguage, instructions, fields, signals: [item.signal] }
     }

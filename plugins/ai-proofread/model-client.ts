@@ -20,6 +20,12 @@ import { TokenBudget } from './token-budget.js'
 
 /** How many more times a malformed answer is asked again before the request fails. */
 export const MALFORMED_RETRIES = 2
+/**
+ * Output tokens a request may use: room for each string's verdict, at most `cap` (0: no limit
+ * sent). Without one, a model looping inside its JSON (whitespace, a repeated error) writes until
+ * its own limit (16k tokens and more), billed in full, three times over as a malformed answer.
+ */
+export const maxCompletionTokens = (strings: number, cap: number): number | undefined => (cap > 0 ? Math.min(cap, 256 + 512 * strings) : undefined)
 /** A Retry-After longer than this is not waited out: the request fails and on-error decides. */
 const MAX_RETRY_AFTER_MS = 120_000
 
@@ -39,6 +45,8 @@ export interface ModelClientOptions {
   retryBaseMs: number
   concurrency: number
   tokensPerHour: number
+  /** Cap of a request's completion tokens (default 8192); 0 sends none. */
+  maxOutputTokens?: number
   metrics: PluginMetrics
   log: Logger
 }
@@ -91,13 +99,21 @@ function withoutKey(message: string, apiKey: string): string {
   return parts.reduce((m, part) => m.split(part).join('[API key]'), message)
 }
 
-/** The completion in a 200's body, or why there is none: a body cut off, a proxy's HTML page, JSON without choices. */
-async function readCompletion(response: Response, { APIConnectionError }: Sdk): Promise<ChatCompletion | string> {
+/**
+ * The completion in a 200's body, or why there is none: a body cut off, a proxy's HTML page, JSON
+ * without choices. The SDK's timeout ends with the headers: `stop` aborts the body still coming
+ * once the request's time is up (`deadline`), a timeout like one before the headers.
+ */
+async function readCompletion(response: Response, { APIConnectionError, APIConnectionTimeoutError }: Sdk, deadline: number, stop: AbortController): Promise<ChatCompletion | string> {
   let text: string
+  const timer = setTimeout(() => stop.abort(), Math.max(0, deadline - performance.now()))
   try {
     text = await response.text()
   } catch (error) {
+    if (stop.signal.aborted) throw new APIConnectionTimeoutError()
     throw new APIConnectionError({ cause: error instanceof Error ? error : undefined })
+  } finally {
+    clearTimeout(timer)
   }
   let body: unknown
   try {
@@ -170,13 +186,16 @@ export class ModelClient {
       try {
         const completion = await this.send(async () => {
           metrics.add('ai.requests')
+          const deadline = performance.now() + this.options.timeoutMs
+          const stopBody = new AbortController()
           // The body is read here, not by the SDK: one that is no completion is a malformed answer.
           const response = await client.chat.completions.create({
             model,
             messages,
+            max_completion_tokens: maxCompletionTokens(request.items.length, this.options.maxOutputTokens ?? 8192),
             response_format: { type: 'json_schema', json_schema: { name: `proofread_v${PROMPT_VERSION}`, strict: true, schema: VERDICT_SCHEMA as unknown as Record<string, unknown> } },
-          }, { signal, timeout: this.options.timeoutMs, maxRetries: 0 }).asResponse()
-          return readCompletion(response, sdk)
+          }, { signal: signal ? AbortSignal.any([signal, stopBody.signal]) : stopBody.signal, timeout: this.options.timeoutMs, maxRetries: 0 }).asResponse()
+          return readCompletion(response, sdk, deadline, stopBody)
         }, signal)
         const answer = this.answerOf(completion, estimate, settle)
         if (typeof answer !== 'string') return answer

@@ -89,7 +89,8 @@ describe('ai-proofread batching', () => {
 
   it('asks identical strings once and groups requests by language pair', async () => {
     const { checkBatch } = await setUp()
-    const same = [item({ translation: 'Enregistrer le fichier' }, 1), item({ translation: 'Enregistrer le fichier' }, 2)]
+    // Identical: the same key too (the key is sent, and can change the verdict).
+    const same = [item({ translation: 'Enregistrer le fichier', key: 'save' }, 1), item({ translation: 'Enregistrer le fichier', key: 'save' }, 2)]
     const german = item({ translation: 'Datei speichern', targetLanguage: 'de' }, 3)
     await checkBatch([...same, german])
     expect(fake.stats().requests).toBe(2)
@@ -444,5 +445,90 @@ describe('ai-proofread set-up', () => {
     await (await setUp({ cacheTtlHours: 2 }, { cache })).checkBatch(good(1))
     await (await setUp({ cacheTtlHours: 0 }, { cache })).checkBatch(good(1, 5))
     expect(ttls).toEqual([7_200_000, undefined])
+  })
+})
+
+describe('ai-proofread answers that stop or run away', () => {
+  // Rule (README: `timeoutMs` is the time limit of one request; timeouts are retried): a 200 whose
+  // body stalls after the headers is a timeout like any other, not a wait until the engine gives up.
+  it('times out a body that stalls after its headers, and retries it', async () => {
+    const { checkBatch, counters } = await setUp({ timeoutMs: 300 })
+    fake.setFaults({ stallBody: { times: 1 } })
+    const guard = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000))
+    expect(await Promise.race([checkBatch(good(1)), guard])).toEqual([[]])
+    expect(fake.stats().requests).toBe(2)
+    expect(counters['ai.errors']).toBe(1)
+  }, 10_000)
+
+  it('fails with a timeout when every body stalls', async () => {
+    const { checkBatch } = await setUp({ timeoutMs: 200, maxRetries: 1 })
+    fake.setFaults({ stallBody: {} })
+    const guard = new Promise((resolve) => setTimeout(() => resolve('still waiting after 5 s'), 5000))
+    await expect(Promise.race([checkBatch(good(1)), guard])).rejects.toThrow(/timeout/)
+    expect(fake.stats().requests).toBe(2)
+  }, 10_000)
+
+  it('retries a body cut mid-way', async () => {
+    const { checkBatch } = await setUp()
+    fake.setFaults({ cutBody: { times: 1 } })
+    expect(await checkBatch(good(2))).toEqual([[], []])
+    expect(fake.stats().requests).toBe(2)
+  })
+
+  // Rule (the brief's cost bound): a model looping inside its JSON answer stops at an output limit
+  // the plugin sets from the strings asked, not at the model's own (16k tokens, three times over).
+  it('bounds the completion of a request by the strings it asks about', async () => {
+    const { checkBatch } = await setUp()
+    fake.setFaults({ runaway: {} })
+    await expect(checkBatch(good(1))).rejects.toThrow(/malformed answer .* after 3 attempts/)
+    expect(fake.stats().requests).toBe(3)
+    expect(fake.stats().tokensOut).toBeLessThanOrEqual(3 * 2000)
+    const limits = bodies.map((b) => b.max_completion_tokens)
+    expect(limits.every((n) => typeof n === 'number' && n > 0)).toBe(true)
+    // A batch of twenty gets room for twenty verdicts, within what a model can write.
+    fake.reset(); bodies.length = 0
+    await checkBatch(good(20, 100))
+    expect(bodies[0]!.max_completion_tokens).toBeGreaterThan(limits[0] as number)
+    expect(bodies[0]!.max_completion_tokens).toBeLessThanOrEqual(16_384)
+  })
+})
+
+describe('ai-proofread cache key', () => {
+  // Rule: the cache key holds everything sent about a string that can change the answer. The key
+  // (`button.save` vs `error.title`) is sent and the system prompt tells the model to weigh it.
+  it('asks again for the same text under another string key', async () => {
+    const cache = memoryCache()
+    const { checkBatch } = await setUp({}, { cache })
+    await checkBatch([item({ translation: 'Enregistrer', key: 'button.save' }, 1)])
+    await checkBatch([item({ translation: 'Enregistrer', key: 'error.title' }, 2)])
+    expect(fake.stats().requests).toBe(2)
+    const sent = bodies.map((b) => JSON.parse(/```json\n([\s\S]*?)\n```/.exec((b.messages as { content: string }[])[1]!.content)![1]!).items[0].key)
+    expect(sent).toEqual(['button.save', 'error.title'])
+  })
+})
+
+describe('ai-proofread token estimates', () => {
+  // Rule (README: a batch is split to fit maxInputTokens; a string too long alone is not sent but
+  // reported `too-long-to-review`): this holds for CJK text too, whose every character is about a
+  // token, not a third of one. Against a model whose context fits maxInputTokens + maxOutputTokens.
+  let small: RunningFakeOpenAi
+  beforeAll(async () => { small = await startFakeOpenAi({ contextTokens: 16_000 + 8192 + 512 }) })
+  afterAll(async () => { await small.stop() })
+  const japanese = (chars: number, n: number) => testItem({ source: `Terms of use, part ${n}. `.repeat(Math.ceil(chars / 80)), translation: `利用規約第${n}部。`.padEnd(chars, '本サービスの利用規約に同意します。') }, n)
+  const onSmall = (options: Record<string, unknown> = {}) => setUp(options, { env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: small.url } })
+
+  it('splits a batch of CJK translations to fit maxInputTokens', async () => {
+    const { checkBatch } = await onSmall()
+    const batch = Array.from({ length: 20 }, (_, i) => japanese(1500, i + 1))
+    expect(await checkBatch(batch)).toEqual(batch.map(() => []))
+    expect(small.stats().byStatus[400]).toBeUndefined()
+  })
+
+  it('does not send a CJK translation too long for a request alone', async () => {
+    small.reset()
+    const { checkBatch } = await onSmall()
+    const [findings] = await checkBatch([japanese(24_000, 1)])
+    expect(findings).toEqual([expect.objectContaining({ code: 'too-long-to-review' })])
+    expect(small.stats().requests).toBe(0)
   })
 })

@@ -175,10 +175,10 @@ describe('ai-proofread answers and cache, scripted', () => {
     const s = await server((_q, res, asked) => send(res, 200, ok(asked)))
     const cache = memoryCache()
     const glossary = (translation: string) => [{ term: 'file', translation }]
-    const it1 = testItem({ source: 'Save the file', translation: 'Enregistrer le fichier' }, 1)
+    const it1 = testItem({ source: 'Save the file', translation: 'Enregistrer le fichier', key: 'save' }, 1)
     const a = await setUp(s.url, { glossary: glossary('fichier') }, { cache })
     await a([it1])
-    await a([{ ...testItem({ source: 'Save the file', translation: 'Enregistrer le fichier' }, 7), revision: 2 } as never])
+    await a([{ ...testItem({ source: 'Save the file', translation: 'Enregistrer le fichier', key: 'save' }, 7), revision: 2 } as never])
     expect(s.requests.length).toBe(1)
     await (await setUp(s.url, { glossary: glossary('document') }, { cache }))([it1])
     expect(s.requests.length).toBe(2)

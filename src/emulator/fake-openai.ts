@@ -31,13 +31,36 @@ export interface FakeOpenAiFaults {
   malformed?: FaultRule & { kind?: 'not-json' | 'wrong-schema' }
   /** Never answer (until the client gives up, `reset()` or `stop()`). */
   hang?: FaultRule
+  /**
+   * Send the 200's headers and the first bytes of the completion, then nothing more (a connection
+   * or proxy stalled mid-body), until the client gives up, `reset()` or `stop()`.
+   */
+  stallBody?: FaultRule
+  /** Send the 200's headers and the first bytes of the completion, then drop the connection. */
+  cutBody?: FaultRule
+  /**
+   * The model loops (whitespace inside its JSON, as structured output sometimes does) until its
+   * output limit: the request's `max_completion_tokens` (or `max_tokens`), else the model's own
+   * (`MODEL_MAX_OUTPUT_TOKENS`); the answer stops there with finish_reason "length", billed in full.
+   */
+  runaway?: FaultRule
 }
+
+/** The output limit of the fake model when a request sets none (gpt-4o-mini's). */
+export const MODEL_MAX_OUTPUT_TOKENS = 16_384
 
 export interface FakeOpenAiOptions {
   faults?: FakeOpenAiFaults
   /** Seed of the generator behind `rate` faults and latency ranges. */
   seed?: number
   models?: string[]
+  /**
+   * The model's context window in tokens: a request whose messages (counted as a BPE tokenizer
+   * roughly does: about 4 ASCII characters a token, a token for each other character, as CJK
+   * text takes) plus its `max_completion_tokens` exceed it is answered 400
+   * `context_length_exceeded`, as OpenAI and vLLM do. No limit when absent.
+   */
+  contextTokens?: number
   /** Sees each chat-completions body (after the auth check), for tests of what was sent. */
   onRequest?: (body: Record<string, unknown>) => void
 }
@@ -117,6 +140,45 @@ function askedItems(messages: unknown): AskedItem[] | undefined {
 
 const tokens = (chars: number) => Math.ceil(chars / 4)
 
+/** Tokens of a text as a BPE tokenizer roughly counts them: ASCII about 4 characters a token, any other character one. */
+export function realisticTokens(text: string): number {
+  let ascii = 0
+  let other = 0
+  for (const ch of text) if (ch.charCodeAt(0) < 0x80) ascii++; else other++
+  return Math.ceil(ascii / 4) + other
+}
+
+/** The 400 a model with a context of `contextTokens` gives a request past it (as OpenAI and vLLM word it), if it is past it. */
+function contextLengthError(body: Record<string, unknown>, contextTokens: number): string | undefined {
+  const messages = Array.isArray(body.messages) ? body.messages as { content?: unknown }[] : []
+  const inMessages = messages.reduce((n, m) => n + 4 + (typeof m?.content === 'string' ? realisticTokens(m.content) : 0), 3)
+  const completion = [body.max_completion_tokens, body.max_tokens].find((n): n is number => typeof n === 'number') ?? 0
+  if (inMessages + completion <= contextTokens) return undefined
+  return `This model's maximum context length is ${contextTokens} tokens. However, you requested ${inMessages + completion} tokens (${inMessages} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`
+}
+
+/**
+ * A 200 whose headers and first half go out at once and the rest never does: the connection cut
+ * (no `hanging`), or left open until the client goes or the fake is reset (added to `hanging`).
+ */
+async function sendHalf(ctx: Koa.Context, completion: unknown, hanging: Set<() => void> | undefined): Promise<void> {
+  const text = JSON.stringify(completion)
+  ctx.respond = false
+  ctx.res.writeHead(200, { 'content-type': 'application/json', 'transfer-encoding': 'chunked' })
+  ctx.res.write(text.slice(0, Math.floor(text.length / 2)))
+  if (!hanging) {
+    await new Promise((resolve) => setTimeout(resolve, 20))
+    ctx.res.destroy()
+    return
+  }
+  await new Promise<void>((resolve) => {
+    hanging.add(resolve)
+    ctx.req.once('close', resolve)
+    ctx.res.once('close', resolve)
+  })
+  ctx.res.destroy()
+}
+
 export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
   let random = seededRandom(options.seed ?? 1)
   let faults: FakeOpenAiFaults = structuredClone(options.faults ?? {})
@@ -173,6 +235,8 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     if (format?.type !== 'json_schema' || typeof format.json_schema?.name !== 'string' || typeof format.json_schema.schema !== 'object') {
       return fail(ctx, 400, 'This fake answers only structured requests: response_format must be { type: "json_schema", json_schema: { name, schema } }.', 'invalid_request_error')
     }
+    const overContext = options.contextTokens !== undefined ? contextLengthError(body, options.contextTokens) : undefined
+    if (overContext) return fail(ctx, 400, overContext, 'invalid_request_error', 'context_length_exceeded')
     const items = askedItems(body.messages)
     if (!items) return fail(ctx, 400, 'No ```json block with an "items" array in the user message.', 'invalid_request_error')
     stats.items += items.length
@@ -215,19 +279,31 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     const malformed = faults.malformed
     if (applies(malformed)) content = malformed?.kind === 'wrong-schema' ? JSON.stringify({ results: verdicts.map((v) => ({ ...v, score: 'good' })) }) : `Sure! Here is my review: ${content.slice(0, 20)}`
 
+    let finishReason = 'stop'
+    let completionTokens = tokens(content.length)
+    if (applies(faults.runaway)) {
+      const asked = [body.max_completion_tokens, body.max_tokens].find((n): n is number => typeof n === 'number' && Number.isInteger(n) && n > 0)
+      completionTokens = Math.min(asked ?? MODEL_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS)
+      // What fits the limit: the answer's start, then whitespace (a few KB of it stand for the rest).
+      content = (content.slice(0, 12) + ' '.repeat(4096)).slice(0, completionTokens * 4)
+      finishReason = 'length'
+    }
     const promptChars = JSON.stringify(body.messages).length
-    const usage = { prompt_tokens: tokens(promptChars), completion_tokens: tokens(content.length), total_tokens: tokens(promptChars) + tokens(content.length) }
+    const usage = { prompt_tokens: tokens(promptChars), completion_tokens: completionTokens, total_tokens: tokens(promptChars) + completionTokens }
     stats.tokensIn += usage.prompt_tokens
     stats.tokensOut += usage.completion_tokens
     ctx.status = 200
-    ctx.body = {
+    const completion = {
       id: `chatcmpl-fake-${stats.requests}`,
       object: 'chat.completion',
       created: Math.floor(Date.now() / 1000),
       model: typeof body.model === 'string' ? body.model : 'fake',
-      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: 'stop', logprobs: null }],
+      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: finishReason, logprobs: null }],
       usage,
     }
+    const stall = applies(faults.stallBody)
+    if (stall || applies(faults.cutBody)) return sendHalf(ctx, completion, stall ? hanging : undefined)
+    ctx.body = completion
   }
 
   // Matched on the path's end so it works mounted under /v1 (prefix stripped) or at the root.

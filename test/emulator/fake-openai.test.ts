@@ -1,6 +1,6 @@
 // The fake OpenAI-compatible server by plain HTTP: what it demands, what it answers, its faults.
 import { afterAll, beforeAll, beforeEach, describe, expect, it } from 'vitest'
-import { fakeVerdict, startFakeOpenAi, type RunningFakeOpenAi } from '../../src/emulator/fake-openai.js'
+import { MODEL_MAX_OUTPUT_TOKENS, fakeVerdict, realisticTokens, startFakeOpenAi, type RunningFakeOpenAi } from '../../src/emulator/fake-openai.js'
 
 let fake: RunningFakeOpenAi
 beforeAll(async () => { fake = await startFakeOpenAi({ seed: 7 }) })
@@ -83,6 +83,44 @@ describe('fake OpenAI', () => {
     expect(all.every((r) => r.status === 'rejected')).toBe(true)
     await new Promise((r) => setTimeout(r, 50))
     expect(fake.stats()).toMatchObject({ requests: 3, inFlight: 0, maxInFlight: 3 })
+  })
+
+  it('stalls or cuts a 200 mid-body, and loops to the output limit when asked', async () => {
+    fake.setFaults({ stallBody: { times: 1 } })
+    const stalled = await post(body())
+    expect(stalled.status).toBe(200)
+    const read = stalled.text()
+    const outcome = await Promise.race([read.then(() => 'ended', () => 'failed'), new Promise((r) => setTimeout(() => r('stalled'), 200))])
+    expect(outcome).toBe('stalled')
+    fake.reset()
+    await expect(read).rejects.toThrow()
+    fake.setFaults({ cutBody: { times: 1 } })
+    const cut = await post(body())
+    expect(cut.status).toBe(200)
+    await expect(cut.text()).rejects.toThrow()
+    fake.setFaults({ runaway: {} })
+    const unbounded = (await (await post(body())).json()) as { choices: { finish_reason: string; message: { content: string } }[]; usage: { completion_tokens: number } }
+    expect(unbounded.choices[0]!.finish_reason).toBe('length')
+    expect(() => JSON.parse(unbounded.choices[0]!.message.content)).toThrow()
+    expect(unbounded.usage.completion_tokens).toBe(MODEL_MAX_OUTPUT_TOKENS)
+    const bounded = (await (await post(body({ max_completion_tokens: 300 }))).json()) as { usage: { completion_tokens: number } }
+    expect(bounded.usage.completion_tokens).toBe(300)
+  })
+
+  it('answers 400 context_length_exceeded when messages and completion exceed its context', async () => {
+    const small = await startFakeOpenAi({ contextTokens: 1000 })
+    try {
+      const at = (payload: unknown) => fetch(`${small.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', authorization: 'Bearer k' }, body: JSON.stringify(payload) })
+      expect((await at(body())).status).toBe(200)
+      expect((await at(body({ max_completion_tokens: 990 }))).status).toBe(400)
+      const cjk = [{ id: 'a', source: 'Save', translation: '保'.repeat(1000) }]
+      const res = await at(body({ messages: [{ role: 'user', content: '```json\n' + JSON.stringify({ items: cjk }) + '\n```' }] }))
+      expect(res.status).toBe(400)
+      expect(((await res.json()) as { error: { code: string } }).error.code).toBe('context_length_exceeded')
+      expect(realisticTokens('abcdefgh保存')).toBe(4)
+    } finally {
+      await small.stop()
+    }
   })
 
   it('keeps the verdict deterministic', () => {
