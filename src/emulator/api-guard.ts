@@ -95,7 +95,13 @@ export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFligh
         ctx.set('Retry-After', String(faults.retryAfterSeconds))
         return apiError(ctx, 429, 'Too many requests (injected)')
       }
+      // A lost answer: the request is carried out, then the caller hears only an error (a gateway
+      // that gave up while the service went on). Whatever it changed stays changed.
+      // Only requests that change something (PATCH, POST): a lost answer to a read is just a failed read.
+      const changes = ctx.method !== 'GET' && ctx.method !== 'HEAD'
+      const lost = !changes ? undefined : faults.nextLostAnswers.shift() ?? (faults.lostAnswerRate > 0 && random() < faults.lostAnswerRate ? 502 : undefined)
       await next()
+      if (lost !== undefined) apiError(ctx, lost, 'Bad gateway (injected after the request was carried out)')
     }
   }
 }

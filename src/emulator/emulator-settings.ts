@@ -24,6 +24,14 @@ export interface FaultSettings {
   maxInFlight: number
   /** Statuses (429, 500, 503, ...) to answer the next API requests with, in order, before any other fault. */
   nextStatuses: number[]
+  /**
+   * Lost answers: the request is carried out (a PATCH routes its strings, a POST creates its
+   * comment), then its answer is replaced by this status (a gateway's 502/504 while the service
+   * went on). The next API requests that change something (PATCH, POST), in order, one status each.
+   */
+  nextLostAnswers: number[]
+  /** Fraction of API requests that change something carried out and then answered 502 (lost answers, at random). */
+  lostAnswerRate: number
 }
 
 export interface EmulatorSettings {
@@ -76,6 +84,8 @@ export function defaultFaults(): FaultSettings {
     opaqueTokens: false,
     maxInFlight: 20,
     nextStatuses: [],
+    nextLostAnswers: [],
+    lostAnswerRate: 0,
   }
 }
 
@@ -177,6 +187,7 @@ export function applyFaultPatch(faults: FaultSettings, patch: Partial<FaultSetti
     switch (key) {
       case 'errorRate':
       case 'rateLimitRate':
+      case 'lostAnswerRate':
         next[key] = fraction(`faults.${key}`, value)
         break
       case 'retryAfterSeconds':
@@ -207,6 +218,12 @@ export function applyFaultPatch(faults: FaultSettings, patch: Partial<FaultSetti
           throw new Error('faults.nextStatuses must be an array of HTTP status codes')
         }
         next.nextStatuses = [...value]
+        break
+      case 'nextLostAnswers':
+        if (!Array.isArray(value) || !value.every((n) => Number.isInteger(n) && n >= 400 && n <= 599)) {
+          throw new Error('faults.nextLostAnswers must be an array of HTTP error status codes')
+        }
+        next.nextLostAnswers = [...value]
         break
       default: {
         const never: never = key

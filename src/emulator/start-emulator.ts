@@ -505,7 +505,7 @@ function organizationMethods(core: EmulatorCore): Pick<
     org: (organization) => tenant(organization),
     configureFaults(patch, organization) {
       const t = tenant(organization)
-      t.faults = patch === null ? null : applyFaultPatch(t.faults ?? { ...settings.faults, nextStatuses: [] }, patch)
+      t.faults = patch === null ? null : applyFaultPatch(t.faults ?? { ...settings.faults, nextStatuses: [], nextLostAnswers: [] }, patch)
       return t.faults ?? settings.faults
     },
     sendBack: ({ organization, ...rest } = {}) => tenant(organization).sendBack(rest),

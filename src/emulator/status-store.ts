@@ -17,6 +17,12 @@ export interface StatusEntry {
   arrivals: number
   /** Arrivals that got an output (a port or ""); at most one each. */
   answered: number
+  /**
+   * The arrival whose delivery the app confirmed (2XX), 0: none. The sender does not send that
+   * arrival again by itself (platform notes: a confirmed delivery is done; only Resend, a
+   * send-back or a deliberate repeat sends the string again).
+   */
+  delivered: number
 }
 
 /** What a PATCH operation did to one (string, language). */
@@ -74,7 +80,7 @@ export class StatusStore {
   constructor(readonly sample: SampleProject) {
     for (const languageId of sample.languages) {
       const entries = new Map<number, StatusEntry>()
-      for (const str of sample.strings) entries.set(str.id, { status: 'NEED_PROCESS', output: '', patches: 0, outputs: [], arrivals: 1, answered: 0 })
+      for (const str of sample.strings) entries.set(str.id, { status: 'NEED_PROCESS', output: '', patches: 0, outputs: [], arrivals: 1, answered: 0, delivered: 0 })
       this.byLanguage.set(languageId, entries)
     }
   }

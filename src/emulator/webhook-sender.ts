@@ -21,6 +21,12 @@ export interface SendOptions {
   limit?: number
   /** Send whatever the status (duplicate deliveries, resends); default only NEED_PROCESS. */
   anyStatus?: boolean
+  /**
+   * Send NEED_PROCESS strings again whose delivery the app already confirmed (a deliberate repeat).
+   * Default false: as the service, a confirmed arrival is not sent again; an app that confirms a
+   * string and loses it is not rescued by the next send.
+   */
+  redeliver?: boolean
   batchSize?: number
   parallel?: number
   originEvent?: string
@@ -147,6 +153,8 @@ export class EventWriter {
 interface Batch {
   body: Buffer
   keys: Array<{ stringId: number; languageId: string }>
+  /** The arrival each key's event was sent for (keys[i] -> arrivals[i]). */
+  arrivals?: number[]
   tenant: Tenant
 }
 
@@ -210,29 +218,31 @@ export class WebhookSender {
       : sample.strings
     const limit = options.limit ?? Number.POSITIVE_INFINITY
     const batchSize = options.batchSize ?? this.settings.batchSize
-    const batches: Array<{ parts: string[]; keys: Array<{ stringId: number; languageId: string }> }> = []
-    let current: (typeof batches)[number] = { parts: [], keys: [] }
+    const batches: Array<{ parts: string[]; keys: Array<{ stringId: number; languageId: string }>; arrivals: number[] }> = []
+    let current: (typeof batches)[number] = { parts: [], keys: [], arrivals: [] }
     let count = 0
     // String-major order: a batch holds the languages of a string together, as the service does.
     outer: for (const str of strings) {
       for (const languageId of languages) {
         const entry = statuses.get(str.id, languageId)
         if (!entry || (!options.anyStatus && entry.status !== 'NEED_PROCESS')) continue
+        if (!options.anyStatus && !options.redeliver && entry.delivered === entry.arrivals) continue
         if (count >= limit) break outer
         let event = writer.event(str, languageId)
         if (options.unknownFields || malformed?.has(str.id)) event = alterEvent(event, options.unknownFields === true, malformed?.has(str.id) === true)
         current.parts.push(event)
         current.keys.push({ stringId: str.id, languageId })
+        current.arrivals.push(entry.arrivals)
         count++
         if (current.parts.length >= batchSize) {
           batches.push(current)
-          current = { parts: [], keys: [] }
+          current = { parts: [], keys: [], arrivals: [] }
         }
       }
     }
     if (current.parts.length > 0) batches.push(current)
     // Encoded once: the same bytes are signed and sent.
-    return batches.map((b) => ({ body: Buffer.from(`{"events":[${b.parts.join(',')}]}`), keys: b.keys, tenant }))
+    return batches.map((b) => ({ body: Buffer.from(`{"events":[${b.parts.join(',')}]}`), keys: b.keys, arrivals: b.arrivals, tenant }))
   }
 
   /** Sends arbitrary event objects (project.translated, ...) as batches of `{ events }`. */
@@ -282,6 +292,12 @@ export class WebhookSender {
         const ok = await this.deliver(url, batch.body, batch.tenant, report)
         if (ok) {
           report.delivered++
+          const { statuses } = batch.tenant.world
+          batch.keys.forEach((key, i) => {
+            const entry = statuses.get(key.stringId, key.languageId)
+            const arrival = batch.arrivals?.[i]
+            if (entry && arrival !== undefined && arrival > entry.delivered) entry.delivered = arrival
+          })
         } else {
           report.failedBatches++
           const { statuses } = batch.tenant.world

@@ -255,7 +255,11 @@ export class ApiClient {
     const path = `/api/v2/projects/${projectId}/workflow-steps/${stepId}/languages/${encodeURIComponent(languageId)}/status`
     // A 2XX is all that matters: a body that is not JSON (or a large one) must not make an applied
     // update look failed.
-    return this.request(domain, 'PATCH', path, 'status.patch', ops, { ignoreBody: true })
+    // Not sent again blindly after an answer that says nothing of its outcome (5XX, timeout,
+    // network): the update may have landed, and the string may since have come back to the step
+    // (sent back, fixed): the same PATCH would give the new arrival the old arrival's output. The
+    // reporter holds such strings with `mayHaveLanded`, and the service is asked first.
+    return this.request(domain, 'PATCH', path, 'status.patch', ops, { ignoreBody: true, idempotent: false })
   }
 
   async getStatuses(

@@ -9,7 +9,8 @@
 // - 403, or 401 after one refresh: the organization's token may not update statuses (for now): its
 //   strings are `held`, never dropped, and tried again later.
 // - no usable token (not connected, refresh refused, the token endpoint refusing or failing): `held` as well.
-// - retries spent on 429/5xx/timeouts/network: the API is unavailable for the organization (for
+// - retries spent on 429, or one 5xx/timeout/network error (a status update is not sent again as it
+//   was: it may have landed; the strings are checked with the service first): the API is unavailable for the organization (for
 //   now): `held` too, and tried again by itself with back-off, never left for a restart. So is
 //   a 2XX whose body is not JSON (the client tries it again as a network error), and any error
 //   that is no answer of the service (the token store failing, say).

@@ -126,3 +126,30 @@ describe('webhook sender', () => {
     expect(emu.deliveries()).toMatchObject({ batches: 3, delivered: 3 })
   })
 })
+
+describe('a confirmed arrival is not sent again by itself', () => {
+  it('sends NEED_PROCESS strings once; a send-back, a Resend or redeliver sends them again', async () => {
+    const first = await emu.sendPending()
+    expect(first.events).toBe(60)
+    // Still NEED_PROCESS (the app reported nothing), but their delivery was confirmed.
+    expect((await emu.sendPending()).events).toBe(0)
+    expect((await emu.sendPending({ redeliver: true })).events).toBe(60)
+    expect((await emu.sendPending({ anyStatus: true, limit: 5 })).events).toBe(5)
+    // A failed delivery is not a confirmation: FAILED, then Resend: sent again.
+    emu.seed()
+    receiver.answers.push(500, 500, 500, 500)
+    const failed = await emu.sendPending({ stringIds: [emu.sample.strings[0]!.id] })
+    expect(failed.failedStrings).toHaveLength(2)
+    expect(emu.resend()).toBe(2)
+    expect((await emu.sendPending()).events).toBe(60)
+  })
+
+  it('a string sent back is a new arrival: sent once more', async () => {
+    const id = emu.sample.strings[3]!.id
+    await emu.sendPending()
+    emu.org().statuses.apply(id, 'de', 'approved')
+    expect(emu.sendBack({ stringIds: [id] })).toHaveLength(1)
+    const again = await emu.sendPending()
+    expect(again.events).toBe(1)
+  })
+})

@@ -20,8 +20,11 @@ it('a PATCH that landed (answer lost) and then got 403 is checked with the servi
   const service = fakeServiceFetch(({ method }) => {
     if (method !== 'PATCH') return undefined
     if (phase === 'lost-then-403') {
-      // The service applies the update (string 1 is DONE on `translated`), the gateway answers 503.
+      // The service applies the update (string 1 is DONE on `translated`), the gateway answers 503;
+      // before the worker hears more, a reviewer sends the string back and the translator fixes it.
       service.fake.setStatuses(7, [{ stringId: 1, languageId: 'de', stepId: 11, status: 'DONE', output: 'translated' }])
+      service.fake.setStatuses(7, [{ stringId: 1, languageId: 'de', stepId: 11, status: 'NEED_PROCESS', output: '' }])
+      fixed = true
       phase = '403'
       return { status: 503 }
     }
