@@ -85,7 +85,12 @@ export function parseAnswer(content: string | null | undefined): Map<string, Ver
   if (!validateAnswer(parsed)) return `answer does not follow the schema (${validateAnswer.errors?.[0]?.instancePath || '/'} ${validateAnswer.errors?.[0]?.message ?? ''})`
   const verdicts = new Map<string, Verdict>()
   for (const v of parsed.verdicts) {
-    if (!verdicts.has(v.id)) verdicts.set(v.id, { score: Math.min(100, Math.max(0, v.score)), errors: v.errors })
+    const score = Math.min(100, Math.max(0, v.score))
+    const earlier = verdicts.get(v.id)
+    // A string answered twice keeps the worse of both: the lower score and every error. Keeping
+    // either one alone would let another string's text (an instruction typed into it) put a
+    // clean verdict for this id ahead of the real one.
+    verdicts.set(v.id, earlier ? { score: Math.min(earlier.score, score), errors: [...earlier.errors, ...v.errors] } : { score, errors: v.errors })
   }
   return verdicts
 }

@@ -150,14 +150,29 @@ describe('ai-proofread transport faults', () => {
 })
 
 describe('ai-proofread answers and cache, scripted', () => {
-  it('ignores verdicts for ids not asked, keeps the first of duplicates, clamps scores', async () => {
+  // Rule: a string answered twice keeps the worse of both verdicts, whichever comes first, so
+  // that no text of another string can answer for it with a clean verdict.
+  it('ignores verdicts for ids not asked, keeps the worse of duplicates, clamps scores', async () => {
     const s = await server((_q, res, asked) => send(res, 200, completion(JSON.stringify({ verdicts: [
       { id: '99', score: 0, errors: [{ category: 'accuracy', severity: 'critical', span: '', explanation: 'ghost', suggestion: '' }] },
       ...asked.map((i) => ({ id: i.id, score: 250, errors: [] })),
       ...asked.map((i) => ({ id: i.id, score: 0, errors: [{ category: 'accuracy', severity: 'critical', span: '', explanation: 'dup', suggestion: '' }] })),
     ] }))))
     const checkBatch = await setUp(s.url, { minScore: 50 })
-    expect(await checkBatch([testItem({ source: 'a', translation: 'b' }, 1), testItem({ source: 'c', translation: 'd' }, 2)])).toEqual([[], []])
+    const [first, second] = await checkBatch([testItem({ source: 'a', translation: 'b' }, 1), testItem({ source: 'c', translation: 'd' }, 2)])
+    // The duplicate's critical error and its score of 0 (under minScore) stand; the ghost's do not.
+    for (const findings of [first!, second!]) {
+      expect(findings.map((f) => f.message).join(' | ')).toMatch(/dup/)
+      expect(findings.map((f) => f.message).join(' | ')).not.toMatch(/ghost/)
+      expect(findings.some((f) => /score/i.test(f.message))).toBe(true)
+    }
+    // The clean verdict coming second does not wash out an earlier bad one either.
+    const t = await server((_q, res, asked) => send(res, 200, completion(JSON.stringify({ verdicts: [
+      ...asked.map((i) => ({ id: i.id, score: 10, errors: [{ category: 'accuracy', severity: 'critical', span: '', explanation: 'real', suggestion: '' }] })),
+      ...asked.map((i) => ({ id: i.id, score: 100, errors: [] })),
+    ] }))))
+    const [only] = await (await setUp(t.url, { minScore: 50 }))([testItem({ source: 'a', translation: 'b' }, 1)])
+    expect(only!.map((f) => f.message).join(' | ')).toMatch(/real/)
   })
 
   it('keeps a translator text with the prompt delimiters, lone surrogates and NUL inside its JSON block', async () => {
