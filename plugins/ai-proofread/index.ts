@@ -95,6 +95,17 @@ function instructionsOf(option: string, item: Item): string {
 /** Tokens of a request that are not its strings: the system prompt and the request's header (estimated). */
 const PROMPT_OVERHEAD = 1200
 
+/** Why each question of a request that failed for good failed, by its cache key. */
+function failuresOf(chunks: Array<Array<{ cacheKey: string }>>, outcomes: Array<PromiseSettledResult<unknown>>): Map<string, Error> {
+  const failedBy = new Map<string, Error>()
+  outcomes.forEach((o, c) => {
+    if (o.status === 'fulfilled') return
+    const error = o.reason instanceof Error ? o.reason : new Error(String(o.reason))
+    for (const ask of chunks[c]!) failedBy.set(ask.cacheKey, error)
+  })
+  return failedBy
+}
+
 export default definePlugin({
   name: 'ai-proofread',
   description: 'A language model reviews each translation (MQM errors with severity, span and fix).',
@@ -232,15 +243,17 @@ export default definePlugin({
         for (const ask of pending.values()) groups.set(ask.group, [...(groups.get(ask.group) ?? []), ask])
         const chunks = [...groups.values()].flatMap(chunksOf)
 
-        // Every chunk runs to its end so its verdicts are cached even when another one fails.
-        const outcomes = await Promise.allSettled(chunks.map((chunk) => reviewChunk(chunk, verdicts)))
-        const failed = outcomes.find((o): o is PromiseRejectedResult => o.status === 'rejected')
-        if (failed) throw failed.reason
+        // Every chunk runs to its end so its verdicts are cached even when another one fails, and
+        // a chunk that fails for good fails its own strings only (an Error in their place): the
+        // others of the run keep their verdicts.
+        const failedBy = failuresOf(chunks, await Promise.allSettled(chunks.map((chunk) => reviewChunk(chunk, verdicts))))
 
-        return items.map((item, i): FindingInput[] => {
+        return items.map((item, i): FindingInput[] | Error => {
           const ask = asks[i]
           if (!ask) return []
           const verdict = verdicts.get(ask.cacheKey)
+          const failure = failedBy.get(ask.cacheKey)
+          if (!verdict && failure) return failure
           const long = tooLong.get(ask.cacheKey)
           if (!verdict && long) return [report('too-long-to-review', long)]
           if (!verdict) return [report('no-verdict', { attempts: MISSING_RETRIES + 1 })]

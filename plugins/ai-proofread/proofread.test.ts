@@ -32,7 +32,9 @@ async function setUp(options: Record<string, unknown> = {}, context: Partial<Plu
     metrics: { add(name, n = 1) { counters[name] = (counters[name] ?? 0) + n } },
     ...context,
   }))
-  const checkBatch = instance.checkBatch!.bind(instance)
+  // A string failed alone (an Error in its place) is thrown here, as the whole batch used to be:
+  // tests of one failure read the same either way; partial failures are read from instance.checkBatch.
+  const checkBatch = async (list: Item[]) => (await instance.checkBatch!(list)).map((r) => { if (r instanceof Error) throw r; return r })
   return { instance, checkBatch, counters }
 }
 
@@ -128,6 +130,19 @@ describe('ai-proofread answers with gaps or garbage', () => {
     expect(await checkBatch(good(3, 10))).toEqual([[], [], []])
     expect(fake.stats().requests).toBe(4)
     expect(counters['ai.errors']).toBe(2)
+  })
+
+  // Rule: a request that fails for good fails its own strings only; the other requests of the
+  // run keep their verdicts (docs/plugins.md: an Error in a string's place fails it alone).
+  it('fails only the strings of a request that fails for good, not the rest of the run', async () => {
+    // One string a request, one request at a time: the first request is refused (400: not retried).
+    const { instance } = await setUp({ batchSize: 1, concurrency: 1 })
+    fake.setFaults({ serverError: { times: 1, status: 400 } })
+    const results = await instance.checkBatch!(good(3))
+    expect(results[0]).toBeInstanceOf(Error)
+    expect((results[0] as Error).message).toMatch(/400/)
+    expect(results.slice(1)).toEqual([[], []])
+    expect(fake.stats().requests).toBe(3)
   })
 
   it('fails the batch when every answer is malformed', async () => {

@@ -5,7 +5,7 @@ import type { AddressInfo } from 'node:net'
 import { afterEach, describe, expect, it } from 'vitest'
 import { instantiatePlugin } from '../../src/engine/instantiate-plugin.js'
 import { testContext, testItem } from '../../src/engine/plugin-tester.js'
-import type { PluginCache, PluginContext, PluginDefinition } from '../../src/engine/types.js'
+import type { Item, PluginCache, PluginContext, PluginDefinition } from '../../src/engine/types.js'
 import aiProofread from './index.js'
 import { pino } from 'pino'
 
@@ -62,7 +62,8 @@ async function setUp(url: string, options: Record<string, unknown> = {}, context
     env: { OPENAI_API_KEY: key, OPENAI_BASE_URL: url },
     ...context,
   }))
-  return instance.checkBatch!.bind(instance)
+  // A string failed alone (an Error in its place) is thrown, as the whole batch used to be.
+  return async (list: Item[]) => (await instance.checkBatch!(list)).map((r) => { if (r instanceof Error) throw r; return r })
 }
 
 const items = (n = 2) => Array.from({ length: n }, (_, i) => testItem({ source: `Save ${i} files`, translation: `Enregistrer ${i} fichiers` }, i + 1))

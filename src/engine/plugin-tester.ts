@@ -95,6 +95,8 @@ export async function runPluginCase(definition: PluginDefinition<never>, c: Plug
     const batch: unknown = await instance.checkBatch([item])
     if (!Array.isArray(batch) || batch.length !== 1) throw new Error(`plugin "${definition.name}": checkBatch() returned ${Array.isArray(batch) ? `${batch.length} results for 1 string` : 'no array'} (the worker fails the strings with plugin-bad-result)`)
     raw = batch[0]
+    // The string failed alone: as a check() that throws.
+    if (raw instanceof Error) throw raw
   } else throw new Error(`plugin "${definition.name}" has neither check() nor checkBatch()`)
   await instance.close?.()
   // Held to what the worker takes (run-pipeline.ts): an array of findings with a message each; a

@@ -292,7 +292,7 @@ export class PipelineRunner {
 
   private async runBatch(check: CompiledCheck, instance: PluginInstance, active: State[], progress?: Progress): Promise<void> {
     progress?.(active.length === 1 ? active[0]!.at : -1, check.index)
-    let p: Promise<FindingInput[][]>
+    let p: Promise<Array<FindingInput[] | Error>>
     try {
       p = Promise.resolve(instance.checkBatch!(active.map((s) => s.item)))
     } catch (e) {
@@ -316,7 +316,12 @@ export class PipelineRunner {
       for (const s of active) this.fail(s, check, 'plugin-bad-result', `checkBatch() returned ${Array.isArray(batch) ? `${batch.length} results for ${active.length} strings` : 'no array'}`)
       return
     }
-    for (let i = 0; i < active.length; i++) this.apply(active[i]!, check, batch[i])
+    for (let i = 0; i < active.length; i++) {
+      // An Error in a string's place fails that string alone (its batch's others stand), as a
+      // check() that throws fails its own string.
+      if (batch[i] instanceof Error) this.fail(active[i]!, check, 'plugin-threw', thrownText(batch[i]))
+      else this.apply(active[i]!, check, batch[i])
+    }
   }
 
   private async runEach(check: CompiledCheck, instance: PluginInstance, active: State[], progress?: Progress): Promise<void> {

@@ -109,9 +109,10 @@ export interface PluginInstance {
   check?(item: Item): FindingInput[] | Promise<FindingInput[]>
   /**
    * Check many strings at once (plugins that batch remote calls). Returns the findings of each
-   * item in the order of `items`.
+   * item in the order of `items`; an Error in an item's place fails that item alone (as a
+   * `check()` that throws), where throwing fails every item of the batch.
    */
-  checkBatch?(items: Item[]): Promise<FindingInput[][]>
+  checkBatch?(items: Item[]): Promise<Array<FindingInput[] | Error>>
   /** Handle another event the pipeline subscribed this plugin to. */
   onEvent?(event: PluginEvent): void | Promise<void>
   /** Release what `create` acquired (clients, timers). */

@@ -302,6 +302,24 @@ describe('a plugin that does not keep to the API', () => {
     }
   })
 
+  // Rule: checkBatch may put an Error in a string's place: that string alone fails (plugin-threw,
+  // routed by on-error), the others of the batch are routed on their findings.
+  it('fails alone the string a checkBatch answers with an Error', async () => {
+    const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-batch-error-'))
+    try {
+      writeFileSync(path.join(dir, 'partial.mjs'), plugin('partial', `{ async checkBatch(items) { return items.map((i) => i.source === 'bad' ? new Error('the service refused this one') : i.source === 'flagged' ? [{ message: 'flagged' }] : []) } }`))
+      const { pipeline } = await load(pipelineYaml('checks:\n  - uses: partial\nroute:\n  - if: errors > 0\n    to: failed\n  - to: passed\n'), testDeps({ pluginsDir: dir }))
+      const results = await pipeline.run(items([{ source: 'fine' }, { source: 'bad' }, { source: 'flagged' }]))
+      expect(results.map((r) => [r.output, r.findings.map((f) => `${f.check}/${f.code ?? ''}: ${f.message}`)])).toEqual([
+        ['passed', []],
+        [null, ['engine/plugin-threw: plugin "partial" (check "partial") failed: the service refused this one']],
+        ['failed', ['partial/: flagged']],
+      ])
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
   it('returns no list, a finding without a message, a batch of the wrong length, or has no check: plugin-bad-result', async () => {
     const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-odd-plugins-'))
     try {
