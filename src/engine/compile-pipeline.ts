@@ -262,21 +262,18 @@ function compileOnError(c: Compiling, onError: string | undefined, outputs: Outp
 }
 
 /**
- * Does a route's condition hold for a string without any finding? Such a route (`no errors so
- * far`, `errors == 0`) routes the clean strings: its output does not send strings back, though
- * its condition names `errors`.
+ * Does a route that names `errors` send strings back? It does when errors can make it hold: it
+ * need not hold for a string without any finding, and it may hold for one with errors, whatever
+ * the string's fields and settings (and its other counts) are. `no errors so far`, `errors == 0`
+ * or `no errors and target.language == "de"` route clean strings; `errors > 0`, `errors > 0 and
+ * file.type == "json"` or `errors > 0 or not settings.strict` send strings back. Decided in
+ * three-valued logic, what the condition does not fix left unknown.
  */
-function holdsWhenClean(condition: Condition | undefined, checkCount: number): boolean {
+function sendsStringsBack(condition: Condition | undefined, checkCount: number): boolean {
   if (!condition) return true
-  const item = {
-    id: 0, key: '', context: '', maxLength: 0, source: '', translation: '', isPlural: false, fileType: '', filePath: '', labelIds: [],
-    sourceLanguage: { id: '' }, targetLanguage: { id: '' }, settings: {},
-  } as unknown as EvalState['item']
-  try {
-    return condition({ item, sev: new Int32Array(3), byCheck: new Int32Array((checkCount + 1) * 3) })
-  } catch {
-    return false
-  }
+  const item = { settings: {} } as unknown as EvalState['item']
+  const state = (errors: number): EvalState => ({ item, sev: Int32Array.of(errors, 0, 0), byCheck: new Int32Array((checkCount + 1) * 3) })
+  return condition.decided(state(0), false) !== true && condition.decided(state(1_000_000), true) !== false
 }
 
 /** Issues: on by the key's presence; the outputs that send a string back, by name or by the routes that count errors. */
@@ -288,7 +285,7 @@ function compileIssues(c: Compiling, issues: PipelineFile['issues'], routes: Rou
     })
     return { outputs: issues.outputs }
   }
-  const sendBack = routes.filter((r, i) => r.if !== undefined && /\berrors\b/.test(r.if) && r.to !== '' && !holdsWhenClean(compiled[i]?.condition, checkCount)).map((r) => r.to)
+  const sendBack = routes.filter((r, i) => r.if !== undefined && /\berrors\b/.test(r.if) && r.to !== '' && sendsStringsBack(compiled[i]?.condition, checkCount)).map((r) => r.to)
   if (!sendBack.length) warn(c, ['issues'], 'no route counts errors, so no output sends strings back: name them in issues.outputs')
   return { outputs: [...new Set(sendBack)] }
 }

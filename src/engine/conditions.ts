@@ -37,7 +37,15 @@ export interface ConditionScope {
   settings: ReadonlyMap<string, ValueType>
 }
 
-export type Condition = (state: EvalState) => boolean
+export type Condition = ((state: EvalState) => boolean) & {
+  /**
+   * The condition in three-valued logic, for reasoning about a route at load (compile-pipeline's
+   * issues rule): the string's fields and settings are unknown, and with `othersUnknown` every
+   * count but the string's total errors and findings too. True or false when the known counts
+   * decide it, undefined when it depends on what is unknown.
+   */
+  decided(state: EvalState, othersUnknown: boolean): boolean | undefined
+}
 
 export class ConditionError extends Error {
   /** Offset in the condition text where the problem is. */
@@ -92,12 +100,31 @@ function tokenize(src: string): Token[] {
   return tokens
 }
 
-interface Node { type: ValueType; at: number; eval: (s: EvalState) => unknown; literal?: unknown }
+/** A value that depends on what the three-valued evaluation leaves unknown. */
+const UNKNOWN = Symbol('unknown')
+type Known = (s: EvalState, othersUnknown: boolean) => unknown
+
+/** `k`: the node in three-valued logic (see Condition.decided); absent, the node is always known. */
+interface Node { type: ValueType; at: number; eval: (s: EvalState) => unknown; literal?: unknown; k?: Known }
+
+const known = (n: Node): Known => n.k ?? ((s) => n.eval(s))
+/** Kleene's and/or/not over true, false and UNKNOWN. */
+const kAnd = (a: unknown, b: unknown): unknown => (a !== UNKNOWN && !truthy(a)) || (b !== UNKNOWN && !truthy(b)) ? false : a === UNKNOWN || b === UNKNOWN ? UNKNOWN : true
+const kOr = (a: unknown, b: unknown): unknown => (a !== UNKNOWN && truthy(a)) || (b !== UNKNOWN && truthy(b)) ? true : a === UNKNOWN || b === UNKNOWN ? UNKNOWN : false
 
 const SEVERITY_INDEX = { errors: 0, warnings: 1, infos: 2 } as const
 type CountName = keyof typeof SEVERITY_INDEX | 'findings'
 
 function countNode(name: CountName, checkIndex: number | undefined, at: number): Node {
+  const node = plainCountNode(name, checkIndex, at)
+  // The string's total errors and findings stay known in the three-valued evaluation; the rest
+  // (warnings, infos, a check's own counts) are unknown when it says so.
+  if (checkIndex === undefined && (name === 'errors' || name === 'findings')) return node
+  const ev = node.eval
+  return { ...node, k: (s, othersUnknown) => (othersUnknown ? UNKNOWN : ev(s)) }
+}
+
+function plainCountNode(name: CountName, checkIndex: number | undefined, at: number): Node {
   if (checkIndex === undefined) {
     if (name === 'findings') return { type: 'number', at, eval: (s) => s.sev[0]! + s.sev[1]! + s.sev[2]! }
     const i = SEVERITY_INDEX[name]
@@ -151,7 +178,8 @@ class Parser {
     while (this.isOp('or', '||')) {
       this.next()
       const l = left, r = this.and()
-      left = { type: 'boolean', at: l.at, eval: (s) => truthy(l.eval(s)) || truthy(r.eval(s)) }
+      const kl = known(l), kr = known(r)
+      left = { type: 'boolean', at: l.at, eval: (s) => truthy(l.eval(s)) || truthy(r.eval(s)), k: (s, o) => kOr(kl(s, o), kr(s, o)) }
     }
     return left
   }
@@ -161,7 +189,8 @@ class Parser {
     while (this.isOp('and', '&&')) {
       this.next()
       const l = left, r = this.unary()
-      left = { type: 'boolean', at: l.at, eval: (s) => truthy(l.eval(s)) && truthy(r.eval(s)) }
+      const kl = known(l), kr = known(r)
+      left = { type: 'boolean', at: l.at, eval: (s) => truthy(l.eval(s)) && truthy(r.eval(s)), k: (s, o) => kAnd(kl(s, o), kr(s, o)) }
     }
     return left
   }
@@ -170,7 +199,8 @@ class Parser {
     if (this.isOp('not', '!')) {
       const t = this.next()
       const inner = this.unary()
-      return { type: 'boolean', at: t.at, eval: (s) => !truthy(inner.eval(s)) }
+      const ki = known(inner)
+      return { type: 'boolean', at: t.at, eval: (s) => !truthy(inner.eval(s)), k: (s, o) => { const v = ki(s, o); return v === UNKNOWN ? UNKNOWN : !truthy(v) } }
     }
     return this.compare()
   }
@@ -180,6 +210,13 @@ class Parser {
     if (!this.isOp('==', '!=', '>', '>=', '<', '<=', 'contains', 'matches')) return left
     const op = this.next()
     const right = this.primary()
+    const node = this.comparison(left, op, right)
+    // Known when both sides are: then its plain value, which reads nothing unknown.
+    const kl = known(left), kr = known(right), ev = node.eval
+    return { ...node, k: (s, o) => (kl(s, o) === UNKNOWN || kr(s, o) === UNKNOWN ? UNKNOWN : ev(s)) }
+  }
+
+  private comparison(left: Node, op: Token, right: Node): Node {
     const l = left.eval, r = right.eval
     const mismatch = (want: string) => new ConditionError(`"${op.text}" needs ${want}`, op.at)
     switch (op.text) {
@@ -266,7 +303,8 @@ class Parser {
         if (far.kind !== 'name' || far.text !== 'far') throw new ConditionError('expected "so far"', far.at)
       }
       const count = countNode(what.text as CountName, undefined, what.at)
-      return { type: 'boolean', at: t.at, eval: (s) => count.eval(s) === 0 }
+      const kc = known(count)
+      return { type: 'boolean', at: t.at, eval: (s) => count.eval(s) === 0, k: (s, o) => { const v = kc(s, o); return v === UNKNOWN ? UNKNOWN : v === 0 } }
     }
     const dot = name.indexOf('.')
     const head = dot < 0 ? name : name.slice(0, dot)
@@ -284,13 +322,13 @@ class Parser {
       const type = this.scope.settings.get(rest)
       if (!rest || type === undefined) throw new ConditionError(`unknown setting "${rest}"; declare it under settings.properties`, t.at)
       // A setting the step lacks is undefined, never a member of Object.prototype (toString...).
-      return { type, at: t.at, eval: (s) => (Object.hasOwn(s.item.settings, rest) ? s.item.settings[rest] : undefined) }
+      return { type, at: t.at, eval: (s) => (Object.hasOwn(s.item.settings, rest) ? s.item.settings[rest] : undefined), k: () => UNKNOWN }
     }
     // Own names only: toString, constructor, __proto__... are not fields.
     const field = Object.hasOwn(FIELDS, name) ? FIELDS[name] : undefined
     if (!field) throw new ConditionError(`unknown name "${name}"; known: ${CONDITION_NAMES.join(', ')}`, t.at)
     const get = field.get
-    return { type: field.type, at: t.at, eval: (s) => get(s.item) }
+    return { type: field.type, at: t.at, eval: (s) => get(s.item), k: () => UNKNOWN }
   }
 }
 
@@ -299,5 +337,7 @@ export function compileCondition(text: string, scope: ConditionScope): Condition
   if (!text.trim()) throw new ConditionError('empty condition', 0)
   const node = new Parser(tokenize(text), scope).parse()
   const ev = node.eval
-  return (s) => truthy(ev(s))
+  const k = known(node)
+  const condition = (s: EvalState) => truthy(ev(s))
+  return Object.assign(condition, { decided: (s: EvalState, othersUnknown: boolean) => { const v = k(s, othersUnknown); return v === UNKNOWN ? undefined : truthy(v) } })
 }

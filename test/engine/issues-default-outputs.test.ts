@@ -11,6 +11,9 @@ input: [translated]
 outputs:
   passed: { port: approved }
   failed: { port: translated }
+settings:
+  properties:
+    strict: { type: boolean, default: false }
 checks:
   - uses: empty
 route:
@@ -21,11 +24,23 @@ issues: {}
 `
 
 describe('issues: the default outputs', () => {
-  for (const cond of ['no errors so far', 'errors == 0', 'not (errors > 0)', 'errors.empty < 1']) {
+  // With fields and settings too: a clean route restricted to some strings is still a clean route.
+  for (const cond of ['no errors so far', 'errors == 0', 'not (errors > 0)', 'errors.empty < 1', 'no errors and target.language == "de"', 'errors == 0 and settings.strict', 'not (errors > 0 or file.type == "json")']) {
     it(`a route "${cond}" to "passed" does not make "passed" an output that sends strings back`, async () => {
       const { set } = await loadOne(pipeline(cond))
       try {
         expect(set.get('p')!.issues?.outputs ?? []).not.toContain('passed')
+      } finally {
+        await set.close(0)
+      }
+    })
+  }
+
+  for (const cond of ['errors > 0 or not settings.strict', 'errors > 0 and file.type == "json"', 'errors > 0 and warnings == 0', 'errors.empty > 0 or source == ""']) {
+    it(`a route "${cond}" sends strings back`, async () => {
+      const { set } = await loadOne(pipeline(cond))
+      try {
+        expect(set.get('p')!.issues?.outputs).toEqual(['passed'])
       } finally {
         await set.close(0)
       }
