@@ -24,7 +24,10 @@ type Env = Readonly<Record<string, string | undefined>>
  * option keeps an empty value. A value of spaces was read as a number 0 (Number(' ') is 0): a port
  * picked at random, no shutdown deadline, the reconciliation sweep off.
  */
-const unset = (spec: OptionSpec, raw: string | undefined): raw is undefined | '' => raw === undefined || (raw.trim() === '' && !spec.emptyMeansNone)
+const unset = (spec: OptionSpec, raw: string | undefined): raw is undefined | '' =>
+  raw === undefined || ((isSecret(spec) ? raw === '' : raw.trim() === '') && !spec.emptyMeansNone)
+/** A secret is taken as written: one of spaces is a value (a password), never "unset" (which opens /metrics). */
+const isSecret = (spec: OptionSpec) => spec.kind === 'secret' || spec.kind === 'secret-list'
 
 /** The value of an option that is not set: its literal default, or the empty value of its kind. */
 function literalDefault(spec: OptionSpec): unknown {
@@ -149,7 +152,9 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   }
   // Checked here too (the worker refuses it at its start), so that `config --check` does not call
   // such a configuration valid.
-  if (config.queueRedisUrl && !/^rediss?:\/\//.test(config.queueRedisUrl)) {
+  // ioredis also takes host:port, a port, a Unix socket path and an upper-case scheme: only a URL of
+  // another scheme is refused, and only when the queue uses it.
+  if (config.queue === 'bullmq' && config.queueRedisUrl && /^[a-z][a-z0-9+.-]*:\/\//i.test(config.queueRedisUrl) && !/^rediss?:\/\//i.test(config.queueRedisUrl)) {
     errors.push(`QUEUE_REDIS_URL: "${withoutPassword(config.queueRedisUrl)}" must start with redis:// or rediss:// (BullMQ runs on Redis only)`)
   } else if (config.queue === 'bullmq' && !config.queueRedisUrl && !/^rediss?:\/\//.test(config.storeUrl)) {
     errors.push('QUEUE=bullmq needs Redis: set QUEUE_REDIS_URL=redis://..., or a redis:// STORE_URL (or QUEUE=memory for one instance)')
