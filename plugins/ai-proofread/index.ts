@@ -48,7 +48,7 @@ const OPTIONS = {
     timeoutMs: { type: 'integer', minimum: 100, maximum: MAX_TIMER_MS, default: 60000, description: 'Time limit of one request.' },
     maxRetries: { type: 'integer', minimum: 0, maximum: 10, default: 4, description: 'Retries of a request on 429, 5xx, network errors and timeouts.' },
     retryBaseMs: { type: 'integer', minimum: 1, default: 1000, description: 'First back-off wait when the server names none; doubles each retry (max 30 s).' },
-    maxOutputTokens: { type: 'integer', minimum: 0, default: 8192, description: 'Completion tokens per request, at most: 256 plus 512 a string, capped at this; 0 sends no limit (the model runs to its own).' },
+    maxOutputTokens: { type: 'integer', minimum: 0, default: 16384, description: 'Completion tokens per request, at most: 2048 plus 1024 a string (room for a reasoning model\'s thinking), capped at this; 0 sends no limit (the model runs to its own). A server whose context cannot hold the prompt and the limit together is asked once more without it.' },
     tokensPerHour: { type: 'integer', minimum: 0, default: 0, description: 'Prompt+completion tokens per rolling hour; 0 means unlimited.' },
     cacheTtlHours: { type: 'number', minimum: 0, default: 720, description: 'How long a verdict is kept; 0 keeps it forever.' },
   },

@@ -25,7 +25,36 @@ export const MALFORMED_RETRIES = 2
  * sent). Without one, a model looping inside its JSON (whitespace, a repeated error) writes until
  * its own limit (16k tokens and more), billed in full, three times over as a malformed answer.
  */
-export const maxCompletionTokens = (strings: number, cap: number): number | undefined => (cap > 0 ? Math.min(cap, 256 + 512 * strings) : undefined)
+export const maxCompletionTokens = (strings: number, cap: number): number | undefined => (cap > 0 ? Math.min(cap, 2048 + 1024 * strings) : undefined)
+/** The default cap of a request's completion tokens (the option maxOutputTokens). */
+export const DEFAULT_MAX_OUTPUT_TOKENS = 16384
+
+/** A 400 saying the prompt and the completion limit do not fit the model's context (OpenAI, vLLM). */
+function isContextLengthExceeded(error: unknown, { APIError }: Sdk): boolean {
+  if (!(error instanceof APIError) || error.status !== 400) return false
+  const code = (error as { code?: unknown }).code
+  return code === 'context_length_exceeded' || /maximum context length/i.test(error.message)
+}
+
+/**
+ * A signal that aborts when any of `signals` does, and lets go of them on `dispose` (Node 20's
+ * AbortSignal.any stays linked to a long-lived signal: 1.2 KB a call, never freed).
+ */
+function linked(...signals: Array<AbortSignal | undefined>): { signal: AbortSignal; controller: AbortController; dispose(): void } {
+  const controller = new AbortController()
+  const links: Array<[AbortSignal, () => void]> = []
+  for (const s of signals) {
+    if (!s) continue
+    if (s.aborted) {
+      controller.abort(s.reason)
+      break
+    }
+    const abort = () => controller.abort(s.reason)
+    s.addEventListener('abort', abort, { once: true })
+    links.push([s, abort])
+  }
+  return { signal: controller.signal, controller, dispose: () => { for (const [s, abort] of links) s.removeEventListener('abort', abort) } }
+}
 /** A Retry-After longer than this is not waited out: the request fails and on-error decides. */
 const MAX_RETRY_AFTER_MS = 120_000
 
@@ -137,7 +166,11 @@ function classify(error: unknown, apiKey: string, { APIConnectionError, APIConne
   if (error instanceof APIError) {
     const status = error.status
     const retry = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500
-    return { retry, after: retryAfterMs(error.headers), reason: `HTTP ${status ?? '?'}`, status }
+    // The API's own error code says what to change (context_length_exceeded, invalid_api_key,
+    // insufficient_quota); a code of its own words only, never a quoted text.
+    const code = (error as { code?: unknown }).code
+    const named = typeof code === 'string' && /^[\w.-]{1,64}$/.test(code) ? ` ${code}` : ''
+    return { retry, after: retryAfterMs(error.headers), reason: `HTTP ${status ?? '?'}${named}`, status }
   }
   // Not the SDK's: the request could not be built (a header) or sent; its text may quote the key.
   return { retry: false, reason: withoutKey(error instanceof Error ? error.message : String(error), apiKey) }
@@ -183,6 +216,9 @@ export class ModelClient {
     const estimate = estimateTokens(SYSTEM_PROMPT + user)
     let transient = 0
     let malformed = 0
+    // A server whose context cannot hold the prompt and the completion limit together (a small
+    // self-hosted model) is asked once more without the limit.
+    let limited = (this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) > 0
     for (;;) {
       signal?.throwIfAborted()
       const settle = this.budget.reserve(estimate)
@@ -192,15 +228,23 @@ export class ModelClient {
         const completion = await this.send(async () => {
           metrics.add('ai.requests')
           const deadline = performance.now() + this.options.timeoutMs
-          const stopBody = new AbortController()
-          // The body is read here, not by the SDK: one that is no completion is a malformed answer.
-          const response = await client.chat.completions.create({
-            model,
-            messages,
-            max_completion_tokens: maxCompletionTokens(request.items.length, this.options.maxOutputTokens ?? 8192),
-            response_format: { type: 'json_schema', json_schema: { name: `proofread_v${PROMPT_VERSION}`, strict: true, schema: VERDICT_SCHEMA as unknown as Record<string, unknown> } },
-          }, { signal: signal ? AbortSignal.any([signal, stopBody.signal]) : stopBody.signal, timeout: this.options.timeoutMs, maxRetries: 0 }).asResponse()
-          return readCompletion(response, sdk, deadline, stopBody)
+          // The attempt's own signal: the string's aborts it, and so does the attempt's deadline
+          // while its body is read. The SDK never removes the listener it adds to the signal it
+          // is given, so it gets this short-lived one, never the string's (which can live as long
+          // as the worker).
+          const attempt = linked(signal)
+          try {
+            // The body is read here, not by the SDK: one that is no completion is a malformed answer.
+            const response = await client.chat.completions.create({
+              model,
+              messages,
+              ...(limited ? { max_completion_tokens: maxCompletionTokens(request.items.length, this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) } : {}),
+              response_format: { type: 'json_schema', json_schema: { name: `proofread_v${PROMPT_VERSION}`, strict: true, schema: VERDICT_SCHEMA as unknown as Record<string, unknown> } },
+            }, { signal: attempt.signal, timeout: this.options.timeoutMs, maxRetries: 0 }).asResponse()
+            return await readCompletion(response, sdk, deadline, attempt.controller)
+          } finally {
+            attempt.dispose()
+          }
         }, signal)
         const answer = this.answerOf(completion, estimate, settle)
         if (typeof answer !== 'string') return answer
@@ -213,6 +257,12 @@ export class ModelClient {
         if (error instanceof ModelRequestError) throw error
         if (signal?.aborted) throw signal.reason
         metrics.add('ai.errors')
+        if (limited && isContextLengthExceeded(error, sdk)) {
+          limited = false
+          metrics.add('ai.retries')
+          this.options.log.warn('ai-proofread: the model\'s context cannot hold the prompt and the completion limit (maxOutputTokens); asking again without the limit')
+          continue
+        }
         const c = classify(error, apiKey, sdk)
         if (!c.retry || transient >= this.options.maxRetries) {
           throw new ModelRequestError(`ai-proofread: request to ${model} failed (${c.reason})${c.retry ? ` after ${transient + 1} attempts` : ''}`, c.status)
@@ -226,7 +276,14 @@ export class ModelClient {
       }
       metrics.add('ai.retries')
       this.options.log.warn({ reason, waitMs: Math.round(wait) }, 'ai-proofread: retrying model request')
-      if (wait > 0) await sleep(wait, signal ? AbortSignal.any([signal, this.closing.signal]) : this.closing.signal)
+      if (wait > 0) {
+        const waiting = linked(signal, this.closing.signal)
+        try {
+          await sleep(wait, waiting.signal)
+        } finally {
+          waiting.dispose()
+        }
+      }
     }
   }
 

@@ -385,7 +385,7 @@ describe('ai-proofread statuses', () => {
   it('does not wait when the server asks for more than two minutes', async () => {
     const { checkBatch } = await setUp()
     fake.setFaults({ tooManyRequests: { retryAfter: '3600' } })
-    await expect(checkBatch(good(1))).rejects.toThrow(/^ai-proofread: gpt-4o-mini asks to wait 3600 s \(HTTP 429\); not waiting that long$/)
+    await expect(checkBatch(good(1))).rejects.toThrow(/^ai-proofread: gpt-4o-mini asks to wait 3600 s \(HTTP 429 rate_limit_exceeded\); not waiting that long$/)
     expect(fake.stats().requests).toBe(1)
   })
 
@@ -395,7 +395,7 @@ describe('ai-proofread statuses', () => {
     const { checkBatch } = await setUp({ retryBaseMs: 1 }, { log })
     fake.setFaults({ tooManyRequests: { times: 1, retryAfter: '0', retryAfterMs: 20 } })
     await checkBatch(good(1))
-    expect(lines.map((l) => ({ msg: l.msg, reason: l.reason, waitMs: l.waitMs }))).toEqual([{ msg: 'ai-proofread: retrying model request', reason: 'HTTP 429', waitMs: 20 }])
+    expect(lines.map((l) => ({ msg: l.msg, reason: l.reason, waitMs: l.waitMs }))).toEqual([{ msg: 'ai-proofread: retrying model request', reason: 'HTTP 429 rate_limit_exceeded', waitMs: 20 }])
   })
 })
 
@@ -497,7 +497,7 @@ describe('ai-proofread answers that stop or run away', () => {
     fake.setFaults({ runaway: {} })
     await expect(checkBatch(good(1))).rejects.toThrow(/malformed answer .* after 3 attempts/)
     expect(fake.stats().requests).toBe(3)
-    expect(fake.stats().tokensOut).toBeLessThanOrEqual(3 * 2000)
+    expect(fake.stats().tokensOut).toBeLessThanOrEqual(3 * (2048 + 1024))
     const limits = bodies.map((b) => b.max_completion_tokens)
     expect(limits.every((n) => typeof n === 'number' && n > 0)).toBe(true)
     // A batch of twenty gets room for twenty verdicts, within what a model can write.
@@ -505,6 +505,28 @@ describe('ai-proofread answers that stop or run away', () => {
     await checkBatch(good(20, 100))
     expect(bodies[0]!.max_completion_tokens).toBeGreaterThan(limits[0] as number)
     expect(bodies[0]!.max_completion_tokens).toBeLessThanOrEqual(16_384)
+  })
+})
+
+describe('ai-proofread and a small context', () => {
+  // Rule: a server whose context cannot hold the prompt and the completion limit together (vLLM
+  // checks both against the model's context) is asked once more without the limit, not failed.
+  it('asks again without the completion limit when the context cannot hold it', async () => {
+    const tiny = await startFakeOpenAi({ contextTokens: 8_000 })
+    try {
+      const { checkBatch, counters } = await setUp({}, { env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: tiny.url } })
+      expect(await checkBatch(good(20))).toEqual(good(20).map(() => []))
+      expect(tiny.stats().byStatus).toEqual({ 200: 1, 400: 1 })
+      expect(counters['ai.retries']).toBe(1)
+      // Once only: a prompt too large for the context is refused for good.
+      const { checkBatch: again } = await setUp({ maxInputTokens: 20_000 }, { env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: tiny.url } })
+      tiny.reset()
+      const long = [testItem({ source: 'Terms. '.repeat(3000), translation: 'Conditions. '.repeat(2000) }, 1)]
+      await expect(again(long)).rejects.toThrow(/HTTP 400 context_length_exceeded/)
+      expect(tiny.stats().byStatus).toEqual({ 400: 2 })
+    } finally {
+      await tiny.stop()
+    }
   })
 })
 
@@ -527,7 +549,7 @@ describe('ai-proofread token estimates', () => {
   // reported `too-long-to-review`): this holds for CJK text too, whose every character is about a
   // token, not a third of one. Against a model whose context fits maxInputTokens + maxOutputTokens.
   let small: RunningFakeOpenAi
-  beforeAll(async () => { small = await startFakeOpenAi({ contextTokens: 16_000 + 8192 + 512 }) })
+  beforeAll(async () => { small = await startFakeOpenAi({ contextTokens: 16_000 + 16_384 + 512 }) })
   afterAll(async () => { await small.stop() })
   const japanese = (chars: number, n: number) => testItem({ source: `Terms of use, part ${n}. `.repeat(Math.ceil(chars / 80)), translation: `利用規約第${n}部。`.padEnd(chars, '本サービスの利用規約に同意します。') }, n)
   const onSmall = (options: Record<string, unknown> = {}) => setUp(options, { env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: small.url } })
