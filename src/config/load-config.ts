@@ -45,7 +45,8 @@ function literalDefault(spec: OptionSpec): unknown {
  * `postgres://user:PASSWORD@host/db`) replaced, so a mistyped scheme does not put it in the log.
  */
 export function withoutPassword(url: string): string {
-  return url.replace(/^([^/?#]*\/\/[^/?#@:]*):[^/?#]*@/, '$1:***@')
+  // Up to the last `@`: a password typed unencoded may hold `/`, `?`, `#` and `@` (base64 ones do).
+  return url.replace(/^([^/?#]*\/\/[^/?#@:]*):.*@/s, '$1:***@')
 }
 
 /** Parse one value given in the environment; a bad one adds an error naming the variable. */

@@ -47,7 +47,7 @@ export function loadTokenKey(config: Pick<Config, 'tokenKey' | 'dataDir' | 'stor
       'TOKEN_KEY is not set but the store is shared (redis/postgres): every instance needs the same key; set TOKEN_KEY on all of them',
     )
   }
-  mkdirSync(path.dirname(file), { recursive: true })
+  mkdirSync(path.dirname(file), { recursive: true, mode: 0o700 })
   try {
     // 'wx': never overwrite a key another process just created (that would orphan its tokens).
     writeFileSync(file, `${randomBytes(32).toString('base64')}\n`, { flag: 'wx', mode: 0o600 })

@@ -7,7 +7,7 @@
 //   sqlite://./data/switchyard.sqlite       single instance (the default)
 //   redis://[:password@]host:6379[/db]      scale-out (rediss:// for TLS)
 //   postgres://user:pass@host:5432/db[?table=switchyard&schema=public]   scale-out
-import { mkdirSync } from 'node:fs'
+import { closeSync, mkdirSync, openSync } from 'node:fs'
 import path from 'node:path'
 import Keyv, { type KeyvStoreAdapter } from 'keyv'
 
@@ -125,9 +125,17 @@ async function backendFor(storeUrl: string, connectTimeoutMs: number): Promise<B
         )
       if (file && file !== ':memory:') {
         try {
-          mkdirSync(path.dirname(path.resolve(file)), { recursive: true })
+          // The worker's user's alone, like DATA_DIR/token.key and DATA_DIR/incoming/*: the file
+          // holds every journaled delivery, the settings and the findings (SQLite would create it
+          // 0644, and its WAL and SHM files take the database file's mode).
+          mkdirSync(path.dirname(path.resolve(file)), { recursive: true, mode: 0o700 })
         } catch (error) {
           throw cannotOpen(error)
+        }
+        try {
+          closeSync(openSync(path.resolve(file), 'wx', 0o600))
+        } catch {
+          // It exists (left as it is), or cannot be made: SQLite says why below.
         }
       }
       const { default: BaseSqlite } = await import('@keyv/sqlite')

@@ -101,7 +101,7 @@ export async function readLargeBody(req: IncomingMessage, options: ReadLargeOpti
       file = path.join(options.dir, `${PREFIX}${randomUUID()}`)
       const at = file
       handle = await onDisk(`create ${at}`, async () => {
-        await mkdir(options.dir, { recursive: true })
+        await mkdir(options.dir, { recursive: true, mode: 0o700 })
         return open(at, 'wx', 0o600)
       })
       const to = handle
