@@ -59,14 +59,21 @@ export interface EventHandler { on: string; id: string; plugin: string; instance
 /** A check to create: the entry (a preset's merged with its overrides) and where to point errors. */
 interface CheckToCreate { entry: CheckEntry; path: YamlPath; withPath: YamlPath }
 
+/** The ids an entry's checks would have: a plugin's one, a preset's, or a missing preset's fallback's. */
+function idsOf(c: Compiling, entry: CheckEntry): string[] {
+  if (c.registry.has(entry.uses)) return [entry.id ?? entry.uses]
+  if (Object.hasOwn(PRESETS, entry.uses)) return PRESETS[entry.uses]!.map((p) => p.id ?? p.uses)
+  if (entry.fallback) return entry.fallback.flatMap((f) => idsOf(c, f))
+  return [entry.id ?? entry.uses]
+}
+
 /** Replace presets by their checks (with overrides applied) and fallbacks of missing presets. */
 function expandChecks(c: Compiling, list: CheckEntry[], base: YamlPath, out: CheckToCreate[] = []): CheckToCreate[] {
   list.forEach((entry, i) => {
     const at = [...base, i]
     const uses = entry.uses
     if (entry.enabled === false) {
-      const preset = !c.registry.has(uses) && Object.hasOwn(PRESETS, uses) ? PRESETS[uses] : undefined
-      for (const id of preset ? preset.map((p) => p.id ?? p.uses) : [entry.id ?? uses]) c.disabled.add(id)
+      for (const id of idsOf(c, entry)) c.disabled.add(id)
       return
     }
     if (c.registry.has(uses)) {

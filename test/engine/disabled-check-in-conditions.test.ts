@@ -28,6 +28,7 @@ describe('a check switched off, named in conditions', () => {
     ['enabled: false on the check', '  - uses: unchanged\n    enabled: false'],
     ['enabled: false on a preset', '  - uses: standard\n    enabled: false'],
     ['a preset override { enabled: false }', '  - uses: standard\n    overrides: { unchanged: { enabled: false } }'],
+    ['enabled: false on a missing preset with a fallback', '  - uses: not-yet-a-preset\n    enabled: false\n    fallback:\n      - uses: unchanged'],
   ] as const) {
     it(`loads, and counts 0 for it (${how})`, async () => {
       const { set } = await loadOne(pipeline(checks))
