@@ -230,21 +230,36 @@ function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueu
   // otherwise both read the same list and the second write drop the first's events. (Replicas
   // sharing the store can still overwrite each other's latest entries: the list is the operator's
   // view, not a record.)
-  let writing: Promise<void> = Promise.resolve()
+  // Entries wait in `queued` (the newest ACTIVITY_MAX at most) while a write is under way, and go
+  // in the next one: a slow or hung store holds one write and a bounded list, not a chain of them.
+  let queued: unknown[] = []
+  let writing = false
+  const write = async (): Promise<void> => {
+    const { stores, log } = deps
+    writing = true
+    try {
+      while (queued.length) {
+        const entries = queued
+        queued = []
+        try {
+          const recent = ((await stores.activity.get(ACTIVITY_KEY)) as unknown[] | undefined) ?? []
+          await stores.activity.set(ACTIVITY_KEY, [...entries, ...recent].slice(0, ACTIVITY_MAX))
+        } catch (error) {
+          log.warn({ err: error, events: entries.length }, 'could not write the recent events for the operator page; the delivery is accepted all the same')
+        }
+      }
+    } finally {
+      writing = false
+    }
+  }
   return async (events: OtherEvent[], origin: BatchOrigin) => {
-    const { stores, log, queue, pipelines } = deps
+    const { log, queue, pipelines } = deps
     const entries = events.map((e) => ({ at: new Date().toISOString(), event: e.event, organizationId: origin.organizationId, domain: origin.domain, batchId: origin.batchId }))
     // The operator's view only: a store that fails here costs the delivery nothing (its strings
     // are journaled; a 500 would spend one of the service's few retries) nor the handlers below,
-    // and the answer does not wait for it.
-    writing = writing.then(async () => {
-      try {
-        const recent = ((await stores.activity.get(ACTIVITY_KEY)) as unknown[] | undefined) ?? []
-        await stores.activity.set(ACTIVITY_KEY, [...entries, ...recent].slice(0, ACTIVITY_MAX))
-      } catch (error) {
-        log.warn({ err: error, events: events.length }, 'could not write the recent events for the operator page; the delivery is accepted all the same')
-      }
-    })
+    // and the answer does not wait for it. The latest delivery first, as the list keeps them.
+    queued = [...entries, ...queued].slice(0, ACTIVITY_MAX)
+    if (!writing) void write()
     const subscribed = new Set(pipelines().events())
     for (const e of events) {
       if (!subscribed.has(e.event)) continue

@@ -53,3 +53,27 @@ it('lists the other events of deliveries that arrive together', async () => {
   const listed = async () => ((((await get(ACTIVITY_KEY)) ?? []) as Array<{ event: string }>).map((e) => e.event).sort())
   await expect.poll(listed, { timeout: 3000, interval: 50 }).toEqual(['project.approved', 'project.translated'])
 })
+
+// Rule: a slow or hung store holds one write of the list and a bounded list of entries waiting,
+// not one write per delivery: the deliveries that came meanwhile go in one write once it answers.
+it('keeps one write of the list at a time, the deliveries meanwhile in the next one', async () => {
+  const stores = await createStores('memory://')
+  const activity = stores.activity as unknown as { get: (k: string) => Promise<unknown>; set: (k: string, v: unknown) => Promise<boolean> }
+  const get = activity.get.bind(activity)
+  const set = activity.set.bind(activity)
+  let release!: () => void
+  const held = new Promise<void>((resolve) => (release = resolve))
+  let sets = 0
+  activity.get = async (key) => { await held; return get(key) }
+  activity.set = async (key, value) => { sets++; return set(key, value) }
+  const w = await startTestWorker({ pipelines: fakePipelines(), fetch: fakeServiceFetch().fetch, stores })
+  running.push(w)
+  for (const projectId of [1, 2, 3, 4, 5]) {
+    const res = await fetch(`${w.url}/webhooks`, signedRequest(JSON.stringify({ events: [{ event: 'project.translated', projectId }] }), SECRET))
+    expect(res.status).toBe(200)
+  }
+  release()
+  const listed = async () => (((await get(ACTIVITY_KEY)) ?? []) as unknown[]).length
+  await expect.poll(listed, { timeout: 3000, interval: 20 }).toBe(5)
+  expect(sets).toBe(2)
+})
