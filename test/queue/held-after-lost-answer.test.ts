@@ -1,7 +1,7 @@
-// A status update whose first attempt was applied at the service though its answer was lost (a
-// 503 from a gateway, a timeout), and whose next attempt is refused with 403 (the token lost its
-// right for a while), may have landed: held, it is checked with the service before its output is
-// reported. Meanwhile the string may have been sent back, fixed and returned to the step
+// A status update applied at the service though its answer was lost (a 503 from a gateway, a
+// timeout) may have landed: it is not sent again as it was, but held, and checked with the service
+// before an output is reported; the next request for it is refused with 403 (the token lost its
+// right for a while), which holds it again, and the check still comes first. Meanwhile the string may have been sent back, fixed and returned to the step
 // (platform notes, "A string comes back": each arrival is new work on the translation as it is
 // now): it runs again on the fixed translation instead of getting the old output.
 import { afterEach, expect, it } from 'vitest'
@@ -14,7 +14,7 @@ afterEach(async () => {
   while (running.length) await running.pop()!.stop()
 })
 
-it('a PATCH that landed (answer lost) and then got 403 is checked with the service before its output is reported again', async () => {
+it('a PATCH that landed (answer lost), held, then refused with 403 is checked with the service before an output is reported again', async () => {
   let phase: 'lost-then-403' | '403' | 'ok' = 'lost-then-403'
   let fixed = false
   const service = fakeServiceFetch(({ method }) => {
