@@ -165,7 +165,9 @@ function classify(error: unknown, apiKey: string, { APIConnectionError, APIConne
   if (error instanceof APIConnectionError) return { retry: true, reason: error instanceof APIConnectionTimeoutError ? 'timeout' : 'network error' }
   if (error instanceof APIError) {
     const status = error.status
-    const retry = status === undefined || status === 408 || status === 409 || status === 429 || status >= 500
+    // An account out of credit is answered 429 too, but waiting does not bring the credit back.
+    const quota = (error as { code?: unknown }).code === 'insufficient_quota'
+    const retry = !quota && (status === undefined || status === 408 || status === 409 || status === 429 || status >= 500)
     // The API's own error code says what to change (context_length_exceeded, invalid_api_key,
     // insufficient_quota); a code of its own words only, never a quoted text.
     const code = (error as { code?: unknown }).code

@@ -389,6 +389,15 @@ describe('ai-proofread statuses', () => {
     expect(fake.stats().requests).toBe(1)
   })
 
+  // Rule: a 429 for an account out of credit (insufficient_quota) is not waited out: retrying
+  // cannot help, and each retry delays every string of the run.
+  it('does not retry an account out of credit (429 insufficient_quota)', async () => {
+    const { checkBatch } = await setUp({ retryBaseMs: 1 })
+    fake.setFaults({ tooManyRequests: { quota: true } })
+    await expect(checkBatch(good(1))).rejects.toThrow(/failed \(HTTP 429 insufficient_quota\)$/)
+    expect(fake.stats().requests).toBe(1)
+  })
+
   it('logs each retry with its reason and wait', async () => {
     const lines: Record<string, unknown>[] = []
     const log = pino({ level: 'warn' }, { write: (line: string) => { lines.push(JSON.parse(line)) } })

@@ -21,8 +21,11 @@ export interface FaultRule {
 export interface FakeOpenAiFaults {
   /** Added before every answer: fixed ms, or a [min, max] range. */
   latencyMs?: number | [number, number]
-  /** Answer 429 with these headers (default `Retry-After: 1`). */
-  tooManyRequests?: FaultRule & { retryAfter?: string; retryAfterMs?: number }
+  /**
+   * Answer 429 with these headers (default `Retry-After: 1`); with `quota`, as OpenAI answers an
+   * account out of credit: code `insufficient_quota`, no Retry-After (waiting does not help).
+   */
+  tooManyRequests?: FaultRule & { retryAfter?: string; retryAfterMs?: number; quota?: boolean }
   /** Answer a 5xx (default 500). */
   serverError?: FaultRule & { status?: number }
   /** Leave an item out of the answer: the first whose source contains `match`, else the last. */
@@ -253,6 +256,7 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     }
     const tooMany = faults.tooManyRequests
     if (applies(tooMany)) {
+      if (tooMany?.quota) return fail(ctx, 429, 'You exceeded your current quota, please check your plan and billing details.', 'insufficient_quota', 'insufficient_quota')
       ctx.set('Retry-After', tooMany?.retryAfter ?? '1')
       if (tooMany?.retryAfterMs !== undefined) ctx.set('retry-after-ms', String(tooMany.retryAfterMs))
       return fail(ctx, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded')
