@@ -151,6 +151,12 @@ export function realisticTokens(text: string): number {
   return Math.ceil(ascii / 4) + other
 }
 
+/** An error answer in OpenAI's shape. */
+function fail(ctx: Koa.Context, status: number, message: string, type: string, code: string | null = null): void {
+  ctx.status = status
+  ctx.body = { error: { message, type, param: null, code } }
+}
+
 /** The 400 a model with a context of `contextTokens` gives a request past it (as OpenAI and vLLM word it), if it is past it. */
 function contextLengthError(body: Record<string, unknown>, contextTokens: number): string | undefined {
   const messages = Array.isArray(body.messages) ? body.messages as { content?: unknown }[] : []
@@ -200,11 +206,6 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     }
     if (rule.rate !== undefined) return random() < rule.rate
     return true
-  }
-
-  const fail = (ctx: Koa.Context, status: number, message: string, type: string, code: string | null = null) => {
-    ctx.status = status
-    ctx.body = { error: { message, type, param: null, code } }
   }
 
   const completions = async (ctx: Koa.Context) => {
