@@ -269,11 +269,21 @@ function compileOnError(c: Compiling, onError: string | undefined, outputs: Outp
  * file.type == "json"` or `errors > 0 or not settings.strict` send strings back. Decided in
  * three-valued logic, what the condition does not fix left unknown.
  */
-function sendsStringsBack(condition: Condition | undefined, checkCount: number): boolean {
+function sendsStringsBack(condition: Condition | undefined, text: string, checkCount: number): boolean {
   if (!condition) return true
   const item = { settings: {} } as unknown as EvalState['item']
   const state = (errors: number): EvalState => ({ item, sev: Int32Array.of(errors, 0, 0), byCheck: new Int32Array((checkCount + 1) * 3) })
-  return condition.decided(state(0), false) !== true && condition.decided(state(1_000_000), true) !== false
+  // Counts are compared with the condition's numbers only: it can change only at them, so some
+  // error count at, around or beyond each one (and 1) is where it may hold (`errors == 1`,
+  // `errors > 0 and errors < 3`), not only a very large one.
+  const numbers = (text.match(/\d+(\.\d+)?/g) ?? []).map(Number)
+  const counts = [...new Set([1, 1_000_000, ...numbers.flatMap((n) => [Math.floor(n) - 1, Math.floor(n), Math.floor(n) + 1, Math.ceil(n)])])]
+    .filter((n) => n >= 1 && n <= 1_000_000)
+  try {
+    return condition.decided(state(0), false) !== true && counts.some((n) => condition.decided(state(n), true) !== false)
+  } catch {
+    return true
+  }
 }
 
 /** Issues: on by the key's presence; the outputs that send a string back, by name or by the routes that count errors. */
@@ -285,7 +295,7 @@ function compileIssues(c: Compiling, issues: PipelineFile['issues'], routes: Rou
     })
     return { outputs: issues.outputs }
   }
-  const sendBack = routes.filter((r, i) => r.if !== undefined && /\berrors\b/.test(r.if) && r.to !== '' && sendsStringsBack(compiled[i]?.condition, checkCount)).map((r) => r.to)
+  const sendBack = routes.filter((r, i) => r.if !== undefined && /\berrors\b/.test(r.if) && r.to !== '' && sendsStringsBack(compiled[i]?.condition, r.if, checkCount)).map((r) => r.to)
   if (!sendBack.length) warn(c, ['issues'], 'no route counts errors, so no output sends strings back: name them in issues.outputs')
   return { outputs: [...new Set(sendBack)] }
 }

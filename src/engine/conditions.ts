@@ -211,9 +211,21 @@ class Parser {
     const op = this.next()
     const right = this.primary()
     const node = this.comparison(left, op, right)
-    // Known when both sides are: then its plain value, which reads nothing unknown.
-    const kl = known(left), kr = known(right), ev = node.eval
-    return { ...node, k: (s, o) => (kl(s, o) === UNKNOWN || kr(s, o) === UNKNOWN ? UNKNOWN : ev(s)) }
+    // Known when both sides are: then compared on their three-valued values, never by re-running
+    // the sides' plain evaluation (a side known by Kleene logic, `(x or errors > 0)`, still reads
+    // the fields of its unknown part there).
+    const kl = known(left), kr = known(right)
+    const sides: [unknown, unknown] = [undefined, undefined]
+    const onKnown = this.comparison({ ...left, eval: () => sides[0] }, op, { ...right, eval: () => sides[1] })
+    return {
+      ...node,
+      k: (s, o) => {
+        const a = kl(s, o), b = kr(s, o)
+        if (a === UNKNOWN || b === UNKNOWN) return UNKNOWN
+        sides[0] = a; sides[1] = b
+        return onKnown.eval(s)
+      },
+    }
   }
 
   private comparison(left: Node, op: Token, right: Node): Node {
