@@ -189,6 +189,8 @@ export class ModelClient {
   private readonly waiting = new Set<AbortController>()
   /** Aborted by close(), with the error of the requests that can no longer be sent. */
   private readonly closing = new AbortController()
+  /** Set once the server refused the completion limit for its context: no request sends it again. */
+  private noCompletionLimit = false
 
   constructor(private readonly options: ModelClientOptions) {
     this.queue = new PQueue({ concurrency: options.concurrency })
@@ -220,7 +222,7 @@ export class ModelClient {
     let malformed = 0
     // A server whose context cannot hold the prompt and the completion limit together (a small
     // self-hosted model) is asked once more without the limit.
-    let limited = (this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) > 0
+    let limited = !this.noCompletionLimit && (this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) > 0
     for (;;) {
       signal?.throwIfAborted()
       const settle = this.budget.reserve(estimate)
@@ -262,7 +264,9 @@ export class ModelClient {
         if (limited && isContextLengthExceeded(error, sdk)) {
           limited = false
           metrics.add('ai.retries')
-          this.options.log.warn('ai-proofread: the model\'s context cannot hold the prompt and the completion limit (maxOutputTokens); asking again without the limit')
+          // Said once, and not asked with the limit again: every request would pay a 400 first.
+          if (!this.noCompletionLimit) this.options.log.warn('ai-proofread: the model\'s context cannot hold the prompt and the completion limit (maxOutputTokens); asking without the limit from now on')
+          this.noCompletionLimit = true
           continue
         }
         const c = classify(error, apiKey, sdk)

@@ -527,6 +527,9 @@ describe('ai-proofread and a small context', () => {
       expect(await checkBatch(good(20))).toEqual(good(20).map(() => []))
       expect(tiny.stats().byStatus).toEqual({ 200: 1, 400: 1 })
       expect(counters['ai.retries']).toBe(1)
+      // The next requests go without the limit at once.
+      expect(await checkBatch(good(20, 100))).toEqual(good(20).map(() => []))
+      expect(tiny.stats().byStatus).toEqual({ 200: 2, 400: 1 })
       // Once only: a prompt too large for the context is refused for good.
       const { checkBatch: again } = await setUp({ maxInputTokens: 20_000 }, { env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: tiny.url } })
       tiny.reset()
