@@ -46,7 +46,8 @@ function literalDefault(spec: OptionSpec): unknown {
  */
 export function withoutPassword(url: string): string {
   // Up to the last `@`: a password typed unencoded may hold `/`, `?`, `#` and `@` (base64 ones do).
-  return url.replace(/^([^/?#]*\/\/[^/?#@:]*):.*@/s, '$1:***@')
+  // Any number of slashes after the scheme (`redis:/:pw@host` too).
+  return url.replace(/^([^/?#:]*:\/*[^/?#@:]*):.*@/s, '$1:***@')
 }
 
 /** Parse one value given in the environment; a bad one adds an error naming the variable. */

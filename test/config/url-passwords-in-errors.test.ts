@@ -37,5 +37,8 @@ describe('URL passwords in configuration errors', () => {
   it('keeps what an operator needs to see: scheme, user and host', () => {
     expect(withoutPassword('redix://app:Zm9v/YmFy@cache.internal:6379/0')).toBe('redix://app:***@cache.internal:6379/0')
     expect(withoutPassword('redis://cache.internal:6379/0')).toBe('redis://cache.internal:6379/0')
+    // One slash (or none) after the scheme: still masked.
+    expect(withoutPassword('redis:/:Zm9v/YmFy@cache.internal')).toBe('redis:/:***@cache.internal')
+    expect(withoutPassword('redis:app:Zm9v@cache.internal')).toBe('redis:app:***@cache.internal')
   })
 })
