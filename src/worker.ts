@@ -18,7 +18,7 @@ import { ApiClient } from './platform/api-client.js'
 import { byDomain, createDomainResolver, createRebinder, type OrganizationDirectory, type Rebinder } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
-import { Backlog, type BacklogView, heldDecision } from './queue/backlog.js'
+import { Backlog, type BacklogView, forgetDecision, heldDecision } from './queue/backlog.js'
 import type { BullmqJournal } from './queue/bullmq-journal.js'
 import { Dedupe } from './queue/dedupe.js'
 import { HeldOrganizations } from './queue/held-organizations.js'
@@ -888,9 +888,9 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     // lapses, and another instance runs it.
     if (closing) return
     queue.reserve(1)
-    if (job.decidedPort !== undefined && !job.recheck) return parts.reportRebound(heldDecision(job), (error) => void shared.park(job, `its held decision could not be reported: ${String(error)}`))
-    delete job.decidedPort
-    delete job.decidedReview
+    if (job.decidedPort !== undefined && !job.recheck && job.decidedOn === undefined) return parts.reportRebound(heldDecision(job), (error) => void shared.park(job, `its held decision could not be reported: ${String(error)}`))
+    // Decided on a translation: read again in the queue (reported as decided if unchanged).
+    if (job.recheck || job.decidedOn === undefined) forgetDecision(job)
     queue.push([job])
   })
 

@@ -202,16 +202,40 @@ function organizationRoutes(router: Router, emulator: Emulator): void {
 /** What managers, translators and the platform do to an organization. */
 function platformActionRoutes(router: Router, emulator: Emulator): void {
   router.post('/send-back', async (ctx) => {
-    const { organization, stringIds, languageId, text } = await readJson(ctx)
+    const { organization, stringIds, languageId, text, breakAgain } = await readJson(ctx)
     const moved = await bad(() =>
       emulator.sendBack({
         ...(optionalOrg(organization) !== undefined ? { organization: optionalOrg(organization)! } : {}),
         ...(numberList(stringIds, 'stringIds') ? { stringIds: numberList(stringIds, 'stringIds')! } : {}),
         ...(typeof languageId === 'string' ? { languageId } : {}),
         ...(typeof text === 'string' ? { text } : {}),
+        ...(breakAgain === true ? { breakAgain: true } : {}),
       }),
     )
     ctx.body = { sentBack: moved.length, strings: moved }
+  })
+
+  router.post('/edit-translations', async (ctx) => {
+    const { organization, stringIds, languageId, text, breakAgain } = await readJson(ctx)
+    const edited = await bad(() =>
+      emulator.editTranslations({
+        ...(optionalOrg(organization) !== undefined ? { organization: optionalOrg(organization)! } : {}),
+        ...(numberList(stringIds, 'stringIds') ? { stringIds: numberList(stringIds, 'stringIds')! } : {}),
+        ...(typeof languageId === 'string' ? { languageId } : {}),
+        ...(typeof text === 'string' ? { text } : {}),
+        ...(breakAgain === true ? { breakAgain: true } : {}),
+      }),
+    )
+    ctx.body = { edited: edited.length, strings: edited }
+  })
+
+  router.post('/edit-source', async (ctx) => {
+    const { organization, stringIds, append } = await readJson(ctx)
+    const ids = numberList(stringIds, 'stringIds')
+    if (!ids) throw createError(400, 'stringIds is required')
+    if (typeof append !== 'string') throw createError(400, 'append must be a string')
+    const moved = await bad(() => emulator.editSource({ stringIds: ids, append, ...(optionalOrg(organization) !== undefined ? { organization: optionalOrg(organization)! } : {}) }))
+    ctx.body = { edited: moved.length, strings: moved }
   })
 
   router.post('/revoke', async (ctx) => {

@@ -52,6 +52,8 @@ export interface SampleTranslation {
   /** The output port a correct QA gate routes this (string, language) to. */
   expected: string
   createdAt: string
+  /** The defective version this translation had before a translator fixed it (kept to break it again). */
+  broken?: { text: string; plurals?: PluralText[]; defect: DefectKind; expected: string }
 }
 
 export interface SampleString {

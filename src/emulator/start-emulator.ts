@@ -160,6 +160,10 @@ export interface Emulator {
   // ---- What managers, translators and the platform do ----
   /** DONE strings sent back to the step with a changed translation, same revision: NEED_PROCESS again. */
   sendBack(options?: SendBackOptions & InOrganization): Array<{ stringId: number; languageId: string }>
+  /** Translations of FAILED or TODO strings edited by a translator (status unchanged; a Resend brings them back). */
+  editTranslations(options?: SendBackOptions & InOrganization): Array<{ stringId: number; languageId: string }>
+  /** The source of strings edited (a new revision; `append` added to source and translations): NEED_PROCESS again. */
+  editSource(options: { stringIds: number[]; append: string } & InOrganization): Array<{ stringId: number; languageId: string }>
   /** Status PATCHes of the organization answer 403 for `ms` (default: until `restore`). A refresh does not help. */
   revoke(organization?: string, ms?: number): void
   restore(organization?: string): void
@@ -494,7 +498,7 @@ function serviceMethods(core: EmulatorCore): Pick<
 /** Organizations, and what managers, translators and the platform do to one. */
 function organizationMethods(core: EmulatorCore): Pick<
   Emulator,
-  | 'organizations' | 'addOrganization' | 'org' | 'configureFaults' | 'sendBack' | 'revoke' | 'restore' | 'refuseTokens'
+  | 'organizations' | 'addOrganization' | 'org' | 'configureFaults' | 'sendBack' | 'editSource' | 'editTranslations' | 'revoke' | 'restore' | 'refuseTokens'
   | 'removeLanguage' | 'addLanguage' | 'leaveUntranslated' | 'refuseComments' | 'comments' | 'openIssues'
 > {
   const { organizations, settings } = core
@@ -509,6 +513,8 @@ function organizationMethods(core: EmulatorCore): Pick<
       return t.faults ?? settings.faults
     },
     sendBack: ({ organization, ...rest } = {}) => tenant(organization).sendBack(rest),
+    editSource: ({ organization, ...rest }) => tenant(organization).editSource(rest),
+    editTranslations: ({ organization, ...rest } = {}) => tenant(organization).editTranslations(rest),
     revoke: (organization, ms) => tenant(organization).revoke(ms),
     restore: (organization) => tenant(organization).restore(),
     refuseTokens: (organization, ms) => tenant(organization).refuseTokens(ms),

@@ -36,6 +36,11 @@ export interface SendBackOptions {
    * output becomes the passing port); a correct translation is saved again unchanged (new id).
    */
   text?: string
+  /**
+   * The translator puts back the defect the translation had before it was fixed (a translation
+   * that never had one is saved again unchanged): the expected output becomes the failing port again.
+   */
+  breakAgain?: boolean
 }
 
 export class Tenant {
@@ -163,20 +168,76 @@ export class Tenant {
     const moved: Array<{ stringId: number; languageId: string }> = []
     const filter = { status: 'DONE', ...(options.languageId ? { languageId: options.languageId } : {}), ...(options.stringIds ? { stringIds: options.stringIds } : {}) }
     for (const { str, languageId } of [...statuses.select(filter)]) {
-      retranslate(sample, str, languageId, options.text)
+      retranslate(sample, str, languageId, options.text, options.breakAgain)
       statuses.set(str.id, languageId, 'NEED_PROCESS')
       moved.push({ stringId: str.id, languageId })
     }
     return moved
   }
+
+  /**
+   * A translator edits translations of strings that are not at work at the step (FAILED, or
+   * parked as TODO): the status stays as it is; a manager's Resend brings them back, and that
+   * arrival is work on the translation as it is now. Same choices as `sendBack` (fix, `text`,
+   * `breakAgain`). Returns the pairs edited.
+   */
+  editTranslations(options: SendBackOptions = {}): Array<{ stringId: number; languageId: string }> {
+    const { statuses, sample } = this.world
+    const edited: Array<{ stringId: number; languageId: string }> = []
+    for (const status of ['FAILED', 'TODO'] as const) {
+      const filter = { status, ...(options.languageId ? { languageId: options.languageId } : {}), ...(options.stringIds ? { stringIds: options.stringIds } : {}) }
+      for (const { str, languageId } of [...statuses.select(filter)]) {
+        retranslate(sample, str, languageId, options.text, options.breakAgain)
+        edited.push({ stringId: str.id, languageId })
+      }
+    }
+    return edited
+  }
+
+  /**
+   * A translator edits the source of strings (a new source revision) and saves the translation
+   * with the same change: the string comes to the step again (NEED_PROCESS, a new arrival unless it
+   * was already waiting), with the new revision. `append` is added to the source text and to every
+   * translation of the step's languages (plain texts: a change that keeps a correct translation
+   * correct, and makes the old source disagree with the new translation when it carries a number).
+   * Returns the (string, language) pairs that are waiting now.
+   */
+  editSource(options: { stringIds: number[]; append: string }): Array<{ stringId: number; languageId: string }> {
+    const { statuses, sample } = this.world
+    const moved: Array<{ stringId: number; languageId: string }> = []
+    for (const id of options.stringIds) {
+      const str = sample.byId.get(id)
+      if (!str) throw new Error(`unknown string ${id}`)
+      str.revision += 1
+      str.text += options.append
+      for (const [languageId, t] of str.translations) {
+        t.text += options.append
+        if (t.plurals) t.plurals = t.plurals.map((p) => ({ plural: p.plural, text: p.text + options.append }))
+        t.translationId += 1_000_000
+        t.createdAt = new Date().toISOString()
+        if (!statuses.get(id, languageId)) continue
+        statuses.set(id, languageId, 'NEED_PROCESS')
+        moved.push({ stringId: id, languageId })
+      }
+    }
+    return moved
+  }
 }
 
-function retranslate(sample: SampleProject, str: SampleString, languageId: string, text: string | undefined): void {
+function retranslate(sample: SampleProject, str: SampleString, languageId: string, text: string | undefined, breakAgain = false): void {
   const t = str.translations.get(languageId)!
-  if (text !== undefined) {
+  if (breakAgain) {
+    if (t.broken && !t.defect) {
+      t.text = t.broken.text
+      if (t.broken.plurals) t.plurals = t.broken.plurals
+      t.defect = t.broken.defect
+      t.expected = t.broken.expected
+    }
+  } else if (text !== undefined) {
     t.text = text
     if (t.plurals) t.plurals = t.plurals.map((p) => ({ plural: p.plural, text }))
   } else if (t.defect) {
+    t.broken = { text: t.text, ...(t.plurals ? { plurals: t.plurals } : {}), defect: t.defect, expected: t.expected }
     const correct = str.template.translations[languageId as TargetCode]
     if (typeof correct === 'string') t.text = correct
     else {

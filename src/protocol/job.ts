@@ -38,7 +38,8 @@ export interface Job {
   part?: number
   /**
    * The port the pipeline decided, when the job was held after it ran (its organization could not
-   * be reported for): it goes straight back to the reporter, and no check runs twice. Journaled.
+   * be reported for): it goes back to the reporter, and no check runs twice, unless it was
+   * decided on a translation that has changed since (`decidedOn`). Journaled.
    */
   decidedPort?: string
   /**
@@ -47,6 +48,13 @@ export interface Job {
    * gone through at once. Journaled.
    */
   decidedReview?: Review
+  /**
+   * A fingerprint of the translation that decision was made on, when its pipeline read one: the
+   * held decision goes as decided only while the translation is still that one (a string sent back
+   * or resent while held, with its translation changed, is new work on the translation as it is
+   * now, platform notes "A string comes back"). Journaled.
+   */
+  decidedOn?: string
   /** Pipeline runs that ended in `retry` so far. */
   attempts: number
   /**

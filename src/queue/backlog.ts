@@ -327,10 +327,12 @@ export class Backlog {
       // A held decision goes straight to the reporter, unless the service must be asked first (it
       // finished here since, or a restart replays it): then it is checked and run again like any
       // other (reported as it was, a string reported since by another copy got a second PATCH).
-      if (job.decidedPort !== undefined && !job.recheck) decided.push(job)
+      // One decided on a translation it read goes through the queue, where the translation is
+      // read again: reported as decided if it is unchanged, else run on it (it may have come back,
+      // sent back or resent, with another translation while it was held).
+      if (job.decidedPort !== undefined && !job.recheck && job.decidedOn === undefined) decided.push(job)
       else {
-        delete job.decidedPort
-        delete job.decidedReview
+        if (job.recheck || job.decidedOn === undefined) forgetDecision(job)
         run.push(job)
       }
     }
@@ -473,6 +475,13 @@ export class Backlog {
 
 /** A held job's decision as it was taken: its output and the findings that came with it. */
 export function heldDecision(job: Job): Decision {
-  const { decidedReview: review, ...rest } = job
-  return { job: rest, port: job.decidedPort!, ...(review ? { review } : {}) }
+  const { decidedReview: review, decidedOn: on, ...rest } = job
+  return { job: rest, port: job.decidedPort!, ...(review ? { review } : {}), ...(on !== undefined ? { on } : {}) }
+}
+
+/** The job is to run again: what was decided for it while held is forgotten. */
+export function forgetDecision(job: Job): void {
+  delete job.decidedPort
+  delete job.decidedReview
+  delete job.decidedOn
 }

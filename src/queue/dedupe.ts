@@ -197,7 +197,9 @@ export class Dedupe {
       if (revision === active) return 'duplicate'
       this.overtake(ref, revision)
       this.setActive(ref, revision)
-      return 'new'
+      // Newer than the copy active here, but it may still have finished before a restart (or
+      // before the memory forgot it): the service decides, as for a string unknown here.
+      return this.mayHaveFinished(ref, revision) ? 'finished' : 'new'
     }
     // An older copy back from the disk (held) after a newer revision overtook it: done, never run.
     if (this.overtaken.size > 0 && (this.overtaken.get(overtakenKey(ref))?.newest ?? 0) > revision) {
@@ -209,12 +211,17 @@ export class Dedupe {
       if (revision < known) return 'stale'
       this.finished.forget(ref)
       this.setActive(ref, revision)
-      return revision === known ? 'finished' : 'new'
+      return revision === known || this.mayHaveFinished(ref, revision) ? 'finished' : 'new'
     }
     this.setActive(ref, revision)
     // Unknown to the memory: it may still have finished before a restart, or before the memory
     // forgot it (then it may be a late duplicate of a string already DONE): the service decides.
-    return this.now() < this.uncertainUntil || this.longAgo.mayHave(this.scopeHashOf(ref), ref.stringId, revision) ? 'finished' : 'new'
+    return this.mayHaveFinished(ref, revision) ? 'finished' : 'new'
+  }
+
+  /** Could this revision have finished before what this memory knows (a restart, or a finish it forgot)? */
+  private mayHaveFinished(ref: StringRef, revision: number): boolean {
+    return this.now() < this.uncertainUntil || this.longAgo.mayHave(this.scopeHashOf(ref), ref.stringId, revision)
   }
 
   /** Forget an arrival that was never acknowledged (the journal write failed), or a copy held on disk. */

@@ -19,7 +19,7 @@ import type { Review } from '../protocol/findings.js'
 export type JobTuple = [
   organizationId: string, moduleKey: string, projectId: number, stepId: number, languageId: string, stringId: number, revision: number,
   key: string, context: string, maxLength: number, text: string, isPlural: 0 | 1, fileType: string, filePath: string, labelIds: number[],
-  source: number, target: number, invalid?: string | 0, attempts?: number, decidedPort?: string, decidedReview?: Review,
+  source: number, target: number, invalid?: string | 0, attempts?: number, decidedPort?: string, decidedReview?: Review | null, decidedOn?: string,
 ]
 
 /** What `encodeJobs` writes, as JSON text. */
@@ -30,7 +30,7 @@ export interface EncodedJobList {
 
 /** The fields of a job the compact form keeps (a job not yet queued has no key, batch or attempts). */
 export type JobFields = Pick<Job, 'organizationId' | 'moduleKey' | 'projectId' | 'stepId' | 'languageId' | 'stringId' | 'revision' | 'string' | 'sourceLanguage' | 'targetLanguage'> &
-  Partial<Pick<Job, 'invalid' | 'attempts' | 'decidedPort' | 'decidedReview'>>
+  Partial<Pick<Job, 'invalid' | 'attempts' | 'decidedPort' | 'decidedReview' | 'decidedOn'>>
 
 /** The language record's documented fields that are strings (the interface document: all but dialectOf). */
 const STRING_FIELDS = ['id', 'name', 'editorCode', 'twoLettersCode', 'threeLettersCode', 'locale', 'androidCode', 'osxCode', 'osxLocale', 'textDirection'] as const
@@ -77,8 +77,8 @@ export class JobEncoder {
       this.languageAt(j.sourceLanguage), this.languageAt(j.targetLanguage),
     ]
     // The optional tail, as short as it can be: most jobs have none of it.
-    const tail: [string | 0, number, string, Review?] = [j.invalid || 0, j.attempts ?? 0, j.decidedPort ?? '', j.decidedReview]
-    const length = j.decidedReview !== undefined && j.decidedPort !== undefined ? 4 : j.decidedPort !== undefined ? 3 : j.attempts ? 2 : j.invalid ? 1 : 0
+    const tail: [string | 0, number, string, Review | null, string?] = [j.invalid || 0, j.attempts ?? 0, j.decidedPort ?? '', j.decidedReview ?? null, j.decidedOn]
+    const length = j.decidedOn !== undefined && j.decidedPort !== undefined ? 5 : j.decidedReview !== undefined && j.decidedPort !== undefined ? 4 : j.decidedPort !== undefined ? 3 : j.attempts ? 2 : j.invalid ? 1 : 0
     for (let i = 0; i < length; i++) (tuple as unknown[]).push(tail[i])
     this.tuples.push(tuple)
   }
@@ -134,7 +134,7 @@ export function decodeJobs(text: string, origin: BatchOrigin): Job[] {
   const langs = decoded.languages.map(intern)
   const jobs: Job[] = new Array(decoded.jobs.length)
   for (let i = 0; i < decoded.jobs.length; i++) {
-    const [organizationId, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, invalid, attempts, decidedPort, decidedReview] =
+    const [organizationId, moduleKey, projectId, stepId, languageId, stringId, revision, key, context, maxLength, text, isPlural, fileType, filePath, labelIds, source, target, invalid, attempts, decidedPort, decidedReview, decidedOn] =
       decoded.jobs[i]!
     const job: Job = {
       key: '',
@@ -155,6 +155,7 @@ export function decodeJobs(text: string, origin: BatchOrigin): Job[] {
     if (invalid) job.invalid = invalid
     if (decidedPort !== undefined) job.decidedPort = decidedPort
     if (decidedPort !== undefined && decidedReview) job.decidedReview = decidedReview
+    if (decidedPort !== undefined && typeof decidedOn === 'string') job.decidedOn = decidedOn
     job.key = jobKeyOf(job)
     jobs[i] = job
   }

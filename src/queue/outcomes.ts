@@ -3,7 +3,7 @@
 // (reported, rejected, dropped, parked, held) and the processor's (superseded, absorbed, parked,
 // held, dropped), so every way out of the worker is accounted the same way.
 import type { HoldCause, ReporterHooks } from '../platform/reporter.js'
-import type { Decision } from '../protocol/decision.js'
+import { translationFingerprint, type Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import type { Metrics } from '../util/metrics.js'
 import type { Dedupe } from './dedupe.js'
@@ -110,7 +110,7 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
       // be DONE, or sent back and fixed since, so the service is asked first, and a string it
       // still waits for runs again on its current translation rather than get an output decided
       // on an older one.
-      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port, ...(d.review ? { decidedReview: d.review } : {}), ...(mayHaveLanded ? { recheck: true } : {}) })), reason, cause, retryAfterMs)
+      await hold(decisions.map((d) => ({ ...d.job, decidedPort: d.port, ...(d.review ? { decidedReview: d.review } : {}), ...(d.on !== undefined ? { decidedOn: translationFingerprint(d.on) } : {}), ...(mayHaveLanded ? { recheck: true } : {}) })), reason, cause, retryAfterMs)
     },
   }
 

@@ -11,6 +11,8 @@ import { verdictOf, type HoldCause, type Reporter } from '../platform/reporter.j
 import type { Logger } from '../util/logger.js'
 import type { Job } from '../protocol/job.js'
 import { recheckStatuses } from './recheck-statuses.js'
+import { forgetDecision, heldDecision } from './backlog.js'
+import { translationFingerprint } from '../protocol/decision.js'
 
 export interface StepSettingsLookup {
   get(ref: { organizationId: string; projectId: number; stepId: number; moduleKey: string }): Promise<Record<string, unknown> | undefined>
@@ -127,6 +129,31 @@ function failureRules(deps: ProcessDeps) {
   return { giveUpOrRetry, park, apiFailed }
 }
 
+/** The step's stored settings as its pipeline resolves them; the pipeline's defaults when they are invalid. */
+function stepSettings(pipeline: Pick<Pipeline, 'resolveSettings'>, stored: Record<string, unknown> | undefined, log: Logger): Record<string, unknown> {
+  const resolved = pipeline.resolveSettings(stored)
+  if (resolved.ok) return resolved.settings
+  log.warn({ errors: resolved.errors }, 'stored step settings are invalid for the pipeline; using its defaults')
+  const defaults = pipeline.resolveSettings(undefined)
+  return defaults.ok ? defaults.settings : {}
+}
+
+/**
+ * Held decisions back from the disk (taken out of `jobs`): reported as decided while the
+ * translation they were decided on is still the one the service has (`fingerprintNow`); the
+ * others forget their decision and run on the translation as it is now.
+ */
+function reportUnchangedDecisions(jobs: Job[], fingerprintNow: (job: Job) => string | undefined, reporter: Pick<Reporter, 'add'>): void {
+  for (let i = jobs.length - 1; i >= 0; i--) {
+    const job = jobs[i]!
+    if (job.decidedPort === undefined) continue
+    if (job.decidedOn === undefined || job.decidedOn === fingerprintNow(job)) {
+      jobs.splice(i, 1)
+      reporter.add(heldDecision(job))
+    } else forgetDecision(job)
+  }
+}
+
 export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
   const { giveUpOrRetry, park, apiFailed } = failureRules(deps)
 
@@ -167,15 +194,8 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       return
     }
 
-    let settings: Record<string, unknown>
     const stored = await deps.settings?.get({ organizationId: first.organizationId, projectId: first.projectId, stepId: first.stepId, moduleKey: first.moduleKey })
-    const resolved = pipeline.resolveSettings(stored)
-    if (resolved.ok) settings = resolved.settings
-    else {
-      log.warn({ errors: resolved.errors }, 'stored step settings are invalid for the pipeline; using its defaults')
-      const defaults = pipeline.resolveSettings(undefined)
-      settings = defaults.ok ? defaults.settings : {}
-    }
+    const settings = stepSettings(pipeline, stored, log)
 
     let translations: Map<number, TranslationRecord> | undefined
     if (pipeline.needsTranslation) {
@@ -189,6 +209,10 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     // A loop in processJobs (made once), not a callback made for each run: see statusOp in
     // platform/reporter.ts.
     const items: Item[] = []
+    if (jobs.some((j) => j.decidedPort !== undefined)) {
+      reportUnchangedDecisions(jobs, (job) => translations && translationFingerprint(buildItem(job, { translation: translations.get(job.stringId) ?? { text: '' }, settings, log, signal: deps.signal })), deps.reporter)
+      if (jobs.length === 0) return
+    }
     for (const job of jobs) items.push(buildItem(job, { translation: translations ? (translations.get(job.stringId) ?? { text: '' }) : undefined, settings, log, signal: deps.signal }))
     deps.countRun(pipeline.key)
     // Long strings (a translator's 50 KB text) run apart, on the pipelines' long-text lane,
@@ -260,7 +284,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       // waited out a back-off: its outcome must not overwrite the newer one's at the service.
       if (!deps.isCurrent(job) || newer?.has(job)) await deps.superseded(job)
       else if (!result || result.retry) retry.push(job)
-      else deps.reporter.add({ job, port: result.port, review: reviewOf(pipeline, result, { source: job.string.text, translation: items[i]!.translation }) })
+      else deps.reporter.add({ job, port: result.port, review: reviewOf(pipeline, result, { source: job.string.text, translation: items[i]!.translation }), ...(items[i]!.translation !== undefined ? { on: { translation: items[i]!.translation, plurals: items[i]!.plurals } } : {}) })
     }
     if (retry.length) {
       const exhausted: Job[] = []

@@ -140,6 +140,25 @@ describe('Dedupe after a restart', () => {
     now = 10_600
     expect(d.arrive(ref('s2'), 1)).toBe('new')
   })
+
+  it('a newer revision arriving in that window, over an older copy active or finished here, is checked too: the earlier process may have reported it', () => {
+    let now = 10_000
+    const d = new Dedupe(1000, () => now)
+    d.restartedAfter(9_500)
+    // A late copy of r1, then r2 (which the earlier process reported before it stopped).
+    expect(d.arrive(ref('r-active'), 1)).toBe('finished')
+    expect(d.arrive(ref('r-active'), 2)).toBe('finished')
+    expect(d.isCurrent(ref('r-active'), 1)).toBe(false)
+    // r1 finished here (absorbed), then r2 arrives.
+    expect(d.arrive(ref('r-finished'), 1)).toBe('finished')
+    d.finish(ref('r-finished'), 1)
+    expect(d.arrive(ref('r-finished'), 2)).toBe('finished')
+    // Past the window, a newer revision is new work again.
+    now = 10_600
+    expect(d.arrive(ref('r-active'), 3)).toBe('new')
+    d.finish(ref('r-finished'), 2)
+    expect(d.arrive(ref('r-finished'), 3)).toBe('new')
+  })
 })
 
 // What the entries remember, observed without relying on how a finished string answers a repeat

@@ -45,8 +45,10 @@ class Model {
     }
     this.unlatest(key)
     this.active.set(key, revision)
-    if (wasActive) return 'new'
-    return revision === known || (known === undefined && this.everFinished.has(`${key}#${revision}`)) ? 'finished' : 'new'
+    // A revision that finished here before may be a late repeat of one already reported, whatever
+    // copy is active or remembered now: the service decides.
+    if (wasActive) return this.everFinished.has(`${key}#${revision}`) ? 'finished' : 'new'
+    return revision === known || this.everFinished.has(`${key}#${revision}`) ? 'finished' : 'new'
   }
   private olderDone(key: string, revision: number) {
     const o = this.overtaken.get(key)

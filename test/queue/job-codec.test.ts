@@ -52,6 +52,12 @@ describe('job codec', () => {
     expect(retried).toStrictEqual(job(2, { attempts: 2 }))
     expect(held).toStrictEqual(job(3, { decidedPort: 'approved' }))
   })
+
+  it('keeps the fingerprint of the translation a held decision was made on, with or without its review', () => {
+    const [a, b] = decodeJobs(encodeJobs([job(1, { decidedPort: 'approved', decidedOn: 'abc' }), job(2, { decidedPort: '', decidedReview: { findings: [] } as unknown as Job['decidedReview'], decidedOn: 'def' })]), origin)
+    expect(a).toStrictEqual(job(1, { decidedPort: 'approved', decidedOn: 'abc' }))
+    expect(b).toStrictEqual(job(2, { decidedPort: '', decidedReview: { findings: [] } as unknown as Job['decidedReview'], decidedOn: 'def' }))
+  })
 })
 
 describe('language records shared between jobs', () => {
