@@ -143,15 +143,17 @@ function stepSettings(pipeline: Pick<Pipeline, 'resolveSettings'>, stored: Recor
  * translation they were decided on is still the one the service has (`fingerprintNow`); the
  * others forget their decision and run on the translation as it is now.
  */
-function reportUnchangedDecisions(jobs: Job[], fingerprintNow: (job: Job) => string | undefined, reporter: Pick<Reporter, 'add'>): void {
+function takeUnchangedDecisions(jobs: Job[], fingerprintNow: (job: Job) => string | undefined): Job[] {
+  const unchanged: Job[] = []
   for (let i = jobs.length - 1; i >= 0; i--) {
     const job = jobs[i]!
     if (job.decidedPort === undefined) continue
     if (job.decidedOn === undefined || job.decidedOn === fingerprintNow(job)) {
       jobs.splice(i, 1)
-      reporter.add(heldDecision(job))
+      unchanged.push(job)
     } else forgetDecision(job)
   }
+  return unchanged
 }
 
 export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<void> {
@@ -210,7 +212,11 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
     // platform/reporter.ts.
     const items: Item[] = []
     if (jobs.some((j) => j.decidedPort !== undefined)) {
-      reportUnchangedDecisions(jobs, (job) => translations && translationFingerprint(buildItem(job, { translation: translations.get(job.stringId) ?? { text: '' }, settings, log, signal: deps.signal })), deps.reporter)
+      const unchanged = takeUnchangedDecisions(jobs, (job) => translations && translationFingerprint(buildItem(job, { translation: translations.get(job.stringId) ?? { text: '' }, settings, log, signal: deps.signal })))
+      // The checks a decision made by this run goes through (settle): a newer revision arrived
+      // here while the translations were read, or at another instance (QUEUE=bullmq).
+      const newer = unchanged.length && deps.newerArrived ? await newerOf(unchanged, log) : undefined
+      for (const job of unchanged) await (!deps.isCurrent(job) || newer?.has(job) ? deps.superseded(job) : deps.reporter.add(heldDecision(job)))
       if (jobs.length === 0) return
     }
     for (const job of jobs) items.push(buildItem(job, { translation: translations ? (translations.get(job.stringId) ?? { text: '' }) : undefined, settings, log, signal: deps.signal }))
