@@ -1,4 +1,4 @@
-// Review: a held decision reported from a run group (decided on a translation, unchanged) must go
+// A held decision reported from a run group (decided on a translation, unchanged) must go
 // through the same checks as a decision the run makes: a newer revision noted in Redis (QUEUE=bullmq,
 // newerArrived) or one that arrived here while the translations were read (isCurrent) supersedes it.
 import { expect, it } from 'vitest'
