@@ -142,7 +142,8 @@ export default definePlugin({
       }
       // Everything that can change the verdict, and nothing that cannot (not the threshold).
       const cacheKey = 'ai-proofread:' + createHash('sha256').update(JSON.stringify([
-        options.model, PROMPT_VERSION, sourceLanguage.code, targetLanguage.code, instructions,
+        // The server too: one model name on two self-hosted servers is two models.
+        baseUrl, options.model, PROMPT_VERSION, sourceLanguage.code, targetLanguage.code, instructions,
         fields.source, fields.translation, fields.plurals ?? [], terms, fields.key, fields.context, fields.maxLength,
       ])).digest('base64url')
       return { cacheKey, group: JSON.stringify([sourceLanguage, targetLanguage, instructions]), sourceLanguage, targetLanguage, instructions, fields, signals: [item.signal] }

@@ -187,7 +187,7 @@ describe('ai-proofread answers and cache, scripted', () => {
     expect(block.items[0].translation).toBe(evil)
   })
 
-  it('hits the cache for the same text under a new revision; another glossary or model misses', async () => {
+  it('hits the cache for the same text under a new revision; another glossary, model or server misses', async () => {
     const s = await server((_q, res, asked) => send(res, 200, ok(asked)))
     const cache = memoryCache()
     const glossary = (translation: string) => [{ term: 'file', translation }]
@@ -200,6 +200,10 @@ describe('ai-proofread answers and cache, scripted', () => {
     expect(s.requests.length).toBe(2)
     await (await setUp(s.url, { model: 'other', glossary: glossary('fichier') }, { cache }))([it1])
     expect(s.requests.length).toBe(3)
+    // The same model name on another server (self-hosted models) is another model.
+    const t = await server((_q, res, asked) => send(res, 200, ok(asked)))
+    await (await setUp(t.url, { glossary: glossary('fichier') }, { cache }))([it1])
+    expect(t.requests.length).toBe(1)
   })
 
   it('counts a usage that is no number (text) as the estimate: the hour\'s budget and the token metrics stay numbers', async () => {
