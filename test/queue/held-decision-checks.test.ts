@@ -7,15 +7,8 @@ import { translationFingerprint } from '../../src/protocol/decision.js'
 import { buildItem } from '../../src/engine/build-item.js'
 import type { Job } from '../../src/protocol/job.js'
 import { createLogger } from '../../src/util/logger.js'
+import { job } from '../support/jobs.js'
 
-const lang = (id: string) => ({ id, name: id, locale: id, pluralCategoryNames: ['one', 'other'] }) as never
-const job = (stringId: number, extra: Partial<Job> = {}): Job =>
-  ({
-    key: `k${stringId}`, organizationId: '1', domain: 'acme', moduleKey: 'qa', projectId: 7, stepId: 11, languageId: 'de', stringId, revision: 1, batchId: `b${stringId}`, attempts: 0,
-    string: { key: `s.${stringId}`, context: 'ctx', maxLength: 20, text: `source ${stringId}`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [3] },
-    sourceLanguage: lang('en'), targetLanguage: lang('de'),
-    ...extra,
-  }) as Job
 
 function setup(o: { newer?: number[]; currentAfterFetch?: boolean }) {
   const events: string[] = []

@@ -13,16 +13,8 @@ import type { Pipeline } from '../../src/engine/pipeline.js'
 /** The part of a Pipeline the job processor uses. */
 type RunnablePipeline = Pick<Pipeline, 'key' | 'needsTranslation' | 'resolveSettings' | 'run'> & Partial<Pipeline>
 import { createLogger } from '../../src/util/logger.js'
+import { job } from '../support/jobs.js'
 
-const lang = (id: string) => ({ id, name: id, locale: id, pluralCategoryNames: ['one', 'other'] }) as never
-
-const job = (stringId: number, extra: Partial<Job> = {}): Job =>
-  ({
-    key: `k${stringId}`, organizationId: '1', domain: 'acme', moduleKey: 'qa', projectId: 7, stepId: 11, languageId: 'de', stringId, revision: 1, batchId: `b${stringId}`, attempts: 0,
-    string: { key: `s.${stringId}`, context: 'ctx', maxLength: 20, text: `source ${stringId}`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [3] },
-    sourceLanguage: lang('en'), targetLanguage: lang('de'),
-    ...extra,
-  }) as Job
 
 type Result = { id: number; port: string; output: string | null; findings: never[]; retry?: boolean }
 
