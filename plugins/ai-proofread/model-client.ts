@@ -316,13 +316,16 @@ export class ModelClient {
     this.closing.signal.throwIfAborted()
     const waiting = new AbortController()
     this.waiting.add(waiting)
+    // Linked for as long as it waits, then let go (see linked()).
+    const either = linked(signal, waiting.signal)
     try {
       return await this.queue.add(() => {
         this.waiting.delete(waiting)
         return task()
-      }, { signal: signal ? AbortSignal.any([signal, waiting.signal]) : waiting.signal })
+      }, { signal: either.signal })
     } finally {
       this.waiting.delete(waiting)
+      either.dispose()
     }
   }
 
