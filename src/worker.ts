@@ -18,7 +18,7 @@ import { ApiClient } from './platform/api-client.js'
 import { byDomain, createDomainResolver, createRebinder, type OrganizationDirectory, type Rebinder } from './platform/organization-domains.js'
 import { Reporter } from './platform/reporter.js'
 import type { TokenProvider } from './platform/token-provider.js'
-import { Backlog, type BacklogView, forgetDecision, heldDecision } from './queue/backlog.js'
+import { Backlog, type BacklogView, heldDecision, releasedAsDecided } from './queue/backlog.js'
 import type { BullmqJournal } from './queue/bullmq-journal.js'
 import { Dedupe } from './queue/dedupe.js'
 import { HeldOrganizations } from './queue/held-organizations.js'
@@ -226,12 +226,11 @@ const ACTIVITY_MAX = 200
 
 /** The recent other events, for the operator (one write per batch), and the pipelines' event handlers. */
 function otherEventsHandler(deps: { stores: Stores; log: Logger; queue: WorkQueue; pipelines: () => PipelineSet; signal: AbortSignal }) {
-  // One read-modify-write of the list at a time in this process: two deliveries at once would
-  // otherwise both read the same list and the second write drop the first's events. (Replicas
-  // sharing the store can still overwrite each other's latest entries: the list is the operator's
-  // view, not a record.)
-  // Entries wait in `queued` (the newest ACTIVITY_MAX at most) while a write is under way, and go
-  // in the next one: a slow or hung store holds one write and a bounded list, not a chain of them.
+  // One read-modify-write of the list at a time in this process (two deliveries at once would
+  // both read the same list, and the second write drop the first's events): entries wait in
+  // `queued` (the newest ACTIVITY_MAX at most) while a write is under way and go in the next one,
+  // so a slow or hung store holds one write and a bounded list. Replicas sharing the store can
+  // still overwrite each other's latest entries: the list is the operator's view, not a record.
   let queued: unknown[] = []
   let writing = false
   const write = async (): Promise<void> => {
@@ -888,9 +887,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
     // lapses, and another instance runs it.
     if (closing) return
     queue.reserve(1)
-    if (job.decidedPort !== undefined && !job.recheck && job.decidedOn === undefined) return parts.reportRebound(heldDecision(job), (error) => void shared.park(job, `its held decision could not be reported: ${String(error)}`))
-    // Decided on a translation: read again in the queue (reported as decided if unchanged).
-    if (job.recheck || job.decidedOn === undefined) forgetDecision(job)
+    if (releasedAsDecided(job)) return parts.reportRebound(heldDecision(job), (error) => void shared.park(job, `its held decision could not be reported: ${String(error)}`))
     queue.push([job])
   })
 

@@ -324,17 +324,8 @@ export class Backlog {
         continue
       }
       if (a === 'finished' || recheck) job.recheck = true
-      // A held decision goes straight to the reporter, unless the service must be asked first (it
-      // finished here since, or a restart replays it): then it is checked and run again like any
-      // other (reported as it was, a string reported since by another copy got a second PATCH).
-      // One decided on a translation it read goes through the queue, where the translation is
-      // read again: reported as decided if it is unchanged, else run on it (it may have come back,
-      // sent back or resent, with another translation while it was held).
-      if (job.decidedPort !== undefined && !job.recheck && job.decidedOn === undefined) decided.push(job)
-      else {
-        if (job.recheck || job.decidedOn === undefined) forgetDecision(job)
-        run.push(job)
-      }
+      if (releasedAsDecided(job)) decided.push(job)
+      else run.push(job)
     }
     queue.reserve(run.length + decided.length)
     if (run.length) queue.push(run)
@@ -477,6 +468,20 @@ export class Backlog {
 export function heldDecision(job: Job): Decision {
   const { decidedReview: review, decidedOn: on, ...rest } = job
   return { job: rest, port: job.decidedPort!, ...(review ? { review } : {}), ...(on !== undefined ? { on } : {}) }
+}
+
+/**
+ * A held job released: does its decision go straight to the reporter? Not when the service must be
+ * asked first (it finished here since, or a restart replays it): then it is checked and run again
+ * like any other, its decision forgotten (reported as it was, a string reported since by another
+ * copy got a second PATCH). Not either when it was decided on a translation it read: it goes
+ * through the queue with its decision, the translation is read again, and it is reported as
+ * decided only if that is unchanged (it may have been sent back or resent, fixed, while held).
+ */
+export function releasedAsDecided(job: Job): boolean {
+  if (job.decidedPort !== undefined && !job.recheck && job.decidedOn === undefined) return true
+  if (job.recheck || job.decidedOn === undefined) forgetDecision(job)
+  return false
 }
 
 /** The job is to run again: what was decided for it while held is forgotten. */

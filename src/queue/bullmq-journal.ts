@@ -412,14 +412,15 @@ export class BullmqJournal implements IntakeJournal {
     this.queue.on('error', (error) => options.log.error({ err: error }, 'bullmq queue error'))
   }
 
+  /** The queue's Redis connected again, shared by every batch waiting for it. */
+  private readyAgain: Promise<void> | undefined
+
   /**
    * Waits up to `waitMs` for the queue's Redis to be connected, else throws. Its commands wait for a
    * reconnection for ever (maxRetriesPerRequest: null, as BullMQ's blocking workers need): a batch
    * appended while Redis is down would leave the webhook unanswered for as long as Redis stays down,
    * past the service's 30 s, instead of the 5XX that tells the service to deliver it again.
    */
-  private readyAgain: Promise<void> | undefined
-
   private async connected(waitMs: number): Promise<void> {
     const client = this.queueClient
     if (client.status === 'ready') return
