@@ -64,6 +64,8 @@ export interface BullmqJournalOptions {
   maxBytes?: number
   /** The fraction of it one organization may fill (default 1). */
   organizationShare?: number
+  /** How long a batch's writes may take before its webhook gets a 5XX (default APPEND_ANSWER_WAIT_MS; tests shorten it). */
+  appendWaitMs?: number
   log: Logger
 }
 
@@ -292,6 +294,14 @@ return 0`
 
 /** How long a batch waits for the queue's Redis to be connected before its webhook gets a 5XX. */
 export const APPEND_CONNECT_WAIT_MS = 5_000
+
+/**
+ * How long a batch's writes may take, once connected, before its webhook gets a 5XX: Redis that
+ * stops answering on a connection that looks alive (stopped, a half-open connection, lost while
+ * the writes were under way) holds the commands until it answers, for ever (maxRetriesPerRequest:
+ * null). Under the service's 30 s, so that it gets an answer that tells it to deliver again.
+ */
+export const APPEND_ANSWER_WAIT_MS = 20_000
 
 /**
  * A Redis client for BullMQ. BullMQ 6 leaves the client to us (ioredis is an optional peer); its
@@ -528,8 +538,16 @@ export class BullmqJournal implements IntakeJournal {
   async append(_batchId: string, jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
     await this.connected(APPEND_CONNECT_WAIT_MS)
-    await this.noteRevisions(jobs)
-    await this.add(await this.replaceFinished(jobs))
+    // Writes that end after the deadline still count: the strings are queued and run, and the
+    // delivery the 5XX brings again finds them queued (or finished, and checked with the service
+    // before it runs): nothing twice, nothing lost.
+    const writes = this.noteRevisions(jobs).then(async () => this.add(await this.replaceFinished(jobs)))
+    let timer: NodeJS.Timeout | undefined
+    const late = new Promise<never>((_resolve, reject) => {
+      timer = setTimeout(() => reject(new Error(`the queue's Redis (QUEUE_REDIS_URL, or a redis STORE_URL) did not answer the batch's writes within ${(this.options.appendWaitMs ?? APPEND_ANSWER_WAIT_MS) / 1000} s; the batch was not acknowledged and the service delivers it again: check that Redis is up and answering (not stopped, out of memory or swapping)`)), this.options.appendWaitMs ?? APPEND_ANSWER_WAIT_MS)
+    })
+    writes.catch(() => undefined)
+    await Promise.race([writes, late]).finally(() => clearTimeout(timer))
   }
 
   /**

@@ -3,14 +3,11 @@
 // strings, so Redis's own maxmemory is watched too: past REDIS_MEMORY_CEILING of it, batches are
 // refused before Redis refuses a write. Its own queue name on the shared Redis, removed afterwards;
 // the ceiling on a Redis of its own, started here with a small maxmemory.
-import { spawn, spawnSync, type ChildProcess } from 'node:child_process'
-import { mkdtempSync, rmSync } from 'node:fs'
-import { tmpdir } from 'node:os'
-import path from 'node:path'
 import { afterAll, expect, it } from 'vitest'
 import { BullmqJournal, REDIS_BYTES_PER_STRING, REDIS_MEMORY_CEILING, redisClient, redisMemoryOf } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { createLogger, silentLogger } from '../../src/util/logger.js'
+import { redisServer, startPrivateRedis } from '../support/private-redis.js'
 import { describeWithService, probeTcp } from '../support/services.js'
 
 const job = (i: number, text = `t${i}`): Job => ({ key: `o|1|2|de|${i}|1`, organizationId: 'o', domain: 'acme', moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1, string: { key: `k${i}`, context: '', maxLength: 0, text, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [] }, sourceLanguage: { id: 'en' } as Job['sourceLanguage'], targetLanguage: { id: 'de' } as Job['targetLanguage'], batchId: 'b', attempts: 0 })
@@ -40,40 +37,6 @@ await describeWithService('redis', 'BullMQ backlog budget', (url) => {
     expect(journal.refuse(1000)).toMatch(/backlog in Redis is full .*12 strings.*raise BACKLOG_MAX_MB/)
   })
 })
-
-/** redis-server, if installed (it comes with the Redis the suite needs; .ci/run installs it). */
-const redisServer = spawnSync('redis-server', ['--version']).status === 0
-
-/** A Redis of its own on a Unix socket in a temporary directory, with `maxmemory` bytes and no file kept; killed when the test file ends. */
-async function startPrivateRedis(maxmemory: number): Promise<{ socket: string; stop(): void }> {
-  const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-redis-'))
-  const socket = path.join(dir, 'redis.sock')
-  const server: ChildProcess = spawn('redis-server', ['--port', '0', '--unixsocket', socket, '--save', '', '--appendonly', 'no', '--maxmemory', String(maxmemory), '--maxmemory-policy', 'noeviction', '--dir', dir], { stdio: 'ignore' })
-  const kill = () => server.kill('SIGKILL')
-  process.once('exit', kill)
-  const stop = () => {
-    kill()
-    process.off('exit', kill)
-    rmSync(dir, { recursive: true, force: true })
-  }
-  let exited: string | undefined
-  server.once('exit', (code) => (exited = `redis-server exited with ${code}`)).once('error', (e) => (exited = e.message))
-  const client = redisClient(socket)
-  // Refused connections until the socket is there: answered by the loop below.
-  client.on('error', () => undefined)
-  try {
-    for (let i = 0; ; i++) {
-      if (exited || i > 100) throw new Error(exited ?? 'redis-server did not start')
-      if (await Promise.race([client.ping().then(() => true), new Promise<boolean>((r) => setTimeout(() => r(false), 50))])) break
-    }
-  } catch (error) {
-    stop()
-    throw error
-  } finally {
-    client.disconnect()
-  }
-  return { socket, stop }
-}
 
 await describeWithService('redis', 'BullMQ backlog: Redis nearly full', () => {
   const MAXMEMORY = 24 * 2 ** 20
