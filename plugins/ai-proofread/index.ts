@@ -1,16 +1,18 @@
 // AI proofreading: a language model reviews each translation (MQM errors and a score) and the
 // review becomes findings. Strings are looked up in the cache first, the rest are sent many per
 // request; a string the model leaves out is asked again alone, then reported as "no verdict:"; a
-// string too long for a request alone is not sent but reported as "not reviewed:".
+// string too long for a request alone is not sent but reported as "not reviewed:"; a request the
+// server's content filter refuses is split until only the refused strings fail.
 import { createHash } from 'node:crypto'
-import { definePlugin, MAX_TIMER_MS, type FindingInput, type Item, type OptionsOf } from '../../src/engine/types.js'
-import { loadGlossary, type GlossaryEntry, type GlossaryTerm } from './glossary.js'
-import { KEY_FORBIDDEN, ModelClient } from './model-client.js'
+import { definePlugin, MAX_TIMER_MS, type FindingInput, type Item, type OptionsOf, type PluginMetrics } from '../../src/engine/types.js'
+import { loadGlossary, type GlossaryTerm } from './glossary.js'
+import { DEFAULT_BASE_URL, refuseForeignServer } from './foreign-server.js'
+import { ContentFilterError, KEY_FORBIDDEN, ModelClient } from './model-client.js'
 import { MQM_SEVERITIES, PROMPT_VERSION, estimateTokens, promptItem, promptLanguage, type MqmSeverity, type PromptItem, type PromptLanguage, type Verdict } from './prompt.js'
 import { messages, report, verdictToFindings } from './to-findings.js'
 
 export { BudgetExhaustedError } from './token-budget.js'
-export { ModelRequestError } from './model-client.js'
+export { ContentFilterError, ModelRequestError } from './model-client.js'
 
 /** How many more times a string left out of an answer is asked about alone. */
 export const MISSING_RETRIES = 2
@@ -22,8 +24,8 @@ const OPTIONS = {
   additionalProperties: false,
   properties: {
     model: { type: 'string', minLength: 1, default: 'gpt-4o-mini', description: 'Model name as the server knows it.' },
-    baseUrl: { type: 'string', minLength: 1, description: 'Base URL of an OpenAI-compatible API (ending in /v1); default OPENAI_BASE_URL, else OpenAI.' },
-    apiKey: { type: 'string', description: 'API key; default OPENAI_API_KEY. Prefer the environment: pipelines are often committed.' },
+    baseUrl: { type: 'string', minLength: 1, description: "Base URL of an OpenAI-compatible API (ending in /v1); default OPENAI_BASE_URL, else OpenAI. A server other than the environment's needs `apiKey`: OPENAI_API_KEY is sent to the environment's server only." },
+    apiKey: { type: 'string', description: "API key; default OPENAI_API_KEY, for the environment's server only. Required with a `baseUrl` elsewhere; take it from a step setting (`${settings.x}`) rather than writing it into a pipeline, which is often committed." },
     glossary: {
       description: 'Terms to follow: inline, or a CSV file (columns term, translation, note, language) relative to the pipeline file.',
       oneOf: [
@@ -79,11 +81,18 @@ function allAborted(signals: AbortSignal[]): AbortSignal {
 /** A string's estimated share of a request's prompt. */
 const costOf = (ask: Ask, id = '1') => estimateTokens(JSON.stringify(promptItem(id, ask.fields)))
 
-/** The key with surrounding whitespace trimmed; one with a line break, space or control character inside is refused. */
-function apiKeyOf(option: string | undefined, env: Record<string, string | undefined>): string | undefined {
-  const apiKey = (option || env.OPENAI_API_KEY || '').trim() || undefined
+/**
+ * The key for the server: the apiKey option, else OPENAI_API_KEY, which goes to the environment's
+ * server only (OPENAI_BASE_URL, else OpenAI): a pipeline must not be able to hand the operator's
+ * key to a server of its choosing. Surrounding whitespace is trimmed; a key with a line break,
+ * space or control character inside is refused.
+ */
+function apiKeyOf(option: string | undefined, env: Record<string, string | undefined>, baseUrl: string | undefined): string | undefined {
+  const own = option?.trim()
+  if (!own) refuseForeignServer(baseUrl, env.OPENAI_BASE_URL)
+  const apiKey = own || env.OPENAI_API_KEY?.trim() || undefined
   // The message never quotes the key: it ends up in logs.
-  if (apiKey && KEY_FORBIDDEN.test(apiKey)) throw new Error(`ai-proofread: the API key (${option ? 'the apiKey option' : 'OPENAI_API_KEY'}) has a line break, space or control character inside, which no key has; check that its secret holds the key alone on one line`)
+  if (apiKey && KEY_FORBIDDEN.test(apiKey)) throw new Error(`ai-proofread: the API key (${own ? 'the apiKey option' : 'OPENAI_API_KEY'}) has a line break, space or control character inside, which no key has; check that its secret holds the key alone on one line`)
   return apiKey
 }
 
@@ -95,15 +104,52 @@ function instructionsOf(option: string, item: Item): string {
 /** Tokens of a request that are not its strings: the system prompt and the request's header (estimated). */
 const PROMPT_OVERHEAD = 1200
 
-/** Why each question of a request that failed for good failed, by its cache key. */
-function failuresOf(chunks: Array<Array<{ cacheKey: string }>>, outcomes: Array<PromiseSettledResult<unknown>>): Map<string, Error> {
-  const failedBy = new Map<string, Error>()
-  outcomes.forEach((o, c) => {
-    if (o.status === 'fulfilled') return
-    const error = o.reason instanceof Error ? o.reason : new Error(String(o.reason))
-    for (const ask of chunks[c]!) failedBy.set(ask.cacheKey, error)
-  })
-  return failedBy
+const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
+
+/** Why a string refused by the content filter failed: its own text, not its request's. */
+const refusedAlone = (error: ContentFilterError) => new ContentFilterError(`ai-proofread: the content filter of the model's server refused this string (${error.detail}); it was not reviewed: review it by hand`, error.detail, error.status)
+
+/**
+ * The review of one chunk: its verdicts into `verdicts`, why its strings failed into `failedBy`.
+ * A request the server's content filter refuses is asked again in halves, down to single strings,
+ * so that only the refused strings fail: at most 2n-1 requests for a chunk of n (every string
+ * refused). A string left out of an answer is asked alone up to MISSING_RETRIES times.
+ */
+function chunkReviewer(request: (asks: Ask[]) => Promise<Map<string, Verdict>>, remember: (key: string, verdict: Verdict) => Promise<void>, metrics: PluginMetrics) {
+  /** A string left out of its request's answer, asked alone up to MISSING_RETRIES times; a failure fails it alone. */
+  const askAlone = async (ask: Ask, verdict: Verdict | undefined, verdicts: Map<string, Verdict>, failedBy: Map<string, Error>) => {
+    try {
+      for (let attempt = 0; !verdict && attempt < MISSING_RETRIES; attempt++) {
+        metrics.add('ai.retries')
+        verdict = (await request([ask])).get(ask.cacheKey)
+      }
+    } catch (error) {
+      failedBy.set(ask.cacheKey, error instanceof ContentFilterError ? refusedAlone(error) : asError(error))
+      return
+    }
+    if (!verdict) return
+    verdicts.set(ask.cacheKey, verdict)
+    await remember(ask.cacheKey, verdict)
+  }
+
+  const reviewChunk = async (asks: Ask[], verdicts: Map<string, Verdict>, failedBy: Map<string, Error>): Promise<void> => {
+    let answered: Map<string, Verdict>
+    try {
+      answered = await request(asks)
+    } catch (error) {
+      if (error instanceof ContentFilterError && asks.length > 1) {
+        const half = Math.ceil(asks.length / 2)
+        metrics.add('ai.retries', 2)
+        await Promise.all([reviewChunk(asks.slice(0, half), verdicts, failedBy), reviewChunk(asks.slice(half), verdicts, failedBy)])
+        return
+      }
+      const failure = error instanceof ContentFilterError ? refusedAlone(error) : asError(error)
+      for (const ask of asks) failedBy.set(ask.cacheKey, failure)
+      return
+    }
+    await Promise.all(asks.map((ask) => askAlone(ask, answered.get(ask.cacheKey), verdicts, failedBy)))
+  }
+  return reviewChunk
 }
 
 export default definePlugin({
@@ -120,8 +166,8 @@ export default definePlugin({
     // below it (and a little room) no string could be sent, and every one would be "too long".
     if (options.maxInputTokens < PROMPT_OVERHEAD + 100) throw new Error(`ai-proofread: maxInputTokens ${options.maxInputTokens} leaves no room for strings beside the system prompt (about ${PROMPT_OVERHEAD} tokens); set it to 2000 or more`)
     const glossary = await loadGlossary(options.glossary, context.pipelineDir)
-    const apiKey = apiKeyOf(options.apiKey, context.env)
-    const baseUrl = options.baseUrl || context.env.OPENAI_BASE_URL || 'https://api.openai.com/v1'
+    const apiKey = apiKeyOf(options.apiKey, context.env, options.baseUrl)
+    const baseUrl = options.baseUrl || context.env.OPENAI_BASE_URL || DEFAULT_BASE_URL
     if (!apiKey) context.log.warn('ai-proofread: no OPENAI_API_KEY; every check will fail until one is set')
     const client = new ModelClient({
       apiKey, baseUrl, model: options.model, timeoutMs: options.timeoutMs, maxRetries: options.maxRetries,
@@ -194,20 +240,7 @@ export default definePlugin({
       }
     }
 
-    /** Verdicts of one chunk; a string left out is asked alone up to MISSING_RETRIES times. */
-    const reviewChunk = async (asks: Ask[], verdicts: Map<string, Verdict>) => {
-      const answered = await request(asks)
-      await Promise.all(asks.map(async (ask) => {
-        let verdict = answered.get(ask.cacheKey)
-        for (let attempt = 0; !verdict && attempt < MISSING_RETRIES; attempt++) {
-          metrics.add('ai.retries')
-          verdict = (await request([ask])).get(ask.cacheKey)
-        }
-        if (!verdict) return
-        verdicts.set(ask.cacheKey, verdict)
-        await remember(ask.cacheKey, verdict)
-      }))
-    }
+    const reviewChunk = chunkReviewer(request, remember, metrics)
 
     return {
       async checkBatch(items) {
@@ -245,9 +278,11 @@ export default definePlugin({
         const chunks = [...groups.values()].flatMap(chunksOf)
 
         // Every chunk runs to its end so its verdicts are cached even when another one fails, and
-        // a chunk that fails for good fails its own strings only (an Error in their place): the
-        // others of the run keep their verdicts.
-        const failedBy = failuresOf(chunks, await Promise.allSettled(chunks.map((chunk) => reviewChunk(chunk, verdicts))))
+        // a chunk that fails for good fails its own strings only (an Error in their place), a
+        // chunk the content filter refuses only the strings refused: the others of the run keep
+        // their verdicts.
+        const failedBy = new Map<string, Error>()
+        await Promise.all(chunks.map((chunk) => reviewChunk(chunk, verdicts, failedBy)))
 
         return items.map((item, i): FindingInput[] | Error => {
           const ask = asks[i]

@@ -1,8 +1,10 @@
 // One structured review request to an OpenAI-compatible server, with the bounds around it: at most
 // `concurrency` requests in flight (p-queue; waits between retries hold no slot), our own retries
 // (the SDK's are off) on 429, 5xx, network errors and timeouts honouring Retry-After, a token
-// budget per hour checked before sending, and answers held to the verdict schema. close() fails the
-// requests still waiting for a slot and lets those in flight finish.
+// budget per hour checked before sending, and answers held to the verdict schema. A refusal by the
+// server's content filter is not retried (ContentFilterError: the plugin splits the request to find
+// the string refused). close() fails the requests still waiting for a slot and lets those in flight
+// finish.
 //
 // The SDK is imported, and the answer's validator compiled, on the first request, not when the
 // plugin is: every pipeline thread imports every plugin of the pipelines it loads, and the SDK
@@ -37,6 +39,18 @@ function isContextLengthExceeded(error: unknown, { APIError }: Sdk): boolean {
 }
 
 /**
+ * A 400 saying the server's content filter refused the prompt: Azure OpenAI's code `content_filter`
+ * ("...triggering Azure OpenAI's content management policy"), OpenAI's `content_policy_violation`,
+ * or a message about the content or usage policy (OpenAI's `invalid_prompt` for a flagged prompt).
+ * The same text is refused every time: retrying it as it is cannot help.
+ */
+function isContentFiltered(error: unknown, { APIError }: Sdk): boolean {
+  if (!(error instanceof APIError) || error.status !== 400) return false
+  const code = (error as { code?: unknown }).code
+  return code === 'content_filter' || code === 'content_policy_violation' || /content[ _-]?filter|content (management )?polic|usage polic/i.test(error.message)
+}
+
+/**
  * A signal that aborts when any of `signals` does, and lets go of them on `dispose` (Node 20's
  * AbortSignal.any stays linked to a long-lived signal: 1.2 KB a call, never freed).
  */
@@ -62,6 +76,18 @@ export class ModelRequestError extends Error {
   constructor(message: string, readonly status?: number) {
     super(message)
     this.name = 'ModelRequestError'
+  }
+}
+
+/**
+ * The server's content filter refused the request's text (a 400 `content_filter`, or a completion
+ * cut with finish_reason `content_filter`): the same text is refused every time, so it is not
+ * retried; the plugin splits the request to find the string(s) refused.
+ */
+export class ContentFilterError extends ModelRequestError {
+  constructor(message: string, readonly detail: string, status?: number) {
+    super(message, status)
+    this.name = 'ContentFilterError'
   }
 }
 
@@ -270,6 +296,7 @@ export class ModelClient {
           continue
         }
         const c = classify(error, apiKey, sdk)
+        if (isContentFiltered(error, sdk)) throw new ContentFilterError(`ai-proofread: the content filter of ${model}'s server refused the request (${c.reason})`, c.reason, c.status)
         if (!c.retry || transient >= this.options.maxRetries) {
           throw new ModelRequestError(`ai-proofread: request to ${model} failed (${c.reason})${c.retry ? ` after ${transient + 1} attempts` : ''}`, c.status)
         }
@@ -293,7 +320,7 @@ export class ModelClient {
     }
   }
 
-  /** The verdicts of a completion, its tokens counted and settled, or why they cannot be used. */
+  /** The verdicts of a completion, its tokens counted and settled, or why they cannot be used; a completion the content filter cut throws. */
   private answerOf(completion: ChatCompletion | string, estimate: number, settle: (tokens: number) => void): Map<string, Verdict> | string {
     if (typeof completion === 'string') {
       settle(0)
@@ -308,6 +335,12 @@ export class ModelClient {
     settle(tokensIn + tokensOut)
     metrics.add('ai.tokens.in', tokensIn)
     metrics.add('ai.tokens.out', tokensOut)
+    // A completion the server's filter cut (Azure OpenAI) is no malformed answer to ask again: the
+    // same text is cut every time.
+    if (completion.choices[0]?.finish_reason === 'content_filter') {
+      metrics.add('ai.errors')
+      throw new ContentFilterError(`ai-proofread: the content filter of ${this.options.model}'s server cut the answer (finish_reason content_filter)`, 'finish_reason content_filter', 200)
+    }
     return parseAnswer(content)
   }
 

@@ -9,14 +9,17 @@ import type { Item, PluginCache, PluginContext, PluginDefinition } from '../../s
 import { startFakeOpenAi, type RunningFakeOpenAi } from '../../src/emulator/fake-openai.js'
 import aiProofread, { BudgetExhaustedError, ModelRequestError } from './index.js'
 import { ModelClient } from './model-client.js'
+import { withinServer } from './foreign-server.js'
 import { retryAfterMs } from './backoff.js'
 import { pino } from 'pino'
 
 let fake: RunningFakeOpenAi
 const bodies: Record<string, unknown>[] = []
-beforeAll(async () => { fake = await startFakeOpenAi({ onRequest: (b) => bodies.push(b) }) })
+/** The Authorization header of each request to `fake`. */
+const keys: unknown[] = []
+beforeAll(async () => { fake = await startFakeOpenAi({ onRequest: (b, h) => { bodies.push(b); keys.push(h.authorization) } }) })
 afterAll(async () => { await fake.stop() })
-beforeEach(() => { fake.reset(); bodies.length = 0 })
+beforeEach(() => { fake.reset(); bodies.length = 0; keys.length = 0 })
 
 const definition = aiProofread as unknown as PluginDefinition<never>
 
@@ -579,5 +582,109 @@ describe('ai-proofread token estimates', () => {
     const [findings] = await checkBatch([japanese(24_000, 1)])
     expect(findings).toEqual([expect.objectContaining({ code: 'too-long-to-review' })])
     expect(small.stats().requests).toBe(0)
+  })
+})
+
+describe('ai-proofread and a content filter', () => {
+  // Rule: a string whose text the server's content filter refuses fails alone (an Error in its
+  // place, naming the filter); the other strings of its request get their verdicts. The request is
+  // split in halves down to single strings: at most 2n-1 requests for n strings.
+  const refused = (e: unknown) => e instanceof Error && /^ai-proofread: the content filter of the model's server refused this string \(HTTP 400 content_filter\)/.test(e.message)
+
+  it('fails only the string the filter refuses (400 content_filter), not the rest of its request', async () => {
+    const cache = memoryCache()
+    const { instance, counters } = await setUp({}, { cache })
+    fake.setFaults({ contentFilter: { match: 'FORBIDDEN' } })
+    const items = [...good(7), item({ translation: 'TODO FORBIDDEN' }, 8)]
+    items[2] = item({ source: 'Delete 42 files', translation: 'Supprimer des fichiers' }, 3)
+    const results = await instance.checkBatch!(items)
+    expect(results.map(refused)).toEqual([false, false, false, false, false, false, false, true])
+    expect((results[7] as Error).message).toMatch(/review it by hand$/)
+    expect(results.slice(0, 7).map((r) => (r as { code?: string }[]).map((f) => f.code))).toEqual([[], [], ['accuracy'], [], [], [], []])
+    // 8 strings, then 4 + 4, 2 + 2, 1 + 1: only the halves holding the refused string are split.
+    expect(fake.stats().byStatus).toEqual({ 400: 4, 200: 3 })
+    expect(counters['ai.retries']).toBe(6)
+    // The verdicts are cached: the next run asks about the refused string alone, once.
+    fake.reset()
+    fake.setFaults({ contentFilter: { match: 'FORBIDDEN' } })
+    const again = await instance.checkBatch!(items)
+    expect(again.map(refused)).toEqual(results.map(refused))
+    expect(fake.stats().byStatus).toEqual({ 400: 1 })
+  })
+
+  it('isolates two refused strings, and a completion the filter cuts (finish_reason content_filter) too', async () => {
+    const { instance, counters } = await setUp()
+    fake.setFaults({ contentFilter: { match: 'FORBIDDEN', at: 'completion' } })
+    const items = [item({ translation: 'FORBIDDEN un' }, 1), ...good(3, 2), item({ translation: 'FORBIDDEN deux' }, 5)]
+    const results = await instance.checkBatch!(items)
+    expect(results.map((r) => (r instanceof Error ? r.message : r))).toEqual([
+      "ai-proofread: the content filter of the model's server refused this string (finish_reason content_filter); it was not reviewed: review it by hand",
+      [], [], [],
+      "ai-proofread: the content filter of the model's server refused this string (finish_reason content_filter); it was not reviewed: review it by hand",
+    ])
+    // 5 = 3 + 2 (both refused), 3 = 2 + 1, each 2 = 1 + 1: 9 requests, 6 of them cut; no cut
+    // answer is asked again as a malformed one.
+    expect(fake.stats().byStatus).toEqual({ 200: 9 })
+    expect(counters['ai.errors']).toBe(6)
+  })
+
+  it('costs at most 2n-1 requests when the filter refuses every string', async () => {
+    const { instance } = await setUp()
+    fake.setFaults({ contentFilter: {} })
+    const results = await instance.checkBatch!(good(6))
+    expect(results.every(refused)).toBe(true)
+    expect(fake.stats().byStatus).toEqual({ 400: 11 })
+  })
+
+  it('does not split a request refused for another reason', async () => {
+    const { instance } = await setUp()
+    fake.setFaults({ serverError: { status: 400 } })
+    const results = await instance.checkBatch!(good(4))
+    expect(results.every((r) => r instanceof Error && /failed \(HTTP 400\)$/.test(r.message))).toBe(true)
+    expect(fake.stats().requests).toBe(1)
+  })
+})
+
+describe('ai-proofread and whose key goes where', () => {
+  // Rule: the environment's key (OPENAI_API_KEY) goes to the environment's server only
+  // (OPENAI_BASE_URL, else OpenAI's); a pipeline's baseUrl elsewhere needs its own apiKey, or the
+  // check does not load, saying why and what to do.
+  let other: RunningFakeOpenAi
+  const otherKeys: unknown[] = []
+  beforeAll(async () => { other = await startFakeOpenAi({ onRequest: (_b, h) => { otherKeys.push(h.authorization) } }) })
+  afterAll(async () => { await other.stop() })
+  beforeEach(() => { other.reset(); otherKeys.length = 0 })
+
+  it("refuses at load a baseUrl elsewhere without an apiKey, and never sends the environment's key there", async () => {
+    const error = await setUp({ baseUrl: other.url }).then(() => undefined, (e: Error) => e)
+    expect(error?.message).toBe(`ai-proofread: baseUrl ${other.url} is not the environment's model server (OPENAI_BASE_URL, ${fake.url}), and OPENAI_API_KEY is sent to that server only: give this check its own key for ${other.url} with the apiKey option (from a step setting, \${settings.…}, rather than written into a pipeline that is committed), or have the operator set OPENAI_BASE_URL to that server and leave baseUrl out`)
+    expect(other.stats().requests).toBe(0)
+    // Without OPENAI_BASE_URL the environment's server is OpenAI's; no key in the environment at all is refused as well.
+    await expect(setUp({ baseUrl: other.url }, { env: { OPENAI_API_KEY: 'test-key' } })).rejects.toThrow(/not the environment's model server \(OpenAI's, https:\/\/api\.openai\.com\/v1, as OPENAI_BASE_URL is not set\)/)
+    await expect(setUp({ baseUrl: other.url, apiKey: ' ' }, { env: {} })).rejects.toThrow(/give this check its own key/)
+    await expect(setUp({ baseUrl: 'not a url' })).rejects.toThrow(/^ai-proofread: baseUrl not a url is not a URL/)
+  })
+
+  it("sends the pipeline's own key to its server, and the environment's key to the environment's server", async () => {
+    const own = await setUp({ baseUrl: other.url, apiKey: 'pipeline-key' })
+    expect(await own.checkBatch(good(1))).toEqual([[]])
+    expect(otherKeys).toEqual(['Bearer pipeline-key'])
+    // The environment's server named again (with a trailing slash) is still its own.
+    const url = new URL(fake.url)
+    const again = await setUp({ baseUrl: `http://${url.hostname}:${url.port}${url.pathname}/` })
+    expect(await again.checkBatch(good(1, 5))).toEqual([[]])
+    expect(keys).toEqual(['Bearer test-key'])
+  })
+
+  it('compares servers by scheme, host and port, and a path inside the environment\'s', () => {
+    const home = 'https://gateway.example.com/openai/v1'
+    for (const same of [home, `${home}/`, 'HTTPS://Gateway.Example.com:443/openai/v1', `${home}/deployments/x`, 'https://gateway.example.com/openai/v1/../v1']) expect(withinServer(same, home), same).toBe(true)
+    for (const elsewhere of [
+      'http://gateway.example.com/openai/v1', 'https://gateway.example.com:8443/openai/v1', 'https://evil.example.com/openai/v1',
+      'https://gateway.example.com.evil.example/openai/v1', 'https://gateway.example.com@evil.example/openai/v1', 'https://gateway.example.com/openai/v1evil',
+      'https://gateway.example.com/other/v1', 'https://gateway.example.com/', 'https://gateway.example.com/openai/v1/..%2F..%2Fother', 'not a url', 'data:,x',
+    ]) expect(withinServer(elsewhere, home), elsewhere).toBe(false)
+    expect(withinServer('https://api.openai.com/v1', 'https://api.openai.com')).toBe(true)
+    expect(withinServer('http://127.0.0.1:8000/v1', 'http://localhost:8000/v1')).toBe(false)
   })
 })

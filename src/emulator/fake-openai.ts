@@ -2,7 +2,8 @@
 // the ai-proofread plugin's structured requests deterministically: the user message carries the
 // strings as a ```json block```; translations that drop a number of the source or contain a marker
 // word (XXX, TODO) get a major accuracy error, a double space a minor fluency error, the rest are
-// approved. Faults (latency, 429, 5xx, a dropped item, malformed JSON, a hang) are injected on demand.
+// approved. Faults (latency, 429, 5xx, a dropped item, malformed JSON, a hang, a content filter's
+// refusal) are injected on demand.
 import { seededRandom } from './sample-project.js'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -47,6 +48,13 @@ export interface FakeOpenAiFaults {
    * (`MODEL_MAX_OUTPUT_TOKENS`); the answer stops there with finish_reason "length", billed in full.
    */
   runaway?: FaultRule
+  /**
+   * Refuse by content filter, as Azure OpenAI does, a request holding a string whose source or
+   * translation contains `match` (with no `match`, any request): 400 with code `content_filter`
+   * (the prompt filtered; the default), or with `at: 'completion'` a 200 whose answer is cut short
+   * with finish_reason `content_filter` (the completion filtered).
+   */
+  contentFilter?: FaultRule & { match?: string; at?: 'prompt' | 'completion' }
 }
 
 /** The output limit of the fake model when a request sets none (gpt-4o-mini's). */
@@ -64,8 +72,8 @@ export interface FakeOpenAiOptions {
    * `context_length_exceeded`, as OpenAI and vLLM do. No limit when absent.
    */
   contextTokens?: number
-  /** Sees each chat-completions body (after the auth check), for tests of what was sent. */
-  onRequest?: (body: Record<string, unknown>) => void
+  /** Sees each chat-completions body (after the auth check) and its headers, for tests of what was sent. */
+  onRequest?: (body: Record<string, unknown>, headers: Record<string, string | string[] | undefined>) => void
 }
 
 export interface FakeOpenAiStats {
@@ -166,6 +174,21 @@ function contextLengthError(body: Record<string, unknown>, contextTokens: number
   return `This model's maximum context length is ${contextTokens} tokens. However, you requested ${inMessages + completion} tokens (${inMessages} in the messages, ${completion} in the completion). Please reduce the length of the messages or completion.`
 }
 
+/** Whether a string asked about holds `match` in its source or translation (any does when there is no `match`). */
+const holding = (items: AskedItem[], match: string | undefined): boolean => match === undefined || items.some((i) => i.source.includes(match) || i.translation.includes(match))
+
+/** The 400 of a prompt the content filter refuses, in Azure OpenAI's words and shape. */
+function refuseByContentFilter(ctx: Koa.Context): void {
+  ctx.status = 400
+  ctx.body = {
+    error: {
+      message: "The response was filtered due to the prompt triggering Azure OpenAI's content management policy. Please modify your prompt and retry.",
+      type: null, param: 'prompt', code: 'content_filter', status: 400,
+      innererror: { code: 'ResponsibleAIPolicyViolation', content_filter_result: { hate: { filtered: false, severity: 'safe' }, self_harm: { filtered: false, severity: 'safe' }, sexual: { filtered: false, severity: 'safe' }, violence: { filtered: true, severity: 'medium' } } },
+    },
+  }
+}
+
 /**
  * A 200 whose headers and first half go out at once and the rest never does: the connection cut
  * (no `hanging`), or left open until the client goes or the fake is reset (added to `hanging`).
@@ -234,7 +257,7 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     } catch {
       return fail(ctx, 400, 'The body is not JSON.', 'invalid_request_error')
     }
-    options.onRequest?.(body)
+    options.onRequest?.(body, ctx.headers)
     const format = body.response_format as { type?: unknown; json_schema?: { name?: unknown; schema?: unknown } } | undefined
     if (format?.type !== 'json_schema' || typeof format.json_schema?.name !== 'string' || typeof format.json_schema.schema !== 'object') {
       return fail(ctx, 400, 'This fake answers only structured requests: response_format must be { type: "json_schema", json_schema: { name, schema } }.', 'invalid_request_error')
@@ -263,6 +286,8 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
       return fail(ctx, 429, 'Rate limit reached.', 'requests', 'rate_limit_exceeded')
     }
     if (applies(faults.serverError)) return fail(ctx, faults.serverError?.status ?? 500, 'The server had an error.', 'server_error')
+    const filtered = holding(items, faults.contentFilter?.match) && applies(faults.contentFilter)
+    if (filtered && faults.contentFilter?.at !== 'completion') return refuseByContentFilter(ctx)
 
     const latency = faults.latencyMs
     const wait = typeof latency === 'number' ? latency : latency ? latency[0] + random() * (latency[1] - latency[0]) : 0
@@ -293,6 +318,8 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
       content = (content.slice(0, 12) + ' '.repeat(4096)).slice(0, completionTokens * 4)
       finishReason = 'length'
     }
+    // The completion filtered: the answer stops where the filter cut it.
+    if (filtered) [content, finishReason] = [content.slice(0, Math.floor(content.length / 2)), 'content_filter']
     const promptChars = JSON.stringify(body.messages).length
     const usage = { prompt_tokens: tokens(promptChars), completion_tokens: completionTokens, total_tokens: tokens(promptChars) + completionTokens }
     stats.tokensIn += usage.prompt_tokens

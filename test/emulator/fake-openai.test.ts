@@ -123,6 +123,23 @@ describe('fake OpenAI', () => {
     }
   })
 
+  it('refuses by content filter a request holding the marked text, as Azure OpenAI does: 400 content_filter, or a cut completion', async () => {
+    fake.setFaults({ contentFilter: { match: 'TODO' } })
+    const res = await post(body())
+    expect(res.status).toBe(400)
+    const { error } = (await res.json()) as { error: { code: string; message: string; param: string } }
+    expect(error).toMatchObject({ code: 'content_filter', param: 'prompt' })
+    expect(error.message).toMatch(/content management policy/)
+    const clean = body({ messages: [{ role: 'user', content: '```json\n' + JSON.stringify({ items: items.slice(0, 2) }) + '\n```' }] })
+    expect((await post(clean)).status).toBe(200)
+    fake.setFaults({ contentFilter: { match: 'TODO', at: 'completion' } })
+    const cut = (await (await post(body())).json()) as { choices: { finish_reason: string; message: { content: string } }[] }
+    expect(cut.choices[0]!.finish_reason).toBe('content_filter')
+    expect(() => JSON.parse(cut.choices[0]!.message.content)).toThrow()
+    expect((await verdicts(await post(clean))).verdicts).toHaveLength(2)
+    expect(fake.stats().byStatus).toEqual({ 400: 1, 200: 3 })
+  })
+
   it('keeps the verdict deterministic', () => {
     expect(fakeVerdict(items[1]!)).toEqual(fakeVerdict(items[1]!))
     expect(fakeVerdict({ id: 'x', source: 'Version 1.5', translation: 'Version 1,5' }).errors).toHaveLength(1)
