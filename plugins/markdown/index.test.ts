@@ -27,6 +27,14 @@ new PluginTester().run(markdown, {
     { name: 'reference link kept', source: 'See the [docs][ref] now', translation: 'Siehe die [Dokumentation][ref] jetzt', targetLanguage: 'de' },
     { name: 'brackets in prose next to each other are not a reference link', source: 'Options [beta] [new]', translation: 'Options [bêta] [nouveau]' },
     { name: 'code with underscores and stars', source: 'Use `a_b*c` or **bold**', translation: 'Użyj `a_b*c` lub **pogrubienia**', targetLanguage: 'pl' },
+    // Backslash escapes (CommonMark 2.4): an escaped character is literal, never syntax.
+    { name: 'an escaped asterisk is a literal asterisk', source: '**Bold** text', translation: '**Gras** texte avec \\* astérisque' },
+    { name: 'an escaped underscore is a literal underscore', source: '*Note:* the file_name', translation: '*Remarque :* le fichier\\_nom' },
+    { name: 'escaped backticks are not a code span', source: 'Use \\`quotes\\` and **bold**', translation: 'Utilisez \\`guillemets\\` et **gras**' },
+    { name: 'escaped brackets are not a link', source: 'Type \\[name\\](value) and **bold**', translation: 'Tapez \\[nom\\](valeur) et **gras**' },
+    // A reference label matches without regard to case or spacing (CommonMark 4.7).
+    { name: 'a reference label in other case', source: 'See the [docs][docs] now', translation: 'Voir la [documentation][Docs] maintenant' },
+    { name: 'a URL with balanced parentheses kept', source: 'See [Unicode](https://en.wikipedia.org/wiki/Unicode_(disambiguation))', translation: 'Voir [Unicode](https://en.wikipedia.org/wiki/Unicode_(disambiguation))' },
   ],
   invalid: [
     { name: 'space between ] and (', source: 'Read the [guide](https://example.com/guide).', translation: 'Lisez le [guide] (https://example.com/guide).', findings: [{ code: 'broken-link', in: 'translation', message: 'Broken Markdown link' }] },
@@ -47,5 +55,14 @@ new PluginTester().run(markdown, {
     { name: 'strikethrough unbalanced', source: 'Price ~~$10~~ $5', translation: 'Цена ~~$10 $5', targetLanguage: 'ru', findings: [{ code: 'unbalanced-emphasis', message: 'strikethrough' }] },
     { name: 'strong dropped is a warning', source: 'This is **important**', translation: 'C’est important', findings: [{ code: 'emphasis-count', severity: 'warning', message: 'The source has 1 strong pair, the translation 0' }] },
     { name: 'emphasis dropped in Japanese is a warning', source: 'An *emphasized* word', translation: '強調された単語', targetLanguage: 'ja', findings: [{ code: 'emphasis-count', severity: 'warning' }] },
+    // A link destination may hold balanced or escaped parentheses (CommonMark 6.3).
+    {
+      name: 'a URL with balanced parentheses changed',
+      source: 'See [Unicode](https://en.wikipedia.org/wiki/Unicode_(disambiguation))',
+      translation: 'Voir [Unicode](https://en.wikipedia.org/wiki/Unicode_(autre))',
+      findings: [{ code: 'missing-link', in: 'source', message: 'Link (https://en.wikipedia.org/wiki/Unicode_(disambiguation)) is missing' }, { code: 'extra-link', in: 'translation', message: 'Link URL (https://en.wikipedia.org/wiki/Unicode_(autre)) is not in the source' }],
+    },
+    { name: 'a URL with escaped parentheses changed', source: 'See [docs](/docs/\\(v2\\))', translation: 'Voir [doc](/docs/\\(v3\\))', findings: [{ code: 'missing-link', in: 'source', message: 'Link (/docs/\\(v2\\))' }, { code: 'extra-link', in: 'translation', message: '(/docs/\\(v3\\))' }] },
+    { name: 'an image turned into a link', source: '![Logo](img/logo.png) Welcome', translation: '[Logo](img/logo.png) Bienvenue', findings: [{ code: 'missing-link', in: 'source', message: 'Image (img/logo.png) is missing' }, { code: 'extra-link', in: 'translation', message: 'Link URL (img/logo.png)' }] },
   ],
 })

@@ -61,7 +61,7 @@ export default definePlugin({
           for (const l of target.brokenLinks) {
             findings.push(report('broken-link', { url: l.url }, { span: { start: l.start, end: l.end, in: 'translation' } }))
           }
-          const d = multisetDiff(source.links, [...target.links, ...target.brokenLinks], (l) => l.url)
+          const d = multisetDiff(source.links, [...target.links, ...target.brokenLinks], (l) => l.key)
           for (const l of d.missing) {
             if (l.url.startsWith('[')) {
               findings.push(report('missing-reference-link', { url: l.url }, { span: { start: l.start, end: l.end, in: 'source' } }))
