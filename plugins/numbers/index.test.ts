@@ -40,6 +40,10 @@ new PluginTester().run(numbers, {
     { name: 'Adlam digits (Fulah)', source: 'You have 25 files', translation: '𞤐𞤢𞤲 𞥒𞥕', targetLanguage: 'ff-Adlm' },
     { name: 'Chakma digits, grouped', source: '1,250 files', translation: '𑄷,𑄸𑄻𑄶 𑄜𑄭𑄣𑄴', targetLanguage: 'ccp' },
     { name: 'a plural that does not parse is left whole to the ICU check', source: '{n, plural, one {# of 25}}', translation: '{n, plural, one {# sur 52}}' },
+    // A character reference is one character, which the translation may write as itself.
+    { name: 'a numeric character reference written as its character', source: 'Total:&#160;10 items', translation: 'Total :\u00a010 éléments' },
+    { name: 'a hexadecimal character reference written as its character', source: 'Wait&#x2026; 300 files', translation: 'Attendez… 300 fichiers' },
+    { name: 'a character written as a reference', source: 'Wait… 300 files', translation: 'Attendez&#8230; 300 fichiers' },
   ],
   invalid: [
     { source: 'You have 25 new messages', translation: 'Vous avez 52 nouveaux messages', findings: [{ code: 'missing-number', in: 'source', message: 'Number 25 is missing' }, { code: 'extra-number', in: 'translation', message: 'Number 52 is not in the source' }] },
@@ -66,5 +70,6 @@ new PluginTester().run(numbers, {
     { name: 'a small fraction is not small', source: 'Rating 4.5', translation: 'Note', findings: [{ code: 'missing-number', span: { start: 7, end: 10, in: 'source' } }] },
     { name: 'Adlam digits: spans in code units, two per digit', source: 'You have 25 files', translation: '𞥒𞥖 𞤐𞤢𞤲 300', targetLanguage: 'ff-Adlm', findings: [{ code: 'missing-number', span: { start: 9, end: 11, in: 'source' } }, { code: 'extra-number', span: { start: 0, end: 4, in: 'translation' }, message: 'Number 𞥒𞥖 is not in the source' }, { code: 'extra-number', span: { start: 12, end: 15, in: 'translation' } }] },
     { name: 'a number added where the source has none', source: 'Save', translation: 'Speichern 2024', targetLanguage: 'de', findings: [{ code: 'extra-number', span: { start: 10, end: 14, in: 'translation' } }] },
+    { name: 'a number next to a character reference changed', source: 'Total:&#160;300 items', translation: 'Total :&#160;30 éléments', findings: [{ code: 'missing-number', span: { start: 12, end: 15, in: 'source' } }, { code: 'extra-number', span: { start: 13, end: 15, in: 'translation' } }] },
   ],
 })

@@ -107,12 +107,23 @@ function placeholderMask(p: Placeholder): TextRange[] {
   return out
 }
 
-/** Numbers of a text, ignoring placeholders, URLs, tags and ICU syntax such as `=0`. */
+// A character reference stands for one character (HTML, XML): the digits of `&#160;` (a no-break
+// space) or `&#x2026;` (…) and the name of `&frac12;` are not numbers of the text.
+const CHARACTER_REFERENCE = /&(?:#\d+|#[xX][\dA-Fa-f]+|[A-Za-z][A-Za-z\d]*);/g
+
+function characterReferences(text: string): TextRange[] {
+  if (!text.includes('&')) return []
+  const out: TextRange[] = []
+  for (const m of text.matchAll(CHARACTER_REFERENCE)) out.push({ start: m.index, end: m.index + m[0].length })
+  return out
+}
+
+/** Numbers of a text, ignoring placeholders, URLs, tags, character references and ICU syntax such as `=0`. */
 export function findNumbers(text: string): NumberToken[] {
   if (!/\p{Nd}/u.test(text)) return []
   // Masked first, then folded: the ranges are the text's, and a digit beyond the BMP (Adlam 𞥒)
   // folds from two code units to one, `origin` mapping the offsets back.
-  const folded = foldDigits(maskSpans(text, [...findPlaceholders(text).flatMap(placeholderMask), ...findUrls(text), ...findTags(text)]))
+  const folded = foldDigits(maskSpans(text, [...findPlaceholders(text).flatMap(placeholderMask), ...findUrls(text), ...findTags(text), ...characterReferences(text)]))
   const masked = folded.text.replace(/=\d+(?=\s*\{)|offset:\s*\d+/g, (m) => '\u0001'.repeat(m.length))
   const origin = folded.origin
   const out: NumberToken[] = []
