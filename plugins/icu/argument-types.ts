@@ -22,7 +22,9 @@ export function icuArgumentTypes(elements: readonly MessageFormatElement[]): Map
       case TYPE.number: addShape(out, el.value, `{${el.value}, number${styleText(el.style as Style)}}`); break
       case TYPE.date: addShape(out, el.value, `{${el.value}, date${styleText(el.style as Style)}}`); break
       case TYPE.time: addShape(out, el.value, `{${el.value}, time${styleText(el.style as Style)}}`); break
-      case TYPE.plural: addShape(out, el.value, `{${el.value}, ${el.pluralType === 'ordinal' ? 'selectordinal' : 'plural'}, …}`); break
+      // The offset is subtracted from the value before `#` shows it and a category is chosen: a
+      // translation that drops or changes it shows another number ("and 3 others" for 2).
+      case TYPE.plural: addShape(out, el.value, `{${el.value}, ${el.pluralType === 'ordinal' ? 'selectordinal' : 'plural'}, ${el.offset ? `offset:${el.offset} ` : ''}…}`); break
       case TYPE.select: addShape(out, el.value, `{${el.value}, select, …}`); break
       case TYPE.literal:
       case TYPE.pound:
@@ -43,7 +45,7 @@ function addShape(out: Map<string, Set<string>>, name: string, shape: string): v
   else out.set(name, new Set([shape]))
 }
 
-/** A plain count: `{n}`, `{n, number}`, `{n, number, integer}`. A language may pluralize it. */
+/** A plain count: `{n}`, `{n, number}`, `{n, number, integer}`. A language may pluralize it (without an offset). */
 const COUNT = /^\{[^,{}]+(?:, number(?:, (?:integer|::integer))?)?\}$/
 const PLURAL = /^\{[^,{}]+, plural, …\}$/
 

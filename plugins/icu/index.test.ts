@@ -35,6 +35,8 @@ new PluginTester().run(icu, {
     { name: 'select keys kept in another order', source: '{gender, select, male {He} female {She} other {They}} replied', translation: '{gender, select, female {Она} male {Он} other {Они}} ответили', targetLanguage: 'ru' },
     { name: 'select keys not checked when told so', source: '{gender, select, male {He} female {She} other {They}}', translation: '{gender, select, male {Αυτός} femal {Αυτή} other {Αυτοί}}', targetLanguage: 'el', options: { checkSelectKeys: false } },
     { name: '=0 stands for zero in Arabic', source: en, translation: '{count, plural, =0 {لا ملفات} one {ملف واحد} two {ملفان} few {# ملفات} many {# ملفًا} other {# ملف}}', targetLanguage: 'ar' },
+    { name: 'a language without CLDR plural rules needs only other (Quechua)', source: en, translation: '{count, plural, other {# willay}}', targetLanguage: 'qu' },
+    { name: 'plural offset kept', source: '{n, plural, offset:1 =0 {Nobody} =1 {{name}} one {{name} and # other} other {{name} and # others}}', translation: '{n, plural, offset:1 =0 {Personne} =1 {{name}} one {{name} et # autre} other {{name} et # autres}}' },
     { name: 'a source that is not ICU is not checked', source: 'Use { to open a block', translation: 'Utilisez { pour ouvrir un bloc' },
   ],
   invalid: [
@@ -63,6 +65,14 @@ new PluginTester().run(icu, {
     { name: 'an apostrophe before the brace quotes the plural away', source: en, translation: "Supprimer l'{count, plural, one {# fichier} other {# fichiers}}", findings: [{ code: 'missing-argument', message: "Missing ICU argument {count} (an apostrophe before a brace quotes it in ICU: write ’ or '')" }] },
     { name: '=1 does not stand for Russian one (1, 21, 31...)', source: en, translation: '{count, plural, =1 {один файл} few {# файла} many {# файлов} other {# файла}}', targetLanguage: 'ru', findings: [{ code: 'missing-plural-categories', span: { start: 0, end: 77, in: 'translation' }, message: /^plural \{count\} lacks the categories ru needs: one$/ }] },
     { name: 'selectordinal turned into plural', source: '{n, selectordinal, one {#st} two {#nd} few {#rd} other {#th}}', translation: '{n, plural, one {#.} other {#.}}', targetLanguage: 'de', findings: [{ code: 'argument-type-changed', message: 'ICU argument {n} is {n, selectordinal, …} in the source but {n, plural, …} in the translation' }] },
+    {
+      name: 'plural offset dropped',
+      source: '{n, plural, offset:1 =0 {Nobody} =1 {{name}} one {{name} and # other} other {{name} and # others}}',
+      translation: '{n, plural, =0 {Personne} =1 {{name}} one {{name} et # autre} other {{name} et # autres}}',
+      findings: [{ code: 'argument-type-changed', message: 'ICU argument {n} is {n, plural, offset:1 …} in the source but {n, plural, …} in the translation', severity: 'error' }],
+    },
+    { name: 'plural offset added', source: '{n, plural, one {# file} other {# files}}', translation: '{n, plural, offset:1 one {# fichier} other {# fichiers}}', findings: [{ code: 'argument-type-changed', message: '{n, plural, offset:1 …} in the translation' }] },
+    { name: 'a plural with an offset written as a plain count in Japanese', source: '{n, plural, offset:1 =0 {Nobody} other {{name} and # others}}', translation: '{name}と他{n}人', targetLanguage: 'ja', findings: [{ code: 'argument-type-changed', message: '{n, plural, offset:1 …} in the source but {n}' }] },
     { name: 'a skeleton token dropped', source: '{v, number, ::currency/EUR unit-width-narrow} left', translation: '{v, number, ::currency/EUR} restant', findings: [{ code: 'argument-type-changed', message: 'ICU argument {v} is {v, number, ::currency/EUR unit-width-narrow} in the source but {v, number, ::currency/EUR} in the translation' }] },
   ],
 })

@@ -5,6 +5,7 @@ import { TYPE, type PluralElement, type SelectElement } from '@formatjs/icu-mess
 import { defineMessages, definePlugin, type FindingInput, type Item } from '../../src/engine/types.js'
 import { icuArgumentNames, icuPluralsAndSelects, parseIcu, usesIcuSyntax } from '../_shared/icu-message.js'
 import { localeTag } from '../_shared/language-traits.js'
+import { pluralRulesOf } from '../_shared/plural-rules.js'
 import { argumentTypeChanges, icuArgumentTypes } from './argument-types.js'
 
 // A category is required when an integer in this range falls into it. Categories reached only by
@@ -33,20 +34,16 @@ const { messages, report } = defineMessages({
 interface CategoryNeeds { categories: string[]; samples: Map<string, number[]> }
 
 function categoryNeeds(locale: string, type: 'cardinal' | 'ordinal'): CategoryNeeds {
-  let rules: Intl.PluralRules
-  try {
-    rules = new Intl.PluralRules(locale, { type })
-  } catch {
-    rules = new Intl.PluralRules('en', { type })
-  }
+  // A language without plural rules (in CLDR or the runtime) has CLDR's root rules: only `other`.
+  const rules = pluralRulesOf(locale, type)
   const samples = new Map<string, number[]>()
   for (let n = 0; n <= SAMPLE_LIMIT; n++) {
-    const c = rules.select(n)
+    const c = rules ? rules.select(n) : 'other'
     const list = samples.get(c)
     if (list) list.push(n)
     else samples.set(c, [n])
   }
-  const categories = rules.resolvedOptions().pluralCategories
+  const categories = (rules ? rules.resolvedOptions().pluralCategories : ['other'])
     .filter((c) => c === 'other' || samples.has(c))
     .sort((a, b) => CLDR_ORDER.indexOf(a) - CLDR_ORDER.indexOf(b))
   return { categories, samples }

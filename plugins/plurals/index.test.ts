@@ -18,6 +18,7 @@ new PluginTester().run(plurals, {
     { name: 'Spanish without the "many" of millions', source: src, translation: '# archivos', targetLanguage: 'es', plurals: forms({ one: '# archivo', other: '# archivos' }) },
     { name: 'Czech without the "many" of fractions', source: src, translation: '# souborů', targetLanguage: 'cs', plurals: forms({ one: '# soubor', few: '# soubory', other: '# souborů' }) },
     { name: 'Polish', source: src, translation: '# pliku', targetLanguage: 'pl', plurals: forms({ one: '# plik', few: '# pliki', many: '# plików', other: '# pliku' }) },
+    { name: 'a language without CLDR plural rules needs only other (Māori)', source: src, translation: '# kōnae', targetLanguage: 'mi', plurals: forms({ other: '# kōnae' }) },
     { name: 'ignored category', source: src, translation: '# файла', targetLanguage: 'ru', options: { ignore: ['many'] }, plurals: forms({ one: '# файл', few: '# файла', other: '# файла' }) },
   ],
   invalid: [

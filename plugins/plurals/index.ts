@@ -4,6 +4,7 @@
 import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { localeOf } from '../../src/engine/languages.js'
 import { isBlank } from '../_shared/blank-text.js'
+import { pluralRulesOf } from '../_shared/plural-rules.js'
 
 const forms = (list: string[]) => `Plural form${list.length > 1 ? 's' : ''} ${list.map((c) => `"${c}"`).join(', ')}`
 const { messages, report } = defineMessages({
@@ -22,12 +23,9 @@ const byCldrOrder = (a: string, b: string) => ORDER.indexOf(a) - ORDER.indexOf(b
  */
 function requiredCategories(locale: string): string[] {
   const categories = new Set(['other'])
-  try {
-    const rules = new Intl.PluralRules(locale)
-    for (let n = 0; n <= 1000; n++) categories.add(rules.select(n))
-  } catch {
-    // An unknown locale: only `other` is certain.
-  }
+  // A language without plural rules (in CLDR or the runtime): only `other` is certain.
+  const rules = pluralRulesOf(locale)
+  if (rules) for (let n = 0; n <= 1000; n++) categories.add(rules.select(n))
   return [...categories].sort(byCldrOrder)
 }
 
