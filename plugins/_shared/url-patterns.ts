@@ -19,8 +19,16 @@ const STOP = '\\s<>"`{}|\\\\^«»“”„‘’‹›\\p{Script=Han}\\p{Script=
 // and invisible operators; soft hyphen; BOM / zero-width no-break space (also in `\s`).
 const INVISIBLE = '\\u200b-\\u200f\\u202a-\\u202e\\u2060-\\u2064\\u2066-\\u2069\\u061c\\u00ad\\ufeff'
 const URL = new RegExp(`(?<![\\w@])(?:[A-Za-z][A-Za-z0-9+.-]{1,15}://|www\\.|mailto:)[^${STOP}${INVISIBLE}]+`, 'gu')
-const EMAIL = /(?<![\w.+%-])[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,}(?![\w-])/g
-const TRAILING = new Set('.,;:!?…\'*')
+// E-mail addresses, internationalized ones too (RFC 6531/6532: `jörg@müller.de`, `почта@пример.рф`,
+// a punycode TLD `.xn--p1ai`) in the scripts written with spaces around them: Latin, Greek,
+// Cyrillic, Armenian, Georgian, and combining accents. Not Hebrew or Arabic, whose prefixes (ל, و)
+// may be written against an address, nor CJK, Thai or Korean, written with no space around it.
+const LETTER = '\\p{Script=Latin}\\p{Script=Greek}\\p{Script=Cyrillic}\\p{Script=Armenian}\\p{Script=Georgian}\\u0300-\\u036f'
+const LABEL = `[${LETTER}0-9](?:[${LETTER}0-9-]*[${LETTER}0-9])?`
+const EMAIL = new RegExp(`(?<![${LETTER}0-9_.+%-])[${LETTER}0-9_.%+-]+@${LABEL}(?:\\.${LABEL})*\\.(?:[${LETTER}]{2,}|xn--[A-Za-z0-9-]*[A-Za-z0-9])(?![${LETTER}0-9_-])`, 'gu')
+// Sentence punctuation, of other scripts too: Armenian ։, Urdu ۔, Devanagari ॥, Tibetan །,
+// Myanmar ၊ ။, Ethiopic ። ፣ ፤ ፥ ፦ ፧.
+const TRAILING = new Set('.,;:!?…\'*։۔॥།၊။።፣፤፥፦፧')
 const PAIRS = [['(', ')'], ['[', ']']] as const
 
 /**

@@ -13,6 +13,12 @@ new PluginTester().run(urls, {
     { name: 'a localized last path part', source: 'See https://example.com/en', translation: 'Siehe https://example.com/de', targetLanguage: 'de', options: { allowLocalizedUrls: true } },
     { name: 'a localized query value', source: 'See https://example.com/?a=en', translation: 'Siehe https://example.com/?a=de', targetLanguage: 'de', options: { allowLocalizedUrls: true } },
     { name: 'a localized subdomain', source: 'See https://en.example.com/x', translation: 'Siehe https://de.example.com/x', targetLanguage: 'de', options: { allowLocalizedUrls: true } },
+    // Internationalized addresses (RFC 6531): read whole, kept.
+    { name: 'an address with an IDN domain kept', source: 'Write to info@münchen.de.', translation: 'Schreiben Sie an info@münchen.de.', targetLanguage: 'de' },
+    { name: 'a Cyrillic address kept', source: 'Write to почта@пример.рф', translation: 'Пишите на почта@пример.рф', targetLanguage: 'ru' },
+    // Sentence punctuation of other scripts after a URL is not part of it.
+    { name: 'Armenian full stop after a URL', source: 'Visit https://example.com/help.', translation: 'Այցելեք https://example.com/help։', targetLanguage: 'hy' },
+    { name: 'Urdu full stop after a URL', source: 'Visit https://example.com/help.', translation: 'ملاحظہ کریں: https://example.com/help۔', targetLanguage: 'ur' },
   ],
   invalid: [
     { name: 'an address is not a localized URL', source: 'Mail en@example.com', translation: 'Mail de@example.com', targetLanguage: 'de', options: { allowLocalizedUrls: true }, findings: [{ code: 'changed-url', message: 'E-mail address en@example.com was changed to de@example.com', span: { start: 5, end: 19, in: 'translation' } }] },
@@ -28,6 +34,8 @@ new PluginTester().run(urls, {
         { code: 'extra-url', message: 'URL https://c.com is not in the source', span: { start: 6, end: 19, in: 'translation' } },
       ],
     },
+    { name: 'an address with an IDN domain changed', source: 'Write to info@münchen.de', translation: 'Schreiben Sie an info@köln.de', targetLanguage: 'de', findings: [{ code: 'changed-url', message: 'E-mail address info@münchen.de was changed to info@köln.de', span: { start: 17, end: 29, in: 'translation' } }] },
+    { name: 'an address with accents changed', source: 'Write to jörg@example.com', translation: 'Écrivez à jürg@example.com', findings: [{ code: 'changed-url', message: 'E-mail address jörg@example.com was changed to jürg@example.com', span: { start: 10, end: 26, in: 'translation' } }] },
     { name: 'an address added', source: 'See https://a.com', translation: 'Siehe https://a.com und a@b.com', targetLanguage: 'de', findings: [{ code: 'extra-url', message: 'E-mail address a@b.com is not in the source', span: { start: 24, end: 31, in: 'translation' } }] },
     {
       name: 'a URL and an address both changed, each paired with its kind',
