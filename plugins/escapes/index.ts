@@ -130,8 +130,12 @@ export default definePlugin({
           const s = count(source, kind)
           const t = count(target, kind)
           const bare = s.length ? bareQuotes(translation, quote) : []
-          if (bare.length) {
-            findings.push(report('unescaped-quote', { quote }, { span: { start: bare[0]!, end: bare[0]! + 1 } }))
+          // As many bare ones as the source has are the source's own (Android's quotes around a
+          // whole string): only more than that are the translator's.
+          const sourceBare = bare.length ? bareQuotes(item.source, quote).length : 0
+          if (bare.length > sourceBare) {
+            const at = bare[sourceBare]!
+            findings.push(report('unescaped-quote', { quote }, { span: { start: at, end: at + 1 } }))
             continue
           }
           // Fewer or more: fine when the translator used other quotation marks (none left) or
