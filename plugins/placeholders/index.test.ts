@@ -48,6 +48,7 @@ new PluginTester().run(placeholders, {
     { name: 'Lisp ~s in German with ~~', source: 'Value ~s ~~ ok', translation: 'Wert ~s ~~ ok', targetLanguage: 'de' },
     { name: '@name@', source: 'Version @VERSION@ by @AUTHOR@', translation: 'Версия @VERSION@, автор @AUTHOR@', targetLanguage: 'ru' },
     { name: '@name@ in Polish', source: 'Built on @DATE@', translation: 'Zbudowano @DATE@', targetLanguage: 'pl' },
+    { name: 'a source with a lone % of its own is not a strict format string', source: '100%% of %s (50% off)', translation: '100 %% de %s (50 % de remise)' },
     { name: 'Python %% and %(name)s', source: '%(percent)d%% of %(name)s', translation: '%(percent)d %% de %(name)s' },
     { name: 'Python %% in German', source: '%(n)d%% done', translation: '%(n)d %% erledigt', targetLanguage: 'de' },
     { name: 'positional {} counted', source: '{} of {} files', translation: '{} из {} файлов', targetLanguage: 'ru' },

@@ -102,8 +102,9 @@ export default definePlugin({
         const source = findPlaceholders(item.source, how)
         const target = findPlaceholders(translation, how)
         const findings: FindingInput[] = []
-        // `%%` in the source makes it a format string: there, a lone `%` breaks formatting.
-        if (item.source.includes('%%')) {
+        // `%%` in the source makes it a format string: there, a lone `%` breaks formatting. A
+        // source with a lone `%` of its own is not formatted strictly: one more is not judged.
+        if (item.source.includes('%%') && lonePercents(item.source, source).length === 0) {
           for (const at of lonePercents(translation, target)) {
             findings.push(report('lone-percent', { span: { start: at, end: at + 1, in: 'translation' } }))
           }
