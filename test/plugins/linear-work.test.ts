@@ -16,6 +16,7 @@ import empty from '../../plugins/empty/index.js'
 import escapes from '../../plugins/escapes/index.js'
 import icu from '../../plugins/icu/index.js'
 import length from '../../plugins/length/index.js'
+import markdown from '../../plugins/markdown/index.js'
 import numbers from '../../plugins/numbers/index.js'
 import placeholders from '../../plugins/placeholders/index.js'
 import plurals from '../../plugins/plurals/index.js'
@@ -48,6 +49,7 @@ const SETUPS: Setup[] = [
   { plugin: escapes },
   { plugin: icu },
   { plugin: length, options: { maxLength: 10 } },
+  { plugin: markdown },
   { plugin: numbers },
   { plugin: placeholders, options: { custom: ['#\\w+#'] } },
   { plugin: plurals },
