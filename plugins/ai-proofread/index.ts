@@ -96,6 +96,20 @@ function apiKeyOf(option: string | undefined, env: Record<string, string | undef
   return apiKey
 }
 
+/**
+ * The server's base URL: the option, else OPENAI_BASE_URL, else OpenAI's. One without http:// or
+ * https:// (`localhost:11434/v1`, which the URL parser reads as the scheme `localhost:`) is refused
+ * at load: it failed every request, each string parked with "network error" after the retries.
+ */
+function baseUrlOf(option: string | undefined, env: Record<string, string | undefined>): string {
+  const baseUrl = (option || env.OPENAI_BASE_URL || '').trim() || DEFAULT_BASE_URL
+  if (!/^https?:\/\/[^/]/i.test(baseUrl)) {
+    const shown = baseUrl.replace(/\/\/[^/@]*@/, '//***@')
+    throw new Error(`ai-proofread: the base URL (${option ? 'the baseUrl option' : 'OPENAI_BASE_URL'}) "${shown}" must start with http:// or https:// (e.g. http://localhost:11434/v1)`)
+  }
+  return baseUrl
+}
+
 function instructionsOf(option: string, item: Item): string {
   const fromSettings = typeof item.settings.instructions === 'string' ? item.settings.instructions : ''
   return [...new Set([option.trim(), fromSettings.trim()])].filter(Boolean).join('\n\n')
@@ -166,8 +180,9 @@ export default definePlugin({
     // below it (and a little room) no string could be sent, and every one would be "too long".
     if (options.maxInputTokens < PROMPT_OVERHEAD + 100) throw new Error(`ai-proofread: maxInputTokens ${options.maxInputTokens} leaves no room for strings beside the system prompt (about ${PROMPT_OVERHEAD} tokens); set it to 2000 or more`)
     const glossary = await loadGlossary(options.glossary, context.pipelineDir)
+    // The URL's form first (http or https), then whether the environment's key may go there.
+    const baseUrl = baseUrlOf(options.baseUrl, context.env)
     const apiKey = apiKeyOf(options.apiKey, context.env, options.baseUrl)
-    const baseUrl = options.baseUrl || context.env.OPENAI_BASE_URL || DEFAULT_BASE_URL
     if (!apiKey) context.log.warn('ai-proofread: no OPENAI_API_KEY; every check will fail until one is set')
     const client = new ModelClient({
       apiKey, baseUrl, model: options.model, timeoutMs: options.timeoutMs, maxRetries: options.maxRetries,

@@ -448,6 +448,17 @@ describe('ai-proofread set-up', () => {
     expect(await checkBatch(good(1))).toEqual([[]])
   })
 
+  // Rule: a base URL without http:// or https:// is refused at load, naming where it came from; it
+  // parsed as a URL of another scheme (`localhost:11434/v1`) and failed every request at run time.
+  it('refuses at load a base URL that is not http(s)', async () => {
+    const fromEnv = await setUp({}, { env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: 'localhost:11434/v1' } }).then(() => undefined, (e: Error) => e)
+    expect(fromEnv?.message).toContain('the base URL (OPENAI_BASE_URL) "localhost:11434/v1" must start with http:// or https://')
+    const fromOption = await setUp({ baseUrl: 'ftp://u:SECRET@models.example/v1' }).then(() => undefined, (e: Error) => e)
+    expect(fromOption?.message).toContain('the base URL (the baseUrl option) "ftp://***@models.example/v1"')
+    const { checkBatch } = await setUp({}, { env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: fake.url } })
+    expect(await checkBatch(good(1))).toEqual([[]])
+  })
+
   // Rule: an error whose text may quote the key (building the request's headers) reaches neither the
   // error nor the log with the key in it.
   it('keeps the key out of the error and the log when the request cannot be built', async () => {
@@ -662,7 +673,7 @@ describe('ai-proofread and whose key goes where', () => {
     // Without OPENAI_BASE_URL the environment's server is OpenAI's; no key in the environment at all is refused as well.
     await expect(setUp({ baseUrl: other.url }, { env: { OPENAI_API_KEY: 'test-key' } })).rejects.toThrow(/not the environment's model server \(OpenAI's, https:\/\/api\.openai\.com\/v1, as OPENAI_BASE_URL is not set\)/)
     await expect(setUp({ baseUrl: other.url, apiKey: ' ' }, { env: {} })).rejects.toThrow(/give this check its own key/)
-    await expect(setUp({ baseUrl: 'not a url' })).rejects.toThrow(/^ai-proofread: baseUrl not a url is not a URL/)
+    await expect(setUp({ baseUrl: 'not a url' })).rejects.toThrow(/^ai-proofread: the base URL \(the baseUrl option\) "not a url" must start with http:\/\/ or https:\/\//)
   })
 
   it("sends the pipeline's own key to its server, and the environment's key to the environment's server", async () => {

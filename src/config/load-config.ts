@@ -5,6 +5,7 @@ import { isLocalhostHttpUrl } from './base-url.js'
 import { operatorAccessNote } from './operator-access.js'
 import { entriesWithoutSecret } from './app-secret-entries.js'
 import { parseTokenKey } from './token-key.js'
+import { settingsFrameAncestors, settingsScriptSource } from './settings-page.js'
 
 export type { Config } from './options.js'
 export { PACKAGE_ROOT } from './package-root.js'
@@ -61,10 +62,18 @@ function parseValue(spec: OptionSpec, value: string, errors: string[]): unknown 
       // file went into the manifest's addresses and the OAuth redirect URI).
       value = value.trim()
       if (!value) return ''
+      let protocol: string | undefined
       try {
-        new URL(value)
+        protocol = new URL(value).protocol
       } catch {
         errors.push(`${spec.env}: "${withoutPassword(value)}" is not a URL (expected e.g. https://example.com)`)
+      }
+      // Every URL option is an address the worker or the service reaches over HTTP. The URL parser
+      // takes `host:port` for a scheme and a path (`localhost:11434/v1`, `switchyard.example.com:443`
+      // parse, with the protocol `localhost:`): such a value went into the manifest, or failed every
+      // request at run time, while `config --check` called it valid.
+      if (protocol !== undefined && protocol !== 'http:' && protocol !== 'https:') {
+        errors.push(`${spec.env}: "${withoutPassword(value)}" must start with http:// or https:// (expected e.g. https://example.com)`)
       }
       return value.replace(/\/+$/, '')
     }
@@ -175,6 +184,11 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
       errors.push((error as Error).message)
     }
   }
+  // The settings page's CSP is built from these: checked here too, so that `config --check` does
+  // not call valid what stopped the worker's start (after the store was opened and the pipelines loaded).
+  for (const r of [settingsScriptSource(config.settingsScriptUrl), settingsFrameAncestors(config.settingsFrameAncestors)]) {
+    if (!r.ok) errors.push(r.error)
+  }
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     errors.push(`HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`)
   }
@@ -190,6 +204,11 @@ export function missingForProduction(config: Config): string[] {
   if (!config.authUrl) missing.push('AUTH_URL (the authorization server)')
   if (!config.apiUrl) missing.push('API_URL (where string statuses are reported)')
   if (isLocalhostHttpUrl(config.baseUrl)) missing.push('BASE_URL (the public address the service reaches this worker at)')
+  // docs/deployment.md: mandatory on a shared store. The worker only warns at its start (one
+  // instance on Redis works with its key file); `config --check` says so before a second starts.
+  if (!config.tokenKey && /^(redis|rediss|postgres|postgresql):\/\//.test(config.storeUrl)) {
+    missing.push('TOKEN_KEY (the store is shared: without it each instance creates a key file of its own in DATA_DIR and cannot read the tokens the others saved; set the same key on every instance)')
+  }
   const operator = operatorAccessNote(config)
   if (operator) missing.push(operator)
   return missing

@@ -9,6 +9,7 @@ import createHttpError, { isHttpError } from 'http-errors'
 import type { Context, Middleware, Next } from 'koa'
 import { koaBody } from 'koa-body'
 import type { Config } from '../config/load-config.js'
+import { settingsFrameAncestors, settingsScriptSource } from '../config/settings-page.js'
 import type { Logger } from '../util/logger.js'
 import { renderSettingsPage } from './render-settings-page.js'
 import type { SettingsService, StepRef } from './settings-service.js'
@@ -140,7 +141,7 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
     return body as Record<string, unknown>
   }
 
-  const router = new Router({ sensitive: true })
+  const router = new Router({ sensitive: true, strict: true })
 
   router.get(SETTINGS_PATH, answerErrors('text'), authenticate, async (ctx) => {
     const { token, target } = ctx.state as AuthedState
@@ -291,23 +292,12 @@ function positiveInt(v: unknown): number | undefined {
  * only the service can mint; operators who know the service's origin should narrow it.
  */
 export function contentSecurityPolicy(config: Pick<Config, 'settingsScriptUrl' | 'settingsFrameAncestors'>): (nonce: string) => string {
-  const scriptSources = ["'self'"]
-  if (config.settingsScriptUrl) {
-    if (!config.settingsScriptUrl.startsWith('/')) {
-      let origin: string
-      try {
-        origin = new URL(config.settingsScriptUrl).origin
-      } catch {
-        throw new Error(`SETTINGS_SCRIPT_URL: "${config.settingsScriptUrl}" is not a URL (expected e.g. https://cdn.example.com/iframe.js)`)
-      }
-      if (!/^https?:\/\//.test(origin)) throw new Error(`SETTINGS_SCRIPT_URL: "${config.settingsScriptUrl}" must be an http(s) URL`)
-      scriptSources.push(origin)
-    }
-  }
-  const ancestors = (config.settingsFrameAncestors ?? '*').trim() || '*'
-  if (/[;,"\r\n]/.test(ancestors)) {
-    throw new Error(`SETTINGS_FRAME_ANCESTORS: "${ancestors}" must be CSP sources separated by spaces (no ; or ,)`)
-  }
+  const script = settingsScriptSource(config.settingsScriptUrl)
+  if (!script.ok) throw new Error(script.error)
+  const frame = settingsFrameAncestors(config.settingsFrameAncestors)
+  if (!frame.ok) throw new Error(frame.error)
+  const scriptSources = script.source ? ["'self'", script.source] : ["'self'"]
+  const ancestors = frame.ancestors
   return (nonce) =>
     [
       "default-src 'none'",

@@ -48,6 +48,32 @@ describe('odd values in the environment', () => {
     expect(loadConfig({ BASE_URL: 'https://w.example.com/ ' }).baseUrl).toBe('https://w.example.com')
     expect(loadConfig({ AUTH_URL: ' https://auth.example.com' }).authUrl).toBe('https://auth.example.com')
   })
+
+  it('refuses an address without http:// or https://, which the URL parser reads as a scheme', () => {
+    // `localhost:11434/v1` parses as a URL of the scheme `localhost:`: every AI request then failed.
+    expect(() => loadConfig({ OPENAI_BASE_URL: 'localhost:11434/v1' })).toThrow(/OPENAI_BASE_URL: "localhost:11434\/v1" must start with http:\/\/ or https:\/\//)
+    // ... and BASE_URL went into the manifest as it was.
+    expect(() => loadConfig({ BASE_URL: 'switchyard.example.com:443' })).toThrow(/BASE_URL: .* must start with http:\/\/ or https:\/\//)
+    expect(() => loadConfig({ AUTH_URL: 'ftp://auth.example.com' })).toThrow(/AUTH_URL: .* must start with http:\/\/ or https:\/\//)
+    expect(() => loadConfig({ AUTH_URL: 'redis://:pw@auth.example.com' })).toThrow(/AUTH_URL: "redis:\/\/:\*\*\*@auth.example.com"/)
+    expect(loadConfig({ OPENAI_BASE_URL: 'http://localhost:11434/v1' }).openaiBaseUrl).toBe('http://localhost:11434/v1')
+    expect(loadConfig({ BASE_URL: 'HTTPS://W.example.com' }).baseUrl).toBe('HTTPS://W.example.com')
+  })
+
+  it("refuses the settings page's options the worker would refuse at its start, and config --check says so", async () => {
+    expect(() => loadConfig({ SETTINGS_SCRIPT_URL: 'cdn.example.com/iframe.js' })).toThrow(/SETTINGS_SCRIPT_URL: "cdn.example.com\/iframe.js" is not a URL/)
+    expect(() => loadConfig({ SETTINGS_SCRIPT_URL: 'javascript:alert(1)' })).toThrow(/SETTINGS_SCRIPT_URL: .* must be an http\(s\) URL/)
+    expect(() => loadConfig({ SETTINGS_FRAME_ANCESTORS: 'https://a.example.com, https://b.example.com' })).toThrow(/SETTINGS_FRAME_ANCESTORS: .* separated by spaces/)
+    expect(loadConfig({ SETTINGS_SCRIPT_URL: '/iframe.js', SETTINGS_FRAME_ANCESTORS: 'https://a.example.com https://b.example.com' }).settingsScriptUrl).toBe('/iframe.js')
+    const saved = process.env.SETTINGS_FRAME_ANCESTORS
+    process.env.SETTINGS_FRAME_ANCESTORS = "*; script-src 'unsafe-inline'"
+    try {
+      await expect(runConfig(['--check'])).rejects.toThrow(/SETTINGS_FRAME_ANCESTORS/)
+    } finally {
+      if (saved === undefined) delete process.env.SETTINGS_FRAME_ANCESTORS
+      else process.env.SETTINGS_FRAME_ANCESTORS = saved
+    }
+  })
 })
 
 describe('QUEUE=bullmq without Redis', () => {
@@ -56,5 +82,17 @@ describe('QUEUE=bullmq without Redis', () => {
     expect(() => loadConfig({ QUEUE: 'bullmq', QUEUE_REDIS_URL: 'postgres://u:pw@db/x' })).toThrow(/QUEUE_REDIS_URL: "postgres:\/\/u:\*\*\*@db\/x" must start with redis:\/\//)
     expect(loadConfig({ QUEUE: 'bullmq', STORE_URL: 'redis://127.0.0.1:6379/14' }).queue).toBe('bullmq')
     expect(loadConfig({ QUEUE: 'bullmq', QUEUE_REDIS_URL: 'redis://127.0.0.1:6379/14' }).queue).toBe('bullmq')
+  })
+})
+
+describe('what config --check says is missing', () => {
+  it('names TOKEN_KEY on a shared store (docs/deployment.md: mandatory there), not on SQLite', async () => {
+    const { missingForProduction } = await import('../../src/config/load-config.js')
+    const missing = (env: Record<string, string>) => missingForProduction(loadConfig(env)).join('\n')
+    expect(missing({ STORE_URL: 'redis://127.0.0.1:6379/13' })).toMatch(/^TOKEN_KEY \(the store is shared/m)
+    expect(missing({ STORE_URL: 'postgres://u@db/x' })).toMatch(/^TOKEN_KEY/m)
+    expect(missing({ STORE_URL: 'redis://127.0.0.1:6379/13', TOKEN_KEY: Buffer.alloc(32, 7).toString('base64') })).not.toMatch(/TOKEN_KEY/)
+    expect(missing({})).not.toMatch(/TOKEN_KEY/)
+    expect(missing({ STORE_URL: 'memory://' })).not.toMatch(/TOKEN_KEY/)
   })
 })
