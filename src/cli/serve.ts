@@ -134,7 +134,17 @@ export async function runServe(args: string[]): Promise<number> {
   }
   const config = loadConfig(process.env)
   const log = createLogger({ level: config.logLevel, format: config.logFormat })
-  const running = await startServe(config, log)
+  let running: Running
+  try {
+    running = await startServe(config, log)
+  } catch (error) {
+    // A start that failed part-way (PORT taken, a HOST not of this machine) leaves open what it
+    // had opened: a Redis store's or BullMQ's connections kept the process alive, serving nothing
+    // and never exiting, so neither a supervisor nor a container restart policy saw it fail. The
+    // error is printed by the caller; the process then ends, as it does after a stop.
+    setTimeout(() => process.exit(process.exitCode || 1), 500).unref()
+    throw error
+  }
   process.on('SIGHUP', () => {
     void running.host.reload().then(
       (r) => {

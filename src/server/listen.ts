@@ -24,6 +24,26 @@ export async function listen(handler: RequestListener, o: ListenOptions): Promis
     handler,
   )
   server.listen(o.port, o.host)
-  await once(server, 'listening')
+  try {
+    await once(server, 'listening')
+  } catch (error) {
+    throw listenError(error, o)
+  }
   return server
+}
+
+/**
+ * Why the worker could not listen, naming the settings to change: Node's own message
+ * (`listen EADDRINUSE: address already in use 127.0.0.1:3000`, `getaddrinfo ENOTFOUND ...`) names
+ * neither PORT nor HOST.
+ */
+export function listenError(error: unknown, o: Pick<ListenOptions, 'port' | 'host'>): Error {
+  const code = (error as NodeJS.ErrnoException).code
+  const hint =
+    code === 'EADDRINUSE' ? 'another process listens there: stop it, or set PORT to a free port'
+    : code === 'EACCES' ? 'a port below 1024 needs privileges: set PORT to 1024 or above'
+    : code === 'EADDRNOTAVAIL' || code === 'ENOTFOUND' || code === 'EAI_AGAIN' ? 'HOST must be an address of this machine (0.0.0.0: every address; 127.0.0.1: this host only)'
+    : undefined
+  const message = `cannot listen on HOST=${o.host} PORT=${o.port}: ${(error as Error).message}${hint ? `; ${hint}` : ''}`
+  return Object.assign(new Error(message, { cause: error }), code ? { code } : {})
 }
