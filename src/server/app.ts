@@ -64,7 +64,9 @@ export function createApp(deps: AppDeps): Koa {
     })
   }
 
-  const router = new Router({ sensitive: true })
+  // Exact case and no trailing slash, in every router of the worker: a proxy rule that keeps
+  // `/metrics` off the public address (`location = /metrics` in nginx) was passed by /METRICS and by /metrics/.
+  const router = new Router({ sensitive: true, strict: true })
   const bound = deps.unverifiedBodies
   const gate = bound ? [unverifiedBodyGate(bound.max, { waitMs: bound.waitMs, onRefused: () => deps.metrics.batches.inc({ result: 'busy_unverified' }) })] : []
   router.post(WEBHOOK_PATH, ...gate, deps.webhook)

@@ -64,7 +64,7 @@ ${results}`
 }
 
 export function createFindingsRouter(deps: { config: Config; findings: FindingsLog; guard?: Middleware }): Router {
-  const router = new Router({ sensitive: true })
+  const router = new Router({ sensitive: true, strict: true })
   router.get('/findings', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
     const html = ctx.accepts('json', 'html') === 'html'
     const parsed = parseFindingsQuery(ctx.query)

@@ -69,7 +69,7 @@ function jwtClaims(token: string): Record<string, unknown> | undefined {
 }
 
 export function createOAuthRouter(deps: OAuthRouterDeps & { guard?: Middleware }): Router {
-  const router = new Router({ sensitive: true })
+  const router = new Router({ sensitive: true, strict: true })
   const flow = new AuthorizationFlow(deps)
   const start: Middleware = (ctx) => flow.start(ctx)
   // Connecting is started by the operator page's form (POST) or a typed-in link (GET); either way

@@ -258,7 +258,7 @@ ${activityTable(activity)}
 }
 
 export function createOperatorRouter(deps: { config: Config; tokens: TokenManager; activity?: () => Promise<ActivityEntry[]>; held?: () => HeldOrganizationView[]; backlog?: () => BacklogView[]; guard?: Middleware }): Router {
-  const router = new Router({ sensitive: true })
+  const router = new Router({ sensitive: true, strict: true })
   router.get('/', deps.guard ?? (async (_ctx, next) => next()), async (ctx) => {
     const orgs = await deps.tokens.status()
     const activity = deps.activity ? await deps.activity() : undefined

@@ -57,4 +57,13 @@ describe('health endpoints', () => {
     for (const path of ['/METRICS', '/Metrics', '/HEALTHZ', '/Manifest.json', '/FINDINGS', '/OAuth/start']) expect([path, (await fetch(`${w.url}${path}`)).status]).toEqual([path, 404])
     expect((await fetch(`${w.url}/metrics`)).status).toBe(200)
   })
+
+  // The same proxy rule written as an exact match (nginx `location = /metrics`) does not match
+  // /metrics/, which the router, lenient about a trailing slash by default, answered.
+  it('answers its routes without a trailing slash only: /metrics/ is not /metrics', async () => {
+    const w = await worker()
+    for (const path of ['/metrics/', '/healthz/', '/readyz/', '/manifest.json/', '/logo.png/']) expect([path, (await fetch(`${w.url}${path}`)).status]).toEqual([path, 404])
+    expect((await fetch(`${w.url}/metrics?name=x`)).status).toBe(200)
+    expect((await fetch(`${w.url}/healthz`)).status).toBe(200)
+  })
 })
