@@ -31,6 +31,23 @@ Options:
   --quiet               Log only warnings and errors
   -h, --help            This help`
 
+/**
+ * Where the worker must listen and what it must call itself for the emulator to reach it: the
+ * webhook URL's port, the registered redirect URI's origin, and a loopback HOST. On the worker's
+ * default HOST (0.0.0.0) the operator page and /oauth/start answer 403 without OPERATOR_PASSWORD,
+ * so a worker configured from the lines below alone could not be connected.
+ */
+export function workerAddressLines(redirectUri: string | undefined, webhookUrl: string | null): string[] {
+  const lines = ['  HOST=127.0.0.1   (on loopback the operator page and /oauth/start need no OPERATOR_PASSWORD)']
+  const webhook = webhookUrl ? URL.parse(webhookUrl) : null
+  if (webhook?.port) lines.push(`  PORT=${webhook.port}`)
+  const redirect = redirectUri ? URL.parse(redirectUri) : null
+  if (redirect && redirect.pathname.endsWith('/oauth/callback')) {
+    lines.push(`  BASE_URL=${redirect.origin}${redirect.pathname.slice(0, -'/oauth/callback'.length)}`)
+  }
+  return lines
+}
+
 export async function runEmulate(args: string[]): Promise<number> {
   let values
   try {
@@ -120,6 +137,7 @@ export async function runEmulate(args: string[]): Promise<number> {
       `Emulated localization service at ${info.url}`,
       '',
       'Configure the worker with:',
+      ...workerAddressLines(info.redirectUris[0], emulator.settings.webhookUrl),
       `  AUTH_URL=${info.authUrl}`,
       `  API_URL=${info.organizations.length > 1 ? info.apiUrlTemplate : info.apiUrl}`,
       `  CLIENT_ID=${info.clientId}`,

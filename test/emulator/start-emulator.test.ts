@@ -99,3 +99,17 @@ describe('runEmulate', () => {
     expect(await exit!).toBe(0)
   })
 })
+
+describe("the banner's worker settings", () => {
+  it('name a loopback HOST, the port webhooks go to and the BASE_URL of the registered redirect URI', async () => {
+    const { workerAddressLines } = await import('../../src/emulator/run-emulate.js')
+    // The defaults: a worker on its default HOST (0.0.0.0) answered 403 on the operator page.
+    expect(workerAddressLines('http://localhost:3000/oauth/callback', 'http://127.0.0.1:3000/webhooks')).toEqual([
+      expect.stringMatching(/^ {2}HOST=127\.0\.0\.1 /),
+      '  PORT=3000',
+      '  BASE_URL=http://localhost:3000',
+    ])
+    expect(workerAddressLines('http://127.0.0.1:13000/sub/oauth/callback', 'http://127.0.0.1:13000/webhooks').slice(1)).toEqual(['  PORT=13000', '  BASE_URL=http://127.0.0.1:13000/sub'])
+    expect(workerAddressLines(undefined, null)).toHaveLength(1)
+  })
+})
