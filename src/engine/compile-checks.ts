@@ -99,7 +99,10 @@ function expandChecks(c: Compiling, list: CheckEntry[], base: YamlPath, out: Che
       return
     }
     const presets = Object.keys(PRESETS)
-    error(c, [...at, 'uses'], `unknown plugin or preset "${uses}"; plugins: ${c.registry.names().join(', ') || '(none)'}${presets.length ? `; presets: ${presets.join(', ')}` : ''}; or npm:<package>`)
+    // A plugin of the operator's own (the READMEs' max-words) is found only through PLUGINS_DIR:
+    // without it, the list above is the built-ins alone, and the error said nothing of why.
+    const own = c.deps.pluginsDir ? '' : ' (PLUGINS_DIR is not set: no plugins of your own are loaded)'
+    error(c, [...at, 'uses'], `unknown plugin or preset "${uses}"; plugins: ${c.registry.names().join(', ') || '(none)'}${own}${presets.length ? `; presets: ${presets.join(', ')}` : ''}; or npm:<package>`)
   })
   return out
 }

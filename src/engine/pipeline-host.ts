@@ -25,6 +25,11 @@ export class PipelineHost {
     return this.reload()
   }
 
+  /** What a failed load means: at the start there are no previous pipelines to keep (the worker does not start). */
+  private notLoaded(): string {
+    return this.set ? 'pipelines not reloaded; the previous ones stay in use' : 'pipelines not loaded'
+  }
+
   reload(): Promise<{ ok: boolean; errors: LocatedError[] }> {
     // Reloads asked for while one runs wait for it, then load again (files may have changed since).
     const run = async (): Promise<{ ok: boolean; errors: LocatedError[] }> => {
@@ -35,12 +40,12 @@ export class PipelineHost {
         // Whatever a plugin or file does that the checks did not foresee: a failed load like any
         // other, never a rejection that would take the worker down on a SIGHUP.
         const message = `loading failed: ${e instanceof Error ? e.message : String(e)}`
-        this.deps.log.error({ err: e }, 'pipelines not (re)loaded; the previous ones stay in use')
+        this.deps.log.error({ err: e }, this.notLoaded())
         const where = Array.isArray(this.source) ? this.source.join(',') : this.source.dir
         return { ok: false, errors: [{ file: where, line: 0, col: 0, message }] }
       }
       if (!result.ok) {
-        this.deps.log.error({ errors: result.errors.length }, 'pipelines not (re)loaded; the previous ones stay in use')
+        this.deps.log.error({ errors: result.errors.length }, this.notLoaded())
         return { ok: false, errors: result.errors }
       }
       for (const w of result.warnings) this.deps.log.warn(`${w.file}:${w.line}:${w.col} ${w.message}`)

@@ -112,6 +112,8 @@ export function renderSettingsPage(input: SettingsPageInput): string {
   // A step without settings has nothing a save could overwrite: it needs no context.
   const missing = schemaFields.length > 0 ? input.missingContext : undefined
   const fields = missing ? [] : schemaFields
+  // The step's note ("no saved settings yet; showing the defaults") says nothing of a step without
+  // settings, beside "This step has no settings." (docs/settings.md).
   const body = missing
     ? `<p class="missing" role="status">${escapeHtml(missing)}</p>`
     : `<form id="settings-form" novalidate autocomplete="off">
@@ -131,7 +133,7 @@ ${fields.length ? fields.map((f) => renderField(f, input.stored)).join('\n') : '
 </head>
 <body>
 <h1>${escapeHtml(input.title)}</h1>
-${input.note && !missing ? `<p class="note">${escapeHtml(input.note)}</p>` : ''}
+${input.note && !missing && fields.length ? `<p class="note">${escapeHtml(input.note)}</p>` : ''}
 ${body}
 <script type="application/json" id="switchyard-settings-data">${safeJsonForScript(data)}</script>
 ${apScript}<script nonce="${nonce}">${SETTINGS_PAGE_SCRIPT}</script>

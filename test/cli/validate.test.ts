@@ -70,6 +70,9 @@ describe('switchyard validate', () => {
     const without = captureIo({})
     expect(await runValidate([path.join(FIXTURES, 'pipelines', 'try-gate.yaml')], without)).toBe(1)
     expect(without.out()).toMatch(/unknown plugin or preset "shout"/)
+    // Why it is unknown: the plugin of one's own that a pipeline names is read from PLUGINS_DIR only.
+    expect(without.out()).toMatch(/\(PLUGINS_DIR is not set: no plugins of your own are loaded\); presets: /)
+    expect(io.out()).not.toMatch(/PLUGINS_DIR is not set/)
   })
 
   // Rule: whatever is wrong with a file or a plugin, validate answers with an exit code and the

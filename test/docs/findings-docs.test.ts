@@ -28,7 +28,7 @@ describe('docs/findings.md', () => {
   it('shows a JSON answer with the fields of a findings entry', () => {
     const block = /<!-- findings-json-example -->[\s\S]*?```json\n([\s\S]*?)```/.exec(text)![1]!
     const entry = (JSON.parse(block) as { data: Array<Record<string, unknown>> }).data[0]!
-    expect(Object.keys(entry).sort()).toEqual(['at', 'domain', 'findings', 'hash', 'issues', 'key', 'languageId', 'organizationId', 'outcome', 'output', 'pipeline', 'projectId', 'sentBack', 'stepId', 'stringId'])
+    expect(Object.keys(entry).sort()).toEqual(['at', 'domain', 'findings', 'hash', 'issues', 'key', 'languageId', 'organizationId', 'outcome', 'output', 'pipeline', 'projectId', 'resolves', 'sentBack', 'stepId', 'stringId'])
   })
 
   it('documents the settings it names', async () => {

@@ -33,9 +33,17 @@ describe('PipelineHost reloads', () => {
     const bad = await host.reload()
     expect(bad.ok).toBe(false)
     expect(host.generation).toBe(1)
-    expect(lines.map((l) => [l.level, l.msg, l.errors])).toEqual([[50, 'pipelines not (re)loaded; the previous ones stay in use', 1]])
+    expect(lines.map((l) => [l.level, l.msg, l.errors])).toEqual([[50, 'pipelines not reloaded; the previous ones stay in use', 1]])
     expect(host.current.get('t')!.name).toBe('one')
     await host.close()
+  })
+
+  it('a first load that fails does not speak of previous pipelines: there are none, and the worker does not start', async () => {
+    const { paths } = writePipelines({ 'p.yaml': ok('one').replace('to: passed', 'to: nowhere') })
+    const { log, lines } = logged()
+    const host = new PipelineHost(paths, testDeps({ log }))
+    expect((await host.load()).ok).toBe(false)
+    expect(lines.map((l) => [l.level, l.msg, l.errors])).toEqual([[50, 'pipelines not loaded', 1]])
   })
 
   it('reloads asked for while one runs wait for it, then load the files as they are then', async () => {

@@ -161,5 +161,9 @@ describe('GET /steps/:key/settings', () => {
   it('says so when the pipeline has no settings', async () => {
     const res = await fetch(`${h.url}/steps/empty/settings?jwtToken=${await signToken({ module: 'empty' })}`)
     expect(await res.text()).toContain('This step has no settings.')
+    // With a step too: that alone, not also "no saved settings yet; showing the defaults".
+    const step = await (await fetch(`${h.url}/steps/empty/settings?stepId=41&jwtToken=${await signToken({ module: 'empty' })}`)).text()
+    expect(step).toContain('This step has no settings.')
+    expect(step).not.toMatch(/showing the defaults|Settings of step/)
   })
 })
