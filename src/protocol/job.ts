@@ -79,9 +79,14 @@ export function jobKeyOf(j: Pick<Job, 'organizationId' | 'projectId' | 'stepId' 
   return `${stringKeyOf(j)}|${j.revision}`
 }
 
-/** Jobs that can share one pipeline run, one translation fetch and one status PATCH. */
-export function groupKeyOf(j: Pick<Job, 'domain' | 'projectId' | 'stepId' | 'languageId' | 'moduleKey'>): string {
-  return `${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}|${j.moduleKey}`
+/**
+ * Jobs that can share one pipeline run, one translation fetch and one status PATCH. The
+ * organization is part of it, not only the domain: a run reads the settings of its first job's
+ * organization, and two organizations can reach the worker under one domain (the header's,
+ * unsigned, while neither is bound to one) with the same project and step ids.
+ */
+export function groupKeyOf(j: Pick<Job, 'organizationId' | 'domain' | 'projectId' | 'stepId' | 'languageId' | 'moduleKey'>): string {
+  return `${j.organizationId}|${j.domain}|${j.projectId}|${j.stepId}|${j.languageId}|${j.moduleKey}`
 }
 
 /** A job's workflow step (project and step id): the backlog serves an organization's steps in turn. */

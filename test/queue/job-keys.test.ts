@@ -17,11 +17,12 @@ describe('job keys', () => {
     expect(jobKeyOf({ ...base, revision: 4 })).not.toBe(jobKeyOf(base))
   })
 
-  it('group jobs by domain, project, step, language and module, whatever the string', () => {
-    expect(groupKeyOf(base)).toBe('acme|7|11|pt-BR|qa')
+  it('group jobs by organization, domain, project, step, language and module, whatever the string', () => {
+    expect(groupKeyOf(base)).toBe('1001|acme|7|11|pt-BR|qa')
     const other = { ...base, stringId: 43 }
     expect(groupKeyOf(other)).toBe(groupKeyOf(base))
-    for (const change of [{ domain: 'beta' }, { projectId: 8 }, { stepId: 12 }, { languageId: 'de' }, { moduleKey: 'other' }]) {
+    // Another organization under the same domain too: a run reads its first job's organization's settings.
+    for (const change of [{ organizationId: '1002' }, { domain: 'beta' }, { projectId: 8 }, { stepId: 12 }, { languageId: 'de' }, { moduleKey: 'other' }]) {
       expect(groupKeyOf({ ...base, ...change })).not.toBe(groupKeyOf(base))
     }
   })

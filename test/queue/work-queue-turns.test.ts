@@ -51,6 +51,17 @@ describe('WorkQueue', () => {
     expect(queue.waiting).toBe(0)
   })
 
+  // A run reads the step settings of its first job's organization: two organizations with the
+  // same project and step ids under one domain (a header's, before either is bound) never share one.
+  it('never runs the jobs of two organizations together, even under one domain', async () => {
+    const { queue, runs, release } = setup()
+    queue.push([job('hold', 'A', 'g0')])
+    queue.push([job('a', 'A', 'x', 'shared.example'), job('b', 'B', 'x', 'shared.example'), job('a2', 'A', 'x', 'shared.example')])
+    release()
+    await queue.onIdle()
+    expect(runs).toEqual([['hold'], ['a', 'a2'], ['b']])
+  })
+
   it("keeps one organization's many groups from holding another's lone group back", async () => {
     const { queue, runs, release } = setup()
     queue.push([job('hold', 'A', 'g0')])
