@@ -194,6 +194,10 @@ export function createSettingsRouter(deps: SettingsRouterDeps): Router {
     // JSON.parse takes any depth; the copy below, the store's serializer and the schema's checks
     // overflow the stack a few thousand levels down (a 20 KB body of brackets gave 500).
     if (deeperThan(submitted, MAX_SETTINGS_DEPTH)) throw createHttpError(400, 'settings are invalid', { errors: [`settings: nested deeper than ${MAX_SETTINGS_DEPTH} levels`] })
+    // JSON.parse reads 1e400 as Infinity, which every schema `number` takes; the store writes it
+    // as null: the step would run with a null it never saved (refused by its own schema).
+    const infinite = nonFiniteAt(submitted, 'settings')
+    if (infinite) throw createHttpError(400, 'settings are invalid', { errors: [`${infinite}: must be a finite number (too large to be stored)`] })
     // Validated on a copy (defaults applied there); stored as submitted, so a default the
     // pipeline changes later reaches every field the user never set.
     const result = target.resolveSettings(structuredClone(submitted))
@@ -275,6 +279,17 @@ function assertInScope(ref: StepRef, token: SettingsToken): void {
 }
 
 const present = (v: unknown): boolean => v !== undefined && v !== null && v !== ''
+
+/** Where (`settings.a.0`) the first number that is not finite lies in a parsed JSON value; undefined when none. */
+function nonFiniteAt(value: unknown, at: string): string | undefined {
+  if (typeof value === 'number') return Number.isFinite(value) ? undefined : at
+  if (value === null || typeof value !== 'object') return undefined
+  for (const [k, v] of Object.entries(value)) {
+    const found = nonFiniteAt(v, `${at}.${k}`)
+    if (found) return found
+  }
+  return undefined
+}
 
 function first(v: unknown): unknown {
   return Array.isArray(v) ? v[0] : v

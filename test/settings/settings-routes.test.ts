@@ -171,6 +171,28 @@ describe('update and delete', () => {
     }
   })
 
+  // JSON.parse reads 1e400 as Infinity, which a schema `number` (and the check's options) take;
+  // every store writes it as null, so the step ran with a null it never saved.
+  it('refuses a number too large to be stored (1e400), naming where, and stores nothing', async () => {
+    const token = await signToken()
+    const where = { organizationId: ORG, projectId: 7, stepId: 44, moduleKey: 'qa-gate' }
+    const raw = JSON.stringify({ ...projectBody({ tone: 'formal', maxLengthRatio: 2 }), stepId: 44 }).replace('"maxLengthRatio":2', '"maxLengthRatio":2,"limits":[1,-1e400]')
+    const free = await startHarness({}, [makeTarget('qa-gate', { type: 'object', properties: { tone: { type: 'string' }, limits: { type: 'array', items: { type: 'number' } } } })])
+    try {
+      const res = await call('POST', '/steps/qa-gate/settings', { base: free, token, raw })
+      expect(res.status).toBe(400)
+      expect(res.json).toEqual({ error: 'settings are invalid', errors: ['settings.limits.1: must be a finite number (too large to be stored)'] })
+      expect(await free.service.get(where)).toBeUndefined()
+      const top = await call('POST', '/steps/qa-gate/settings', { base: free, token, raw: raw.replace('"limits":[1,-1e400]', '"limits":[1e400]') })
+      expect(top.json.errors).toEqual(['settings.limits.0: must be a finite number (too large to be stored)'])
+      // The largest finite double is stored as it was saved.
+      expect((await call('POST', '/steps/qa-gate/settings', { base: free, token, raw: raw.replace('-1e400', '1.7976931348623157e308') })).status).toBe(200)
+      expect(await free.service.get(where)).toMatchObject({ limits: [1, 1.7976931348623157e308] })
+    } finally {
+      await free.close()
+    }
+  })
+
   it('refuses a body without the step fields, listing each missing one', async () => {
     const res = await call('POST', '/steps/qa-gate/settings', { token: await signToken(), body: { settings: { tone: 'formal' } } })
     expect(res.status).toBe(400)
