@@ -200,13 +200,21 @@ export class WorkflowEditor {
     return this.call('DELETE', 'deleteSettingsUrl', target)
   }
 
-  /** The address the editor loads in the settings iframe (module `url`, with `jwtToken`). */
+  /**
+   * The address the editor loads in the settings iframe: the module `url` with `jwtToken`, and the
+   * step it edits, `stepId` (and `templateId` for a template's step). The interface document does
+   * not say how the iframe learns its step; without it a settings page cannot show the step's
+   * settings (docs/settings.md, "The page and the service").
+   */
   async settingsPageUrl(target: EditorTarget = {}): Promise<string> {
     const tenant = this.tenant(target.organization)
     const moduleKey = target.moduleKey ?? tenant.sample.step.applicationModule.moduleKey
     const { module, base } = await this.module(moduleKey)
     if (!module.url) throw new Error(`emulator: module "${moduleKey}" has no url`)
     const url = new URL(`${base.replace(/\/+$/, '')}${module.url.startsWith('/') ? module.url : `/${module.url}`}`)
+    const where = this.body(target)
+    url.searchParams.set('stepId', String(where.stepId))
+    if (target.template) url.searchParams.set('templateId', String(where.templateId))
     url.searchParams.set('jwtToken', await this.mintJwt({ ...target, moduleKey }))
     return url.toString()
   }

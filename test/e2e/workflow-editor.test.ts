@@ -46,6 +46,22 @@ describe('the emulated workflow editor and the worker', () => {
     expect(deleted.status, JSON.stringify(deleted.body)).toBeLessThan(300)
   })
 
+  // The page learns its step from its address (docs/settings.md): the editor's iframe address
+  // names it, so the page shows the settings saved for that step, not "does not know which step".
+  it('opens the settings page of the step it edits, in a project or a template, with what was saved there', async () => {
+    const target = { moduleKey: 'ai-proofread' }
+    expect((await emu.editor.saveSettings({ instructions: 'Project voice' }, target)).status).toBe(200)
+    expect((await emu.editor.saveSettings({ instructions: 'Template voice' }, { ...target, template: true })).status).toBe(200)
+    for (const [where, saved, other] of [[target, 'Project voice', 'Template voice'], [{ ...target, template: true }, 'Template voice', 'Project voice']] as const) {
+      const res = await fetch(await emu.editor.settingsPageUrl(where))
+      const html = await res.text()
+      expect(res.status).toBe(200)
+      expect(html).not.toContain('does not know which step')
+      expect(html).toContain(`value="${saved}"`)
+      expect(html).not.toContain(other)
+    }
+  })
+
   // Today: the step modules have no logo unless the pipeline names one (issue 15, "Manifest").
   it('serves a manifest the platform accepts, and every logo it names', async () => {
     expect(await emu.editor.checkManifest()).toEqual([])

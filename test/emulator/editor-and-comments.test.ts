@@ -89,6 +89,11 @@ describe('workflow editor', () => {
     const page = new URL(await emu.editor.settingsPageUrl())
     expect(`${page.origin}${page.pathname}`).toBe(`${appUrl}/steps/qa-gate/settings`)
     expect(page.searchParams.get('jwtToken')).toMatch(/^ey/)
+    // The step it edits: the page cannot show its settings otherwise.
+    expect(page.searchParams.get('stepId')).toBe('7001')
+    expect(page.searchParams.get('templateId')).toBeNull()
+    const template = new URL(await emu.editor.settingsPageUrl({ organization: 'globex', template: true }))
+    expect([template.searchParams.get('stepId'), template.searchParams.get('templateId')]).toEqual(['8001', '999'])
     const viaControl = await fetch(`${emu.url}/_control/editor/save`, { method: 'POST', body: JSON.stringify({ settings: { b: 2 }, organization: 'globex' }) })
     expect(((await viaControl.json()) as any).status).toBe(204)
     expect(JSON.parse(seen[0]!.body)).toMatchObject({ organizationId: 300000, projectId: 77, settings: { b: 2 } })
