@@ -101,6 +101,7 @@ export async function compilePipeline(
       }
     },
     timedOut: (id, checkIndex, budgetMs) => runner.timedOut(id, checkIndex, budgetMs),
+    settingsInvalid: (id, errors) => runner.settingsInvalid(id, errors),
   }
   const created = c.created
   return { pipeline, events, instances: () => [...created, ...checks.flatMap((check) => [...check.bySettings.values()])] }
@@ -121,6 +122,33 @@ function compileOutputs(declared: PipelineFile['outputs']): Outputs {
  * "set" to a function (refused for its type, its default never applied).
  */
 const bare = (o: Record<string, unknown>): Record<string, unknown> => Object.assign(Object.create(null) as Record<string, unknown>, o)
+
+/**
+ * Saved settings the schema refused, resolved for a run: only what the step saved can make them
+ * invalid. A setting the schema no longer takes (additionalProperties: false) is left out (nothing
+ * reads it); a required setting the step never saved, and one whose default its own field refuses
+ * (a warning at load), have no value, as in a step with nothing saved. What is left is the step's.
+ */
+function forRun(copy: Record<string, unknown>, stored: unknown, validate: ValidateFunction): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: ValidateFunction['errors'] } {
+  let dropped = false
+  for (const e of validate.errors ?? []) {
+    const name = e.keyword === 'additionalProperties' && e.instancePath === '' ? (e.params as { additionalProperty?: unknown }).additionalProperty : undefined
+    if (typeof name === 'string' && Object.hasOwn(copy, name)) dropped = delete copy[name]
+  }
+  if (dropped && validate(copy)) return { ok: true, settings: { ...copy } }
+  const saved = (stored && typeof stored === 'object' ? stored : {}) as Record<string, unknown>
+  const unset = new Set<string>()
+  const errors = (validate.errors ?? []).filter((e) => {
+    if (e.keyword === 'required' && e.instancePath === '') return false
+    const field = /^\/([^/]+)/.exec(e.instancePath)?.[1]?.replaceAll('~1', '/').replaceAll('~0', '~')
+    if (field === undefined || Object.hasOwn(saved, field)) return true
+    unset.add(field)
+    return false
+  })
+  if (errors.length) return { ok: false, errors }
+  for (const field of unset) delete copy[field]
+  return { ok: true, settings: { ...copy } }
+}
 
 /** Step settings: a JSON Schema of an object; defaults fill in what the step's stored settings lack. */
 function compileSettings(c: Compiling, declared: PipelineFile['settings']): SettingsDefaults & { schema: object; resolve: Pipeline['resolveSettings']; formatErrors(settings: Record<string, unknown>): string[] } {
@@ -148,14 +176,17 @@ function compileSettings(c: Compiling, declared: PipelineFile['settings']): Sett
       if (k !== undefined && Object.hasOwn(defaults, k)) warn(c, ['settings', 'properties', k, 'default'], `the default of setting "${k}" does not pass its own schema (a step with nothing saved then runs without any of the settings' defaults, and the settings page cannot save it): ${formatAjvErrors([e]).join('; ')}`)
     }
   }
-  const resolve: Pipeline['resolveSettings'] = (stored) => {
+  const refused = (errors: ValidateFunction['errors']) => ({ ok: false as const, errors: formatAjvErrors(errors, 'settings.').map((e) => e.replace(/^settings\.:/, 'settings:')) })
+  const resolve: Pipeline['resolveSettings'] = (stored, options) => {
     const copy = bare(structuredClone(stored && typeof stored === 'object' && !Array.isArray(stored) ? stored : {}) as Record<string, unknown>)
     if (!validate || validate(copy)) return { ok: true, settings: { ...copy } }
     // Nothing saved: the pipeline's defaults (applied to the copy), whatever `required` asks of
     // the user. A required setting without a default has no value then, as any unset setting;
     // refusing the lot ran the step with none of the other settings' defaults.
     if (stored === undefined && validate.errors?.every((e) => e.keyword === 'required' && e.instancePath === '')) return { ok: true, settings: { ...(copy as Record<string, unknown>) } }
-    return { ok: false, errors: formatAjvErrors(validate.errors, 'settings.').map((e) => e.replace(/^settings\.:/, 'settings:')) }
+    if (!options?.run) return refused(validate.errors)
+    const run = forRun(copy, stored, validate)
+    return run.ok ? run : refused(run.errors)
   }
   const types = new Map(Object.entries(properties).map(([k, v]) => [k, valueType(v.type)]))
   /** What a save is also refused for: the formats (resolved settings; the other keywords passed already). */

@@ -53,6 +53,11 @@ export const { messages: ENGINE_MESSAGES, report: engineFinding } = defineMessag
     meaning: 'The check returned something other than a list of findings (nothing, a finding without a message, a batch of the wrong length), or the plugin has neither `check` nor `checkBatch`.',
     text: failed,
   },
+  'settings-invalid': {
+    severity: 'error',
+    meaning: 'The step\'s saved settings do not pass the pipeline\'s `settings` schema (saved before the pipeline changed it): no check ran on the string. Save the step\'s settings again (docs/settings.md).',
+    text: (d: FailureData) => `pipeline not run: the step's saved settings are invalid for it (${d.why}); save the step's settings again`,
+  },
   'plugin-not-started': {
     severity: 'error',
     meaning: 'The plugin\'s `create()` failed with the step\'s settings put into its options, or did not finish within the check\'s timeout (a failed one is started again on the next run).',

@@ -22,8 +22,14 @@ export interface Pipeline {
   input: Port[]
   outputs: Array<{ name: string; port: Port; title: string }>
   settingsSchema: object
-  /** A step's stored settings, validated against settingsSchema with its defaults filled in. */
-  resolveSettings(stored: unknown): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
+  /**
+   * A step's stored settings, validated against settingsSchema with its defaults filled in. With
+   * `run` (the settings a step's strings run with, rather than a save) only what the step saved
+   * can be refused: a required setting it never saved, or one whose default its own field refuses,
+   * has no value (as when nothing is saved), and a setting the schema no longer takes
+   * (additionalProperties: false) is left out.
+   */
+  resolveSettings(stored: unknown, options?: { run?: boolean }): { ok: true; settings: Record<string, unknown> } | { ok: false; errors: string[] }
   /**
    * What the checks whose options take settings say of these (resolved) settings: their plugins'
    * option errors and refusals to start, each naming the check ([] when every check would start). The settings page
@@ -37,6 +43,8 @@ export interface Pipeline {
   run(items: Item[], options?: { signal?: AbortSignal; progress?: Progress } & RunMore): Promise<RunResult[]>
   /** The outcome of a string whose check `checkIndex` was stopped after `budgetMs` (on-error applies). */
   timedOut(id: number, checkIndex: number, budgetMs: number): RunResult
+  /** The outcome of a string not run because its step's saved settings are invalid (`errors`; on-error applies). */
+  settingsInvalid(id: number, errors: string[]): RunResult
 }
 
 /** The pipelines loaded together from one directory (or list of files). */

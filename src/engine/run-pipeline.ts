@@ -290,6 +290,18 @@ export class PipelineRunner {
     return this.route(s)
   }
 
+  /**
+   * The outcome of a string not run because its step's saved settings do not pass the pipeline's
+   * settings schema (`settings-invalid`), routed by `on-error` like a check that failed: it is
+   * never checked with settings nobody chose for the step.
+   */
+  settingsInvalid(id: number, errors: string[]): RunResult {
+    const n = this.checks.length + 1
+    const s: State = { item: { id } as Item, sev: new Int32Array(3), byCheck: new Int32Array(n * 3), findings: [], failed: false, at: -1 }
+    this.fail(s, undefined, 'settings-invalid', errors.join('; '), false)
+    return this.route(s)
+  }
+
   private async runBatch(check: CompiledCheck, instance: PluginInstance, active: State[], progress?: Progress): Promise<void> {
     progress?.(active.length === 1 ? active[0]!.at : -1, check.index)
     let p: Promise<Array<FindingInput[] | Error>>

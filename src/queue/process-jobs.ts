@@ -129,13 +129,32 @@ function failureRules(deps: ProcessDeps) {
   return { giveUpOrRetry, park, apiFailed }
 }
 
-/** The step's stored settings as its pipeline resolves them; the pipeline's defaults when they are invalid. */
-function stepSettings(pipeline: Pick<Pipeline, 'resolveSettings'>, stored: Record<string, unknown> | undefined, log: Logger): Record<string, unknown> {
-  const resolved = pipeline.resolveSettings(stored)
-  if (resolved.ok) return resolved.settings
-  log.warn({ errors: resolved.errors }, 'stored step settings are invalid for the pipeline; using its defaults')
-  const defaults = pipeline.resolveSettings(undefined)
-  return defaults.ok ? defaults.settings : {}
+/** Steps warned about invalid saved settings, per job processor (its deps), at most this many remembered (then forgotten). */
+const WARNED_SETTINGS_MAX = 1000
+const WARNED_SETTINGS = new WeakMap<object, Set<string>>()
+
+/**
+ * The settings a group's strings run with: its step's saved settings as its pipeline resolves them
+ * for a run, or the pipeline's defaults when nothing is saved (none when even those are invalid).
+ * Saved settings the pipeline refuses (saved before it changed its schema) come with `errors`:
+ * the strings are not run with settings nobody chose for the step (the defaults in their place
+ * checked them without the user's forbidden words, limits, ...); each goes where on-error says
+ * (Pipeline.settingsInvalid), and the log says so once per step and errors.
+ */
+async function stepSettings(deps: Pick<ProcessDeps, 'settings'>, pipeline: Pick<Pipeline, 'resolveSettings'>, first: Job, log: Logger): Promise<{ settings: Record<string, unknown>; errors?: string[] }> {
+  const stored = await deps.settings?.get({ organizationId: first.organizationId, projectId: first.projectId, stepId: first.stepId, moduleKey: first.moduleKey })
+  const resolved = pipeline.resolveSettings(stored, { run: true })
+  if (resolved.ok) return { settings: resolved.settings }
+  if (stored === undefined) return { settings: {} }
+  const key = `${first.organizationId}|${first.projectId}|${first.stepId}|${first.moduleKey}|${resolved.errors.join('|')}`
+  let warnedSettings = WARNED_SETTINGS.get(deps)
+  if (!warnedSettings) WARNED_SETTINGS.set(deps, (warnedSettings = new Set()))
+  if (!warnedSettings.has(key)) {
+    if (warnedSettings.size >= WARNED_SETTINGS_MAX) warnedSettings.clear()
+    warnedSettings.add(key)
+    log.warn({ errors: resolved.errors }, "stored step settings are invalid for the pipeline: its strings are not checked and go where on-error says; save the step's settings again (logged once per step)")
+  }
+  return { settings: {}, errors: resolved.errors }
 }
 
 /**
@@ -196,8 +215,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       return
     }
 
-    const stored = await deps.settings?.get({ organizationId: first.organizationId, projectId: first.projectId, stepId: first.stepId, moduleKey: first.moduleKey })
-    const settings = stepSettings(pipeline, stored, log)
+    const { settings, errors: settingsErrors } = await stepSettings(deps, pipeline, first, log)
 
     let translations: Map<number, TranslationRecord> | undefined
     if (pipeline.needsTranslation) {
@@ -220,6 +238,7 @@ export function createJobProcessor(deps: ProcessDeps): (jobs: Job[]) => Promise<
       if (jobs.length === 0) return
     }
     for (const job of jobs) items.push(buildItem(job, { translation: translations ? (translations.get(job.stringId) ?? { text: '' }) : undefined, settings, log, signal: deps.signal }))
+    if (settingsErrors) return settle(pipeline, jobs, items, items.map((item) => pipeline.settingsInvalid(item.id, settingsErrors)), log)
     deps.countRun(pipeline.key)
     // Long strings (a translator's 50 KB text) run apart, on the pipelines' long-text lane,
     // beside the queue's slots when it has room: the others are reported without waiting for them.

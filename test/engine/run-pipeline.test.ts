@@ -178,6 +178,36 @@ route:
     expect(!r.ok && r.errors[0]).toMatch(/settings\.ratio: must be number/)
   })
 
+  // A run's settings (saved before the pipeline changed its schema): a setting that became
+  // required without a default, that the pipeline no longer takes, or whose default its own field
+  // refuses, is as if never saved; any other refusal (of what the step saved) is the string's
+  // `settings-invalid`, routed by on-error, never a run with the defaults in place of what the
+  // step saved.
+  it('resolves saved settings for a run leniently only where the step set nothing, and routes the rest by on-error', async () => {
+    const { pipeline } = await load(pipelineYaml(`settings:
+  additionalProperties: false
+  required: [tone]
+  properties:
+    tone: { enum: [formal, informal] }
+    ratio: { type: number, maximum: 3, default: 1.5 }
+    level: { type: integer, minimum: 1, default: 0 }
+checks:
+  - uses: regex
+    with: { target: { forbid: 'x' } }
+route:
+  - to: passed
+on-error: failed
+`))
+    expect(pipeline.resolveSettings({ ratio: 2, dropped: true }).ok).toBe(false)
+    expect(pipeline.resolveSettings({ ratio: 2, dropped: true }, { run: true })).toEqual({ ok: true, settings: { ratio: 2 } })
+    expect(pipeline.resolveSettings({ level: 2 }, { run: true })).toEqual({ ok: true, settings: { ratio: 1.5, level: 2 } })
+    const tooBig = pipeline.resolveSettings({ tone: 'formal', ratio: 4, level: 0, dropped: true }, { run: true })
+    expect(tooBig).toEqual({ ok: false, errors: ['settings.ratio: must be <= 3', 'settings.level: must be >= 1'] })
+    const r = pipeline.settingsInvalid(7, ['settings.ratio: must be <= 3'])
+    expect(r).toMatchObject({ id: 7, output: 'failed', port: 'translated' })
+    expect(r.findings).toEqual([{ check: 'engine', code: 'settings-invalid', severity: 'error', message: "pipeline not run: the step's saved settings are invalid for it (settings.ratio: must be <= 3); save the step's settings again" }])
+  })
+
   it('options that fail the plugin schema with a stored setting become engine findings', async () => {
     const { pipeline } = await load(pipelineYaml(`settings:
   properties:

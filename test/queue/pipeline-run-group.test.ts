@@ -1,6 +1,6 @@
 // One pipeline run over a group of jobs, on its own (recording fakes of the service, the reporter
 // and the worker's outcomes): superseded revisions and repeats never run, invalid events are parked
-// with "", a group with no pipeline is parked, stored settings fall back to the defaults, the
+// with "", a group with no pipeline is parked, invalid stored settings run nothing (on-error), the
 // translations are fetched once and only when needed (plural forms included), and failures follow
 // the reporter's rules or are retried with back-off until the attempts run out.
 import { describe, expect, it } from 'vitest'
@@ -37,6 +37,8 @@ function setup(options: {
   aborted?: boolean
   /** QUEUE=bullmq: strings a newer revision was noted for in Redis. */
   newer?: number[]
+  /** The pipeline's on-error is `retry` (for strings its step's invalid settings keep from running). */
+  onErrorRetry?: boolean
 } = {}) {
   const events: string[] = []
   const items: Item[][] = []
@@ -53,6 +55,8 @@ function setup(options: {
           key: 'qa-gate',
           needsTranslation: true,
           resolveSettings: (stored) => (stored === undefined ? { ok: true, settings: { strict: false } } : (stored as { bad?: boolean }).bad ? { ok: false, errors: ['bad is not allowed'] } : { ok: true, settings: stored as Record<string, unknown> }),
+          // on-error `park`, or with `retry` (options.onErrorRetry) tried again.
+          settingsInvalid: (id, errors) => ({ id, port: '', output: null, findings: [{ check: 'engine', code: 'settings-invalid', severity: 'error', message: errors.join('; ') }] as never[], ...(options.onErrorRetry ? { retry: true } : {}) }),
           async run(batch, runOptions_) {
             items.push(batch)
             runOptions.push(runOptions_)
@@ -148,18 +152,35 @@ describe('one pipeline run over a group', () => {
     expect(noOther).toMatchObject({ translation: 'wenige', isPlural: true })
   })
 
-  it('uses the stored settings of the step, or the defaults when they are invalid, and says so', async () => {
+  it('uses the stored settings of the step, or the defaults when nothing is stored', async () => {
     const stored = setup({ settings: { strict: true } })
     await stored.process([job(1)])
     expect(stored.items[0]![0]!.settings).toEqual({ strict: true })
-    const invalid = setup({ settings: { bad: true } })
-    await invalid.process([job(1)])
-    expect(invalid.items[0]![0]!.settings).toEqual({ strict: false })
-    expect(invalid.lines.find((l) => l.level === 40)).toMatchObject({ errors: ['bad is not allowed'], module: 'qa', step: 11 })
+    const nothing = setup({ settings: undefined })
+    await nothing.process([job(1)])
+    expect(nothing.items[0]![0]!.settings).toEqual({ strict: false })
   })
 
-  it('runs with no settings when even the defaults are invalid', async () => {
-    const { process, items } = setup({ settings: { bad: true }, pipeline: { resolveSettings: () => ({ ok: false, errors: ['x'] }) } })
+  // Saved settings the pipeline refuses (it changed its schema since): running the strings with
+  // the defaults instead checked them without what the user set (forbidden words, a limit) and
+  // routed them as if it had. They go where on-error says, and the log says why, once per step.
+  it('runs nothing with invalid stored settings: each string goes where on-error says, logged once per step', async () => {
+    const invalid = setup({ settings: { bad: true } })
+    await invalid.process([job(1), job(2)])
+    await invalid.process([job(3)])
+    expect(invalid.items).toEqual([])
+    expect(invalid.events).toEqual(['settings 1 7 11 qa', 'translations acme 7 de 1,2', 'report 1 "" by qa-gate', 'report 2 "" by qa-gate', 'settings 1 7 11 qa', 'translations acme 7 de 3', 'report 3 "" by qa-gate'])
+    const warnings = invalid.lines.filter((l) => l.level === 40)
+    expect(warnings).toHaveLength(1)
+    expect(warnings[0]).toMatchObject({ errors: ['bad is not allowed'], module: 'qa', step: 11 })
+    // on-error: retry, tried again with back-off (the settings may be saved again meanwhile).
+    const retried = setup({ settings: { bad: true }, onErrorRetry: true })
+    await retried.process([job(1)])
+    expect(retried.events.filter((e) => !e.startsWith('settings') && !e.startsWith('translations'))).toEqual(['retry 1 in 2000'])
+  })
+
+  it('runs with no settings when nothing is stored and even the defaults are invalid', async () => {
+    const { process, items } = setup({ settings: undefined, pipeline: { resolveSettings: () => ({ ok: false, errors: ['x'] }) } })
     await process([job(1)])
     expect(items[0]![0]!.settings).toEqual({})
   })
@@ -413,7 +434,7 @@ describe('one pipeline run over a group', () => {
   it('says what it does with invalid settings, failed runs and strings retried too often', async () => {
     const invalid = setup({ settings: { bad: true } })
     await invalid.process([job(1)])
-    expect(invalid.lines.find((l) => l.level === 40)!.msg).toBe('stored step settings are invalid for the pipeline; using its defaults')
+    expect(invalid.lines.find((l) => l.level === 40)!.msg).toBe("stored step settings are invalid for the pipeline: its strings are not checked and go where on-error says; save the step's settings again (logged once per step)")
     const failed = setup({ translations: () => Promise.reject(new Error('down')) })
     await failed.process([job(1)])
     expect(failed.lines.find((l) => l.level === 40)).toMatchObject({ msg: 'translations could not be fetched; the strings will be tried again' })

@@ -25,6 +25,7 @@ export function fakePipelines(
     resolveSettings: () => ({ ok: true, settings: {} }),
     checkSettings: async () => [],
     timedOut: (id) => ({ id, port: '', output: null, findings: [] }),
+    settingsInvalid: (id) => ({ id, port: '', output: null, findings: [] }),
     async run(items) {
       state.runs++
       if (opts.delayMs) await new Promise((r) => setTimeout(r, opts.delayMs))
