@@ -6,6 +6,8 @@ new PluginTester().run(escapes, {
     { source: 'First line\\nSecond line', translation: 'Première ligne\\nDeuxième ligne' },
     { name: 'no escapes', source: 'Save', translation: 'Сохранить', targetLanguage: 'ru' },
     { name: 'the source\'s own bare quotes kept (Android, a whole string quoted)', source: '"Tap \\"Next\\" "', translation: '"Appuyez sur \\"Suivant\\" "' },
+    { name: 'the quotes around the whole source dropped, the escaped ones kept', source: '"Tap \\"Next\\""', translation: 'Appuyez sur \\"Suivant\\"' },
+    { name: 'the source\'s own bare quotes around a part kept', source: 'Say "hi" to \\"Bob\\"', translation: 'Dites "salut" à \\"Bob\\"' },
     { name: 'the source\'s own bare apostrophe kept', source: 'It\\\'s "quoted: \'x\'"', translation: 'C\\\'est "cité : \'x\'"' },
     { name: 'Arabic with tab', source: 'Name:\\tValue', translation: 'الاسم:\\tالقيمة', targetLanguage: 'ar' },
     { name: 'Hebrew with two line breaks', source: 'A\\n\\nB', translation: 'א\\n\\nב', targetLanguage: 'he' },
@@ -58,7 +60,9 @@ new PluginTester().run(escapes, {
     { name: 'lost backslash, message', source: 'C:\\\\Users', translation: 'C:Users', findings: [{ code: 'missing-escape', span: { start: 2, end: 4, in: 'source' }, message: 'The translation has 0 backslash (\\\\) where the source has 1' }] },
     { name: 'added \\xNN control escape', source: 'Done', translation: 'Fertig\\x1B', targetLanguage: 'de', findings: [{ code: 'added-control-escape', span: { start: 6, end: 10, in: 'translation' }, message: 'The translation adds the control character escape \\x1B' }] },
     { name: 'bare quote after escaped ones', source: 'Click \\"Save\\" or \\"Cancel\\"', translation: 'Klicken Sie auf \\"Speichern\\" oder "Abbrechen"', targetLanguage: 'de', findings: [{ code: 'unescaped-quote', span: { start: 35, end: 36, in: 'translation' }, message: 'The source escapes " as \\" but the translation has an unescaped "' }] },
-    { name: 'a bare quote more than the source\'s own', source: '"Tap \\"Next\\""', translation: '"Appuyez sur "Suivant""', findings: [{ code: 'unescaped-quote', span: { start: 21, end: 22, in: 'translation' } }] },
+    { name: 'a bare quote more than the source\'s own', source: '"Tap \\"Next\\""', translation: '"Appuyez sur "Suivant""', findings: [{ code: 'unescaped-quote', span: { start: 13, end: 14, in: 'translation' } }] },
+    // The source's quotes around the whole string are not two quotes the translation may have inside.
+    { name: 'the quotes around the whole source dropped and the escaped ones unescaped', source: '"Tap \\"Next\\""', translation: 'Appuyez sur "Suivant"', findings: [{ code: 'unescaped-quote', span: { start: 12, end: 13, in: 'translation' } }] },
     { name: 'bare quote at the start', source: 'Click \\"Save\\"', translation: '"Speichern" klicken', targetLanguage: 'de', findings: [{ code: 'unescaped-quote', span: { start: 0, end: 1, in: 'translation' } }] },
   ],
 })

@@ -62,6 +62,17 @@ function bareQuotes(text: string, quote: string): number[] {
 }
 
 /**
+ * A text's bare quotes, and whether two of them wrap it whole (its first and last characters,
+ * whitespace aside): Android's `"…"` around an entire string. Such a pair is matched with the
+ * other text's as a pair, not counted with the quotes inside.
+ */
+function quoting(text: string, quote: string): { bare: number[]; wrapped: boolean } {
+  const bare = bareQuotes(text, quote)
+  const wrapped = bare.length >= 2 && bare[0] === text.search(/\S/) && bare[bare.length - 1] === text.trimEnd().length - 1
+  return { bare, wrapped }
+}
+
+/**
  * How often each character occurs in a text, as `text.split(ch).length - 1` would count it for a
  * character `ch` of one or two code units: one pass, where a split per escaped character of the
  * source was quadratic. Code units are counted alone too (a lone surrogate inside a pair counts).
@@ -129,14 +140,20 @@ export default definePlugin({
           if (!kinds.has(kind)) continue
           const s = count(source, kind)
           const t = count(target, kind)
-          const bare = s.length ? bareQuotes(translation, quote) : []
-          // As many bare ones as the source has are the source's own (Android's quotes around a
-          // whole string): only more than that are the translator's.
-          const sourceBare = bare.length ? bareQuotes(item.source, quote).length : 0
-          if (bare.length > sourceBare) {
-            const at = bare[sourceBare]!
-            findings.push(report('unescaped-quote', { quote }, { span: { start: at, end: at + 1 } }))
-            continue
+          const bare = s.length ? quoting(translation, quote) : undefined
+          if (bare?.bare.length) {
+            // As many bare ones as the source has are the source's own (Android's quotes around a
+            // whole string, or around a part): only more than that are the translator's. A pair
+            // wrapping the whole source stands for the pair wrapping the whole translation, not
+            // for two inside it: `"Tap \"Next\""` → `Tippe "Weiter"` unescaped the inner ones.
+            const source = quoting(item.source, quote)
+            const own = source.wrapped ? source.bare.length - 2 : source.bare.length
+            const counted = source.wrapped && bare.wrapped ? bare.bare.slice(1, -1) : bare.bare
+            if (counted.length > own) {
+              const at = counted[own]!
+              findings.push(report('unescaped-quote', { quote }, { span: { start: at, end: at + 1 } }))
+              continue
+            }
           }
           // Fewer or more: fine when the translator used other quotation marks (none left) or
           // quoted a word more (pairs added); an odd difference leaves a quote unmatched.
