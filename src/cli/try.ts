@@ -202,15 +202,15 @@ export async function runTry(args: string[], io: CliIo = processIo()): Promise<n
     })
     const results: RunResult[] = new Array(inputs.length)
     for (const [k, indexes] of groups) {
-      const resolved = pipeline.resolveSettings(JSON.parse(k))
+      // Resolved as the worker resolves a step's saved settings for a run (`run`): the pipeline's
+      // defaults fill what is not given, a required setting without a default and a default its
+      // own field refuses (a warning at load) have no value, a setting the schema no longer takes
+      // is left out.
+      const resolved = pipeline.resolveSettings(k === '{}' ? undefined : JSON.parse(k), { run: true })
       let settings: Record<string, unknown>
-      // Nothing given: the pipeline's defaults, as the worker runs a step with nothing saved
-      // (a required setting without a default then has no value).
-      const defaults = resolved.ok || k !== '{}' ? undefined : pipeline.resolveSettings(undefined)
       if (resolved.ok) settings = resolved.settings
-      else if (defaults?.ok) settings = defaults.settings
       else if (k === '{}') {
-        // Nothing given, and the pipeline's own defaults fail its schema (a warning at load): the
+        // Nothing given, and the defaults fail the schema as a whole (a rule across settings): the
         // worker then runs the step without any of them, and so does this.
         io.stderr.write(`note: the pipeline's settings defaults are invalid (${resolved.errors.join('; ')}); strings without settings run without any of them, as the worker runs them\n`)
         settings = {}

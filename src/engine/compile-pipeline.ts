@@ -173,7 +173,7 @@ function compileSettings(c: Compiling, declared: PipelineFile['settings']): Sett
   if (saved && !saved(bare(structuredClone(defaults)))) {
     for (const e of saved.errors ?? []) {
       const k = /^\/([^/]+)/.exec(e.instancePath)?.[1]?.replaceAll('~1', '/').replaceAll('~0', '~')
-      if (k !== undefined && Object.hasOwn(defaults, k)) warn(c, ['settings', 'properties', k, 'default'], `the default of setting "${k}" does not pass its own schema (a step with nothing saved then runs without any of the settings' defaults, and the settings page cannot save it): ${formatAjvErrors([e]).join('; ')}`)
+      if (k !== undefined && Object.hasOwn(defaults, k)) warn(c, ['settings', 'properties', k, 'default'], `the default of setting "${k}" does not pass its own schema (a step that did not save it runs without it, and the settings page cannot save until it is changed): ${formatAjvErrors([e]).join('; ')}`)
     }
   }
   const refused = (errors: ValidateFunction['errors']) => ({ ok: false as const, errors: formatAjvErrors(errors, 'settings.').map((e) => e.replace(/^settings\.:/, 'settings:')) })

@@ -135,7 +135,8 @@ const WARNED_SETTINGS = new WeakMap<object, Set<string>>()
 
 /**
  * The settings a group's strings run with: its step's saved settings as its pipeline resolves them
- * for a run, or the pipeline's defaults when nothing is saved (none when even those are invalid).
+ * for a run, or the pipeline's defaults when nothing is saved (without a default its own field
+ * refuses; none when the defaults fail the schema as a whole).
  * Saved settings the pipeline refuses (saved before it changed its schema) come with `errors`:
  * the strings are not run with settings nobody chose for the step (the defaults in their place
  * checked them without the user's forbidden words, limits, ...); each goes where on-error says

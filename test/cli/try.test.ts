@@ -3,7 +3,7 @@ import os from 'node:os'
 import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { runTry } from '../../src/cli/try.js'
-import { FIXTURE_PLUGINS, FIXTURES } from '../engine/helpers.js'
+import { FIXTURE_PLUGINS, FIXTURES, testDeps } from '../engine/helpers.js'
 import { captureIo } from './io.js'
 
 const PIPELINE = path.join(FIXTURES, 'pipelines', 'try-gate.yaml')
@@ -106,26 +106,32 @@ describe('switchyard try', () => {
     }
   })
 
-  // The worker runs a step with nothing saved without any of the settings' defaults when one of
-  // them fails its own schema (a warning at load; docs/settings.md): try said only "settings of
-  // string 1: ..." and exited 2, so it could not show what the worker does.
-  it('runs strings without settings as the worker does when the pipeline\'s own defaults are invalid; settings given that fail are an error', async () => {
+  // The worker runs a step with nothing saved without a default its own field refuses (a warning
+  // at load; docs/settings.md), and with the other defaults: try said only "settings of string 1:
+  // ..." and exited 2, then ran without any default while the worker applied the valid ones.
+  it('runs strings without settings as the worker does when one of the pipeline\'s own defaults is invalid; settings given that fail are an error', async () => {
     const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-try-'))
     try {
       const pipeline = path.join(dir, 'defaults.yaml')
       writeFileSync(pipeline, [
         'key: defaults', 'name: Defaults', 'input: [translated]',
         'outputs:', '  passed: { port: approved }', '  failed: { port: translated }',
-        'settings:', '  properties:', '    limit: { type: integer, minimum: 1, default: 0 }',
-        'checks:', '  - uses: length', '    with: { maxLength: \'${settings.limit}\' }',
+        'settings:', '  properties:', '    limit: { type: integer, minimum: 1, default: 0 }', '    longest: { type: integer, default: 5 }',
+        'checks:', '  - uses: length', '    with: { maxLength: \'${settings.limit}\' }', '  - uses: length', '    id: longest', '    with: { maxLength: \'${settings.longest}\' }',
         'route:', '  - if: errors > 0', '    to: failed', '  - to: passed', '',
       ].join('\n'))
       const strings = path.join(dir, 'strings.json')
       writeFileSync(strings, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer' }]))
       const io = captureIo(env)
       expect(await runTry([pipeline, strings], io)).toBe(0)
-      expect(JSON.parse(io.out())).toEqual([{ id: 1, output: 'approved', findings: [] }])
-      expect(io.err()).toMatch(/^note: the pipeline's settings defaults are invalid \(.*limit.*\); strings without settings run without any of them, as the worker runs them$/m)
+      // `limit` has no value (its default is refused), `longest` its default, 5: as the worker runs it.
+      expect(JSON.parse(io.out())).toEqual([{ id: 1, output: 'translated', findings: [expect.objectContaining({ check: 'longest', severity: 'error' })] }])
+      expect(io.err()).not.toMatch(/defaults are invalid/)
+      const { loadPipelines } = await import('../../src/engine/load-pipelines.js')
+      const loaded = await loadPipelines([pipeline], testDeps())
+      if (!loaded.ok) throw new Error('the pipeline does not load')
+      expect(loaded.set.get('defaults')!.resolveSettings(undefined, { run: true })).toEqual({ ok: true, settings: { longest: 5 } })
+      await loaded.set.close(0)
       writeFileSync(strings, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer', settings: { limit: -3 } }]))
       const given = captureIo(env)
       expect(await runTry([pipeline, strings], given)).toBe(2)

@@ -134,7 +134,7 @@ route:
 `) })
     const r = await loadPipelines(paths, testDeps())
     if (!r.ok) throw new Error(r.errors.map((e) => e.message).join('\n'))
-    expect(r.warnings.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([expect.stringMatching(/^11:50 the default of setting "limit" does not pass its own schema \(a step with nothing saved then runs without any of the settings' defaults, and the settings page cannot save it\): limit: must be >= 1$/)])
+    expect(r.warnings.map((e) => `${e.line}:${e.col} ${e.message}`)).toEqual([expect.stringMatching(/^11:50 the default of setting "limit" does not pass its own schema \(a step that did not save it runs without it, and the settings page cannot save until it is changed\): limit: must be >= 1$/)])
     await r.set.close()
   })
 
