@@ -1,6 +1,6 @@
 // `switchyard serve`: the worker with everything wired: store, pipelines (reloaded on SIGHUP),
 // OAuth tokens, step settings, and graceful shutdown on SIGTERM/SIGINT.
-import { loadConfig, missingForProduction, type Config } from '../config/load-config.js'
+import { loadConfig, missingToConnect, type Config } from '../config/load-config.js'
 import { parseAppSecrets, scopedOrganizations } from '../webhooks/app-secrets.js'
 import { PipelineHost, pipelineSourceOf } from '../engine/pipeline-host.js'
 import { createPipelinePool, type PipelinePool } from '../engine/pipeline-pool.js'
@@ -99,7 +99,9 @@ export async function startServe(config: Config, log: Logger = createLogger({ le
   })
   held = () => worker.held.list()
   backlog = () => worker.backlogList()
-  const missing = missingForProduction(config)
+  // Not TOKEN_KEY on a shared store: one instance connects and works without it, and loadTokenKey
+  // has warned about it already.
+  const missing = missingToConnect(config)
   if (missing.length) log.warn({ missing }, `running on defaults; to connect a real organization set: ${missing.join('; ')}`)
   else {
     // Which organizations webhooks are verified for (never the secrets themselves).

@@ -196,19 +196,29 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   return config
 }
 
-/** What is missing to connect a real organization, in words an operator can act on. */
+/**
+ * What `config --check` says is missing for production: what is missing to connect a real
+ * organization (missingToConnect), and TOKEN_KEY on a shared store.
+ */
 export function missingForProduction(config: Config): string[] {
+  const missing = missingToConnect(config)
+  // docs/deployment.md: mandatory on a shared store. One instance on Redis connects and works with
+  // its key file, and the worker warns about it at its start (loadTokenKey): it is not "running on
+  // defaults"; `config --check` says so before a second instance starts.
+  if (!config.tokenKey && /^(redis|rediss|postgres|postgresql):\/\//.test(config.storeUrl)) {
+    missing.push('TOKEN_KEY (the store is shared: without it each instance creates a key file of its own in DATA_DIR and cannot read the tokens the others saved; set the same key on every instance)')
+  }
+  return missing
+}
+
+/** What is missing to connect a real organization, in words an operator can act on (serve: "running on defaults" while any is). */
+export function missingToConnect(config: Config): string[] {
   const missing: string[] = []
   if (config.appSecrets.length === 0) missing.push('APP_SECRET (webhooks cannot be verified, so every webhook is refused)')
   if (!config.clientId || !config.clientSecret) missing.push('CLIENT_ID and CLIENT_SECRET (no organization can connect; settings callbacks are refused)')
   if (!config.authUrl) missing.push('AUTH_URL (the authorization server)')
   if (!config.apiUrl) missing.push('API_URL (where string statuses are reported)')
   if (isLocalhostHttpUrl(config.baseUrl)) missing.push('BASE_URL (the public address the service reaches this worker at)')
-  // docs/deployment.md: mandatory on a shared store. The worker only warns at its start (one
-  // instance on Redis works with its key file); `config --check` says so before a second starts.
-  if (!config.tokenKey && /^(redis|rediss|postgres|postgresql):\/\//.test(config.storeUrl)) {
-    missing.push('TOKEN_KEY (the store is shared: without it each instance creates a key file of its own in DATA_DIR and cannot read the tokens the others saved; set the same key on every instance)')
-  }
   const operator = operatorAccessNote(config)
   if (operator) missing.push(operator)
   return missing

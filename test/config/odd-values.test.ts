@@ -95,4 +95,19 @@ describe('what config --check says is missing', () => {
     expect(missing({})).not.toMatch(/TOKEN_KEY/)
     expect(missing({ STORE_URL: 'memory://' })).not.toMatch(/TOKEN_KEY/)
   })
+
+  // serve said "running on defaults; to connect a real organization set: TOKEN_KEY ..." for a
+  // worker on Redis with everything set but TOKEN_KEY, which connects and works (one instance),
+  // and left out "webhook secrets loaded"; loadTokenKey warns about the shared store already.
+  it('does not count TOKEN_KEY as missing to connect an organization (serve), only for production (config --check)', async () => {
+    const { missingForProduction, missingToConnect } = await import('../../src/config/load-config.js')
+    const config = loadConfig({
+      STORE_URL: 'redis://127.0.0.1:6379/13', APP_SECRET: 's', CLIENT_ID: 'c', CLIENT_SECRET: 'cs', AUTH_URL: 'https://auth.example.com',
+      API_URL: 'https://{organization_domain}.api.example.com', BASE_URL: 'https://switchyard.example.com', OPERATOR_PASSWORD: 'pw',
+    })
+    expect(missingToConnect(config)).toEqual([])
+    expect(missingForProduction(config)).toEqual([expect.stringMatching(/^TOKEN_KEY \(the store is shared/)])
+    const partial = loadConfig({ STORE_URL: 'postgres://u@db/x' })
+    expect(missingForProduction(partial)).toEqual([...missingToConnect(partial), expect.stringMatching(/^TOKEN_KEY/)])
+  })
 })
