@@ -82,7 +82,8 @@ describe('saved settings the pipeline no longer accepts', () => {
     await worker.reporter.flush()
     const statuses = emu.statuses()
     expect(statuses.length).toBe(4)
-    // Not `DONE` on approved (the defaults' pattern matches nothing): parked, for a manager to see.
+    // Not `DONE` on approved (the old code ran them without the step's pattern: its default fails
+    // the narrowed schema too, so with no settings at all): parked, for a manager to see.
     expect(statuses.map((s) => [s.status, s.output])).toEqual(statuses.map(() => ['TODO', '']))
   })
 })
