@@ -45,11 +45,24 @@ export function errorMiddleware(log: Logger): Middleware {
   }
 }
 
+/**
+ * Every answer of the worker is sent with `X-Content-Type-Options: nosniff`: none is meant to be
+ * read as anything but the type it names. Set before the routes run, so that each answer has it:
+ * the pages (which set it themselves too, with their other security headers), and also the errors
+ * of the settings routes, the operator pages' refusals (401, 403, 429) and every JSON and text
+ * answer, which had it not.
+ */
+const noSniffing: Middleware = async (ctx, next) => {
+  ctx.set('X-Content-Type-Options', 'nosniff')
+  await next()
+}
+
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa()
   app.proxy = true
   // Koa logs errors itself unless told otherwise; ours are logged (or not) by the middleware.
   app.silent = true
+  app.use(noSniffing)
   app.use(errorMiddleware(deps.log))
   // A kept-alive connection would hold the listener open (and a request on it would be cut when
   // the drain is over): once stopping, each answer is the connection's last.
