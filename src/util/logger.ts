@@ -24,7 +24,12 @@ export interface LoggerSetup {
   destination?: DestinationStream
   /** `json`, `pretty`, or `auto` (pretty when stdout is a terminal): LOG_FORMAT by default. */
   format?: string
+  /** While this answers true, lines below `error` are dropped (by this logger and its children). */
+  muted?: () => boolean
 }
+
+/** pino's number of the `error` level: what a muted logger still writes. */
+const ERROR_LEVEL = 50
 
 /** Pretty only for a person: asked for, or `auto` with a terminal on stdout. */
 export function wantsPretty(format: string | undefined, isTTY: boolean | undefined): boolean {
@@ -40,6 +45,15 @@ export function createLogger(setup: LoggerSetup = {}): Logger {
     redact: { paths: REDACT_PATHS, censor: '[redacted]' },
     base: undefined,
     timestamp: pino.stdTimeFunctions.isoTime,
+  }
+  const muted = setup.muted
+  if (muted) {
+    options.hooks = {
+      logMethod(args, write, level) {
+        if (level < ERROR_LEVEL && muted()) return
+        write.apply(this, args)
+      },
+    }
   }
   if (setup.destination) return pino(options, setup.destination)
   if (wantsPretty(setup.format ?? process.env.LOG_FORMAT, process.stdout.isTTY)) {
