@@ -2,6 +2,9 @@
 // service and the worker start on loopback, the worker is connected to the emulated organization
 // through the real OAuth flow (PKCE), the sample project's strings are sent as signed batches, and
 // a table shows how many strings went to which output port, per language.
+// Of the environment it reads only how to log (demoEnv): the shell of someone who also runs a real
+// worker holds QUEUE=bullmq, STORE_URL, OPERATOR_PASSWORD and the like, which made the demo need
+// Redis, or refused its own connection to the worker.
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
 import path from 'node:path'
@@ -49,6 +52,15 @@ export async function connectThroughBrowser(workerUrl: string, domain: string): 
   if (done.status >= 400) throw new Error(`/oauth/callback answered ${done.status}: ${(await done.text()).slice(0, 200)}`)
 }
 
+/** The variables the demo takes from the environment: how its log looks, nothing that changes what it runs on. */
+const DEMO_ENV = ['LOG_LEVEL', 'LOG_FORMAT'] as const
+
+/** The environment the demo's worker is configured from: embedded defaults, the log as asked. */
+function demoEnv(env: Readonly<Record<string, string | undefined>>): Record<string, string | undefined> {
+  const taken: Record<string, string | undefined> = Object.fromEntries(DEMO_ENV.map((name) => [name, env[name]]))
+  return { ...taken, LOG_LEVEL: taken.LOG_LEVEL ?? 'error' }
+}
+
 function table(rows: string[][]): string {
   const widths = rows[0]!.map((_, c) => Math.max(...rows.map((r) => r[c]!.length)))
   const line = (r: string[]) => r.map((cell, c) => (c === 0 ? cell.padEnd(widths[c]!) : cell.padStart(widths[c]!))).join('  ')
@@ -81,7 +93,7 @@ export async function runDemo(args: string[]): Promise<number> {
     })
     const info = emu.info()
     const config = loadConfig(
-      { ...process.env, LOG_LEVEL: process.env.LOG_LEVEL ?? 'error' },
+      demoEnv(process.env),
       {
         port, host: '127.0.0.1', baseUrl,
         appSecrets: [info.appSecret], clientId: info.clientId, clientSecret: info.clientSecret,
@@ -91,9 +103,15 @@ export async function runDemo(args: string[]): Promise<number> {
         reconcileIntervalMs: 0,
       },
     )
+    running = await startServe(config, createLogger({ level: config.logLevel, format: config.logFormat }))
+    // Before any string is sent: a pipeline that is not there would park every one of them.
+    const pipelines = running.host.current
+    if (!pipelines.get(options.pipeline)) {
+      console.error(`switchyard demo: there is no pipeline "${options.pipeline}"; --pipeline takes one of: ${pipelines.all().map((p) => p.key).join(', ')}`)
+      return 2
+    }
     console.log(`Emulated service  ${emu.url}  (organization "${info.organization.domain}", project ${info.projectId}, step ${info.stepId} -> pipeline "${options.pipeline}")`)
     console.log(`Worker            ${baseUrl}  (store: SQLite in ${dataDir})`)
-    running = await startServe(config, createLogger({ level: config.logLevel, format: config.logFormat }))
     await connectThroughBrowser(baseUrl, info.organization.domain)
     console.log(`Connected         organization "${info.organization.domain}" through OAuth (authorization code + PKCE)`)
     emu.configure({ webhookUrl: `${baseUrl}/webhooks` })
