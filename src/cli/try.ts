@@ -25,8 +25,9 @@ import { silentLogger } from '../util/logger.js'
 import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
 
 const USAGE = `usage: switchyard try PIPELINE STRINGS.json [--pretty]
-STRINGS.json: a JSON array of { id? (a string or a number, echoed as given), source, translation, sourceLanguage, targetLanguage, key?,
-context?, maxLength?, settings?, fileType?, filePath?, labelIds?, isPlural?, plurals? ([{ plural, text }]) }, or a webhook batch body ({ "events": [...] }), read as the worker reads one.
+STRINGS.json: a JSON array of { id? (a string or a number, echoed as given), source, translation, sourceLanguage, targetLanguage
+(language codes such as "en" and "fr"; both required), key?, context?, maxLength?, settings?, fileType?, filePath?, labelIds?,
+isPlural?, plurals? ([{ plural, text }]) }, or a webhook batch body ({ "events": [...] }), read as the worker reads one.
 Prints, per string, { id, output, findings: [{ check, code, severity, message }] } where output is the port
 ("" when parked) and code the finding's stable code (null when its plugin gives none).
 `
@@ -43,9 +44,21 @@ export interface TryInput {
   id: string | number
 }
 
-function language(v: unknown, fallback: string): Language {
-  if (isObj(v) && typeof v.id === 'string') return v as unknown as Language
-  return languageFromCode(typeof v === 'string' && v ? v : fallback)
+const EXAMPLE_CODE = { sourceLanguage: 'en', targetLanguage: 'fr' } as const
+
+/**
+ * A language of an entry: a code (`fr`, `pt-BR`) or a language record with its `id`. Required, as
+ * the input format says: one missing, empty or of another type was taken as en or fr without a
+ * word, and the checks that depend on the language (plurals, punctuation, the AI's prompt) then
+ * judged a German translation as a French one.
+ */
+function language(raw: Obj, field: keyof typeof EXAMPLE_CODE, i: number): Language {
+  const v = raw[field]
+  if (isObj(v) && typeof v.id === 'string' && v.id) return v as unknown as Language
+  if (typeof v === 'string' && v.trim()) return languageFromCode(v.trim())
+  const expected = `a language code such as "${EXAMPLE_CODE[field]}" (or a language record with its "id")`
+  if (v === undefined) throw new Error(`entry ${i}: "${field}" is missing: give ${expected}`)
+  throw new Error(`entry ${i}: "${field}" must be ${expected}, not ${JSON.stringify(v).slice(0, 60)}`)
 }
 
 /**
@@ -87,8 +100,8 @@ export function itemsFromInput(input: unknown, signal: AbortSignal, withTranslat
         filePath: typeof raw.filePath === 'string' ? raw.filePath : '',
         labelIds: Array.isArray(raw.labelIds) ? raw.labelIds.filter((n): n is number => typeof n === 'number') : [],
       },
-      sourceLanguage: language(raw.sourceLanguage, 'en'),
-      targetLanguage: language(raw.targetLanguage, 'fr'),
+      sourceLanguage: language(raw, 'sourceLanguage', i),
+      targetLanguage: language(raw, 'targetLanguage', i),
     }
     // The worker fetches translations only for a pipeline some check of which needs them.
     const translation: TargetText | undefined = !withTranslation ? undefined : typeof raw.translation === 'string' || plurals ? { ...(typeof raw.translation === 'string' ? { text: raw.translation } : {}), ...(plurals ? { plurals } : {}) } : undefined

@@ -36,7 +36,7 @@ describe('a plugin that does not declare needs: [translation]', () => {
   const dir = mkdtempSync(path.join(tmpdir(), 'switchyard-needs-'))
   writeFileSync(path.join(dir, 'sees-translation.mjs'), PLUGIN)
   writeFileSync(path.join(dir, 'p.yaml'), PIPELINE)
-  writeFileSync(path.join(dir, 's.json'), '[{ "source": "Save", "translation": "Enregistrer" }]')
+  writeFileSync(path.join(dir, 's.json'), '[{ "source": "Save", "translation": "Enregistrer", "sourceLanguage": "en", "targetLanguage": "fr" }]')
 
   it('switchyard try gives it no translation, as the worker does', async () => {
     const io = captureIo({ PLUGINS_DIR: dir })

@@ -44,9 +44,9 @@ writeFileSync(pipeline, [
 ].join('\n'))
 const strings = path.join(dir, 'strings.json')
 writeFileSync(strings, JSON.stringify([
-  { id: 'a', source: 'Save', translation: 'Enregistrer' },
-  { id: 'b', source: 'spin', translation: 'tourne' },
-  { id: 'c', source: 'bad', translation: 'mauvais' },
+  { id: 'a', source: 'Save', translation: 'Enregistrer', sourceLanguage: 'en', targetLanguage: 'fr' },
+  { id: 'b', source: 'spin', translation: 'tourne', sourceLanguage: 'en', targetLanguage: 'fr' },
+  { id: 'c', source: 'bad', translation: 'mauvais', sourceLanguage: 'en', targetLanguage: 'fr' },
 ]))
 
 /** `switchyard try` as a command; killed if it has not ended within `limitMs`. */
@@ -109,7 +109,7 @@ describe('switchyard try and a check that never ends', () => {
 
   it('takes the budget from the environment given (an empty value: the default)', async () => {
     const ok = path.join(dir, 'ok.json')
-    writeFileSync(ok, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer' }]))
+    writeFileSync(ok, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer', sourceLanguage: 'en', targetLanguage: 'fr' }]))
     for (const value of ['', '5000']) {
       const io = captureIo({ PLUGINS_DIR: plugins, CHECK_TIME_BUDGET_MS: value })
       expect(await runTry([pipeline, ok], io)).toBe(0)

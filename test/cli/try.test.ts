@@ -8,6 +8,7 @@ import { captureIo } from './io.js'
 
 const PIPELINE = path.join(FIXTURES, 'pipelines', 'try-gate.yaml')
 const env = { PLUGINS_DIR: FIXTURE_PLUGINS }
+const EN_FR = { sourceLanguage: 'en', targetLanguage: 'fr' }
 
 describe('switchyard try', () => {
   it('prints one { id, output (the port), findings } per string, in input order', async () => {
@@ -47,7 +48,7 @@ describe('switchyard try', () => {
     try {
       const file = path.join(dir, 'ids.json')
       const ids = ['welcome.title', 'A-00017', '0042', 42, 123456789012, 1.5]
-      writeFileSync(file, JSON.stringify([...ids.map((id) => ({ id, source: 'Close', translation: 'Fermer' })), { source: 'Close', translation: 'Fermer' }]))
+      writeFileSync(file, JSON.stringify([...ids.map((id) => ({ id, source: 'Close', translation: 'Fermer', ...EN_FR })), { source: 'Close', translation: 'Fermer', ...EN_FR }]))
       const io = captureIo(env)
       expect(await runTry([PIPELINE, file], io)).toBe(0)
       // The last has no id: its position.
@@ -59,6 +60,36 @@ describe('switchyard try', () => {
       writeFileSync(file, JSON.stringify([{ id: { n: 1 }, source: 'x' }]))
       expect(await runTry([PIPELINE, file], bad)).toBe(2)
       expect(bad.err()).toMatch(/entry 0: "id" must be a string or a number/)
+    } finally {
+      rmSync(dir, { recursive: true, force: true })
+    }
+  })
+
+  // Both languages are required (the input format names them): a string without one was checked as
+  // en -> fr without a word, so a German translation was judged by French rules.
+  it('refuses a string without its languages, or with one that is not a code (exit 2, naming the entry)', async () => {
+    const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-try-'))
+    try {
+      const file = path.join(dir, 'languages.json')
+      const refused: Array<[object, RegExp]> = [
+        [{ sourceLanguage: 'en' }, /\/languages\.json: entry 1: "targetLanguage" is missing: give a language code such as "fr" \(or a language record with its "id"\)\n$/],
+        [{ targetLanguage: 'de' }, /\/languages\.json: entry 1: "sourceLanguage" is missing: give a language code such as "en"/],
+        [{ sourceLanguage: 'en', targetLanguage: '' }, /entry 1: "targetLanguage" must be a language code such as "fr" \(or a language record with its "id"\), not ""\n$/],
+        [{ sourceLanguage: 'en', targetLanguage: 49 }, /entry 1: "targetLanguage" must be a language code .*, not 49\n$/],
+        [{ sourceLanguage: { name: 'English' }, targetLanguage: 'de' }, /entry 1: "sourceLanguage" must be a language code .*, not \{"name":"English"\}\n$/],
+      ]
+      for (const [languages, message] of refused) {
+        writeFileSync(file, JSON.stringify([{ id: 1, source: 'Close', translation: 'Fermer', ...EN_FR }, { id: 2, source: 'Close', translation: 'Schließen', ...languages }]))
+        const io = captureIo(env)
+        expect(await runTry([PIPELINE, file], io), JSON.stringify(languages)).toBe(2)
+        expect(io.err()).toMatch(message)
+        expect(io.out()).toBe('')
+      }
+      // A code, or a record with its id, as the service sends one.
+      writeFileSync(file, JSON.stringify([{ id: 1, source: 'Close', translation: 'Schließen', sourceLanguage: 'en', targetLanguage: { id: 'de', name: 'German' } }]))
+      const io = captureIo(env)
+      expect(await runTry([PIPELINE, file], io)).toBe(0)
+      expect(JSON.parse(io.out())).toEqual([{ id: 1, output: 'approved', findings: [] }])
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -88,8 +119,8 @@ describe('switchyard try', () => {
       ].join('\n'))
       const strings = path.join(dir, 'strings.json')
       writeFileSync(strings, JSON.stringify([
-        { id: 1, source: 'Save', translation: 'Enregistrer '.repeat(3) },
-        { id: 2, source: 'boom', translation: 'boum' },
+        { id: 1, source: 'Save', translation: 'Enregistrer '.repeat(3), ...EN_FR },
+        { id: 2, source: 'boom', translation: 'boum', ...EN_FR },
       ]))
       const io = captureIo(env)
       expect(await runTry([pipeline, strings], io)).toBe(0)
@@ -121,7 +152,7 @@ describe('switchyard try', () => {
         'route:', '  - if: errors > 0', '    to: failed', '  - to: passed', '',
       ].join('\n'))
       const strings = path.join(dir, 'strings.json')
-      writeFileSync(strings, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer' }]))
+      writeFileSync(strings, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer', ...EN_FR }]))
       const io = captureIo(env)
       expect(await runTry([pipeline, strings], io)).toBe(0)
       // `limit` has no value (its default is refused), `longest` its default, 5: as the worker runs it.
@@ -132,7 +163,7 @@ describe('switchyard try', () => {
       if (!loaded.ok) throw new Error('the pipeline does not load')
       expect(loaded.set.get('defaults')!.resolveSettings(undefined, { run: true })).toEqual({ ok: true, settings: { longest: 5 } })
       await loaded.set.close(0)
-      writeFileSync(strings, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer', settings: { limit: -3 } }]))
+      writeFileSync(strings, JSON.stringify([{ id: 1, source: 'Save', translation: 'Enregistrer', ...EN_FR, settings: { limit: -3 } }]))
       const given = captureIo(env)
       expect(await runTry([pipeline, strings], given)).toBe(2)
       expect(given.err()).toMatch(/^settings of string 1: .*limit/m)
@@ -153,8 +184,8 @@ describe('switchyard try', () => {
       ].join('\n'))
       const strings = path.join(dir, 'strings.json')
       writeFileSync(strings, JSON.stringify([
-        { id: 1, source: 'Delete %s?', translation: 'Supprimer ?' },
-        { id: 2, source: 'Page 3 of {total}', translation: 'Seite 4 von {total}', targetLanguage: 'de' },
+        { id: 1, source: 'Delete %s?', translation: 'Supprimer ?', ...EN_FR },
+        { id: 2, source: 'Page 3 of {total}', translation: 'Seite 4 von {total}', sourceLanguage: 'en', targetLanguage: 'de' },
       ]))
       const io = captureIo(env)
       expect(await runTry([pipeline, strings], io)).toBe(0)

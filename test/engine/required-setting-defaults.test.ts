@@ -39,7 +39,7 @@ describe('a required setting without a default', () => {
   })
 
   it('switchyard try runs a string without settings with the defaults, as the worker does', async () => {
-    const { paths, dir } = writePipelines({ 'req.yaml': YAML, 's.json': '[{"source":"Save","translation":"Enregistrer"}]' })
+    const { paths, dir } = writePipelines({ 'req.yaml': YAML, 's.json': '[{"source":"Save","translation":"Enregistrer","sourceLanguage":"en","targetLanguage":"fr"}]' })
     const io = captureIo()
     expect(await runTry([paths[0]!, `${dir}/s.json`], io)).toBe(0)
     expect(JSON.parse(io.out())[0].output).toBe('translated')
