@@ -1,11 +1,12 @@
 // `switchyard config`: the configuration reference, and with --check, whether the current
 // environment is valid and what is missing for a real organization.
-import { loadConfig, missingForProduction } from '../config/load-config.js'
+import { checkConfig, missingForProduction } from '../config/load-config.js'
 import { optionsTable } from '../config/options-table.js'
 
 const USAGE = `usage: switchyard config [--check]
 Prints the configuration reference (every environment variable, its type, default and meaning).
---check: validates the current environment instead, and says what is missing for a real organization.
+--check: validates the current environment instead (and that PIPELINES_DIR, PLUGINS_DIR and DATA_DIR
+are there and usable), and says what is missing for a real organization.
 `
 
 export async function runConfig(args: string[]): Promise<number> {
@@ -13,7 +14,7 @@ export async function runConfig(args: string[]): Promise<number> {
   const unknown = args.find((a) => a !== '--check')
   if (unknown !== undefined) { process.stderr.write(`unknown option ${unknown}\n${USAGE}`); return 2 }
   if (args.includes('--check')) {
-    const config = loadConfig(process.env)
+    const config = checkConfig(process.env)
     const missing = missingForProduction(config)
     if (missing.length === 0) console.log('configuration is complete')
     else console.log(`configuration is valid; missing for a real organization:\n  ${missing.join('\n  ')}`)

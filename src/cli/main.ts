@@ -8,12 +8,13 @@ const HELP = `switchyard <command> [options]
 
 Commands:
   serve                         run the worker (npm start)
-  validate [FILES...]           check pipeline files (a folder: its *.yaml); every error as
+  validate [FILES...]           check pipeline files (a folder: its *.yaml, *.yml); every error as
                                 file:line:col; exit 1 on any
   try PIPELINE STRINGS.json     dry run of one pipeline on local strings (--pretty for a table)
   manifest                      print the app manifest rendered from the pipelines
   config [--check]              print the configuration reference (environment variables);
-                                --check validates the environment
+                                --check validates the environment and the directories it
+                                names (PIPELINES_DIR, PLUGINS_DIR, DATA_DIR)
   emulate [--port N]            run the emulated localization service alone
   demo                          the emulated service + the worker + a sample project, routed
   bench [--quick]               measure throughput, API calls, model calls and memory

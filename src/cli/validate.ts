@@ -9,8 +9,8 @@ import { silentLogger } from '../util/logger.js'
 import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
 
 const USAGE = `usage: switchyard validate [FILES...]
-Checks pipeline files (default: every *.yaml of PIPELINES_DIR, else the shipped pipelines/).
-A directory among FILES stands for every *.yaml (and *.yml) file in it.
+Checks pipeline files (default: every *.yaml and *.yml of PIPELINES_DIR, else the shipped pipelines/).
+A directory among FILES stands for every *.yaml and *.yml file in it (x.yaml and x.yml together are an error).
 Plugins come from the built-ins, PLUGINS_DIR and npm packages the pipelines name.
 `
 
@@ -40,7 +40,7 @@ async function namedFiles(args: string[], io: CliIo): Promise<string[] | number>
       io.stderr.write(`cannot list ${arg}: ${(e as Error).message}\n`)
       return 1
     }
-    if (!inDir.length) { io.stderr.write(`no pipeline files (*.yaml) in ${arg}\n`); return 1 }
+    if (!inDir.length) { io.stderr.write(`no pipeline files (*.yaml, *.yml) in ${arg}\n`); return 1 }
     inDir.forEach(add)
   }
   return files
@@ -57,7 +57,7 @@ async function pipelinesDirFiles(io: CliIo): Promise<string[] | number> {
     io.stderr.write(`cannot list ${source.dir}: ${(e as Error).message}\n`)
     return 1
   }
-  if (!files.length) { io.stderr.write(`no pipeline files (*.yaml) in ${source.dir}\n`); return 1 }
+  if (!files.length) { io.stderr.write(`no pipeline files (*.yaml, *.yml) in ${source.dir}\n`); return 1 }
   return files
 }
 

@@ -6,6 +6,7 @@ import { operatorAccessNote } from './operator-access.js'
 import { entriesWithoutSecret } from './app-secret-entries.js'
 import { parseTokenKey } from './token-key.js'
 import { settingsFrameAncestors, settingsScriptSource } from './settings-page.js'
+import { pathProblems } from './path-problems.js'
 
 export type { Config } from './options.js'
 export { PACKAGE_ROOT } from './package-root.js'
@@ -130,6 +131,24 @@ export function readOption<K extends OptionName>(name: K, env: Env = process.env
 
 /** Read and validate the configuration; throws ConfigError listing every problem. */
 export function loadConfig(env: Env = process.env, overrides: Partial<Config> = {}): Config {
+  const { config, errors } = readConfig(env, overrides)
+  if (errors.length) throw new ConfigError(errors)
+  return config
+}
+
+/**
+ * What `config --check` checks: the environment as loadConfig reads it, and also, on disk, the
+ * directories it names (pathProblems); throws ConfigError listing every problem of both.
+ */
+export function checkConfig(env: Env = process.env): Config {
+  const { config, errors } = readConfig(env, {})
+  errors.push(...pathProblems(config))
+  if (errors.length) throw new ConfigError(errors)
+  return config
+}
+
+/** The configuration, and every problem of the environment it was read from. */
+function readConfig(env: Env, overrides: Partial<Config>): { config: Config; errors: string[] } {
   const errors: string[] = []
   const values: Record<string, unknown> = {}
   for (const [name, spec] of Object.entries(OPTIONS) as Array<[string, OptionSpec]>) {
@@ -192,8 +211,7 @@ export function loadConfig(env: Env = process.env, overrides: Partial<Config> = 
   if (config.headersTimeoutMs > config.requestTimeoutMs) {
     errors.push(`HEADERS_TIMEOUT_MS (${config.headersTimeoutMs}) must not be longer than REQUEST_TIMEOUT_MS (${config.requestTimeoutMs})`)
   }
-  if (errors.length) throw new ConfigError(errors)
-  return config
+  return { config, errors }
 }
 
 /**

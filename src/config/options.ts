@@ -54,7 +54,7 @@ export const OPTIONS = {
   apiUrl: { env: 'API_URL', kind: 'string', description: 'Address of the enterprise API ({enterprise_api_url}); may hold {organization_domain}.' },
   storeUrl: { env: 'STORE_URL', kind: 'string', default: (c: { dataDir: string }) => `sqlite://${path.join(c.dataDir, 'switchyard.sqlite')}`, description: 'Where state lives: sqlite://PATH (default), redis://..., postgres://..., or memory:// (tests; loses everything on exit).' },
   dataDir: { env: 'DATA_DIR', kind: 'string', default: './data', description: 'Directory for the embedded SQLite store, the generated token key, and webhook bodies too large for memory while they are read (incoming/).' },
-  pipelinesDir: { env: 'PIPELINES_DIR', kind: 'string', default: () => path.join(PACKAGE_ROOT, 'pipelines'), description: 'Directory of pipeline files (*.yaml), or a comma-separated list of pipeline files. Default: the shipped pipelines/.' },
+  pipelinesDir: { env: 'PIPELINES_DIR', kind: 'string', default: () => path.join(PACKAGE_ROOT, 'pipelines'), description: 'Directory of pipeline files (*.yaml or *.yml; not both for one name), or a comma-separated list of pipeline files. Default: the shipped pipelines/.' },
   pluginsDir: { env: 'PLUGINS_DIR', kind: 'string', description: "Directory of the operator's own plugins (*.js, *.mjs)." },
   openaiApiKey: { env: 'OPENAI_API_KEY', kind: 'secret', description: 'API key of the OpenAI-compatible endpoint used by ai-proofread; sent to OPENAI_BASE_URL (else OpenAI) only: a pipeline whose baseUrl names another server gives its own apiKey.' },
   openaiBaseUrl: { env: 'OPENAI_BASE_URL', kind: 'url', description: 'Base URL of an OpenAI-compatible endpoint (self-hosted models): the server of OPENAI_API_KEY. Default: OpenAI.' },

@@ -36,6 +36,25 @@ export async function listPipelineFiles(dir: string): Promise<string[]> {
   return names.filter((n) => /\.ya?ml$/i.test(n)).sort().map((n) => path.join(dir, n))
 }
 
+/**
+ * `x.yaml` beside `x.yml`: one pipeline in two files, most likely (a copy left behind by a rename).
+ * Both were loaded: with one module key, the second was refused for it; with two, both became
+ * steps. Each such pair is an error naming both, and the second file is not read.
+ */
+function twinFiles(list: string[]): { errors: LocatedError[]; files: string[] } {
+  const byStem = new Map<string, string>()
+  const errors: LocatedError[] = []
+  const files: string[] = []
+  for (const file of list) {
+    const stem = path.resolve(file).replace(/\.ya?ml$/i, '')
+    const twin = byStem.get(stem)
+    if (twin === undefined) byStem.set(stem, file)
+    if (twin === undefined || path.resolve(twin) === path.resolve(file)) { files.push(file); continue }
+    errors.push({ file, line: 1, col: 1, message: `${path.basename(twin)} is beside it: one pipeline in two files? Keep one of them (x.yaml or x.yml, not both)` })
+  }
+  return { errors, files }
+}
+
 function pathOf(instancePath: string): YamlPath {
   if (!instancePath) return []
   return instancePath.slice(1).split('/').map((s) => s.replace(/~1/g, '/').replace(/~0/g, '~')).map((s) => (/^\d+$/.test(s) ? Number(s) : s))
@@ -224,6 +243,9 @@ export async function loadPipelines(files: string[] | { dir: string }, deps: Eng
       return { ok: false, errors: [{ file: files.dir, line: 1, col: 1, message: `cannot list pipelines: ${(e as Error).message}` }] }
     }
   }
+  const twins = twinFiles(list)
+  errors.push(...twins.errors)
+  list = twins.files
   const { registry, problems } = await PluginRegistry.create(deps.pluginsDir)
   for (const p of problems) errors.push({ file: p.file, line: 1, col: 1, message: p.message })
 

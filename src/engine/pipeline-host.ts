@@ -4,14 +4,7 @@
 import { loadPipelines, type EngineDeps, type LocatedError } from './load-pipelines.js'
 import type { PipelineSet } from './pipeline.js'
 
-/**
- * PIPELINES_DIR as a source: a directory, or a comma-separated list of pipeline files. A single
- * pipeline file (`pipelines/qa-gate.yaml`) is a list of one, not a directory to list.
- */
-export function pipelineSourceOf(setting: string): string[] | { dir: string } {
-  const entries = setting.split(',').map((f) => f.trim()).filter(Boolean)
-  return setting.includes(',') || /\.ya?ml$/i.test(setting.trim()) ? entries : { dir: setting }
-}
+export { pipelineSourceOf } from '../config/pipeline-source.js'
 
 export class PipelineHost {
   private set: PipelineSet | undefined

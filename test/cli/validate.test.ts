@@ -55,6 +55,16 @@ describe('switchyard validate', () => {
     expect(empty.err()).toMatch(/no pipeline files/)
   })
 
+  it('a directory with *.yml files checks them too; x.yaml beside x.yml is an error naming both (exit 1)', async () => {
+    const pass = 'checks: []\nroute:\n  - to: passed\n'
+    const yml = captureIo({})
+    expect(await runValidate([writePipelines({ 'a.yml': pipelineYaml(pass) }).dir], yml)).toBe(0)
+    expect(yml.out()).toBe('1 pipeline valid: t\n')
+    const twins = captureIo({})
+    expect(await runValidate([writePipelines({ 'x.yaml': pipelineYaml(pass), 'x.yml': pipelineYaml(pass).replace('key: t', 'key: u') }).dir], twins)).toBe(1)
+    expect(twins.out()).toMatch(/x\.yml:1:1 x\.yaml is beside it: one pipeline in two files\? Keep one of them \(x\.yaml or x\.yml, not both\)/)
+  })
+
   it('an unquoted ${settings.x} in a { } mapping: the error says to quote it, once per line', async () => {
     const { paths } = writePipelines({ 'p.yaml': pipelineYaml("settings:\n  properties:\n    r: { type: number, default: 2 }\nchecks:\n  - uses: length\n    with: { maxRatio: ${settings.r} }\nroute:\n  - to: passed\n") })
     const io = captureIo({})

@@ -32,6 +32,24 @@ describe('reading pipeline files', () => {
     expect(!r.ok && r.errors).toEqual([{ file: path.join(dir, 'nope'), line: 1, col: 1, message: expect.stringMatching(/^cannot list pipelines: ENOENT/) }])
   })
 
+  it('a folder of *.yml files loads as one of *.yaml files does', async () => {
+    const { dir } = writePipelines({ 'a.yml': pipelineYaml(PASS), 'b.yaml': pipelineYaml(PASS).replace('key: t', 'key: u') })
+    const r = await loadPipelines({ dir }, testDeps())
+    expect(r.ok && r.set.all().map((p) => p.key)).toEqual(['t', 'u'])
+    if (r.ok) await r.set.close(0)
+  })
+
+  // One pipeline in two files (a copy left behind by a rename): with two module keys, both became
+  // steps; with one, the second was refused as a key used twice, which did not say why.
+  it.each([['different module keys', 'key: u'], ['one module key', 'key: t']])('x.yaml beside x.yml (%s): an error naming both, in a folder or a list', async (_, key) => {
+    const { dir, paths } = writePipelines({ 'x.yaml': pipelineYaml(PASS), 'x.yml': pipelineYaml(PASS).replace('key: t', key), 'y.yml': pipelineYaml(PASS).replace('key: t', 'key: y') })
+    const message = 'x.yaml is beside it: one pipeline in two files? Keep one of them (x.yaml or x.yml, not both)'
+    for (const source of [{ dir }, paths]) {
+      const r = await loadPipelines(source, testDeps())
+      expect(!r.ok && r.errors).toEqual([{ file: path.join(dir, 'x.yml'), line: 1, col: 1, message }])
+    }
+  })
+
   it('YAML errors at their place, each once; duplicate keys are errors', async () => {
     expect((await problems({ 'p.yaml': pipelineYaml(PASS).replace('name: Test', 'name: Test\nname: Again') })).errors).toEqual([expect.stringMatching(/^p\.yaml:3:1 Map keys must be unique/)])
   })
