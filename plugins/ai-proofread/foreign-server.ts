@@ -1,7 +1,7 @@
 // Where the environment's key may go. OPENAI_API_KEY is the operator's, for the operator's server
 // (OPENAI_BASE_URL, else OpenAI); a pipeline's `baseUrl` is written by whoever writes pipelines
 // (or, through `${settings.x}`, by a workflow-editor user), so a server it names elsewhere gets
-// the pipeline's own `apiKey` or nothing.
+// the pipeline's own `apiKey` or no key at all.
 
 /** OpenAI's API, the server of OPENAI_API_KEY when OPENAI_BASE_URL is not set. */
 export const DEFAULT_BASE_URL = 'https://api.openai.com/v1'
@@ -42,13 +42,17 @@ function quotable(url: string): string {
 }
 
 /**
- * Throws, saying why and what to do, when `baseUrl` (the option) names a server other than the
- * environment's: the environment's key must not go there, and the check has no key of its own.
+ * Whether `baseUrl` (the option) names a server other than the environment's (OPENAI_BASE_URL,
+ * else OpenAI's): OPENAI_API_KEY must not go there. Throws when it is no URL at all.
  */
-export function refuseForeignServer(baseUrl: string | undefined, envBaseUrl: string | undefined): void {
-  const home = envBaseUrl || DEFAULT_BASE_URL
-  if (!baseUrl || withinServer(baseUrl, home)) return
+export function isForeignServer(baseUrl: string | undefined, envBaseUrl: string | undefined): boolean {
+  if (!baseUrl || withinServer(baseUrl, envBaseUrl || DEFAULT_BASE_URL)) return false
   if (!parse(baseUrl)) throw new Error(`ai-proofread: baseUrl ${quotable(baseUrl)} is not a URL; give the base URL of an OpenAI-compatible API, such as http://localhost:8000/v1`)
-  const where = envBaseUrl ? `OPENAI_BASE_URL, ${quotable(home)}` : `OpenAI's, ${home}, as OPENAI_BASE_URL is not set`
-  throw new Error(`ai-proofread: baseUrl ${quotable(baseUrl)} is not the environment's model server (${where}), and OPENAI_API_KEY is sent to that server only: give this check its own key for ${quotable(baseUrl)} with the apiKey option (from a step setting, \${settings.…}, rather than written into a pipeline that is committed), or have the operator set OPENAI_BASE_URL to that server and leave baseUrl out`)
+  return true
 }
+
+/**
+ * Whether `baseUrl` is OpenAI's own API, which answers nothing without a key: a request there
+ * without one is not sent. Any other server may take requests without a key (a self-hosted one).
+ */
+export const isOpenAi = (baseUrl: string): boolean => withinServer(baseUrl, DEFAULT_BASE_URL)

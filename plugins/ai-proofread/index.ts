@@ -2,20 +2,25 @@
 // review becomes findings. Strings are looked up in the cache first, the rest are sent many per
 // request; a string the model leaves out is asked again alone, then reported as "no verdict:"; a
 // string too long for a request alone is not sent but reported as "not reviewed:"; a request the
-// server's content filter refuses is split until only the refused strings fail.
+// server's content filter refuses, or the model declines, is split until only the refused strings
+// fail. Requests and their retries end within the check's time limit.
 import { createHash } from 'node:crypto'
 import { definePlugin, MAX_TIMER_MS, type FindingInput, type Item, type OptionsOf, type PluginMetrics } from '../../src/engine/types.js'
 import { loadGlossary, type GlossaryTerm } from './glossary.js'
-import { DEFAULT_BASE_URL, refuseForeignServer } from './foreign-server.js'
-import { ContentFilterError, KEY_FORBIDDEN, ModelClient } from './model-client.js'
+import { DEFAULT_BASE_URL, isForeignServer, isOpenAi } from './foreign-server.js'
+import { ContentFilterError, KEY_FORBIDDEN, ModelClient, ModelRefusalError } from './model-client.js'
 import { MQM_SEVERITIES, PROMPT_VERSION, estimateTokens, promptItem, promptLanguage, type MqmSeverity, type PromptItem, type PromptLanguage, type Verdict } from './prompt.js'
+import { deadlineAfter, type Deadline } from './time-limit.js'
 import { messages, report, verdictToFindings } from './to-findings.js'
 
 export { BudgetExhaustedError } from './token-budget.js'
-export { ContentFilterError, ModelRequestError } from './model-client.js'
+export { ContentFilterError, ModelRefusalError, ModelRequestError, TimeLimitError } from './model-client.js'
 
 /** How many more times a string left out of an answer is asked about alone. */
 export const MISSING_RETRIES = 2
+
+/** The engine's limit of a batch when the pipeline sets no `timeout`: requests and retries for many strings. */
+const PLUGIN_TIMEOUT_MS = 600_000
 
 export type AiProofreadOptions = OptionsOf<typeof OPTIONS>
 
@@ -24,8 +29,8 @@ const OPTIONS = {
   additionalProperties: false,
   properties: {
     model: { type: 'string', minLength: 1, default: 'gpt-4o-mini', description: 'Model name as the server knows it.' },
-    baseUrl: { type: 'string', minLength: 1, description: "Base URL of an OpenAI-compatible API (ending in /v1); default OPENAI_BASE_URL, else OpenAI. A server other than the environment's needs `apiKey`: OPENAI_API_KEY is sent to the environment's server only." },
-    apiKey: { type: 'string', description: "API key; default OPENAI_API_KEY, for the environment's server only. Required with a `baseUrl` elsewhere; take it from a step setting (`${settings.x}`) rather than writing it into a pipeline, which is often committed." },
+    baseUrl: { type: 'string', minLength: 1, description: "Base URL of an OpenAI-compatible API (ending in /v1); default OPENAI_BASE_URL, else OpenAI. A server other than the environment's gets `apiKey` or no key: OPENAI_API_KEY is sent to the environment's server only." },
+    apiKey: { type: 'string', description: "API key; default OPENAI_API_KEY, for the environment's server only. A `baseUrl` elsewhere that wants a key needs this one; take it from a step setting (`${settings.x}`) rather than writing it into a pipeline, which is often committed." },
     glossary: {
       description: 'Terms to follow: inline, or a CSV file (columns term, translation, note, language) relative to the pipeline file.',
       oneOf: [
@@ -65,6 +70,8 @@ interface Ask {
   instructions: string
   fields: Omit<PromptItem, 'id'>
   signals: AbortSignal[]
+  /** When the engine stops waiting for the batch the string came in. */
+  deadline: Deadline
 }
 
 /** Aborts once every one of the signals has: a request serves all its strings. */
@@ -82,18 +89,24 @@ function allAborted(signals: AbortSignal[]): AbortSignal {
 const costOf = (ask: Ask, id = '1') => estimateTokens(JSON.stringify(promptItem(id, ask.fields)))
 
 /**
- * The key for the server: the apiKey option, else OPENAI_API_KEY, which goes to the environment's
+ * The key for the check's server: the apiKey option, else OPENAI_API_KEY, which goes to the environment's
  * server only (OPENAI_BASE_URL, else OpenAI): a pipeline must not be able to hand the operator's
- * key to a server of its choosing. Surrounding whitespace is trimmed; a key with a line break,
- * space or control character inside is refused.
+ * key to a server of its choosing. A server elsewhere without an apiKey gets no key: a
+ * self-hosted one may need none, and one that does says so (401) when asked, not when the
+ * pipeline loads (`switchyard validate` runs where no key is set). Surrounding whitespace is
+ * trimmed; a key with a line break, space or control character inside is refused.
  */
-function apiKeyOf(option: string | undefined, env: Record<string, string | undefined>, baseUrl: string | undefined): string | undefined {
+function keyFor(option: string | undefined, env: Record<string, string | undefined>, baseUrl: string | undefined): { apiKey: string | undefined; missingKey: string } {
   const own = option?.trim()
-  if (!own) refuseForeignServer(baseUrl, env.OPENAI_BASE_URL)
-  const apiKey = own || env.OPENAI_API_KEY?.trim() || undefined
+  const foreign = isForeignServer(baseUrl, env.OPENAI_BASE_URL)
+  const apiKey = own || (foreign ? undefined : env.OPENAI_API_KEY?.trim()) || undefined
   // The message never quotes the key: it ends up in logs.
   if (apiKey && KEY_FORBIDDEN.test(apiKey)) throw new Error(`ai-proofread: the API key (${own ? 'the apiKey option' : 'OPENAI_API_KEY'}) has a line break, space or control character inside, which no key has; check that its secret holds the key alone on one line`)
-  return apiKey
+  // What to do when the server wants a key and the check has none.
+  const missingKey = foreign
+    ? "give this check its own key with the apiKey option (OPENAI_API_KEY is sent to the environment's server only)"
+    : 'set OPENAI_API_KEY (or the apiKey option)'
+  return { apiKey, missingKey }
 }
 
 /**
@@ -120,14 +133,16 @@ const PROMPT_OVERHEAD = 1200
 
 const asError = (error: unknown): Error => (error instanceof Error ? error : new Error(String(error)))
 
-/** Why a string refused by the content filter failed: its own text, not its request's. */
-const refusedAlone = (error: ContentFilterError) => new ContentFilterError(`ai-proofread: the content filter of the model's server refused this string (${error.detail}); it was not reviewed: review it by hand`, error.detail, error.status)
+/** Why a string refused by the content filter, or declined by the model, failed: its own text, not its request's. */
+const refusedAlone = (error: ContentFilterError) => error instanceof ModelRefusalError
+  ? new ModelRefusalError(`ai-proofread: the model declined to review this string ("${error.detail}"); it was not reviewed: review it by hand`, error.detail)
+  : new ContentFilterError(`ai-proofread: the content filter of the model's server refused this string (${error.detail}); it was not reviewed: review it by hand`, error.detail, error.status)
 
 /**
  * The review of one chunk: its verdicts into `verdicts`, why its strings failed into `failedBy`.
- * A request the server's content filter refuses is asked again in halves, down to single strings,
- * so that only the refused strings fail: at most 2n-1 requests for a chunk of n (every string
- * refused). A string left out of an answer is asked alone up to MISSING_RETRIES times.
+ * A request the server's content filter refuses, or the model declines, is asked again in halves,
+ * down to single strings, so that only the refused strings fail: at most 2n-1 requests for a
+ * chunk of n (every string refused). A string left out of an answer is asked alone up to MISSING_RETRIES times.
  */
 function chunkReviewer(request: (asks: Ask[]) => Promise<Map<string, Verdict>>, remember: (key: string, verdict: Verdict) => Promise<void>, metrics: PluginMetrics) {
   /** A string left out of its request's answer, asked alone up to MISSING_RETRIES times; a failure fails it alone. */
@@ -174,7 +189,7 @@ export default definePlugin({
 
   needs: ['translation'],
   // A batch may wait for several requests and their retries; the engine's usual limit is for one string.
-  timeoutMs: 600_000,
+  timeoutMs: PLUGIN_TIMEOUT_MS,
   async create(options, context) {
     // The system prompt and a request's header take about PROMPT_OVERHEAD tokens of each request:
     // below it (and a little room) no string could be sent, and every one would be "too long".
@@ -182,17 +197,20 @@ export default definePlugin({
     const glossary = await loadGlossary(options.glossary, context.pipelineDir)
     // The URL's form first (http or https), then whether the environment's key may go there.
     const baseUrl = baseUrlOf(options.baseUrl, context.env)
-    const apiKey = apiKeyOf(options.apiKey, context.env, options.baseUrl)
-    if (!apiKey) context.log.warn('ai-proofread: no OPENAI_API_KEY; every check will fail until one is set')
+    const { apiKey, missingKey } = keyFor(options.apiKey, context.env, options.baseUrl)
+    // OpenAI's API answers nothing without a key; another server may need none.
+    if (!apiKey && isOpenAi(baseUrl)) context.log.warn(`ai-proofread: no API key for OpenAI's API; every check will fail until one is given: ${missingKey}`)
+    // The engine stops waiting for a batch after the check's time limit: requests end before it.
+    const limitMs = context.timeoutMs ?? PLUGIN_TIMEOUT_MS
     const client = new ModelClient({
-      apiKey, baseUrl, model: options.model, timeoutMs: options.timeoutMs, maxRetries: options.maxRetries,
+      apiKey, missingKey, baseUrl, model: options.model, timeoutMs: options.timeoutMs, maxRetries: options.maxRetries,
       retryBaseMs: options.retryBaseMs, concurrency: options.concurrency, tokensPerHour: options.tokensPerHour, maxOutputTokens: options.maxOutputTokens,
       metrics: context.metrics, log: context.log,
     })
     const { metrics, cache } = context
     const ttl = options.cacheTtlHours > 0 ? options.cacheTtlHours * 3_600_000 : undefined
 
-    const askFor = (item: Item): Ask => {
+    const askFor = (item: Item, deadline: Deadline): Ask => {
       const sourceLanguage = promptLanguage(item.sourceLanguage)
       const targetLanguage = promptLanguage(item.targetLanguage)
       const instructions = instructionsOf(options.instructions, item)
@@ -207,7 +225,7 @@ export default definePlugin({
         baseUrl, options.model, PROMPT_VERSION, sourceLanguage.code, targetLanguage.code, instructions,
         fields.source, fields.translation, fields.plurals ?? [], terms, fields.key, fields.context, fields.maxLength,
       ])).digest('base64url')
-      return { cacheKey, group: JSON.stringify([sourceLanguage, targetLanguage, instructions]), sourceLanguage, targetLanguage, instructions, fields, signals: [item.signal] }
+      return { cacheKey, group: JSON.stringify([sourceLanguage, targetLanguage, instructions]), sourceLanguage, targetLanguage, instructions, fields, signals: [item.signal], deadline }
     }
 
     /** Requests of one language pair and instructions: at most batchSize strings and maxInputTokens (a string over it alone is not asked). */
@@ -238,7 +256,7 @@ export default definePlugin({
         targetLanguage: first.targetLanguage,
         instructions: first.instructions,
         items: asks.map((a, i) => promptItem(String(i + 1), a.fields)),
-      }, allAborted(asks.flatMap((a) => a.signals)))
+      }, allAborted(asks.flatMap((a) => a.signals)), first.deadline)
       const byKey = new Map<string, Verdict>()
       asks.forEach((a, i) => {
         const verdict = answer.get(String(i + 1))
@@ -259,7 +277,9 @@ export default definePlugin({
 
     return {
       async checkBatch(items) {
-        const asks = items.map((item) => (item.translation ? askFor(item) : undefined))
+        // The engine began waiting for this batch now.
+        const deadline = deadlineAfter(limitMs)
+        const asks = items.map((item) => (item.translation ? askFor(item, deadline) : undefined))
         const verdicts = new Map<string, Verdict>()
         await Promise.all(asks.map(async (ask) => {
           if (!ask || verdicts.has(ask.cacheKey)) return

@@ -1,22 +1,25 @@
 // One structured review request to an OpenAI-compatible server, with the bounds around it: at most
 // `concurrency` requests in flight (p-queue; waits between retries hold no slot), our own retries
 // (the SDK's are off) on 429, 5xx, network errors and timeouts honouring Retry-After, a token
-// budget per hour checked before sending, and answers held to the verdict schema. A refusal by the
-// server's content filter is not retried (ContentFilterError: the plugin splits the request to find
-// the string refused). close() fails the requests still waiting for a slot and lets those in flight
-// finish.
+// budget per hour checked before sending (the prompt and the most its answer may take), answers
+// held to the verdict schema, and the check's deadline: no attempt, nor wait for a retry or a slot,
+// runs past it. A refusal by the server's content filter, or the model declining, is not retried
+// (ContentFilterError: the plugin splits the request to find the string refused). close() fails the
+// requests still waiting for a slot and lets those in flight finish.
 //
 // The SDK is imported, and the answer's validator compiled, on the first request, not when the
 // plugin is: every pipeline thread imports every plugin of the pipelines it loads, and the SDK
 // alone cost a thread about 86 ms of CPU to import (a fifth of a thread's start), in threads that
 // may never run this plugin (the long-text lane starts on a translator's first long text).
 import type OpenAI from 'openai'
-import type { ChatCompletion } from 'openai/resources/chat/completions'
+import type { ChatCompletion, ChatCompletionCreateParamsNonStreaming } from 'openai/resources/chat/completions'
 import { Ajv, type ValidateFunction } from 'ajv'
 import PQueue from 'p-queue'
 import type { PluginMetrics } from '../../src/engine/types.js'
 import type { Logger } from '../../src/util/logger.js'
 import { backoffMs, retryAfterMs, sleep } from './backoff.js'
+import { isOpenAi } from './foreign-server.js'
+import { limitText, seconds, type Deadline } from './time-limit.js'
 import { PROMPT_VERSION, SYSTEM_PROMPT, VERDICT_SCHEMA, estimateTokens, userMessage, type AnswerVerdict, type PromptItem, type PromptLanguage, type Verdict } from './prompt.js'
 import { TokenBudget } from './token-budget.js'
 
@@ -30,6 +33,14 @@ export const MALFORMED_RETRIES = 2
 export const maxCompletionTokens = (strings: number, cap: number): number | undefined => (cap > 0 ? Math.min(cap, 2048 + 1024 * strings) : undefined)
 /** The default cap of a request's completion tokens (the option maxOutputTokens). */
 export const DEFAULT_MAX_OUTPUT_TOKENS = 16384
+/**
+ * Tokens held in the hour's budget for a request's answer: the completion limit it sends (the
+ * most it can be billed), else what that limit would be by default (the model runs to its own:
+ * an estimate). Held with the prompt's until the answer's usage settles them.
+ */
+const answerTokens = (strings: number, sent: number | undefined): number => sent ?? maxCompletionTokens(strings, DEFAULT_MAX_OUTPUT_TOKENS)!
+/** Time an attempt needs at least (or its whole timeoutMs, if shorter): with less left before the check's deadline, none is started. */
+const MIN_ATTEMPT_MS = 1000
 
 /** A 400 saying the prompt and the completion limit do not fit the model's context (OpenAI, vLLM). */
 function isContextLengthExceeded(error: unknown, { APIError }: Sdk): boolean {
@@ -91,8 +102,31 @@ export class ContentFilterError extends ModelRequestError {
   }
 }
 
+/**
+ * The model declined the request (structured outputs' `refusal`, content null): no malformed
+ * answer to ask again, as the same text is declined again; split like the content filter's
+ * refusal, so that only the strings declined fail. `detail` holds the model's words.
+ */
+export class ModelRefusalError extends ContentFilterError {
+  constructor(message: string, detail: string) {
+    super(message, detail, 200)
+    this.name = 'ModelRefusalError'
+  }
+}
+
+/** The check's time limit is spent, or would be before the next attempt could end: not (again) sent. */
+export class TimeLimitError extends ModelRequestError {
+  constructor(message: string) {
+    super(message)
+    this.name = 'TimeLimitError'
+  }
+}
+
 export interface ModelClientOptions {
+  /** None: requests carry no key (a self-hosted server may need none); none is sent to OpenAI's API. */
   apiKey: string | undefined
+  /** What to do when a key is wanted and there is none (said in the error). */
+  missingKey: string
   baseUrl: string
   model: string
   timeoutMs: number
@@ -204,6 +238,17 @@ function classify(error: unknown, apiKey: string, { APIConnectionError, APIConne
   return { retry: false, reason: withoutKey(error instanceof Error ? error.message : String(error), apiKey) }
 }
 
+/** Time left before the check's deadline; without one, no end. */
+const timeLeft = (deadline: Deadline | undefined): number => (deadline ? deadline.at - performance.now() : Infinity)
+
+const attemptsText = (n: number): string => `${n} attempt${n === 1 ? '' : 's'}`
+
+/** A model's words as an error quotes them: one line, at most 200 characters. */
+const oneLine = (text: string): string => {
+  const line = text.replace(/\s+/g, ' ').trim()
+  return line.length > 200 ? `${line.slice(0, 199)}…` : line
+}
+
 /** A token count of an answer's usage, if it is one (a finite number of 0 or more). */
 const tokenCount = (v: unknown): number | undefined => (typeof v === 'number' && Number.isFinite(v) && v >= 0 ? v : undefined)
 
@@ -223,11 +268,15 @@ export class ModelClient {
     this.budget = new TokenBudget(options.tokensPerHour)
   }
 
-  /** Verdicts by id; ids the model left out are simply absent. Throws when the request fails. */
-  async review(request: ReviewRequest, signal?: AbortSignal): Promise<Map<string, Verdict>> {
+  /**
+   * Verdicts by id; ids the model left out are simply absent. Throws when the request fails. With
+   * a `deadline` (the check's), no attempt, nor wait for a slot or a retry, runs past it.
+   */
+  async review(request: ReviewRequest, signal?: AbortSignal, deadline?: Deadline): Promise<Map<string, Verdict>> {
     const { metrics, model } = this.options
     const { apiKey } = this.options
-    if (!apiKey) throw new ModelRequestError('ai-proofread: no API key: set OPENAI_API_KEY (or the apiKey option); for a server that needs none, set any placeholder')
+    // OpenAI's API answers nothing without a key: not asked. Another server may need none.
+    if (!apiKey && isOpenAi(this.options.baseUrl)) throw new ModelRequestError(`ai-proofread: no API key for OpenAI's API: ${this.options.missingKey}`)
     this.closing.signal.throwIfAborted()
     let sdk: Sdk
     try {
@@ -236,8 +285,7 @@ export class ModelClient {
       metrics.add('ai.errors')
       throw error
     }
-    // Everything passed explicitly: the SDK would otherwise read OPENAI_* from process.env.
-    const client = (this.client ??= new sdk.default({ apiKey, adminAPIKey: null, baseURL: this.options.baseUrl, organization: null, project: null, maxRetries: 0, timeout: this.options.timeoutMs, logLevel: 'off' }))
+    const client = (this.client ??= this.sdkClient(sdk))
     const user = userMessage(request)
     const messages = [
       { role: 'system' as const, content: SYSTEM_PROMPT },
@@ -246,36 +294,33 @@ export class ModelClient {
     const estimate = estimateTokens(SYSTEM_PROMPT + user)
     let transient = 0
     let malformed = 0
+    let attempts = 0
+    const minAttemptMs = Math.min(MIN_ATTEMPT_MS, this.options.timeoutMs)
     // A server whose context cannot hold the prompt and the completion limit together (a small
     // self-hosted model) is asked once more without the limit.
     let limited = !this.noCompletionLimit && (this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) > 0
     for (;;) {
       signal?.throwIfAborted()
-      const settle = this.budget.reserve(estimate)
+      const completionLimit = limited ? maxCompletionTokens(request.items.length, this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) : undefined
+      const settle = this.budget.reserve(estimate + answerTokens(request.items.length, completionLimit))
       let wait: number
       let reason: string
       try {
         const completion = await this.send(async () => {
+          // Started only with time left to end before the check's deadline, and cut there.
+          // (Whole ms: the SDK refuses a timeout that is not an integer.)
+          const timeoutMs = Math.floor(Math.min(this.options.timeoutMs, timeLeft(deadline)))
+          if (deadline && timeoutMs < minAttemptMs) throw new TimeLimitError(`ai-proofread: the check's time limit (${limitText(deadline)}) is nearly spent: the request to ${model} was not sent${attempts ? ` again after ${attemptsText(attempts)}` : ''}`)
+          attempts++
           metrics.add('ai.requests')
-          const deadline = performance.now() + this.options.timeoutMs
-          // The attempt's own signal: the string's aborts it, and so does the attempt's deadline
-          // while its body is read. The SDK never removes the listener it adds to the signal it
-          // is given, so it gets this short-lived one, never the string's (which can live as long
-          // as the worker).
-          const attempt = linked(signal)
-          try {
-            // The body is read here, not by the SDK: one that is no completion is a malformed answer.
-            const response = await client.chat.completions.create({
-              model,
-              messages,
-              ...(limited ? { max_completion_tokens: maxCompletionTokens(request.items.length, this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) } : {}),
-              response_format: { type: 'json_schema', json_schema: { name: `proofread_v${PROMPT_VERSION}`, strict: true, schema: VERDICT_SCHEMA as unknown as Record<string, unknown> } },
-            }, { signal: attempt.signal, timeout: this.options.timeoutMs, maxRetries: 0 }).asResponse()
-            return await readCompletion(response, sdk, deadline, attempt.controller)
-          } finally {
-            attempt.dispose()
+          const body = {
+            model,
+            messages,
+            ...(completionLimit !== undefined ? { max_completion_tokens: completionLimit } : {}),
+            response_format: { type: 'json_schema' as const, json_schema: { name: `proofread_v${PROMPT_VERSION}`, strict: true, schema: VERDICT_SCHEMA as unknown as Record<string, unknown> } },
           }
-        }, signal)
+          return this.attempt(client, sdk, body, timeoutMs, signal)
+        }, signal, deadline)
         const answer = this.answerOf(completion, estimate, settle)
         if (typeof answer !== 'string') return answer
         metrics.add('ai.errors')
@@ -295,8 +340,10 @@ export class ModelClient {
           this.noCompletionLimit = true
           continue
         }
-        const c = classify(error, apiKey, sdk)
+        const c = classify(error, apiKey ?? '', sdk)
         if (isContentFiltered(error, sdk)) throw new ContentFilterError(`ai-proofread: the content filter of ${model}'s server refused the request (${c.reason})`, c.reason, c.status)
+        // A request sent without a key (none is usable for this server) that the server wants one for.
+        if (!apiKey && c.status === 401) throw new ModelRequestError(`ai-proofread: request to ${model} failed (${c.reason}): the server wants an API key, and this check sends none: ${this.options.missingKey}`, c.status)
         if (!c.retry || transient >= this.options.maxRetries) {
           throw new ModelRequestError(`ai-proofread: request to ${model} failed (${c.reason})${c.retry ? ` after ${transient + 1} attempts` : ''}`, c.status)
         }
@@ -306,6 +353,10 @@ export class ModelClient {
         wait = c.after ?? backoffMs(transient, this.options.retryBaseMs)
         reason = c.reason
         transient++
+      }
+      // Not waited for when the wait and another attempt would not end before the check's deadline.
+      if (deadline && timeLeft(deadline) - wait < minAttemptMs) {
+        throw new TimeLimitError(`ai-proofread: request to ${model} failed (${reason}) after ${attemptsText(attempts)}, and another${wait > 0 ? ` after the ${seconds(wait)} wait` : ''} would not end within the check's time limit (${limitText(deadline)}); not tried again`)
       }
       metrics.add('ai.retries')
       this.options.log.warn({ reason, waitMs: Math.round(wait) }, 'ai-proofread: retrying model request')
@@ -320,14 +371,44 @@ export class ModelClient {
     }
   }
 
-  /** The verdicts of a completion, its tokens counted and settled, or why they cannot be used; a completion the content filter cut throws. */
+  /**
+   * The SDK's client, everything passed explicitly: the SDK would otherwise read OPENAI_* from
+   * process.env. Without a key, requests carry no Authorization header (the SDK wants a key: the
+   * placeholder given is never sent).
+   */
+  private sdkClient(sdk: Sdk): OpenAI {
+    const { apiKey } = this.options
+    return new sdk.default({
+      apiKey: apiKey ?? 'none', adminAPIKey: null, baseURL: this.options.baseUrl, organization: null, project: null, maxRetries: 0, timeout: this.options.timeoutMs, logLevel: 'off',
+      ...(apiKey ? {} : { defaultHeaders: { Authorization: null } }),
+    })
+  }
+
+  /** One attempt of a request, its body read within `timeoutMs` too. */
+  private async attempt(client: OpenAI, sdk: Sdk, body: ChatCompletionCreateParamsNonStreaming, timeoutMs: number, signal: AbortSignal | undefined): Promise<ChatCompletion | string> {
+    const deadline = performance.now() + timeoutMs
+    // The attempt's own signal: the string's aborts it, and so does the attempt's deadline while
+    // its body is read. The SDK never removes the listener it adds to the signal it is given, so
+    // it gets this short-lived one, never the string's (which can live as long as the worker).
+    const attempt = linked(signal)
+    try {
+      // The body is read here, not by the SDK: one that is no completion is a malformed answer.
+      const response = await client.chat.completions.create(body, { signal: attempt.signal, timeout: timeoutMs, maxRetries: 0 }).asResponse()
+      return await readCompletion(response, sdk, deadline, attempt.controller)
+    } finally {
+      attempt.dispose()
+    }
+  }
+
+  /** The verdicts of a completion, its tokens counted and settled, or why they cannot be used; a completion the content filter cut, or the model declined, throws. */
   private answerOf(completion: ChatCompletion | string, estimate: number, settle: (tokens: number) => void): Map<string, Verdict> | string {
     if (typeof completion === 'string') {
       settle(0)
       return completion
     }
     const { metrics } = this.options
-    const content = completion.choices[0]?.message?.content
+    const message = completion.choices[0]?.message
+    const content = message?.content
     // A server's usage is counted only as a number (one sent as text made the hour's use a string,
     // "0900…", and the budget refused every request after it): else the estimate, as with none.
     const tokensIn = tokenCount(completion.usage?.prompt_tokens) ?? estimate
@@ -341,22 +422,34 @@ export class ModelClient {
       metrics.add('ai.errors')
       throw new ContentFilterError(`ai-proofread: the content filter of ${this.options.model}'s server cut the answer (finish_reason content_filter)`, 'finish_reason content_filter', 200)
     }
+    // Nor is the model declining (structured outputs' refusal): it declines the same text again.
+    const refusal = typeof message?.refusal === 'string' ? oneLine(message.refusal) : ''
+    if (refusal) {
+      metrics.add('ai.errors')
+      throw new ModelRefusalError(`ai-proofread: ${this.options.model} declined the request ("${refusal}")`, refusal)
+    }
     return parseAnswer(content)
   }
 
-  /** The task once a slot is free; a request still waiting for one when close() is called fails at once. */
-  private async send<T>(task: () => Promise<T>, signal: AbortSignal | undefined): Promise<T> {
+  /**
+   * The task once a slot is free; a request still waiting for one when close() is called, or at
+   * the check's deadline, fails at once.
+   */
+  private async send<T>(task: () => Promise<T>, signal: AbortSignal | undefined, deadline?: Deadline): Promise<T> {
     this.closing.signal.throwIfAborted()
     const waiting = new AbortController()
     this.waiting.add(waiting)
+    const late = deadline && setTimeout(() => waiting.abort(new TimeLimitError(`ai-proofread: the check's time limit (${limitText(deadline)}) ran out while the request to ${this.options.model} waited for a free slot (concurrency); it was not sent`)), Math.max(0, deadline.at - performance.now()))
     // Linked for as long as it waits, then let go (see linked()).
     const either = linked(signal, waiting.signal)
     try {
       return await this.queue.add(() => {
         this.waiting.delete(waiting)
+        clearTimeout(late)
         return task()
       }, { signal: either.signal })
     } finally {
+      clearTimeout(late)
       this.waiting.delete(waiting)
       either.dispose()
     }

@@ -7,7 +7,7 @@ import { instantiatePlugin } from '../../src/engine/instantiate-plugin.js'
 import { testContext, testItem, type PluginTestCase } from '../../src/engine/plugin-tester.js'
 import type { Item, PluginCache, PluginContext, PluginDefinition } from '../../src/engine/types.js'
 import { startFakeOpenAi, type RunningFakeOpenAi } from '../../src/emulator/fake-openai.js'
-import aiProofread, { BudgetExhaustedError, ModelRequestError } from './index.js'
+import aiProofread, { BudgetExhaustedError, ModelRefusalError, ModelRequestError } from './index.js'
 import { ModelClient } from './model-client.js'
 import { withinServer } from './foreign-server.js'
 import { retryAfterMs } from './backoff.js'
@@ -192,9 +192,14 @@ describe('ai-proofread retries and bounds', () => {
     await expect(checkBatch(good(1))).rejects.toThrow(ModelRequestError)
     expect(fake.stats().requests).toBe(3)
     fake.reset()
+    // No key for a server that wants one: asked once without, and its 401 says which key to set.
     const unauthorised = await setUp({}, { env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: fake.url } })
-    await expect(unauthorised.checkBatch(good(1))).rejects.toThrow(/no API key/)
-    expect(fake.stats().requests).toBe(0)
+    await expect(unauthorised.checkBatch(good(1))).rejects.toThrow(/failed \(HTTP 401 invalid_api_key\): the server wants an API key, and this check sends none: set OPENAI_API_KEY \(or the apiKey option\)$/)
+    expect(fake.stats().requests).toBe(1)
+    // OpenAI's API answers nothing without a key: not asked at all.
+    const openAi = await setUp({}, { env: { OPENAI_API_KEY: '' } })
+    await expect(openAi.checkBatch(good(1))).rejects.toThrow(/^ai-proofread: no API key for OpenAI's API: set OPENAI_API_KEY/)
+    expect(fake.stats().requests).toBe(1)
   })
 
   it('times out a hanging request and retries it', async () => {
@@ -227,13 +232,31 @@ describe('ai-proofread retries and bounds', () => {
   })
 
   it('stops calling once the hour\'s tokens are spent', async () => {
-    const { checkBatch, counters } = await setUp({ tokensPerHour: 2000 })
+    // A small completion limit: the budget holds the prompt and the most the answer may take.
+    const { checkBatch, counters } = await setUp({ tokensPerHour: 2000, maxOutputTokens: 100 })
     let runs = 0
     let error: unknown
     for (; runs < 10 && !error; runs++) await checkBatch(good(1, runs + 1)).catch((e: unknown) => { error = e })
     expect(error).toBeInstanceOf(BudgetExhaustedError)
     expect(fake.stats().requests).toBe(runs - 1)
     expect((counters['ai.tokens.in'] ?? 0) + (counters['ai.tokens.out'] ?? 0)).toBeLessThanOrEqual(2000)
+  })
+
+  // Rule: the hour's budget holds, for each request in flight, its prompt and the most its answer
+  // may take (the completion limit it sends), so requests sent together cannot overrun the budget
+  // with their answers; each is then settled with the usage the server reports.
+  it('holds room for the answers of requests in flight, not only their prompts', async () => {
+    // A prompt of about 600 tokens; each answer runs to its limit (2048 + 1024 for one string),
+    // billed in full: one request fits the budget, two together do not.
+    const budget = 5000
+    const { instance } = await setUp({ batchSize: 1, concurrency: 2, tokensPerHour: budget })
+    fake.setFaults({ runaway: {} })
+    const results = await instance.checkBatch!(good(2))
+    expect(results.every((r) => r instanceof BudgetExhaustedError)).toBe(true)
+    expect(fake.stats().requests).toBe(1)
+    expect(fake.stats().tokensIn + fake.stats().tokensOut).toBeLessThanOrEqual(budget)
+    // The hour's use is what the answer's usage says, not what was held for it.
+    expect((results[0] as BudgetExhaustedError).used).toBe(fake.stats().tokensIn + fake.stats().tokensOut)
   })
 
   it('stops when the items are aborted', async () => {
@@ -424,13 +447,17 @@ describe('ai-proofread set-up', () => {
     expect(user.startsWith('Instructions for this project:\nUse Sie.\n\nReview these translations')).toBe(true)
   })
 
-  it('warns at load when there is no API key, and only then', async () => {
+  it("warns at load when there is no API key for OpenAI's API, and only then", async () => {
     const without = capture()
-    await setUp({}, { env: { OPENAI_API_KEY: '', OPENAI_BASE_URL: fake.url }, log: without.log })
-    expect(without.lines.map((l) => l.msg)).toEqual(['ai-proofread: no OPENAI_API_KEY; every check will fail until one is set'])
+    await setUp({}, { env: { OPENAI_API_KEY: '' }, log: without.log })
+    expect(without.lines.map((l) => l.msg)).toEqual(["ai-proofread: no API key for OpenAI's API; every check will fail until one is given: set OPENAI_API_KEY (or the apiKey option)"])
     const withKey = capture()
     await setUp({}, { log: withKey.log })
     expect(withKey.lines).toEqual([])
+    // Another server may need no key (a self-hosted one).
+    const selfHosted = capture()
+    await setUp({}, { env: { OPENAI_BASE_URL: fake.url }, log: selfHosted.log })
+    expect(selfHosted.lines).toEqual([])
   })
 
   // Rule: a key with a line break, space or control character inside is refused at load, and the
@@ -465,7 +492,7 @@ describe('ai-proofread set-up', () => {
     const lines: string[] = []
     const log = pino({ level: 'trace' }, { write: (line: string) => { lines.push(line) } })
     const client = new ModelClient({
-      apiKey: 'sk-proj-SECRETSECRET\nsk-proj-OLDKEY', baseUrl: fake.url, model: 'gpt-4o-mini', timeoutMs: 5000, maxRetries: 1,
+      apiKey: 'sk-proj-SECRETSECRET\nsk-proj-OLDKEY', missingKey: 'set one', baseUrl: fake.url, model: 'gpt-4o-mini', timeoutMs: 5000, maxRetries: 1,
       retryBaseMs: 1, concurrency: 1, tokensPerHour: 0, metrics: { add() {} }, log,
     })
     const language = { name: 'French', code: 'fr' }
@@ -656,24 +683,68 @@ describe('ai-proofread and a content filter', () => {
   })
 })
 
+describe('ai-proofread and a model that declines', () => {
+  // Rule: a structured-output refusal (content null, the model's words in `refusal`) is the model
+  // declining the text, as the content filter refuses it: not a malformed answer asked again as it
+  // was, but split like the filter's refusal, so that only the strings declined fail, saying so.
+  const declined = `ai-proofread: the model declined to review this string ("I'm sorry, but I can't assist with that request."); it was not reviewed: review it by hand`
+
+  it('fails only the string the model declines, not the rest of its request, and asks nothing again as it was', async () => {
+    const cache = memoryCache()
+    const { instance, counters } = await setUp({}, { cache })
+    fake.setFaults({ refusal: { match: 'FORBIDDEN' } })
+    const items = [...good(3), item({ translation: 'TODO FORBIDDEN' }, 4)]
+    const results = await instance.checkBatch!(items)
+    expect(results.slice(0, 3)).toEqual([[], [], []])
+    expect(results[3]).toBeInstanceOf(ModelRefusalError)
+    expect((results[3] as Error).message).toBe(declined)
+    // 4 strings, then 2 + 2, then 1 + 1: each request once, three of them declined.
+    expect(fake.stats().requests).toBe(5)
+    expect(counters['ai.errors']).toBe(3)
+    // The others' verdicts are cached: the next run asks about the declined string alone, once.
+    fake.reset()
+    fake.setFaults({ refusal: { match: 'FORBIDDEN' } })
+    expect((await instance.checkBatch!(items)).map((r) => (r instanceof Error ? r.message : r))).toEqual([[], [], [], declined])
+    expect(fake.stats().requests).toBe(1)
+  })
+})
+
 describe('ai-proofread and whose key goes where', () => {
   // Rule: the environment's key (OPENAI_API_KEY) goes to the environment's server only
-  // (OPENAI_BASE_URL, else OpenAI's); a pipeline's baseUrl elsewhere needs its own apiKey, or the
-  // check does not load, saying why and what to do.
+  // (OPENAI_BASE_URL, else OpenAI's); a pipeline's baseUrl elsewhere gets its own apiKey or no key
+  // at all. Such a check loads with or without any key in the environment (`switchyard validate`
+  // runs where none is set): a self-hosted server may need none, and one that wants a key says so
+  // when asked, and the error says which key to give.
   let other: RunningFakeOpenAi
   const otherKeys: unknown[] = []
   beforeAll(async () => { other = await startFakeOpenAi({ onRequest: (_b, h) => { otherKeys.push(h.authorization) } }) })
   afterAll(async () => { await other.stop() })
   beforeEach(() => { other.reset(); otherKeys.length = 0 })
 
-  it("refuses at load a baseUrl elsewhere without an apiKey, and never sends the environment's key there", async () => {
-    const error = await setUp({ baseUrl: other.url }).then(() => undefined, (e: Error) => e)
-    expect(error?.message).toBe(`ai-proofread: baseUrl ${other.url} is not the environment's model server (OPENAI_BASE_URL, ${fake.url}), and OPENAI_API_KEY is sent to that server only: give this check its own key for ${other.url} with the apiKey option (from a step setting, \${settings.…}, rather than written into a pipeline that is committed), or have the operator set OPENAI_BASE_URL to that server and leave baseUrl out`)
-    expect(other.stats().requests).toBe(0)
-    // Without OPENAI_BASE_URL the environment's server is OpenAI's; no key in the environment at all is refused as well.
-    await expect(setUp({ baseUrl: other.url }, { env: { OPENAI_API_KEY: 'test-key' } })).rejects.toThrow(/not the environment's model server \(OpenAI's, https:\/\/api\.openai\.com\/v1, as OPENAI_BASE_URL is not set\)/)
-    await expect(setUp({ baseUrl: other.url, apiKey: ' ' }, { env: {} })).rejects.toThrow(/give this check its own key/)
+  it("loads a baseUrl elsewhere without an apiKey, with or without keys in the environment, and never sends it the environment's key", async () => {
+    for (const env of [{ OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.url }, { OPENAI_API_KEY: 'test-key' }, {}]) {
+      const { instance } = await setUp({ baseUrl: other.url, apiKey: ' ' }, { env })
+      const [result] = await instance.checkBatch!(good(1))
+      expect((result as Error).message, JSON.stringify(env)).toBe("ai-proofread: request to gpt-4o-mini failed (HTTP 401 invalid_api_key): the server wants an API key, and this check sends none: give this check its own key with the apiKey option (OPENAI_API_KEY is sent to the environment's server only)")
+    }
+    // Asked once each (a 401 is not retried), never with a key: the fake takes any key it is given.
+    expect(other.stats().byStatus).toEqual({ 401: 3 })
+    expect(otherKeys).toEqual([])
+    expect(keys).toEqual([])
     await expect(setUp({ baseUrl: 'not a url' })).rejects.toThrow(/^ai-proofread: the base URL \(the baseUrl option\) "not a url" must start with http:\/\/ or https:\/\//)
+  })
+
+  it('reviews with a self-hosted server that needs no key, named by baseUrl or OPENAI_BASE_URL, none in the environment', async () => {
+    const keyless = await startFakeOpenAi({ keyRequired: false })
+    try {
+      const named = await setUp({ baseUrl: keyless.url }, { env: {} })
+      expect(await named.checkBatch([item({ translation: 'TODO' })])).toEqual([[expect.objectContaining({ code: 'accuracy' })]])
+      const operators = await setUp({}, { env: { OPENAI_BASE_URL: keyless.url } })
+      expect(await operators.checkBatch(good(1))).toEqual([[]])
+      expect(keyless.stats().byStatus).toEqual({ 200: 2 })
+    } finally {
+      await keyless.stop()
+    }
   })
 
   it("sends the pipeline's own key to its server, and the environment's key to the environment's server", async () => {

@@ -99,9 +99,9 @@ describe('ai-proofread bodies that are no completion', () => {
     expect(s.requests.length).toBe(3)
   })
 
-  it('a refusal, empty choices, an answer cut at finish_reason length or in a code fence fail clearly after retries', async () => {
+  // (A refusal is no malformed answer: the model declined; proofread.test.ts, "a model that declines".)
+  it('empty choices, an answer cut at finish_reason length or in a code fence fail clearly after retries', async () => {
     for (const body of [
-      completion(null, { refusal: 'I cannot help' }),
       JSON.stringify({ id: 'x', object: 'chat.completion', choices: [] }),
       JSON.stringify({ id: 'x', object: 'chat.completion', choices: [{ index: 0, message: { role: 'assistant', content: '{"verdicts":[{"id":"1","sco' }, finish_reason: 'length' }] }),
       completion('```json\n{"verdicts":[]}\n```'),

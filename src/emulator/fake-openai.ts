@@ -3,7 +3,7 @@
 // strings as a ```json block```; translations that drop a number of the source or contain a marker
 // word (XXX, TODO) get a major accuracy error, a double space a minor fluency error, the rest are
 // approved. Faults (latency, 429, 5xx, a dropped item, malformed JSON, a hang, a content filter's
-// refusal) are injected on demand.
+// refusal, the model declining) are injected on demand.
 import { seededRandom } from './sample-project.js'
 import { createServer, type Server } from 'node:http'
 import type { AddressInfo } from 'node:net'
@@ -55,6 +55,12 @@ export interface FakeOpenAiFaults {
    * with finish_reason `content_filter` (the completion filtered).
    */
   contentFilter?: FaultRule & { match?: string; at?: 'prompt' | 'completion' }
+  /**
+   * The model declines, as structured outputs let it (OpenAI's "refusal"), a request holding a
+   * string whose source or translation contains `match` (with no `match`, any request): a 200
+   * whose message has `content: null` and the refusal's words in `refusal`.
+   */
+  refusal?: FaultRule & { match?: string }
 }
 
 /** The output limit of the fake model when a request sets none (gpt-4o-mini's). */
@@ -72,6 +78,11 @@ export interface FakeOpenAiOptions {
    * `context_length_exceeded`, as OpenAI and vLLM do. No limit when absent.
    */
   contextTokens?: number
+  /**
+   * false: requests without a key are answered too, as by a self-hosted server started without
+   * one (vLLM, Ollama, llama.cpp). Default true: no bearer token, 401 (OpenAI's answer).
+   */
+  keyRequired?: boolean
   /** Sees each chat-completions body (after the auth check) and its headers, for tests of what was sent. */
   onRequest?: (body: Record<string, unknown>, headers: Record<string, string | string[] | undefined>) => void
 }
@@ -177,6 +188,21 @@ function contextLengthError(body: Record<string, unknown>, contextTokens: number
 /** Whether a string asked about holds `match` in its source or translation (any does when there is no `match`). */
 const holding = (items: AskedItem[], match: string | undefined): boolean => match === undefined || items.some((i) => i.source.includes(match) || i.translation.includes(match))
 
+/** What the model says when it declines a request (structured outputs' refusal), as OpenAI's models word it. */
+const REFUSAL = "I'm sorry, but I can't assist with that request."
+
+/** A chat completion in OpenAI's shape: the assistant's answer, or its refusal with content null. */
+function chatCompletion(n: number, model: unknown, message: { content: string | null; refusal: string | null }, finishReason: string, usage: Record<string, number>) {
+  return {
+    id: `chatcmpl-fake-${n}`,
+    object: 'chat.completion',
+    created: Math.floor(Date.now() / 1000),
+    model: typeof model === 'string' ? model : 'fake',
+    choices: [{ index: 0, message: { role: 'assistant', ...message }, finish_reason: finishReason, logprobs: null }],
+    usage,
+  }
+}
+
 /** The 400 of a prompt the content filter refuses, in Azure OpenAI's words and shape. */
 function refuseByContentFilter(ctx: Koa.Context): void {
   ctx.status = 400
@@ -248,7 +274,7 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
 
   const answer = async (ctx: Koa.Context) => {
     const auth = ctx.get('authorization')
-    if (!/^Bearer \S+/.test(auth)) return fail(ctx, 401, 'Missing or empty bearer token.', 'invalid_request_error', 'invalid_api_key')
+    if (options.keyRequired !== false && !/^Bearer \S+/.test(auth)) return fail(ctx, 401, 'Missing or empty bearer token.', 'invalid_request_error', 'invalid_api_key')
 
     let body: Record<string, unknown>
     try {
@@ -310,7 +336,9 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     if (applies(malformed)) content = malformed?.kind === 'wrong-schema' ? JSON.stringify({ results: verdicts.map((v) => ({ ...v, score: 'good' })) }) : `Sure! Here is my review: ${content.slice(0, 20)}`
 
     let finishReason = 'stop'
-    let completionTokens = tokens(content.length)
+    // The model declines: no answer at all, only its words saying so.
+    const refusal = holding(items, faults.refusal?.match) && applies(faults.refusal) ? REFUSAL : null
+    let completionTokens = tokens((refusal ?? content).length)
     if (applies(faults.runaway)) {
       const asked = [body.max_completion_tokens, body.max_tokens].find((n): n is number => typeof n === 'number' && Number.isInteger(n) && n > 0)
       completionTokens = Math.min(asked ?? MODEL_MAX_OUTPUT_TOKENS, MODEL_MAX_OUTPUT_TOKENS)
@@ -325,14 +353,7 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
     stats.tokensIn += usage.prompt_tokens
     stats.tokensOut += usage.completion_tokens
     ctx.status = 200
-    const completion = {
-      id: `chatcmpl-fake-${stats.requests}`,
-      object: 'chat.completion',
-      created: Math.floor(Date.now() / 1000),
-      model: typeof body.model === 'string' ? body.model : 'fake',
-      choices: [{ index: 0, message: { role: 'assistant', content, refusal: null }, finish_reason: finishReason, logprobs: null }],
-      usage,
-    }
+    const completion = chatCompletion(stats.requests, body.model, refusal === null ? { content, refusal } : { content: null, refusal }, finishReason, usage)
     const stall = applies(faults.stallBody)
     if (stall || applies(faults.cutBody)) return sendHalf(ctx, completion, stall ? hanging : undefined)
     ctx.body = completion

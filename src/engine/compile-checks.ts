@@ -153,8 +153,8 @@ function countersOf(metrics: PluginMetrics): PluginMetrics {
   }
 }
 
-function contextFor(c: Compiling, checkId: string, plugin: string, log: Logger): PluginContext {
-  return { pipelineKey: c.key, pipelineDir: c.dir, checkId, log, cache: c.deps.cacheFor(plugin), env: c.deps.env, metrics: countersOf(c.deps.metrics) }
+function contextFor(c: Compiling, checkId: string, plugin: string, log: Logger, timeoutMs: number): PluginContext {
+  return { pipelineKey: c.key, pipelineDir: c.dir, checkId, timeoutMs, log, cache: c.deps.cacheFor(plugin), env: c.deps.env, metrics: countersOf(c.deps.metrics) }
 }
 
 /**
@@ -182,11 +182,12 @@ export async function compileChecks(
     if (id === ENGINE_CHECK) { error(c, [...at, entry.id ? 'id' : 'uses'], `the id "${ENGINE_CHECK}" is the engine's own (conditions count a plugin's failure under it); give this check another \`id\``); continue }
     if (ids.has(id)) { error(c, [...at, entry.id ? 'id' : 'uses'], `two checks are called "${id}"; give one an \`id\``); continue }
     ids.set(id, at)
-    const context = contextFor(c, id, definition.name, c.log.child({ check: id }))
+    const timeoutMs = timerMs(entry.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS)
+    const context = contextFor(c, id, definition.name, c.log.child({ check: id }), timeoutMs)
     const check: CompiledCheck = {
       id, index: checks.length, plugin: definition.name, definition, options: entry.with ?? {}, bySettings: settingsInstances(context.log), context,
       severity: entry.severity,
-      timeoutMs: timerMs(entry.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS),
+      timeoutMs,
       maxTextLength: entry.maxTextLength ?? file.maxTextLength ?? DEFAULT_MAX_TEXT_LENGTH,
       needsTranslation: Array.isArray(definition.needs) && definition.needs.includes('translation'),
     }
@@ -205,10 +206,11 @@ export async function compileEventHandlers(c: Compiling, events: NonNullable<Pip
     if (!loaded || 'error' in loaded) { error(c, ['events', i, 'uses'], loaded ? loaded.error : `unknown plugin "${ev.uses}"; plugins: ${c.registry.names().join(', ')}`); continue }
     const definition = loaded.definition
     const id = ev.id ?? definition.name
+    const timeoutMs = timerMs(ev.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS)
     const handler: CompiledCheck = {
       id, index: -1, plugin: definition.name, definition, options: ev.with ?? {}, bySettings: new Map(),
-      context: contextFor(c, id, definition.name, c.log.child({ event: ev.on, plugin: definition.name })),
-      timeoutMs: timerMs(ev.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS), needsTranslation: false,
+      context: contextFor(c, id, definition.name, c.log.child({ event: ev.on, plugin: definition.name }), timeoutMs),
+      timeoutMs, needsTranslation: false,
     }
     const instance = await createInstance(c, settings, handler, ['events', i, ev.with ? 'with' : 'uses'], 'event')
     if (instance) handlers.push({ on: ev.on, id, plugin: handler.plugin, instance, timeoutMs: handler.timeoutMs, log: handler.context.log })

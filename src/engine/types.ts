@@ -75,6 +75,12 @@ export interface PluginContext {
   pipelineDir: string
   /** The check's id in the pipeline. */
   checkId: string
+  /**
+   * The check's time limit in ms (its `timeout`, else the plugin's `timeoutMs`, else 30 s): the
+   * engine stops waiting for a call to `check` or `checkBatch` after it. A plugin that retries
+   * can end its retries before it. Set by the engine; absent from a context a test builds.
+   */
+  timeoutMs?: number
   log: Logger
   /** A namespaced key-value cache that survives restarts (Keyv). */
   cache: PluginCache

@@ -140,6 +140,24 @@ describe('fake OpenAI', () => {
     expect(fake.stats().byStatus).toEqual({ 400: 1, 200: 3 })
   })
 
+  it('declines, as a model with structured outputs does, a request holding the marked text: content null, its words in refusal', async () => {
+    fake.setFaults({ refusal: { match: 'TODO' } })
+    const declined = (await (await post(body())).json()) as { choices: { finish_reason: string; message: { content: string | null; refusal: string | null } }[] }
+    expect(declined.choices[0]!).toMatchObject({ finish_reason: 'stop', message: { content: null, refusal: expect.stringMatching(/can't assist/) } })
+    const clean = body({ messages: [{ role: 'user', content: '```json\n' + JSON.stringify({ items: items.slice(0, 2) }) + '\n```' }] })
+    expect((await verdicts(await post(clean))).verdicts).toHaveLength(2)
+  })
+
+  it('answers without a key when keyRequired is false, as a self-hosted server started without one', async () => {
+    const open = await startFakeOpenAi({ keyRequired: false })
+    try {
+      const res = await fetch(`${open.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json' }, body: JSON.stringify(body()) })
+      expect(res.status).toBe(200)
+    } finally {
+      await open.stop()
+    }
+  })
+
   it('keeps the verdict deterministic', () => {
     expect(fakeVerdict(items[1]!)).toEqual(fakeVerdict(items[1]!))
     expect(fakeVerdict({ id: 'x', source: 'Version 1.5', translation: 'Version 1,5' }).errors).toHaveLength(1)
