@@ -33,7 +33,7 @@ export function withinServer(url: string, home: string): boolean {
 }
 
 /** The URL as it can be quoted in an error: without a user name or password in it. */
-function quotable(url: string): string {
+export function quotable(url: string): string {
   const parsed = parse(url)
   if (!parsed || (!parsed.username && !parsed.password)) return url
   parsed.username = ''

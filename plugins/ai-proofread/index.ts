@@ -7,7 +7,7 @@
 import { createHash } from 'node:crypto'
 import { definePlugin, MAX_TIMER_MS, type FindingInput, type Item, type OptionsOf, type PluginMetrics } from '../../src/engine/types.js'
 import { loadGlossary, type GlossaryTerm } from './glossary.js'
-import { DEFAULT_BASE_URL, isForeignServer, isOpenAi } from './foreign-server.js'
+import { DEFAULT_BASE_URL, isForeignServer, isOpenAi, quotable } from './foreign-server.js'
 import { ContentFilterError, KEY_FORBIDDEN, ModelClient, ModelRefusalError } from './model-client.js'
 import { MQM_SEVERITIES, PROMPT_VERSION, estimateTokens, promptItem, promptLanguage, type MqmSeverity, type PromptItem, type PromptLanguage, type Verdict } from './prompt.js'
 import { deadlineAfter, type Deadline } from './time-limit.js'
@@ -198,6 +198,12 @@ export default definePlugin({
     // The URL's form first (http or https), then whether the environment's key may go there.
     const baseUrl = baseUrlOf(options.baseUrl, context.env)
     const { apiKey, missingKey } = keyFor(options.apiKey, context.env, options.baseUrl)
+    // A server named by a step setting is chosen by whoever edits the workflow: strings (sources,
+    // translations, glossary) go there only with a key given for it, never to any address keyless
+    // (an internal one included).
+    if (!apiKey && context.settingsOptions?.includes('baseUrl') && isForeignServer(options.baseUrl, context.env.OPENAI_BASE_URL)) {
+      throw new Error(`ai-proofread: baseUrl ${quotable(baseUrl)} comes from the step's settings and names a server other than the environment's, and the check has no apiKey for it: strings go to a server a step's settings name only with a key given for it (the apiKey option, from a setting too); or have the operator set OPENAI_BASE_URL to that server`)
+    }
     // OpenAI's API answers nothing without a key; another server may need none.
     if (!apiKey && isOpenAi(baseUrl)) context.log.warn(`ai-proofread: no API key for OpenAI's API; every check will fail until one is given: ${missingKey}`)
     // The engine stops waiting for a batch after the check's time limit: requests end before it.

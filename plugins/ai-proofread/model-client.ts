@@ -39,6 +39,12 @@ export const DEFAULT_MAX_OUTPUT_TOKENS = 16384
  * an estimate). Held with the prompt's until the answer's usage settles them.
  */
 const answerTokens = (strings: number, sent: number | undefined): number => sent ?? maxCompletionTokens(strings, DEFAULT_MAX_OUTPUT_TOKENS)!
+/**
+ * The smallest completion limit a request is sent with to fit the hour's budget: a verdict takes
+ * some tens of tokens a string, a little more with issues. Below it the request waits for the
+ * budget (BudgetExhaustedError) rather than being cut short by its own limit.
+ */
+export const minAnswerTokens = (strings: number): number => 256 + 128 * strings
 /** Time an attempt needs at least (or its whole timeoutMs, if shorter): with less left before the check's deadline, none is started. */
 const MIN_ATTEMPT_MS = 1000
 
@@ -295,13 +301,14 @@ export class ModelClient {
     let transient = 0
     let malformed = 0
     let attempts = 0
-    const minAttemptMs = Math.min(MIN_ATTEMPT_MS, this.options.timeoutMs)
+    // A short check limit (a `timeout` of a second or two) still gets its attempt: half of it at most.
+    const minAttemptMs = Math.min(MIN_ATTEMPT_MS, this.options.timeoutMs, deadline ? deadline.limitMs / 2 : Infinity)
     // A server whose context cannot hold the prompt and the completion limit together (a small
     // self-hosted model) is asked once more without the limit.
     let limited = !this.noCompletionLimit && (this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) > 0
     for (;;) {
       signal?.throwIfAborted()
-      const completionLimit = limited ? maxCompletionTokens(request.items.length, this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) : undefined
+      const completionLimit = this.fitted(estimate, request.items.length, limited ? maxCompletionTokens(request.items.length, this.options.maxOutputTokens ?? DEFAULT_MAX_OUTPUT_TOKENS) : undefined)
       const settle = this.budget.reserve(estimate + answerTokens(request.items.length, completionLimit))
       let wait: number
       let reason: string
@@ -369,6 +376,19 @@ export class ModelClient {
         }
       }
     }
+  }
+
+  /**
+   * The completion limit a request is sent with: `wanted`, or less when the hour's budget cannot
+   * hold the prompt and that much answer but can hold at least minAnswerTokens of it (a budget of
+   * a few thousand tokens an hour still reviews strings; the answer's limit keeps the hour within
+   * it). Not lowered without a limit sent (a server that takes none): the reservation then holds
+   * the default's worth.
+   */
+  private fitted(prompt: number, strings: number, wanted: number | undefined): number | undefined {
+    if (wanted === undefined) return undefined
+    const room = Math.floor(this.budget.room() - prompt)
+    return room < wanted && room >= minAnswerTokens(strings) ? room : wanted
   }
 
   /**

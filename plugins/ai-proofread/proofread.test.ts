@@ -231,6 +231,13 @@ describe('ai-proofread retries and bounds', () => {
     expect(fake.stats().requests).toBe(0)
   })
 
+  it('reviews with a budget smaller than one prompt and the default completion limit, the limit lowered to fit', async () => {
+    // About 600 tokens of prompt and 3072 of completion limit: more than 3000 together.
+    const { checkBatch } = await setUp({ tokensPerHour: 3000 })
+    expect(await checkBatch(good(1))).toEqual([[]])
+    expect(fake.stats().requests).toBe(1)
+  })
+
   it('stops calling once the hour\'s tokens are spent', async () => {
     // A small completion limit: the budget holds the prompt and the most the answer may take.
     const { checkBatch, counters } = await setUp({ tokensPerHour: 2000, maxOutputTokens: 100 })
@@ -243,20 +250,25 @@ describe('ai-proofread retries and bounds', () => {
   })
 
   // Rule: the hour's budget holds, for each request in flight, its prompt and the most its answer
-  // may take (the completion limit it sends), so requests sent together cannot overrun the budget
-  // with their answers; each is then settled with the usage the server reports.
+  // may take (the completion limit it sends, lowered to fit what is left), so requests sent
+  // together cannot overrun the budget with their answers; each is then settled with the usage the
+  // server reports.
   it('holds room for the answers of requests in flight, not only their prompts', async () => {
     // A prompt of about 600 tokens; each answer runs to its limit (2048 + 1024 for one string),
-    // billed in full: one request fits the budget, two together do not.
+    // billed in full: the first request is sent with that limit, the second with what is left.
     const budget = 5000
     const { instance } = await setUp({ batchSize: 1, concurrency: 2, tokensPerHour: budget })
     fake.setFaults({ runaway: {} })
     const results = await instance.checkBatch!(good(2))
     expect(results.every((r) => r instanceof BudgetExhaustedError)).toBe(true)
-    expect(fake.stats().requests).toBe(1)
+    expect(fake.stats().requests).toBe(2)
+    const limits = bodies.map((b) => b.max_completion_tokens as number).sort((a, b) => b - a)
+    expect(limits[0]).toBe(3072)
+    expect(limits[1]).toBeLessThan(3072)
     expect(fake.stats().tokensIn + fake.stats().tokensOut).toBeLessThanOrEqual(budget)
-    // The hour's use is what the answer's usage says, not what was held for it.
-    expect((results[0] as BudgetExhaustedError).used).toBe(fake.stats().tokensIn + fake.stats().tokensOut)
+    // Once nothing is in flight, the hour's use is what the answers' usage says, not what was held.
+    const after = await instance.checkBatch!(good(1, 3))
+    expect((after[0] as BudgetExhaustedError).used).toBe(fake.stats().tokensIn + fake.stats().tokensOut)
   })
 
   it('stops when the items are aborted', async () => {

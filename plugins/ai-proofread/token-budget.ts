@@ -24,6 +24,11 @@ export class TokenBudget {
     return this.spent.reduce((sum, s) => sum + s.tokens, 0)
   }
 
+  /** Tokens the budget could still hold now (unlimited: Infinity). */
+  room(): number {
+    return this.perHour ? this.perHour - this.used() - this.pending : Infinity
+  }
+
   /**
    * Hold `estimate` tokens for a request about to be sent, counting requests still in flight, so
    * concurrent requests cannot together overrun the budget. Throws BudgetExhaustedError when they

@@ -153,8 +153,11 @@ function countersOf(metrics: PluginMetrics): PluginMetrics {
   }
 }
 
-function contextFor(c: Compiling, checkId: string, plugin: string, log: Logger, timeoutMs: number): PluginContext {
-  return { pipelineKey: c.key, pipelineDir: c.dir, checkId, timeoutMs, log, cache: c.deps.cacheFor(plugin), env: c.deps.env, metrics: countersOf(c.deps.metrics) }
+/** The names of the options (top level) that take a step setting. */
+const settingsOptionsOf = (options: unknown): string[] => [...new Set(settingReferences(options).map((r) => String(r.path[0])))]
+
+function contextFor(c: Compiling, checkId: string, plugin: string, log: Logger, timeoutMs: number, options: unknown): PluginContext {
+  return { pipelineKey: c.key, pipelineDir: c.dir, checkId, timeoutMs, settingsOptions: settingsOptionsOf(options), log, cache: c.deps.cacheFor(plugin), env: c.deps.env, metrics: countersOf(c.deps.metrics) }
 }
 
 /**
@@ -183,7 +186,7 @@ export async function compileChecks(
     if (ids.has(id)) { error(c, [...at, entry.id ? 'id' : 'uses'], `two checks are called "${id}"; give one an \`id\``); continue }
     ids.set(id, at)
     const timeoutMs = timerMs(entry.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS)
-    const context = contextFor(c, id, definition.name, c.log.child({ check: id }), timeoutMs)
+    const context = contextFor(c, id, definition.name, c.log.child({ check: id }), timeoutMs, entry.with ?? {})
     const check: CompiledCheck = {
       id, index: checks.length, plugin: definition.name, definition, options: entry.with ?? {}, bySettings: settingsInstances(context.log), context,
       severity: entry.severity,
@@ -209,7 +212,7 @@ export async function compileEventHandlers(c: Compiling, events: NonNullable<Pip
     const timeoutMs = timerMs(ev.timeout ?? definition.timeoutMs ?? DEFAULT_TIMEOUT_MS)
     const handler: CompiledCheck = {
       id, index: -1, plugin: definition.name, definition, options: ev.with ?? {}, bySettings: new Map(),
-      context: contextFor(c, id, definition.name, c.log.child({ event: ev.on, plugin: definition.name }), timeoutMs),
+      context: contextFor(c, id, definition.name, c.log.child({ event: ev.on, plugin: definition.name }), timeoutMs, ev.with ?? {}),
       timeoutMs, needsTranslation: false,
     }
     const instance = await createInstance(c, settings, handler, ['events', i, ev.with ? 'with' : 'uses'], 'event')

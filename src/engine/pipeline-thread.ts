@@ -75,18 +75,15 @@ function note(ok: boolean): void {
 }
 
 /**
- * The logger of one load of the pipelines here, and the plugins it creates. The main thread has
- * loaded the same files with the same plugins and environment, and logged what their creation had
- * to say (ai-proofread's "no OPENAI_API_KEY"): said again by every thread, each warning came once
- * per thread more (twice on two cores), and again from each spare thread as it started. Below
- * `error`, what is logged while the load lasts is dropped; once it is done, the plugins' loggers
- * log what their runs say as any other.
+ * The logger of the loads of the pipelines here, and of the plugins they create. The main thread
+ * has loaded the same files with the same plugins and environment, and logged what their creation
+ * had to say (ai-proofread's "no API key"): said again by every thread, each warning came once per
+ * thread more (twice on two cores), and again from each spare thread as it started. Below `error`,
+ * what is logged while a load lasts is dropped; between loads, the plugins log what their runs say
+ * as any other. One logger for the thread's life (each made its own stream on stdout).
  */
-function loadLogger(): { log: Logger; done(): void } {
-  let loading = true
-  const quiet = createLogger({ level: data.logLevel, muted: () => loading }).child({ part: 'engine', thread: true })
-  return { log: quiet, done: () => { loading = false } }
-}
+let loadsUnderWay = 0
+const loadLog = createLogger({ level: data.logLevel, muted: () => loadsUnderWay > 0 }).child({ part: 'engine', thread: true })
 
 let loaded: { generation: number; set: PipelineSet } | undefined
 let loading: { generation: number; done: Promise<PipelineSet> } | undefined
@@ -100,11 +97,11 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
   }
   if (loading) return loading.done
   const done = (async () => {
-    const loadLog = loadLogger()
+    loadsUnderWay++
     try {
       const result = await loadPipelines(data.source, {
         pluginsDir: data.pluginsDir,
-        log: loadLog.log,
+        log: loadLog,
         cacheFor,
         env: data.env,
         metrics: { add: (name, value = 1) => { counted.set(name, (counted.get(name) ?? 0) + value) } },
@@ -117,7 +114,7 @@ async function pipelinesOf(generation: number): Promise<PipelineSet> {
       if (old) void old.close().catch((e: unknown) => log.warn({ err: (e as Error).message }, 'closing old pipelines failed'))
       return result.set
     } finally {
-      loadLog.done()
+      loadsUnderWay--
       loading = undefined
     }
   })()

@@ -81,6 +81,11 @@ export interface PluginContext {
    * can end its retries before it. Set by the engine; absent from a context a test builds.
    */
   timeoutMs?: number
+  /**
+   * The check's options whose value is (or holds) a step setting, `${settings.…}`: chosen by
+   * whoever edits the workflow, not by the pipeline's author. Absent from a context a test builds.
+   */
+  settingsOptions?: readonly string[]
   log: Logger
   /** A namespaced key-value cache that survives restarts (Keyv). */
   cache: PluginCache

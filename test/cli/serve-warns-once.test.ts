@@ -1,6 +1,6 @@
 // What loading the pipelines has to say is said once at a start, not once more per pipeline thread:
 // each thread loads the same files with the same plugins as the main thread did just before, and
-// ai-proofread's "no OPENAI_API_KEY" came twice on two cores (three times with two threads).
+// ai-proofread's "no API key" warning came twice on two cores (three times with two threads).
 import { spawn, type ChildProcess } from 'node:child_process'
 import { mkdtempSync, rmSync } from 'node:fs'
 import os from 'node:os'
@@ -43,7 +43,7 @@ describe('switchyard serve', () => {
     await until(async () => (await fetch(`${url}/readyz`)).status === 200)
     child.kill('SIGTERM')
     expect(await exited).toBe(0)
-    const warnings = log.split('\n').filter((line) => line.includes('no OPENAI_API_KEY'))
+    const warnings = log.split('\n').filter((line) => line.includes('no API key'))
     expect(warnings, log.slice(-3000)).toHaveLength(1)
   }, 60_000)
 })

@@ -78,7 +78,7 @@ describe('ai-proofread naming a server of its own without an apiKey', () => {
     }
   })
 
-  it("sends a server from a step's settings the step's key when it has one, else none: never the operator's", async () => {
+  it("sends a server from a step's settings the step's key when it has one, else nothing: never the operator's key, never keyless", async () => {
     const sent: unknown[] = []
     const theirs = await startFakeOpenAi({ onRequest: (_b, h) => { sent.push(h.authorization) } })
     try {
@@ -87,10 +87,11 @@ describe('ai-proofread naming a server of its own without an apiKey', () => {
       const { set } = await loadOne(pipelineYaml("checks:\n  - uses: ai-proofread\n    with: { baseUrl: '${settings.server}', apiKey: '${settings.key}', retryBaseMs: 1 }\nroute:\n  - to: passed\n", settings), testDeps({ env }))
       open.push(set)
       const run = async (s: Record<string, unknown>) => (await set.get('t')!.run(items([{ source: 'Save 2 files', translation: 'Enregistrer 2 fichiers' }], s)))[0]!.findings
-      expect(await run({ server: theirs.url })).toEqual([expect.objectContaining({ code: 'plugin-threw', message: expect.stringMatching(/the server wants an API key, and this check sends none: give this check its own key with the apiKey option/) })])
+      // A workflow editor's server without their key: nothing is sent (any address, an internal one too).
+      expect(await run({ server: theirs.url })).toEqual([expect.objectContaining({ message: expect.stringMatching(/comes from the step's settings and names a server other than the environment's, and the check has no apiKey for it/) })])
       expect(await run({ server: theirs.url, key: 'their-key' })).toEqual([])
-      // The first asked without a key (401; the fake takes any key it is given), the second with theirs.
-      expect(theirs.stats().byStatus).toEqual({ 401: 1, 200: 1 })
+      // Only the second was asked, with their key.
+      expect(theirs.stats().byStatus).toEqual({ 200: 1 })
       expect(sent).toEqual(['Bearer their-key'])
     } finally {
       await theirs.stop()
