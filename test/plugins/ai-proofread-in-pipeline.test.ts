@@ -43,6 +43,12 @@ describe("ai-proofread within the check's timeout", () => {
     expect(fake.stats().requests).toBe(2)
   })
 
+  it('sends its request within a short timeout (1 s) too', async () => {
+    const run = await proofreading('{ batchSize: 1 }', 1000)
+    expect(outcomes(await run.run(strings(1)))).toEqual([''])
+    expect(fake.stats().requests).toBe(1)
+  })
+
   it('ends a request still unanswered at the timeout itself, failing its own strings only', async () => {
     const run = await proofreading('{ batchSize: 1, concurrency: 2 }', 3000)
     // One of the two requests is never answered; its own timeoutMs (60 s) is past the check's.
