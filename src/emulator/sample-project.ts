@@ -69,6 +69,11 @@ export interface SampleString {
   fileId: number
   labelIds: number[]
   revision: number
+  /**
+   * What source edits (editSource) appended to the text since it was built: a translation a
+   * translator saves later (a fix, a defect put back) carries it too, as it did when it was edited.
+   */
+  appended?: string
   createdAt: string
   template: PhraseTemplate
   translations: Map<string, SampleTranslation>

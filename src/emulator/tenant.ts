@@ -200,7 +200,8 @@ export class Tenant {
    * was already waiting), with the new revision. `append` is added to the source text and to every
    * translation of the step's languages (plain texts: a change that keeps a correct translation
    * correct, and makes the old source disagree with the new translation when it carries a number).
-   * Returns the (string, language) pairs that are waiting now.
+   * The edit stays in the source: translations saved later (a send-back's fix, a defect put back)
+   * carry it too. Returns the (string, language) pairs that are waiting now.
    */
   editSource(options: { stringIds: number[]; append: string }): Array<{ stringId: number; languageId: string }> {
     const { statuses, sample } = this.world
@@ -210,9 +211,13 @@ export class Tenant {
       if (!str) throw new Error(`unknown string ${id}`)
       str.revision += 1
       str.text += options.append
+      if (str.sourcePlurals) str.sourcePlurals = str.sourcePlurals.map((p) => ({ plural: p.plural, text: p.text + options.append }))
+      str.appended = (str.appended ?? '') + options.append
       for (const [languageId, t] of str.translations) {
         t.text += options.append
         if (t.plurals) t.plurals = t.plurals.map((p) => ({ plural: p.plural, text: p.text + options.append }))
+        // The defective version a later send-back may put back was of the source before the edit.
+        if (t.broken) t.broken = { ...t.broken, text: t.broken.text + options.append, ...(t.broken.plurals ? { plurals: t.broken.plurals.map((p) => ({ plural: p.plural, text: p.text + options.append })) } : {}) }
         t.translationId += 1_000_000
         t.createdAt = new Date().toISOString()
         if (!statuses.get(id, languageId)) continue
@@ -238,10 +243,12 @@ function retranslate(sample: SampleProject, str: SampleString, languageId: strin
     if (t.plurals) t.plurals = t.plurals.map((p) => ({ plural: p.plural, text }))
   } else if (t.defect) {
     t.broken = { text: t.text, ...(t.plurals ? { plurals: t.plurals } : {}), defect: t.defect, expected: t.expected }
+    // The correct translation of the source as it is now: with what its edits appended.
     const correct = str.template.translations[languageId as TargetCode]
-    if (typeof correct === 'string') t.text = correct
+    const appended = str.appended ?? ''
+    if (typeof correct === 'string') t.text = correct + appended
     else {
-      t.plurals = PLURAL_CATEGORIES[languageId as TargetCode].map((plural) => ({ plural, text: correct[plural as keyof typeof correct]! }))
+      t.plurals = PLURAL_CATEGORIES[languageId as TargetCode].map((plural) => ({ plural, text: correct[plural as keyof typeof correct]! + appended }))
       t.text = t.plurals.find((p) => p.plural === 'other')!.text
     }
     t.defect = null

@@ -194,4 +194,32 @@ describe('translations', () => {
     const res = await call('GET', path('de', 'limit=500'))
     expect(res.body.data).toHaveLength(emu.sample.strings.length)
   })
+
+  it('keeps a source edit in the translation a translator fixes when the string is sent back, and in the defect put back after', async () => {
+    // Plain texts with a defect in both languages: fixed on a send-back, then broken again.
+    const strings = emu.sample.strings.filter((s) => !s.hasPlurals && [...s.translations.values()].every((t) => t.defect !== null)).slice(0, 3)
+    expect(strings.length).toBeGreaterThan(0)
+    const ids = strings.map((s) => s.id)
+    const texts = async (lang: string) => ((await call('GET', path(lang, `stringIds=${ids.join(',')}&limit=500`))).body.data as Array<{ data: { stringId: number; text: string } }>).map((d) => d.data.text)
+    emu.editSource({ stringIds: ids, append: ' 42' })
+    for (const id of ids) for (const lang of ['de', 'fr']) await call('PATCH', statusPath(lang), [replace(id, 'approved')])
+    // Each arrival is work on the translation as it is now (platform notes): the translator's fix
+    // is a correct translation of the edited source, not of the source before the edit.
+    expect(emu.sendBack({ stringIds: ids })).toHaveLength(2 * ids.length)
+    for (const lang of ['de', 'fr']) {
+      const correct = strings.map((s) => `${s.template.translations[lang as 'de' | 'fr'] as string} 42`)
+      expect(await texts(lang), lang).toEqual(correct)
+      for (const s of strings) expect(s.translations.get(lang)).toMatchObject({ defect: null, expected: emu.sample.passOutput })
+    }
+    for (const id of ids) for (const lang of ['de', 'fr']) await call('PATCH', statusPath(lang), [replace(id, 'approved')])
+    emu.sendBack({ stringIds: ids, breakAgain: true })
+    for (const lang of ['de', 'fr']) for (const text of await texts(lang)) expect(text, lang).toMatch(/ 42$/)
+    // A second edit after the fix: the defect put back carries both.
+    for (const id of ids) for (const lang of ['de', 'fr']) await call('PATCH', statusPath(lang), [replace(id, 'approved')])
+    emu.sendBack({ stringIds: ids })
+    emu.editSource({ stringIds: ids, append: ' 7' })
+    for (const id of ids) for (const lang of ['de', 'fr']) await call('PATCH', statusPath(lang), [replace(id, 'approved')])
+    emu.sendBack({ stringIds: ids, breakAgain: true })
+    for (const lang of ['de', 'fr']) for (const text of await texts(lang)) expect(text, lang).toMatch(/ 42 7$/)
+  })
 })
