@@ -28,6 +28,7 @@ import { Journal } from './queue/journal.js'
 import { createOutcomes, type Outcomes } from './queue/outcomes.js'
 import { createJobProcessor, type ProcessDeps, type StepSettingsLookup } from './queue/process-jobs.js'
 import { Reconciler } from './queue/reconcile.js'
+import { takenTogether } from './queue/taken-together.js'
 import { WorkQueue } from './queue/work-queue.js'
 import { createApp } from './server/app.js'
 import { createHealth } from './server/health.js'
@@ -853,6 +854,33 @@ function startFindingsSweeps(deps: WorkerDeps, { findings, issues, held, movedAw
   }
 }
 
+/**
+ * With a shared queue, jobs come from BullMQ to whichever instance is free. A held string back
+ * with its output decided is reported as decided (not run again), unless it is to be checked with
+ * the service first, as in the local backlog, or a newer revision of it arrived meanwhile. Strings
+ * taken close together go into the work queue together: one run, one fetch per group
+ * (taken-together.ts). `giveBackWaiting`, as the instance stops: those taken and not started go
+ * back to BullMQ, for the other instances.
+ */
+function takeFromShared(shared: BullmqJournal, { queue, reportRebound }: Pick<Parts, 'queue' | 'reportRebound'>, closing: () => boolean): { giveBackWaiting(): void } {
+  const taken = takenTogether((jobs) => queue.push(jobs))
+  shared.start((job) => {
+    // Taken as the worker began to stop (BullMQ may hand out one more): back to BullMQ at once,
+    // for another instance.
+    if (closing()) return void shared.giveBack([job])
+    queue.reserve(1)
+    if (releasedAsDecided(job)) return reportRebound(heldDecision(job), (error) => void shared.park(job, `its held decision could not be reported: ${String(error)}`))
+    taken.add(job)
+  })
+  return {
+    giveBackWaiting() {
+      const back = [...taken.drain(), ...queue.takeWaiting()]
+      queue.finish(back.length)
+      void shared.giveBack(back)
+    },
+  }
+}
+
 export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const { config, log, stores } = deps
   const metrics = deps.metrics ?? createMetrics()
@@ -878,18 +906,7 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
   const url = `http://${config.host === '0.0.0.0' ? '127.0.0.1' : config.host}:${address.port}`
   log.info({ url, pipelines: pipelines().all().map((p) => p.key), store: stores.kind }, 'worker listening')
 
-  // With a shared queue, jobs come from BullMQ to whichever instance is free.
-  // A string held after its pipeline ran comes back with its output: reported, not run again
-  // (unless it is to be checked with the service first, as in the local backlog).
-  // A held string back with its output decided is reported as decided, unless a newer revision of it arrived meanwhile.
-  shared?.start((job) => {
-    // Taken as the worker began to stop (BullMQ may hand out one more): left to its lock, which
-    // lapses, and another instance runs it.
-    if (closing) return
-    queue.reserve(1)
-    if (releasedAsDecided(job)) return parts.reportRebound(heldDecision(job), (error) => void shared.park(job, `its held decision could not be reported: ${String(error)}`))
-    queue.push([job])
-  })
+  const takingShared = shared && takeFromShared(shared, parts, () => closing)
 
   // Replay what an earlier run acknowledged and did not finish. The webhook route is already
   // open; replayed jobs count against the queue limit like any others.
@@ -941,9 +958,11 @@ export async function startWorker(deps: WorkerDeps): Promise<Worker> {
       stopReplay.abort()
       const deadline = options.deadlineMs ?? config.shutdownTimeoutMs
       log.info({ open: queue.depth }, 'stopping: new webhooks are journaled for the next start; finishing running work')
-      // A shared queue: take no more jobs; what this instance holds finishes below or goes to
-      // another instance when its lock expires.
+      // A shared queue: take no more jobs; what this instance runs keeps its lock and finishes
+      // below (or goes to another instance when its lock expires, past the deadline); what it took
+      // and has not started goes back to BullMQ now, for the other instances.
       const stoppingBull = shared ? shared.stopTaking() : Promise.resolve()
+      takingShared?.giveBackWaiting()
       await Promise.race([
         (async () => {
           await replayed

@@ -2,11 +2,14 @@
 // BullMQ in its place: `append` adds the batch's jobs in one addBulk before the 2XX (Redis keeps
 // them), with the de-duplication key as job id so a repeat delivery, to any instance, is absorbed
 // while the first is queued or running. A job that finished (kept for DEDUPE_TTL_MS, at most DEDUPE_MAX of them) is replaced by
-// the new arrival, marked to be checked with the service first: it may have come back to the step. Any instance's BullMQ
+// the new arrival, marked to be checked with the service first: it may have come back to the step. Past
+// that, a filter of the strings finished at any instance, in Redis (shared-finished-filter.ts), has
+// an arrival checked too if it may have finished. Any instance's BullMQ
 // worker takes jobs and feeds them to its local pipeline, which still groups them per (organization,
 // project, step, language) for one PATCH; `done` completes the BullMQ job, `park` fails it so
 // BullMQ's own attempts and back-off apply. A killed instance's jobs are taken over by the others
-// once their lock expires (BullMQ's stalled-job recovery).
+// once their lock expires (BullMQ's stalled-job recovery); a stopping one keeps the locks of those
+// it runs and gives back those it has not started (`stopTaking`, `giveBack`).
 //
 // Held strings (their organization is forbidden, or has no token) are not failed: BullMQ's attempts
 // would run out within minutes and leave them in its failed set while the service still waits.
@@ -38,6 +41,7 @@ import type { Logger } from '../util/logger.js'
 import type { BacklogView } from './backlog.js'
 import type { IntakeJournal } from './intake-journal.js'
 import { newBatchId } from './journal.js'
+import { SharedFinishedFilter } from './shared-finished-filter.js'
 import { stepOf, stringKeyOf, type Job } from '../protocol/job.js'
 
 export interface BullmqJournalOptions {
@@ -58,6 +62,12 @@ export interface BullmqJournalOptions {
    * about 2.3 KB each). Undefined: by age only.
    */
   dedupeMax?: number
+  /**
+   * Strings per generation of the filter of finished strings in Redis (default
+   * SHARED_FILTER_PER_GENERATION; two generations, 16 bits a string): a late duplicate of a string
+   * whose finished job is gone is asked about, not run again.
+   */
+  finishedFilterPerGeneration?: number
   /** Edited strings whose newest revision each of the two revision hashes keeps (default MAX_REVISIONS_KEPT). */
   maxRevisionsKept?: number
   /** Budget of the backlog in Redis (bytes): past it, webhooks get 503. */
@@ -265,6 +275,8 @@ export const HELD = 'held'
 const TRIM_CHUNK = 1000
 /** Held strings put back in the queue per round trip; also what a release that probes puts back. */
 const RELEASE_CHUNK = 500
+/** How long close() waits for what is under way to end (releases of held strings, jobs completing; ms): a chunk takes milliseconds. */
+const CLOSE_WAIT_MS = 5_000
 /**
  * Redis memory one held string takes, counted against BACKLOG_MAX_MB: its JSON in the held hash
  * (1,015 bytes for the bench's strings, 1,356 with a longer text, a context and full language
@@ -415,11 +427,26 @@ export class BullmqJournal implements IntakeJournal {
   /** The highest turn this instance has taken a string of since it last told the clock, and its epoch (-1: none known). */
   private taken = { turn: 0, epoch: -1 }
   private clockTimer?: NodeJS.Timeout
+  /** Strings that finished at any instance, past the finished jobs BullMQ keeps (shared-finished-filter.ts). */
+  private readonly finishedFilter: SharedFinishedFilter
+  /** Strings finished in this tick, noted in the filter together (one script call), and that note. */
+  private finishing?: { jobs: Job[]; noted: Promise<void> }
+  /** False once stopTaking was called: a job BullMQ still hands out goes back at once. */
+  private taking = true
+  /**
+   * What close() lets end first (up to CLOSE_WAIT_MS): releases of held strings under way (their
+   * lock), notes of finished strings, and the jobs of strings reported or held here that BullMQ
+   * has not completed yet (their lock: cut off, they would lapse, and another instance would take
+   * strings already reported).
+   */
+  private readonly underWay = { releases: new Set<Promise<unknown>>(), notes: 0, completing: new Set<string>() }
+  private closing = false
 
   constructor(private readonly options: BullmqJournalOptions) {
     this.queueClient = redisClient(options.redisUrl)
     this.queue = new Queue(options.name ?? 'switchyard-strings', { connection: this.queueClient })
     this.queue.on('error', (error) => options.log.error({ err: error }, 'bullmq queue error'))
+    this.finishedFilter = new SharedFinishedFilter(this.queueClient, (name) => this.queue.toKey(name), options.finishedFilterPerGeneration)
   }
 
   /** The queue's Redis connected again, shared by every batch waiting for it. */
@@ -620,7 +647,43 @@ export class BullmqJournal implements IntakeJournal {
       } else if (timestamp) continue
       out.push(job)
     }
+    await this.recheckIfFinishedBefore(out.filter((job) => !job.recheck))
     return out
+  }
+
+  /**
+   * Jobs BullMQ holds nothing of under their id may still have finished, at any instance, before
+   * their finished job was removed (DEDUPE_TTL_MS, DEDUPE_MAX): a late duplicate of a string
+   * already reported, or a string that came back. Those the filter of finished strings may have
+   * seen finish are checked with the service before they run (only NEED_PROCESS runs).
+   */
+  private async recheckIfFinishedBefore(jobs: Job[]): Promise<void> {
+    if (!jobs.length) return
+    for (const job of await this.finishedFilter.mayHave(jobs)) job.recheck = true
+  }
+
+  /** The job finished (reported, superseded, dropped, absorbed): into the filter of finished strings, with the others of this tick. */
+  private noteFinished(job: Job): Promise<void> {
+    if (!this.finishing) {
+      const batch: { jobs: Job[]; noted: Promise<void> } = { jobs: [], noted: Promise.resolve() }
+      this.underWay.notes++
+      batch.noted = new Promise<void>((resolve) => setImmediate(resolve))
+        .then(() => {
+          this.finishing = undefined
+          return this.finishedFilter.add(batch.jobs)
+        })
+        .finally(() => void this.underWay.notes--)
+      this.finishing = batch
+    }
+    this.finishing.jobs.push(job)
+    return this.finishing.noted
+  }
+
+  /** A string's BullMQ job is to complete (its processor settled here): close() lets BullMQ complete it first. */
+  private completing(w: Running | undefined, value?: string): void {
+    if (!w) return
+    if (w.bullJob.id !== undefined) this.underWay.completing.add(w.bullJob.id)
+    w.resolve(value)
   }
 
   /** Start taking jobs; `take` hands each to the local pipeline. */
@@ -641,7 +704,11 @@ export class BullmqJournal implements IntakeJournal {
           // comes back (only NEED_PROCESS runs again).
           if (bullJob.stalledCounter > 0) job.recheck = true
           this.delayed.get(job.domain)?.delete(job.key)
+          // Taken again: an earlier completion of it here is over, or failed (its lock lost).
+          this.underWay.completing.delete(bullJob.id!)
           this.running.set(job.key, { resolve, reject, createdAt: bullJob.timestamp, bullJob, token })
+          // Handed out as this instance stopped taking (a fetch under way when the worker paused).
+          if (!this.taking) return void this.giveBack([job])
           take(job)
         }),
       {
@@ -662,6 +729,7 @@ export class BullmqJournal implements IntakeJournal {
       .then(() => (worker.closing ? undefined : worker.run()))
       .catch((error: unknown) => this.options.log.error({ err: error }, 'bullmq worker stopped'))
     this.worker.on('error', (error) => this.options.log.error({ err: error }, 'bullmq worker error'))
+    this.worker.on('completed', (bullJob) => void this.underWay.completing.delete(bullJob.id!))
     this.worker.on('failed', (bullJob, error) => {
       if (bullJob && bullJob.attemptsMade >= (bullJob.opts.attempts ?? 1)) {
         this.options.log.error({ job: bullJob.id, reason: error.message }, 'string parked: BullMQ attempts ran out (kept in the failed set)')
@@ -712,7 +780,12 @@ export class BullmqJournal implements IntakeJournal {
   async done(job: Job): Promise<void> {
     const w = this.running.get(job.key)
     this.running.delete(job.key)
-    w?.resolve()
+    // Its BullMQ job completes once the string is in the filter of finished strings: completed, it
+    // may be removed (DEDUPE_MAX) at any time. Not waited for here: the strings of a PATCH, done
+    // one after the other, are noted together.
+    void this.noteFinished(job)
+      .catch((error: unknown) => this.options.log.warn({ err: error, job: job.key }, 'bullmq: a finished string could not be noted in the filter of finished strings; a late duplicate of it may run again'))
+      .then(() => this.completing(w))
   }
 
   /**
@@ -820,7 +893,7 @@ export class BullmqJournal implements IntakeJournal {
       const w = this.running.get(job.key)
       this.running.delete(job.key)
       if (failed) w?.reject(failed)
-      else w?.resolve(HELD)
+      else this.completing(w, HELD)
     }
   }
 
@@ -912,9 +985,22 @@ export class BullmqJournal implements IntakeJournal {
    * copy is still running goes back to the held hash for a later release. `probe`: about a chunk
    * only (the rest follows once a report for the organization goes through); `only`: those
    * strings alone. One instance at a time per domain (a lock in Redis; another
-   * instance's release meanwhile returns 0); what a lost process left staged goes first.
+   * instance's release meanwhile returns 0); what a lost process left staged goes first. Once
+   * close() has begun, none starts, and one under way stops after its chunk (the rest stays held
+   * for another instance), so that close() can wait for it to let go of its lock.
    */
   async release(domain: string, o: { probe?: boolean; only?: string[] } = {}): Promise<number> {
+    if (this.closing) return 0
+    const releasing = this.releaseLocked(domain, o)
+    this.underWay.releases.add(releasing)
+    try {
+      return await releasing
+    } finally {
+      this.underWay.releases.delete(releasing)
+    }
+  }
+
+  private async releaseLocked(domain: string, o: { probe?: boolean; only?: string[] }): Promise<number> {
     const lock = `${this.heldKey(domain)}:releasing`
     const token = randomUUID()
     if ((await this.queueClient.set(lock, token, 'PX', 60_000, 'NX')) !== 'OK') return 0
@@ -924,7 +1010,7 @@ export class BullmqJournal implements IntakeJournal {
       const left = await this.queueClient.hgetall(this.stagingKey(domain))
       if (Object.keys(left).length) released += await this.requeueStaged(domain, Object.entries(left).flat())
       if (o.only) {
-        for (let i = 0; i < o.only.length && released < limit; i += RELEASE_CHUNK) released += await this.stageAndRequeue(domain, o.only.slice(i, i + RELEASE_CHUNK), lock)
+        for (let i = 0; i < o.only.length && released < limit && !this.closing; i += RELEASE_CHUNK) released += await this.stageAndRequeue(domain, o.only.slice(i, i + RELEASE_CHUNK), lock)
       } else {
         let cursor = '0'
         do {
@@ -932,7 +1018,7 @@ export class BullmqJournal implements IntakeJournal {
           cursor = next
           const fields = flat.filter((_, i) => i % 2 === 0)
           if (fields.length) released += await this.stageAndRequeue(domain, fields, lock)
-        } while (cursor !== '0' && released < limit)
+        } while (cursor !== '0' && released < limit && !this.closing)
       }
       await this.queueClient.eval(FORGET_IF_EMPTY, 3, this.heldKey(domain), this.heldDomainsKey, this.stagingKey(domain), domain)
     } finally {
@@ -1000,6 +1086,8 @@ export class BullmqJournal implements IntakeJournal {
     const add: Job[] = []
     const running = new Map<string, number>()
     const removals: Array<Promise<unknown>> = []
+    /** Nothing under their id: expired, or removed past DEDUPE_MAX. */
+    const gone: Job[] = []
     jobs.forEach((job, i) => {
       const [error, value] = answers[i] ?? [new Error('no answer')]
       if (error) throw error
@@ -1011,10 +1099,12 @@ export class BullmqJournal implements IntakeJournal {
       if (finishedOn) {
         removals.push(this.queue.remove(job.key))
         if (returnvalue !== JSON.stringify(HELD)) job.recheck = true
-      }
+      } else gone.push(job)
       add.push(job)
     })
     await Promise.all(removals)
+    // A copy that ran while these were held may have finished and been removed since.
+    await this.recheckIfFinishedBefore(gone.filter((job) => !job.recheck))
     await this.add(add)
     return { added: add.map((j) => j.key), running }
   }
@@ -1203,17 +1293,47 @@ export class BullmqJournal implements IntakeJournal {
 
   /**
    * Take no more jobs (shutdown); batches are still appended, for the other instances, until
-   * close(). Jobs still running finish, or go back to other instances when their lock expires.
+   * close(). The worker pauses rather than closes: the locks of the strings taken are still renewed,
+   * so that no other instance takes a string this one is still running or reporting (closed, the
+   * locks lapsed within QUEUE_LOCK_MS and another instance ran and reported them again). Strings
+   * taken and not started are for the caller to give back (`giveBack`); those still running at
+   * close() go to other instances when their lock expires.
    */
   async stopTaking(): Promise<void> {
-    await this.worker?.close(true).catch(() => undefined)
+    this.taking = false
+    await this.worker?.pause(true).catch(() => undefined)
+  }
+
+  /**
+   * Strings taken and not started (the instance stops) back to BullMQ at once, their attempts
+   * kept: another instance takes them now rather than when their lock would have lapsed. Never rejects.
+   */
+  async giveBack(jobs: Job[]): Promise<void> {
+    await this.delay(jobs, 0, 0, false)
   }
 
   async close(): Promise<void> {
+    this.closing = true
     clearTimeout(this.clockTimer)
     await this.stopTaking()
+    await this.underWayEnded(CLOSE_WAIT_MS)
+    await this.worker?.close(true).catch(() => undefined)
     await this.queue.close().catch(() => undefined)
     this.workerClient?.disconnect()
     this.queueClient.disconnect()
+  }
+
+  /**
+   * What is under way ends (`underWay`), or `waitMs` passes. Cut off by the disconnection, a
+   * release left its lock for 60 s (no instance released the organization's strings meanwhile),
+   * and a string reported here whose job had not completed was taken by another instance once its
+   * lock lapsed. Releases stop after the chunk they are on.
+   */
+  private async underWayEnded(waitMs: number): Promise<void> {
+    const deadline = Date.now() + waitMs
+    const { releases, completing } = this.underWay
+    while ((releases.size > 0 || this.underWay.notes > 0 || completing.size > 0) && Date.now() < deadline) {
+      await new Promise((resolve) => setTimeout(resolve, 10))
+    }
   }
 }

@@ -9,10 +9,25 @@
 // Two generations of a million strings each, 16 bits per string and 11 probes (about 0.065% false
 // positives when both are full, measured): 2 MiB each, allocated on the first finish. When the current one
 // is full it becomes the older one and a cleared one starts, so the last one to two million
-// finishes are kept.
+// finishes are kept. With QUEUE=bullmq the same filter is kept in Redis, shared by the instances
+// (shared-finished-filter.ts): the same bits for the same string, from `probesOf`.
 
 const BITS_PER_STRING = 16
-const PROBES = 11
+export const PROBES = 11
+
+/** Bits of one generation holding `perGeneration` strings: a power of two, so that a probe's place is a mask. */
+export function filterBits(perGeneration: number): number {
+  return 2 ** Math.ceil(Math.log2(Math.max(1024, perGeneration * BITS_PER_STRING)))
+}
+
+/** The PROBES places of a string in a generation of `bits` bits (filterBits), as FinishedFilter sets them. */
+export function probesOf(scope: number, id: number, revision: number, bits: number): number[] {
+  const h1 = mix(scope, id, revision, 0x9e3779b1)
+  const h2 = mix(scope, id, revision, 0x85ebca6b) | 1
+  const out = new Array<number>(PROBES)
+  for (let i = 0; i < PROBES; i++) out[i] = (h1 + Math.imul(i, h2)) & (bits - 1)
+  return out
+}
 
 export class FinishedFilter {
   private current: Uint32Array | undefined
@@ -22,8 +37,7 @@ export class FinishedFilter {
 
   /** `perGeneration` 0: none kept (every string unknown to the de-duplication's memory is new). */
   constructor(private readonly perGeneration = 1_000_000) {
-    // A power of two, so that a probe's place is a mask.
-    this.bits = 2 ** Math.ceil(Math.log2(Math.max(1024, perGeneration * BITS_PER_STRING)))
+    this.bits = filterBits(perGeneration)
   }
 
   add(scope: number, id: number, revision: number): void {

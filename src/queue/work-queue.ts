@@ -184,11 +184,20 @@ export class WorkQueue {
 
   /** Drop waiting jobs from memory (they stay in the journal) and return them. */
   drain(): Job[] {
+    const all = this.takeWaiting()
+    this.queue.clear()
+    return all
+  }
+
+  /**
+   * Take out the jobs waiting for a pipeline run (not those running), and return them; other
+   * work (runTask) stays queued. Their room is the caller's to give back (`finish`).
+   */
+  takeWaiting(): Job[] {
     const all: Job[] = []
     for (const list of this.pending.values()) all.push(...list)
     this.pending.clear()
     this.rings.clear()
-    this.queue.clear()
     return all
   }
 
