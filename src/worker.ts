@@ -432,6 +432,17 @@ function outsideWindow(shared: BullmqJournal | undefined, backlog: Backlog | und
   return { queued, heldDomains, where: 'on disk' }
 }
 
+/**
+ * A status update goes out: from now on an arrival of its strings (same revision) is kept, not
+ * absorbed; in this process's memory, or with QUEUE=bullmq in Redis, which every instance reads.
+ */
+function markSending(dedupe: Dedupe, shared: BullmqJournal | undefined): (decisions: Decision[]) => void | Promise<void> {
+  return (decisions) => {
+    if (shared) return shared.sending(decisions.map((d) => d.job))
+    for (const d of decisions) dedupe.sending(d.job, d.job.revision)
+  }
+}
+
 /** The stages of a string's path, wired to each other (no HTTP yet). */
 async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSignal, timers: Set<NodeJS.Timeout>, closing: () => boolean): Promise<Parts> {
   const { config, log, tokens } = deps
@@ -439,7 +450,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
   const shared = config.queue === 'bullmq' ? new (await import('./queue/bullmq-journal.js')).BullmqJournal(bullmqOptions(config, log)) : undefined
   const local = shared ? undefined : new Journal(deps.stores.journal, deps.stores.extract && ((key, paths) => deps.stores.extract!('journal', key, paths)), deps.stores.scan && ((prefixes, filter) => deps.stores.scan!('journal', prefixes, filter)))
   const journal: IntakeJournal = shared ?? local!
-  const dedupe = new Dedupe(config.dedupeTtlMs, Date.now, config.dedupeMax)
+  const dedupe = new Dedupe(config.dedupeTtlMs, Date.now, config.dedupeMax, undefined, (job) => intake.released(job as Job))
   const api = new ApiClient({
     config, tokens, log, fetch: deps.fetch,
     observer: {
@@ -512,7 +523,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     const domain = d[0]?.job.domain
     if (domain !== undefined && shared?.holdsInRedis(domain) && held.cause(domain) === undefined) releaseHeld(domain)
   }
-  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { reported, superseded: (d) => outcomes.reporterHooks.superseded(d), rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c, after, landed) => outcomes.reporterHooks.held(d, r, c, after, landed) } })
+  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { sending: markSending(dedupe, shared), reported, superseded: (d) => outcomes.reporterHooks.superseded(d), rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c, after, landed) => outcomes.reporterHooks.held(d, r, c, after, landed) } })
   const queue: WorkQueue = new WorkQueue({
     concurrency: config.concurrency,
     limit: config.queueLimit,

@@ -2,7 +2,7 @@
 // organization's domain; a missing, unknown or foreign token is recorded as a protocol mistake,
 // an expired one is not), the per-organization count of requests in flight (the service allows 20
 // at once, then 429), and the injected faults (the organization's own, or the emulator-wide ones:
-// latency, scripted statuses, random 500 and 429 with Retry-After).
+// latency, scripted statuses, random 500 and 429 with Retry-After, lost and late answers).
 import type { Middleware } from 'koa'
 import type { EmulatorSettings } from './emulator-settings.js'
 import type { OAuthServer } from './oauth-server.js'
@@ -102,6 +102,9 @@ export function apiGuard(settings: EmulatorSettings, oauth: OAuthServer, inFligh
       const lost = !changes ? undefined : faults.nextLostAnswers.shift() ?? (faults.lostAnswerRate > 0 && random() < faults.lostAnswerRate ? 502 : undefined)
       await next()
       if (lost !== undefined) apiError(ctx, lost, 'Bad gateway (injected after the request was carried out)')
+      // A late answer: carried out, and the caller hears nothing while answers are held (read
+      // again each time: configuring the faults replaces them). A caller that gave up ends it.
+      if (changes) while ((tenant.faults ?? settings.faults).holdAnswers && !left) await sleep(10)
     }
   }
 }

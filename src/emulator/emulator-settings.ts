@@ -32,6 +32,12 @@ export interface FaultSettings {
   nextLostAnswers: number[]
   /** Fraction of API requests that change something carried out and then answered 502 (lost answers, at random). */
   lostAnswerRate: number
+  /**
+   * Late answers: while true, requests that change something (PATCH, POST) are carried out at
+   * once and their answers wait (a service that applied an update and answers late: the string
+   * may be sent back and delivered again before the app hears). Set it false to let them go.
+   */
+  holdAnswers: boolean
 }
 
 export interface EmulatorSettings {
@@ -86,6 +92,7 @@ export function defaultFaults(): FaultSettings {
     nextStatuses: [],
     nextLostAnswers: [],
     lostAnswerRate: 0,
+    holdAnswers: false,
   }
 }
 
@@ -210,8 +217,9 @@ export function applyFaultPatch(faults: FaultSettings, patch: Partial<FaultSetti
         next.refuseRefresh = value
         break
       case 'opaqueTokens':
-        if (typeof value !== 'boolean') throw new Error('faults.opaqueTokens must be a boolean')
-        next.opaqueTokens = value
+      case 'holdAnswers':
+        if (typeof value !== 'boolean') throw new Error(`faults.${key} must be a boolean`)
+        next[key] = value
         break
       case 'nextStatuses':
         if (!Array.isArray(value) || !value.every((n) => Number.isInteger(n) && n >= 100 && n <= 599)) {

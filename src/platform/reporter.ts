@@ -38,6 +38,13 @@ export function isTransient(error: unknown): boolean {
 }
 
 export interface ReporterHooks {
+  /**
+   * The status update of these decisions goes out now (after this resolves; a failure here fails
+   * the update as an error that is no answer of the service would). From here on the service may
+   * apply it, and a string may come back to the step before the answer does: an arrival of the
+   * same revision is then new work, no longer a repeat (queue/dedupe.ts).
+   */
+  sending?(decisions: Decision[]): void | Promise<void>
   /** The service accepted these outputs. */
   reported(decisions: Decision[]): void | Promise<void>
   /**
@@ -231,6 +238,7 @@ export class Reporter {
     const ops = decisions.map(statusOp)
     const where = { domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId }
     try {
+      await hooks.sending?.(decisions)
       this.patches++
       await api.patchStatuses(group.domain, group.projectId, group.stepId, group.languageId, ops)
       log.debug({ ...where, organization: decisions[0]?.job.organizationId, strings: decisions.length }, 'statuses reported')

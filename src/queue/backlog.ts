@@ -317,17 +317,24 @@ export class Backlog {
     const { dedupe, journal, queue } = this.options
     const run: Job[] = []
     const decided: Job[] = []
+    let kept = 0
     for (const job of jobs) {
       const a = dedupe.arrive(job, job.revision)
       if (a === 'duplicate' || a === 'stale') {
         await journal.done(job)
         continue
       }
+      // Behind a copy whose status update went out: it waits in the de-duplication (its room taken
+      // here) and is queued, checked with the service, once that copy ends.
+      if (a === 'kept') {
+        kept++
+        continue
+      }
       if (a === 'finished' || recheck) job.recheck = true
       if (releasedAsDecided(job)) decided.push(job)
       else run.push(job)
     }
-    queue.reserve(run.length + decided.length)
+    queue.reserve(run.length + decided.length + kept)
     if (run.length) queue.push(run)
     for (const job of decided) this.options.report(heldDecision(job))
   }

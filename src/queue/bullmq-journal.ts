@@ -11,6 +11,15 @@
 // once their lock expires (BullMQ's stalled-job recovery); a stopping one keeps the locks of those
 // it runs and gives back those it has not started (`stopTaking`, `giveBack`).
 //
+// A repeat is absorbed by the job id only until the status update of the copy running goes out:
+// from then on the service may have applied it, and the string been sent back, fixed and delivered
+// again (to any instance) before the answer comes. `sending` marks those strings in Redis (one hash
+// field each, one write per update) before the request goes out; an arrival of a marked string
+// whose copy is still queued or running is kept in Redis (`kept:`, one field a string), and once
+// that copy's BullMQ job has ended (completed, held or failed: its update has settled) it goes to
+// the queue, checked with the service first, and the mark goes. A sweep with the parked strings
+// releases what an instance lost between the two left behind.
+//
 // Held strings (their organization is forbidden, or has no token) are not failed: BullMQ's attempts
 // would run out within minutes and leave them in its failed set while the service still waits.
 // `hold` writes each to a Redis hash of its organization's domain (with the output decided, if its
@@ -265,6 +274,67 @@ if old and ARGV[4] == '1' then return 0 end
 local since = old and string.match(old, '"since":(%d+)') or ARGV[3]
 redis.call('HSET', KEYS[1], ARGV[1], ARGV[2] .. since .. '}')
 return 1`
+/**
+ * Keep arrivals ARGV [field, job JSON, ...] in KEYS[2] behind copies whose status update went out
+ * (marked in KEYS[1]); the latest kept answers for an earlier one. Returns 1 for each kept, 0 for
+ * each whose mark has gone (its copy ended meanwhile: the arrival is looked at again).
+ */
+const KEEP_BEHIND_SENT = `
+local out = {}
+for i = 1, #ARGV, 2 do
+  if redis.call('HEXISTS', KEYS[1], ARGV[i]) == 1 then
+    redis.call('HSET', KEYS[2], ARGV[i], ARGV[i + 1])
+    out[#out + 1] = 1
+  else
+    out[#out + 1] = 0
+  end
+end
+return out`
+/**
+ * The copies ARGV ended: their marks (KEYS[1]) go, and the arrivals kept behind them (KEYS[2]) are
+ * returned as [field, value, ...], left in place until they are queued (FORGET_KEPT).
+ */
+const END_SENT = `
+local out = {}
+for _, f in ipairs(ARGV) do
+  redis.call('HDEL', KEYS[1], f)
+  local v = redis.call('HGET', KEYS[2], f)
+  if v then
+    out[#out + 1] = f
+    out[#out + 1] = v
+  end
+end
+return out`
+/**
+ * Kept arrivals ARGV[2..] [field, value, ...] as a scan of KEYS[2] read them, looked at again: behind
+ * a copy queued or running (its job under ARGV[1] .. field) they stay while it is marked (KEYS[1]:
+ * its end releases them) and go when it is not (it has not sent its update: it answers for them);
+ * behind a copy that finished, or is gone, they are returned [field, value, ...] (their mark goes)
+ * to be queued. Atomic: a copy that marks itself meanwhile keeps what arrives after.
+ */
+const STRANDED_KEPT = `
+local out = {}
+for i = 2, #ARGV, 2 do
+  local f = ARGV[i]
+  local job = ARGV[1] .. f
+  if redis.call('EXISTS', job) == 1 and not redis.call('HGET', job, 'finishedOn') then
+    if redis.call('HEXISTS', KEYS[1], f) == 0 and redis.call('HGET', KEYS[2], f) == ARGV[i + 1] then redis.call('HDEL', KEYS[2], f) end
+  else
+    redis.call('HDEL', KEYS[1], f)
+    local v = redis.call('HGET', KEYS[2], f)
+    if v then
+      out[#out + 1] = f
+      out[#out + 1] = v
+    end
+  end
+end
+return out`
+/** Kept arrivals ARGV [field, value, ...] queued: off KEYS[1], unless another was kept there since. */
+const FORGET_KEPT = `
+for i = 1, #ARGV, 2 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then redis.call('HDEL', KEYS[1], ARGV[i]) end
+end
+return 0`
 /** Let go of a lock (KEYS[1]) only if it is still ours (ARGV[1]). */
 const UNLOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -395,6 +465,11 @@ export class BullmqJournal implements IntakeJournal {
   private workerClient?: Redis
   private worker?: BullWorker
   private readonly running = new Map<string, Running>()
+  /** Strings whose status update this instance sent (`sending`): when their BullMQ job ends, what was kept behind it goes. */
+  private readonly sent = new Set<string>()
+  /** Of those, the ones whose job ended, waiting for the next release of kept arrivals (one round trip for them all). */
+  private ended: string[] = []
+  private endedTimer?: NodeJS.Immediate
   /**
    * Strings this instance gave back to BullMQ to wait out a back-off (`delay`), per domain: when
    * each may go early (a Retry-After is kept) and when it goes anyway. `bringForward` promotes them.
@@ -508,6 +583,16 @@ export class BullmqJournal implements IntakeJournal {
   /** How many times clock and positions started again from 0 (a clock update of an earlier epoch is ignored). */
   private get epochKey(): string {
     return this.queue.toKey('fair:epoch')
+  }
+
+  /** String key -> when its copy's status update went out (`sending`), until that copy's job ends. */
+  private get sendingKey(): string {
+    return this.queue.toKey('sending')
+  }
+
+  /** String key -> an arrival (job JSON) kept behind the copy whose update went out, until that copy's job ends. */
+  private get keptKey(): string {
+    return this.queue.toKey('kept')
   }
 
   /** Domain -> organization id of every organization with held strings (not under `held:`, where a domain could name it). */
@@ -631,24 +716,127 @@ export class BullmqJournal implements IntakeJournal {
    * The jobs to add: one whose id is a finished (completed or failed) BullMQ job replaces it
    * (removed, so addBulk takes the new arrival), marked to be checked with the service before it
    * runs; one whose id is queued or running is left out (BullMQ would absorb it, and it would take
-   * positions no string stands for). One round trip for the whole batch.
+   * positions no string stands for), unless that copy's status update went out: then it is kept
+   * behind it (KEEP_BEHIND_SENT) until it ends. One round trip for the whole batch (and one more
+   * for those kept).
    */
   private async replaceFinished(jobs: Job[]): Promise<Job[]> {
     const pipeline = this.queueClient.pipeline()
     for (const job of jobs) pipeline.hmget(this.queue.toKey(job.key), 'timestamp', 'finishedOn')
+    pipeline.hmget(this.sendingKey, ...jobs.map((j) => j.key))
     const answers = (await pipeline.exec()) ?? []
+    const marks = (answers[jobs.length]?.[1] as Array<string | null> | undefined) ?? []
     const out: Job[] = []
+    const behindSent: Job[] = []
+    const replaced: string[] = []
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!
       const [timestamp, finishedOn] = (answers[i]?.[1] as Array<string | null> | undefined) ?? []
       if (finishedOn) {
         await this.queue.remove(job.key)
         job.recheck = true
-      } else if (timestamp) continue
+        if (marks[i]) replaced.push(job.key)
+      } else if (timestamp) {
+        if (marks[i]) behindSent.push(job)
+        continue
+      }
       out.push(job)
     }
+    // A mark left on a copy that finished (its instance stopped before letting go of it): this
+    // arrival, checked with the service, answers for what was kept behind it.
+    if (replaced.length) await this.queueClient.multi().hdel(this.sendingKey, ...replaced).hdel(this.keptKey, ...replaced).exec()
     await this.recheckIfFinishedBefore(out.filter((job) => !job.recheck))
-    return out
+    return behindSent.length ? [...out, ...(await this.keepBehindSent(behindSent))] : out
+  }
+
+  /**
+   * Arrivals of strings whose running copy's status update went out: kept in Redis until that copy
+   * ends (`releaseKept`). Those whose copy ended meanwhile are looked at again (returned to add).
+   */
+  private async keepBehindSent(jobs: Job[]): Promise<Job[]> {
+    const args: string[] = []
+    // With its delivery's id (batchId): two arrivals kept one after the other never read the same.
+    for (const job of jobs) {
+      const { attempts: _attempts, ...kept } = job
+      args.push(job.key, JSON.stringify(kept))
+    }
+    const answer = (await this.queueClient.eval(KEEP_BEHIND_SENT, 2, this.sendingKey, this.keptKey, ...args)) as number[]
+    const again = jobs.filter((_, i) => Number(answer[i]) !== 1)
+    return again.length ? this.replaceFinished(again) : []
+  }
+
+  /**
+   * The status update of these strings goes out now (they are running here): marked in Redis
+   * first, so that an arrival of them at any instance from now on is kept, not absorbed. One write.
+   */
+  async sending(jobs: Job[]): Promise<void> {
+    if (jobs.length === 0) return
+    const at = String(Date.now())
+    const fields: string[] = []
+    for (const job of jobs) {
+      fields.push(job.key, at)
+      this.sent.add(job.key)
+    }
+    await this.queueClient.hset(this.sendingKey, ...fields)
+  }
+
+  /** A string's BullMQ job ended here (completed, held, failed): if its update was sent, what was kept behind it goes soon. */
+  private jobEnded(key: string | undefined): void {
+    if (key === undefined || !this.sent.delete(key)) return
+    this.ended.push(key)
+    this.endedTimer ??= setImmediate(() => void this.letGoOfEnded())
+  }
+
+  /** What was kept behind the jobs that ended since the last time goes (one round trip, and one more if any was kept). */
+  private async letGoOfEnded(): Promise<void> {
+    if (this.endedTimer) clearImmediate(this.endedTimer)
+    this.endedTimer = undefined
+    const keys = this.ended
+    this.ended = []
+    await this.releaseKept(keys).catch((error: unknown) => this.options.log.warn({ err: error, strings: keys.length }, 'bullmq: could not release the strings kept behind status updates that settled; the sweep with the parked strings does'))
+  }
+
+  /**
+   * The copies `keys` ended: their marks go, and the arrivals kept behind them go to the queue,
+   * each checked with the service first (a copy of it queued or running meanwhile answers for it).
+   * Returns how many were queued.
+   */
+  private async releaseKept(keys: string[]): Promise<number> {
+    if (keys.length === 0) return 0
+    return this.queueKept((await this.queueClient.eval(END_SENT, 2, this.sendingKey, this.keptKey, ...keys)) as string[])
+  }
+
+  /** Kept arrivals ([field, value, ...] of the kept hash) into the queue, then off the hash; returns how many were queued. */
+  private async queueKept(flat: string[]): Promise<number> {
+    if (flat.length === 0) return 0
+    const jobs: Job[] = []
+    for (let i = 0; i < flat.length; i += 2) {
+      try {
+        jobs.push({ ...(JSON.parse(flat[i + 1]!) as Job), batchId: '', attempts: 0, recheck: true })
+      } catch {
+        this.options.log.error({ string: flat[i] }, 'a string kept behind a status update cannot be read back; dropped from Redis')
+      }
+    }
+    const { added } = await this.requeue(jobs)
+    await this.queueClient.eval(FORGET_KEPT, 1, this.keptKey, ...flat)
+    return added.length
+  }
+
+  /**
+   * Kept arrivals left behind (the instance that sent their copy's update stopped between its job's
+   * end and letting go of them, say): those whose copy finished, or is gone, are queued; those
+   * behind a copy under way without its mark are dropped (it answers for them: STRANDED_KEPT).
+   * Returns how many were queued.
+   */
+  private async releaseStrandedKept(): Promise<number> {
+    let released = 0
+    let cursor = '0'
+    do {
+      const [next, flat] = await this.queueClient.hscan(this.keptKey, cursor, 'COUNT', RELEASE_CHUNK)
+      cursor = next
+      if (flat.length) released += await this.queueKept((await this.queueClient.eval(STRANDED_KEPT, 2, this.sendingKey, this.keptKey, this.queue.toKey(''), ...flat)) as string[])
+    } while (cursor !== '0')
+    return released
   }
 
   /**
@@ -702,7 +890,11 @@ export class BullmqJournal implements IntakeJournal {
           // Taken again after its lock lapsed (an instance killed or stuck while running it): that
           // run may have reported it already, so the service is asked first, as for a string that
           // comes back (only NEED_PROCESS runs again).
-          if (bullJob.stalledCounter > 0) job.recheck = true
+          // Its update may have gone out with the mark (`sending`) set: its end lets go of what was kept behind it.
+          if (bullJob.stalledCounter > 0) {
+            job.recheck = true
+            this.sent.add(job.key)
+          }
           this.delayed.get(job.domain)?.delete(job.key)
           // Taken again: an earlier completion of it here is over, or failed (its lock lost).
           this.underWay.completing.delete(bullJob.id!)
@@ -729,8 +921,14 @@ export class BullmqJournal implements IntakeJournal {
       .then(() => (worker.closing ? undefined : worker.run()))
       .catch((error: unknown) => this.options.log.error({ err: error }, 'bullmq worker stopped'))
     this.worker.on('error', (error) => this.options.log.error({ err: error }, 'bullmq worker error'))
-    this.worker.on('completed', (bullJob) => void this.underWay.completing.delete(bullJob.id!))
+    // Emitted once BullMQ has moved the job (its status update settled before): what arrived
+    // behind it is let go only now, so that an arrival meanwhile finds it kept or finished.
+    this.worker.on('completed', (bullJob) => {
+      this.underWay.completing.delete(bullJob.id!)
+      this.jobEnded(bullJob.id)
+    })
     this.worker.on('failed', (bullJob, error) => {
+      this.jobEnded(bullJob?.id)
       if (bullJob && bullJob.attemptsMade >= (bullJob.opts.attempts ?? 1)) {
         this.options.log.error({ job: bullJob.id, reason: error.message }, 'string parked: BullMQ attempts ran out (kept in the failed set)')
       }
@@ -934,7 +1132,8 @@ export class BullmqJournal implements IntakeJournal {
    * releases. Returns how many.
    */
   async replayParked(): Promise<number> {
-    let replayed = 0
+    // Strings kept behind a status update whose instance let go of neither go now too.
+    let replayed = await this.releaseStrandedKept()
     // Those parked before this start only (oldest first): strings parked again meanwhile, here or
     // by another instance, wait for the next start. (Up to its millisecond: one parked just before
     // the call may carry the same time.)
@@ -1150,12 +1349,13 @@ export class BullmqJournal implements IntakeJournal {
   /** Strings queued, delayed or running across every instance (refreshed at most every 250 ms). */
   async backlog(): Promise<number> {
     if (Date.now() - this.counts.at > 250) {
-      this.refreshing ??= Promise.all([this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed'), this.heldCounts(), this.readMemory()])
-        .then(async ([c, held]) => {
+      this.refreshing ??= Promise.all([this.queue.getJobCounts('waiting', 'active', 'delayed', 'prioritized', 'failed'), this.heldCounts(), this.queueClient.hlen(this.keptKey), this.readMemory()])
+        .then(async ([c, held, kept]) => {
           const queued = (c.waiting ?? 0) + (c.active ?? 0) + (c.delayed ?? 0) + (c.prioritized ?? 0)
           let heldStrings = 0
           for (const n of held.values()) heldStrings += n
-          this.counts = { backlog: queued + heldStrings, failed: c.failed ?? 0, held: heldStrings, bytes: queued * REDIS_BYTES_PER_STRING + heldStrings * REDIS_BYTES_PER_HELD_STRING, at: Date.now() }
+          // Strings kept behind a status update under way wait too (as a held string, their JSON).
+          this.counts = { backlog: queued + heldStrings + kept, failed: c.failed ?? 0, held: heldStrings, bytes: queued * REDIS_BYTES_PER_STRING + (heldStrings + kept) * REDIS_BYTES_PER_HELD_STRING, at: Date.now() }
           await this.refreshShares(queued, held)
         })
         .finally(() => {
@@ -1318,6 +1518,8 @@ export class BullmqJournal implements IntakeJournal {
     await this.stopTaking()
     await this.underWayEnded(CLOSE_WAIT_MS)
     await this.worker?.close(true).catch(() => undefined)
+    // Jobs that ended here before the stop: what was kept behind them goes now.
+    await this.letGoOfEnded()
     await this.queue.close().catch(() => undefined)
     this.workerClient?.disconnect()
     this.queueClient.disconnect()

@@ -1,5 +1,10 @@
 // De-duplication by (organization, project, step, language, string, revision), from memory only
-// while a string is queued or running: a repeat then is absorbed. A string that arrives again after
+// while a string is queued or running: a repeat then is absorbed, but only until the status update
+// of the copy running goes out (`sending`). From then on the service may have applied it, and the
+// string been sent back, fixed and delivered again before the update's answer comes: such an
+// arrival is new work, not a repeat. It is kept (`kept`: journaled, not run) until that copy ends,
+// then released (the constructor's `released`) as `finished`, so that the service's status decides
+// once the update has settled, never while it may still land. A string that arrives again after
 // it finished is not decided here: it may be a repeat of a delivery already reported, or it may have
 // come back to the step (a reviewer sent it back, a manager pressed Resend) with the same revision.
 // It arrives as `finished`, and the service's status decides (platform notes, "A string comes
@@ -23,14 +28,25 @@ const onDiskScope = (organizationId: string, projectId: number, stepId: number, 
 export type { StringRef }
 
 /**
- * `new`: run it. `duplicate`: the same revision is queued or running. `stale`: a newer revision is
- * known. `finished`: this revision finished here before; it is active again, and the service's
- * status decides whether it runs (NEED_PROCESS) or was a repeat.
+ * `new`: run it. `duplicate`: the same revision is queued or running (its status update not sent
+ * yet), or kept. `stale`: a newer revision is known. `finished`: this revision finished here
+ * before; it is active again, and the service's status decides whether it runs (NEED_PROCESS) or
+ * was a repeat. `kept`: the same revision, after the status update of the copy running went out:
+ * journal it but do not run it; it is released as `finished` once that copy ends.
  */
-export type Arrival = 'new' | 'duplicate' | 'stale' | 'finished'
+export type Arrival = 'new' | 'duplicate' | 'stale' | 'finished' | 'kept'
 
-/** The strings of one scope (organization, project, step, language) queued or running: their revision, by string id. */
+/**
+ * The strings of one scope (organization, project, step, language) queued or running: their
+ * revision, by string id, or once the copy's status update went out (`sending`) its sentMark: one
+ * number a string, as before there was a mark.
+ */
 type ActiveScope = Map<number, number>
+
+/** An active copy's revision once its status update went out: below zero (revisions start at 0 or 1). */
+const sentMark = (revision: number) => -revision - 1
+/** The revision an active string's number stands for, its update sent or not. */
+const revisionOfMark = (mark: number) => (mark < 0 ? -mark - 1 : mark)
 
 export class Dedupe {
   /**
@@ -51,6 +67,12 @@ export class Dedupe {
    * bounded: past MAX_OVERTAKEN the oldest entry goes.
    */
   private readonly overtaken = new Map<string, { newest: number; older: number }>()
+  /**
+   * Arrivals kept behind a copy whose status update went out (`kept`), by string: at most one a
+   * string (a repeat of it is absorbed), until that copy ends. Few: strings sent back and
+   * delivered again within one update's round trip.
+   */
+  private readonly kept = new Map<string, { revision: number; ref: StringRef }>()
 
   /**
    * Until then, a string unknown here may still have finished before the process restarted (its
@@ -63,11 +85,17 @@ export class Dedupe {
   /** The scope hashed last, and its hash. */
   private hashed = { organizationId: '', projectId: -1, stepId: -1, languageId: '', hash: 0 }
 
+  /**
+   * `released`: where an arrival kept behind a sent copy goes once that copy ends (the worker
+   * queues it, to be checked with the service): the very object `arrive` was given. It is the
+   * active copy here from then on.
+   */
   constructor(
     private readonly ttlMs: number,
     private readonly now: () => number = Date.now,
     private readonly maxFinished = 100_000,
     filterPerGeneration = 1_000_000,
+    private readonly released: (ref: StringRef) => void = () => undefined,
   ) {
     this.longAgo = new FinishedFilter(filterPerGeneration)
   }
@@ -119,7 +147,8 @@ export class Dedupe {
 
   /** The newest revision known for the string, if any. */
   private revisionOf(ref: StringRef): number | undefined {
-    return this.scopeOf(ref, false)?.get(ref.stringId) ?? this.finished.revisionOf(ref)
+    const active = this.scopeOf(ref, false)?.get(ref.stringId)
+    return active !== undefined ? revisionOfMark(active) : this.finished.revisionOf(ref)
   }
 
   /**
@@ -182,7 +211,16 @@ export class Dedupe {
     if (scope.size === 0) this.onDisk.delete(key)
   }
 
-  /** What an arriving job is and, unless it is a duplicate or stale, remember it as active. */
+  /**
+   * The status update of the active copy of each string goes out now: from here on an arrival of
+   * the same revision is kept, not absorbed (see the file's header). Cheap: one number changed.
+   */
+  sending(ref: StringRef, revision: number): void {
+    const ids = this.scopeOf(ref, false)
+    if (ids && ids.get(ref.stringId) === revision) ids.set(ref.stringId, sentMark(revision))
+  }
+
+  /** What an arriving job is and, unless it is a duplicate or stale, remember it as active (or kept). */
   arrive(ref: StringRef, revision: number): Arrival {
     this.expire()
     // A newer revision waits on disk: this copy is stale. One as new or newer takes the note's place.
@@ -191,12 +229,15 @@ export class Dedupe {
       if (revision < noted) return 'stale'
       this.clearOnDisk(ref)
     }
-    const active = this.scopeOf(ref, false)?.get(ref.stringId)
-    if (active !== undefined) {
+    const mark = this.scopeOf(ref, false)?.get(ref.stringId)
+    if (mark !== undefined) {
+      const active = revisionOfMark(mark)
       if (revision < active) return 'stale'
-      if (revision === active) return 'duplicate'
+      if (revision === active) return mark >= 0 ? 'duplicate' : this.keep(ref, revision)
       this.overtake(ref, revision)
       this.setActive(ref, revision)
+      // What was kept behind the older copy is older now too: it goes, to leave as superseded.
+      if (this.kept.size > 0) this.releaseKept(ref, active)
       // Newer than the copy active here, but it may still have finished before a restart (or
       // before the memory forgot it): the service decides, as for a string unknown here.
       return this.mayHaveFinished(ref, revision) ? 'finished' : 'new'
@@ -224,10 +265,55 @@ export class Dedupe {
     return this.now() < this.uncertainUntil || this.longAgo.mayHave(this.scopeHashOf(ref), ref.stringId, revision)
   }
 
-  /** Forget an arrival that was never acknowledged (the journal write failed), or a copy held on disk. */
+  /**
+   * An arrival of the revision whose update went out: kept until that copy ends, unless one is
+   * kept already (that one answers for both).
+   */
+  private keep(ref: StringRef, revision: number): Arrival {
+    const key = overtakenKey(ref)
+    if (this.kept.has(key)) return 'duplicate'
+    this.kept.set(key, { revision, ref })
+    return 'kept'
+  }
+
+  /**
+   * A copy of this revision ended (finished, or held on disk): the arrival kept behind it, if any,
+   * is released, as the active copy unless a newer revision took the string meanwhile (then it
+   * leaves as superseded, an older copy like the one it waited for).
+   */
+  private releaseKept(ref: StringRef, revision: number): void {
+    const key = overtakenKey(ref)
+    const kept = this.kept.get(key)
+    if (!kept || kept.revision !== revision) return
+    this.kept.delete(key)
+    const active = this.scopeOf(ref, false)?.get(ref.stringId)
+    if (active !== undefined && revisionOfMark(active) > revision) {
+      // Counted as one more older copy of the string, as the one it waited for.
+      const entry = this.overtaken.get(key)
+      if (entry) entry.older++
+    } else {
+      this.finished.forget(ref)
+      this.setActive(ref, revision)
+    }
+    this.released(kept.ref)
+  }
+
+  /**
+   * Forget an arrival that was never acknowledged (the journal write failed), or a copy held on
+   * disk; the latter ends the copy here, and what was kept behind it is released.
+   */
   release(ref: StringRef, revision: number): void {
+    if (this.kept.size > 0) {
+      const key = overtakenKey(ref)
+      if (this.kept.get(key)?.ref === ref) {
+        this.kept.delete(key)
+        return
+      }
+    }
     const ids = this.scopeOf(ref, false)
-    if (ids && ids.get(ref.stringId) === revision) this.deleteActive(ref, ids)
+    const active = ids?.get(ref.stringId)
+    if (ids && active !== undefined && revisionOfMark(active) === revision) this.deleteActive(ref, ids)
+    if (this.kept.size > 0) this.releaseKept(ref, revision)
   }
 
   /** Is this revision still the newest known for the string? Older ones are not reported. */
@@ -267,6 +353,12 @@ export class Dedupe {
     if (this.revisionOf(ref) !== revision) return
     const ids = this.scopeOf(ref, false)
     if (ids) this.deleteActive(ref, ids)
+    if (this.kept.size > 0 && this.kept.get(overtakenKey(ref))?.revision === revision) {
+      // It finished here (a later arrival may be a repeat of it), and is active again at once.
+      if (this.ttlMs > 0) this.longAgo.add(this.scopeHashOf(ref), ref.stringId, revision)
+      this.releaseKept(ref, revision)
+      return
+    }
     if (this.ttlMs <= 0) {
       this.finished.forget(ref)
       return

@@ -59,6 +59,12 @@ export class Intake {
   private aliveRead = false
   /** Direct accepts between their de-duplication and the end of their journal write. */
   private readonly writing = new Set<Promise<void>>()
+  /**
+   * Arrivals kept behind a copy whose status update went out (Dedupe's `kept`) while their
+   * delivery is being journaled: true once released meanwhile (that copy ended), to be queued only
+   * when the write is done (had it failed, nothing would have been acknowledged).
+   */
+  private readonly keptUnwritten = new Map<Job, boolean>()
 
   constructor(private readonly options: IntakeOptions) {}
 
@@ -131,6 +137,20 @@ export class Intake {
   }
 
   /**
+   * An arrival kept behind a copy whose status update went out is released (that copy ended): it
+   * runs now, checked with the service first (its status says whether it came back to the step),
+   * or once its delivery's journal write is done. Its room in the window was taken as it arrived.
+   * Stopping, it stays in the journal for the next start (which checks it with the service too).
+   * The de-duplication's `released` (worker.ts): what it hands back is the job the intake or the
+   * backlog gave it.
+   */
+  released(job: Job): void {
+    job.recheck = true
+    if (this.keptUnwritten.has(job)) this.keptUnwritten.set(job, true)
+    else if (!this.draining) this.options.queue.push([job])
+  }
+
+  /**
    * Why `accept` would refuse `bytes` of jobs text from this organization now (its 503), if it
    * would: asked once for a large delivery journaled in parts, before the first.
    */
@@ -183,31 +203,61 @@ export class Intake {
       if (taken[i]) fresh.push(jobs[i]!)
       else skip.push(i)
     }
+    // Kept arrivals are journaled with the others, not queued: they wait for the copy they are kept behind.
+    const kept = this.keptUnwritten.size > 0 ? fresh.filter((job) => this.keptUnwritten.has(job)) : []
+    let written = false
     // Room was taken (acceptDirect) before the journal write, not after: batches arriving together
     // would all pass the check while the first one awaits its write, and the window would grow
     // past its limit.
     try {
       await journal.append(batchId, fresh, encoded && { ...encoded, skip })
+      written = true
     } catch (error) {
       queue.finish(fresh.length)
       for (const job of fresh) this.options.dedupe.release(job, job.revision)
       throw error
+    } finally {
+      if (kept.length) this.keptWritten(kept, written)
     }
-    queue.push(fresh)
+    queue.push(kept.length ? fresh.filter((job) => !kept.includes(job)) : fresh)
     return { status: 'accepted', accepted: fresh.length, duplicates: skip.length }
   }
 
-  /** Is the job work to do? A string that finished here before is done again only if the service says so. */
+  /**
+   * The journal write of kept arrivals is over: those released meanwhile are queued now (if it
+   * went through); the others wait in the de-duplication for the copy they are kept behind.
+   */
+  private keptWritten(kept: Job[], written: boolean): void {
+    for (const job of kept) {
+      const released = this.keptUnwritten.get(job)
+      this.keptUnwritten.delete(job)
+      if (released && written && !this.draining) this.options.queue.push([job])
+    }
+  }
+
+  /**
+   * Is the job work to do (journaled)? A string that finished here before is done again only if
+   * the service says so; one kept behind a copy whose status update went out is journaled and
+   * waits (`keptUnwritten`, then the de-duplication) until that copy ends.
+   */
   private isWork(job: Job): boolean {
-    switch (this.options.dedupe.arrive(job, job.revision)) {
+    const arrival = this.options.dedupe.arrive(job, job.revision)
+    switch (arrival) {
       case 'new':
         return true
       case 'finished':
         job.recheck = true
         return true
+      case 'kept':
+        this.keptUnwritten.set(job, false)
+        return true
       case 'duplicate':
       case 'stale':
         return false
+      default: {
+        const never: never = arrival
+        throw new Error(`unknown arrival ${String(never)}`)
+      }
     }
   }
 

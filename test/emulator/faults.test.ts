@@ -12,7 +12,7 @@ afterAll(async () => {
   await emu.stop()
 })
 beforeEach(() => {
-  emu.configure({ faults: { errorRate: 0, rateLimitRate: 0, latencyMs: [0, 0], maxInFlight: 20, nextStatuses: [], retryAfterSeconds: 1 } })
+  emu.configure({ faults: { errorRate: 0, rateLimitRate: 0, latencyMs: [0, 0], maxInFlight: 20, nextStatuses: [], retryAfterSeconds: 1, holdAnswers: false } })
   emu.resetCounters()
 })
 
@@ -61,6 +61,25 @@ describe('fault injection', () => {
     emu.configure({ faults: { latencyMs: [30, 30], maxInFlight: 0 } })
     const statuses = await Promise.all(Array.from({ length: 30 }, async () => (await get()).status))
     expect(statuses.every((s) => s === 200)).toBe(true)
+  })
+
+  it('holds the answers of updates it carried out until told to let them go (late answers)', async () => {
+    emu.configure({ faults: { holdAnswers: true } })
+    const [waiting] = emu.statuses({ status: 'NEED_PROCESS' })
+    const patch = fetch(new URL('/api/v2/projects/42/workflow-steps/7001/languages/de/status', emu.url), {
+      method: 'PATCH',
+      headers: { authorization: `Bearer ${token}`, 'content-type': 'application/json' },
+      body: JSON.stringify([{ op: 'replace', path: `/${waiting!.stringId}/output`, value: emu.sample.passOutput }]),
+    })
+    let answered = false
+    void patch.then(() => (answered = true), () => undefined)
+    // Carried out at once: the string is routed while its answer waits; reads are not held.
+    await expect.poll(() => emu.status(waiting!.stringId, 'de')?.status).toBe('DONE')
+    expect((await get()).status).toBe(200)
+    await new Promise((r) => setTimeout(r, 100))
+    expect(answered).toBe(false)
+    emu.configure({ faults: { holdAnswers: false } })
+    expect((await patch).status).toBe(200)
   })
 
   it('rejects bad fault settings without changing anything', () => {

@@ -5,7 +5,7 @@ import { afterEach, describe, expect, it } from 'vitest'
 import Keyv from 'keyv'
 import type { Job } from '../../src/protocol/job.js'
 import { Backlog, reserveOf } from '../../src/queue/backlog.js'
-import { Dedupe } from '../../src/queue/dedupe.js'
+import { Dedupe, type StringRef } from '../../src/queue/dedupe.js'
 import { Journal } from '../../src/queue/journal.js'
 import { WorkQueue } from '../../src/queue/work-queue.js'
 import { silentLogger } from '../../src/util/logger.js'
@@ -147,6 +147,31 @@ describe('the window', () => {
     // B has nothing on disk: a small batch fits in the reserve, a larger one waits on disk.
     expect(backlog.direct('B', 'b', 5)).toBe(true)
     expect(backlog.direct('B', 'b', 11)).toBe(false)
+    backlog.close()
+  })
+
+  it("a copy read back while its revision's status update is under way waits behind it: its room taken, not run, not done", async () => {
+    const journal = new Journal(new Keyv())
+    const queue = new WorkQueue({ concurrency: 1, limit: 100, process: () => new Promise(() => undefined), onError: () => undefined })
+    queue.pause()
+    const released: StringRef[] = []
+    const dedupe = new Dedupe(60_000, Date.now, 100_000, undefined, (r) => released.push(r))
+    const backlog = new Backlog({ journal, queue, dedupe, log: silentLogger(), isHeld: () => false, report: () => undefined, maxBytes: 2 ** 30, organizationShare: 0.5 })
+    await backlog.replay()
+    // The copy in the window: its update went out.
+    const [running] = diskJobs(1, 'A')
+    dedupe.arrive(running!, 1)
+    dedupe.sending(running!, 1)
+    const again = diskJobs(1, 'A')
+    backlog.spill('A', 'a', await journal.append(journal.newBatchId(), again), again.length)
+    await backlog.refill()
+    expect(queue.depth).toBe(1)
+    expect(queue.waiting).toBe(0)
+    expect(journal.size).toBe(1)
+    // The copy ends: the one read back goes (the worker queues it, checked with the service).
+    dedupe.finish(running!, 1)
+    expect(released).toHaveLength(1)
+    expect(released[0]).toMatchObject({ stringId: 0, revision: 1 })
     backlog.close()
   })
 

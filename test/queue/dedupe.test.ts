@@ -447,3 +447,99 @@ describe('Dedupe: revisions noted on disk', () => {
     expect(d.arrive({ ...ref('x'), stringId: 1_000_000 + MAX_ON_DISK_NOTES - 1 }, 1)).toBe('stale')
   })
 })
+
+// A string sent back and delivered again while the status update of its copy is under way (the
+// service applied it, then answers late): a repeat of the same revision is no longer a repeat.
+describe('Dedupe: an arrival while the status update is under way', () => {
+  /** A Dedupe whose released arrivals are listed (the worker queues them). */
+  const withReleases = () => {
+    const released: StringRef[] = []
+    return { d: new Dedupe(60_000, () => 0, 100_000, undefined, (r) => released.push(r)), released }
+  }
+
+  it('before the update goes out it is a repeat, absorbed as always', () => {
+    const { d, released } = withReleases()
+    expect(d.arrive(ref('k1'), 1)).toBe('new')
+    expect(d.arrive(ref('k1'), 1)).toBe('duplicate')
+    d.finish(ref('k1'), 1)
+    expect(released).toEqual([])
+  })
+
+  it('after it went out it is kept, not run, and released as the active copy once the sent one finishes; a repeat of it is absorbed', () => {
+    const { d, released } = withReleases()
+    expect(d.arrive(ref('k2'), 1)).toBe('new')
+    d.sending(ref('k2'), 1)
+    const again = ref('k2')
+    expect(d.arrive(again, 1)).toBe('kept')
+    expect(d.arrive(ref('k2'), 1)).toBe('duplicate')
+    expect(released).toEqual([])
+    expect(d.isCurrent(ref('k2'), 1)).toBe(true)
+    d.finish(ref('k2'), 1)
+    // The very arrival, now active: a repeat is absorbed until its own update goes out.
+    expect(released).toHaveLength(1)
+    expect(released[0]).toBe(again)
+    expect(d.isActive(ref('k2'))).toBe(true)
+    expect(d.arrive(ref('k2'), 1)).toBe('duplicate')
+    d.finish(ref('k2'), 1)
+    expect(d.isActive(ref('k2'))).toBe(false)
+    // Finished: the next arrival is checked with the service, as any string that comes back.
+    expect(d.arrive(ref('k2'), 1)).toBe('finished')
+  })
+
+  it('the sent copy held on disk (release) ends it here as well: what was kept goes', () => {
+    const { d, released } = withReleases()
+    d.arrive(ref('k3'), 1)
+    d.sending(ref('k3'), 1)
+    const again = ref('k3')
+    expect(d.arrive(again, 1)).toBe('kept')
+    d.release(ref('k3'), 1)
+    expect(released).toEqual([again])
+    expect(d.isActive(ref('k3'))).toBe(true)
+  })
+
+  it('a kept arrival whose journal write failed is forgotten alone; the sent copy stays active', () => {
+    const { d, released } = withReleases()
+    d.arrive(ref('k4'), 1)
+    d.sending(ref('k4'), 1)
+    const again = ref('k4')
+    expect(d.arrive(again, 1)).toBe('kept')
+    d.release(again, 1)
+    expect(d.isActive(ref('k4'))).toBe(true)
+    // The next arrival is kept in its place.
+    expect(d.arrive(ref('k4'), 1)).toBe('kept')
+    d.finish(ref('k4'), 1)
+    expect(released).toHaveLength(1)
+  })
+
+  it('a newer revision while the update is under way is taken as before; what was kept goes at once, to leave as superseded', () => {
+    const { d, released } = withReleases()
+    d.arrive(ref('k5'), 1)
+    d.sending(ref('k5'), 1)
+    expect(d.arrive(ref('k5'), 2)).toBe('new')
+    expect(d.arrive(ref('k5'), 2)).toBe('duplicate')
+    expect(d.arrive(ref('k5'), 1)).toBe('stale')
+    expect(released).toEqual([])
+    // Kept behind the sent copy, then overtaken: it is older than the newest, never run.
+    d.arrive(ref('k6'), 1)
+    d.sending(ref('k6'), 1)
+    expect(d.arrive(ref('k6'), 1)).toBe('kept')
+    expect(d.arrive(ref('k6'), 2)).toBe('new')
+    expect(released).toHaveLength(1)
+    expect(d.isCurrent(ref('k6'), 1)).toBe(false)
+    // The sent copy, the released one (superseded) and the newer one finish: nothing more is kept.
+    d.finish(ref('k6'), 1)
+    d.finish(ref('k6'), 1)
+    expect(d.isCurrent(ref('k6'), 1)).toBe(false)
+    d.finish(ref('k6'), 2)
+    expect(d.isActive(ref('k6'))).toBe(false)
+    expect(released).toHaveLength(1)
+  })
+
+  it('marks only the revision active: an update of an older copy marks nothing', () => {
+    const { d } = withReleases()
+    d.arrive(ref('k7'), 1)
+    d.arrive(ref('k7'), 2)
+    d.sending(ref('k7'), 1)
+    expect(d.arrive(ref('k7'), 2)).toBe('duplicate')
+  })
+})

@@ -1,7 +1,8 @@
 // The de-duplication's finished strings are columns and a hash index of our own (finished-strings.ts):
 // checked here against a plain model of what Dedupe promises (dedupe.ts's comments), over random
-// arrivals, finishes, releases and time, with several scopes, string ids past 2^32, a ring that
-// grows and shrinks again, and expiry by time and by count.
+// arrivals, finishes, releases, status updates going out (and arrivals kept behind them) and time,
+// with several scopes, string ids past 2^32, a ring that grows and shrinks again, and expiry by
+// time and by count.
 import { describe, expect, it } from 'vitest'
 import { stringKeyOf } from '../../src/protocol/job.js'
 import { Dedupe, type Arrival, type StringRef } from '../../src/queue/dedupe.js'
@@ -16,6 +17,12 @@ class Model {
   readonly overtaken = new Map<string, { newest: number; older: number }>()
   /** Every (string, revision) that ever finished (the filter of long ago, without its false positives). */
   readonly everFinished = new Set<string>()
+  /** Active strings whose status update went out (`sending`). */
+  readonly sent = new Set<string>()
+  /** Arrivals kept behind them, by string: their revision. */
+  readonly kept = new Map<string, number>()
+  /** Kept arrivals released, in order (`key#revision`). */
+  readonly released: string[] = []
   constructor(private readonly ttl: number, private readonly now: () => number, private readonly max: number) {}
   private known(key: string) {
     return this.active.get(key) ?? this.finishes.find((f) => f.latest && f.key === key)?.revision
@@ -38,13 +45,20 @@ class Model {
     }
     const known = this.known(key)
     if (known !== undefined && revision < known) return 'stale'
-    if (wasActive && revision === known) return 'duplicate'
+    // The active revision again: a repeat, unless its update went out (then kept, one at a time).
+    if (wasActive && revision === known) {
+      if (!this.sent.has(key) || this.kept.has(key)) return 'duplicate'
+      this.kept.set(key, revision)
+      return 'kept'
+    }
     if (wasActive) {
       const o = this.overtaken.get(key)
       this.overtaken.set(key, { newest: Math.max(o?.newest ?? 0, revision), older: (o?.older ?? 0) + 1 })
     }
     this.unlatest(key)
-    this.active.set(key, revision)
+    this.setActive(key, revision)
+    // What was kept behind the older copy is an older copy too, released at once.
+    if (wasActive && known !== undefined) this.releaseKept(key, known)
     // A revision that finished here before may be a late repeat of one already reported, whatever
     // copy is active or remembered now: the service decides.
     if (wasActive) return this.everFinished.has(`${key}#${revision}`) ? 'finished' : 'new'
@@ -54,8 +68,36 @@ class Model {
     const o = this.overtaken.get(key)
     if (o && revision < o.newest && --o.older <= 0) this.overtaken.delete(key)
   }
+  private setActive(key: string, revision: number) {
+    this.active.set(key, revision)
+    this.sent.delete(key)
+  }
+  private releaseKept(key: string, revision: number) {
+    if (this.kept.get(key) !== revision) return
+    this.kept.delete(key)
+    const active = this.active.get(key)
+    if (active !== undefined && active > revision) {
+      const o = this.overtaken.get(key)
+      if (o) o.older++
+    } else {
+      this.unlatest(key)
+      this.setActive(key, revision)
+    }
+    this.released.push(`${key}#${revision}`)
+  }
+  sending(key: string, revision: number) {
+    if (this.active.get(key) === revision) this.sent.add(key)
+  }
   release(key: string, revision: number) {
-    if (this.active.get(key) === revision) this.active.delete(key)
+    if (this.active.get(key) === revision) {
+      this.active.delete(key)
+      this.sent.delete(key)
+    }
+    this.releaseKept(key, revision)
+  }
+  /** The kept arrival itself is forgotten (its journal write failed). */
+  releaseKeptArrival(key: string) {
+    this.kept.delete(key)
   }
   isCurrent(key: string, revision: number) {
     const known = this.known(key)
@@ -65,7 +107,13 @@ class Model {
     this.olderDone(key, revision)
     if (this.known(key) !== revision) return
     this.active.delete(key)
+    this.sent.delete(key)
     this.unlatest(key)
+    if (this.kept.get(key) === revision) {
+      if (this.ttl > 0) this.everFinished.add(`${key}#${revision}`)
+      this.releaseKept(key, revision)
+      return
+    }
     if (this.ttl <= 0) return
     this.finishes.push({ key, revision, at: this.now(), latest: true })
     this.everFinished.add(`${key}#${revision}`)
@@ -114,7 +162,14 @@ describe('Dedupe against a plain model', () => {
     it(`answers as the model does (seed ${seed}, ttl ${ttl} ms, at most ${max} finished)`, () => {
       const rand = random(seed)
       let now = 1_000_000
-      const d = new Dedupe(ttl, () => now, max)
+      // Each arrival a copy of its own (as each delivery's job is); those kept, by string, and their revision.
+      const keptRefs = new Map<string, StringRef>()
+      const revisionOf = new Map<StringRef, number>()
+      const released: string[] = []
+      const d = new Dedupe(ttl, () => now, max, undefined, (r) => {
+        released.push(`${stringKeyOf(r)}#${revisionOf.get(r)}`)
+        keptRefs.delete(stringKeyOf(r))
+      })
       const m = new Model(ttl, () => now, max)
       const pool = refs(rand, strings)
       for (let op = 0; op < ops; op++) {
@@ -126,21 +181,42 @@ describe('Dedupe against a plain model', () => {
         const revision = Math.floor(rand() * 4)
         const what = rand()
         const where = `op ${op}: ${key} r${revision}`
-        if (what < 0.4) expect(d.arrive(ref, revision), where).toBe(m.arrive(key, revision))
-        else if (what < 0.75) {
+        if (what < 0.4) {
+          const copy = { ...ref }
+          const arrival = d.arrive(copy, revision)
+          expect(arrival, where).toBe(m.arrive(key, revision))
+          if (arrival === 'kept') (keptRefs.set(key, copy), revisionOf.set(copy, revision))
+        } else if (what < 0.75) {
           // Finish what is active (as the worker does), now and then another revision.
           const active = m.active.get(key)
           const rev = active !== undefined && rand() < 0.9 ? active : revision
           d.finish(ref, rev)
           m.finish(key, rev)
         } else if (what < 0.8) {
-          d.release(ref, revision)
-          m.release(key, revision)
+          // Now and then the kept arrival itself (its journal write failed), else a copy of the string.
+          const keptRef = keptRefs.get(key)
+          if (keptRef && rand() < 0.5) {
+            d.release(keptRef, revisionOf.get(keptRef)!)
+            keptRefs.delete(key)
+            m.releaseKeptArrival(key)
+          } else {
+            d.release(ref, revision)
+            m.release(key, revision)
+          }
         } else if (what < 0.9) expect(d.isCurrent(ref, revision), where).toBe(m.isCurrent(key, revision))
-        else expect(d.isActive(ref), where).toBe(m.active.has(key))
+        else if (what < 0.95) {
+          // The status update of what is active goes out (as the reporter says), now and then of another revision.
+          const active = m.active.get(key)
+          const rev = active !== undefined && rand() < 0.9 ? active : revision
+          d.sending(ref, rev)
+          m.sending(key, rev)
+        } else expect(d.isActive(ref), where).toBe(m.active.has(key))
         if (op % 97 === 0) expect(d.size, where).toBe(m.size)
+        if (op % 97 === 0) expect(released, where).toEqual(m.released)
       }
       expect(d.size).toBe(m.size)
+      expect(released).toEqual(m.released)
+      expect(m.released.length).toBeGreaterThan(0)
     })
   }
 })
