@@ -85,6 +85,8 @@ export interface BullmqJournalOptions {
   organizationShare?: number
   /** How long a batch's writes may take before its webhook gets a 5XX (default APPEND_ANSWER_WAIT_MS; tests shorten it). */
   appendWaitMs?: number
+  /** How long a status update waits for its strings' mark in Redis, at most (ms; default MARK_WAIT_MS). */
+  markWaitMs?: number
   log: Logger
 }
 
@@ -291,17 +293,23 @@ for i = 1, #ARGV, 2 do
 end
 return out`
 /**
- * The copies ARGV ended: their marks (KEYS[1]) go, and the arrivals kept behind them (KEYS[2]) are
- * returned as [field, value, ...], left in place until they are queued (FORGET_KEPT).
+ * The copies ARGV [field, copy, ...] ended: their marks (KEYS[1]) go, and the arrivals kept behind
+ * them (KEYS[2]) are returned as [field, value, ...], left in place until they are queued
+ * (FORGET_KEPT). A mark of another copy of the string (one that replaced the copy ended, and sent
+ * its own update since) stays, with what is kept behind it: its own end lets go of them.
  */
 const END_SENT = `
 local out = {}
-for _, f in ipairs(ARGV) do
-  redis.call('HDEL', KEYS[1], f)
-  local v = redis.call('HGET', KEYS[2], f)
-  if v then
-    out[#out + 1] = f
-    out[#out + 1] = v
+for i = 1, #ARGV, 2 do
+  local f = ARGV[i]
+  local mark = redis.call('HGET', KEYS[1], f)
+  if mark == ARGV[i + 1] or not mark then
+    if mark then redis.call('HDEL', KEYS[1], f) end
+    local v = redis.call('HGET', KEYS[2], f)
+    if v then
+      out[#out + 1] = f
+      out[#out + 1] = v
+    end
   end
 end
 return out`
@@ -335,6 +343,16 @@ for i = 1, #ARGV, 2 do
   if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then redis.call('HDEL', KEYS[1], ARGV[i]) end
 end
 return 0`
+/** `work`, or a rejection saying `message` once `ms` pass (the work goes on; its end is not awaited). */
+function withDeadline<T>(work: Promise<T>, ms: number, message: string): Promise<T> {
+  let timer: NodeJS.Timeout | undefined
+  const late = new Promise<never>((_resolve, reject) => {
+    timer = setTimeout(() => reject(new Error(message)), ms)
+  })
+  work.catch(() => undefined)
+  return Promise.race([work, late]).finally(() => clearTimeout(timer))
+}
+
 /** Let go of a lock (KEYS[1]) only if it is still ours (ARGV[1]). */
 const UNLOCK = `
 if redis.call('GET', KEYS[1]) == ARGV[1] then return redis.call('DEL', KEYS[1]) end
@@ -347,6 +365,12 @@ const TRIM_CHUNK = 1000
 const RELEASE_CHUNK = 500
 /** How long close() waits for what is under way to end (releases of held strings, jobs completing; ms): a chunk takes milliseconds. */
 const CLOSE_WAIT_MS = 5_000
+/**
+ * How long a status update waits for its strings' mark in Redis (`sending`) at most: past it the
+ * update fails as one the service did not answer, and its strings are held (Redis down must not
+ * stop every report for as long as it is down, nor hold a stop for ever).
+ */
+const MARK_WAIT_MS = 5_000
 /**
  * Redis memory one held string takes, counted against BACKLOG_MAX_MB: its JSON in the held hash
  * (1,015 bytes for the bench's strings, 1,356 with a longer text, a context and full language
@@ -465,9 +489,12 @@ export class BullmqJournal implements IntakeJournal {
   private workerClient?: Redis
   private worker?: BullWorker
   private readonly running = new Map<string, Running>()
-  /** Strings whose status update this instance sent (`sending`): when their BullMQ job ends, what was kept behind it goes. */
-  private readonly sent = new Set<string>()
-  /** Of those, the ones whose job ended, waiting for the next release of kept arrivals (one round trip for them all). */
+  /**
+   * Strings whose status update this instance sent (`sending`), and the copy that sent it (its
+   * BullMQ job's timestamp: the mark's value): when that job ends, what was kept behind it goes.
+   */
+  private readonly sent = new Map<string, string>()
+  /** Of those, the ones whose job ended, waiting for the next release of kept arrivals (one round trip for them all): [field, copy, ...]. */
   private ended: string[] = []
   private endedTimer?: NodeJS.Immediate
   /**
@@ -654,12 +681,8 @@ export class BullmqJournal implements IntakeJournal {
     // delivery the 5XX brings again finds them queued (or finished, and checked with the service
     // before it runs): nothing twice, nothing lost.
     const writes = this.noteRevisions(jobs).then(async () => this.add(await this.replaceFinished(jobs)))
-    let timer: NodeJS.Timeout | undefined
-    const late = new Promise<never>((_resolve, reject) => {
-      timer = setTimeout(() => reject(new Error(`the queue's Redis (QUEUE_REDIS_URL, or a redis STORE_URL) did not answer the batch's writes within ${(this.options.appendWaitMs ?? APPEND_ANSWER_WAIT_MS) / 1000} s; the batch was not acknowledged and the service delivers it again: check that Redis is up and answering (not stopped, out of memory or swapping)`)), this.options.appendWaitMs ?? APPEND_ANSWER_WAIT_MS)
-    })
-    writes.catch(() => undefined)
-    await Promise.race([writes, late]).finally(() => clearTimeout(timer))
+    const waitMs = this.options.appendWaitMs ?? APPEND_ANSWER_WAIT_MS
+    await withDeadline(writes, waitMs, `the queue's Redis (QUEUE_REDIS_URL, or a redis STORE_URL) did not answer the batch's writes within ${waitMs / 1000} s; the batch was not acknowledged and the service delivers it again: check that Redis is up and answering (not stopped, out of memory or swapping)`)
   }
 
   /**
@@ -771,19 +794,24 @@ export class BullmqJournal implements IntakeJournal {
    */
   async sending(jobs: Job[]): Promise<void> {
     if (jobs.length === 0) return
-    const at = String(Date.now())
     const fields: string[] = []
     for (const job of jobs) {
-      fields.push(job.key, at)
-      this.sent.add(job.key)
+      // The copy: two copies of a string (one finished and replaced, the next running) never
+      // clear each other's mark.
+      const copy = String(this.running.get(job.key)?.createdAt ?? Date.now())
+      fields.push(job.key, copy)
+      this.sent.set(job.key, copy)
     }
-    await this.queueClient.hset(this.sendingKey, ...fields)
+    const waitMs = this.options.markWaitMs ?? MARK_WAIT_MS
+    await withDeadline(this.queueClient.hset(this.sendingKey, ...fields), waitMs, `the queue's Redis did not answer the mark of a status update within ${waitMs / 1000} s; the update was not sent (its strings are held and sent again once Redis answers)`)
   }
 
   /** A string's BullMQ job ended here (completed, held, failed): if its update was sent, what was kept behind it goes soon. */
   private jobEnded(key: string | undefined): void {
-    if (key === undefined || !this.sent.delete(key)) return
-    this.ended.push(key)
+    const copy = key === undefined ? undefined : this.sent.get(key)
+    if (copy === undefined) return
+    this.sent.delete(key!)
+    this.ended.push(key!, copy)
     this.endedTimer ??= setImmediate(() => void this.letGoOfEnded())
   }
 
@@ -793,11 +821,11 @@ export class BullmqJournal implements IntakeJournal {
     this.endedTimer = undefined
     const keys = this.ended
     this.ended = []
-    await this.releaseKept(keys).catch((error: unknown) => this.options.log.warn({ err: error, strings: keys.length }, 'bullmq: could not release the strings kept behind status updates that settled; the sweep with the parked strings does'))
+    await this.releaseKept(keys).catch((error: unknown) => this.options.log.warn({ err: error, strings: keys.length / 2 }, 'bullmq: could not release the strings kept behind status updates that settled; the sweep with the parked strings does'))
   }
 
   /**
-   * The copies `keys` ended: their marks go, and the arrivals kept behind them go to the queue,
+   * The copies `keys` ([field, copy, ...]) ended: their marks go, and the arrivals kept behind them go to the queue,
    * each checked with the service first (a copy of it queued or running meanwhile answers for it).
    * Returns how many were queued.
    */
@@ -893,7 +921,7 @@ export class BullmqJournal implements IntakeJournal {
           // Its update may have gone out with the mark (`sending`) set: its end lets go of what was kept behind it.
           if (bullJob.stalledCounter > 0) {
             job.recheck = true
-            this.sent.add(job.key)
+            this.sent.set(job.key, String(bullJob.timestamp))
           }
           this.delayed.get(job.domain)?.delete(job.key)
           // Taken again: an earlier completion of it here is over, or failed (its lock lost).
@@ -1518,8 +1546,9 @@ export class BullmqJournal implements IntakeJournal {
     await this.stopTaking()
     await this.underWayEnded(CLOSE_WAIT_MS)
     await this.worker?.close(true).catch(() => undefined)
-    // Jobs that ended here before the stop: what was kept behind them goes now.
-    await this.letGoOfEnded()
+    // Jobs that ended here before the stop: what was kept behind them goes now (bounded: with Redis
+    // gone, the sweep of another instance, or of the next start, lets go of them).
+    await withDeadline(this.letGoOfEnded(), CLOSE_WAIT_MS, 'Redis did not answer').catch(() => undefined)
     await this.queue.close().catch(() => undefined)
     this.workerClient?.disconnect()
     this.queueClient.disconnect()

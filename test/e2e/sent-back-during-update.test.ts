@@ -208,6 +208,27 @@ await describeWithService('redis', 'QUEUE=bullmq: a string sent back while its u
     await expect.poll(async () => redis((c) => c.hlen(key('kept'))), { timeout: 3000 }).toBe(0)
   }, 20_000)
 
+  it('Redis: the end of a copy leaves the mark of a later copy of the string, and what is kept behind that one', async () => {
+    const j = await journal()
+    const taken: Job[] = []
+    j.start((t) => taken.push(t))
+    await j.append('b1', [job(7)])
+    await expect.poll(() => taken.length).toBe(1)
+    await j.sending([taken[0]!])
+    // As if this copy finished and a later copy of the string, run elsewhere, marked itself and had
+    // an arrival kept behind it before this copy's end was let go of (one turn later).
+    await redis(async (c) => {
+      await c.hset(key('sending'), job(7).key, 'a later copy')
+      await c.hset(key('kept'), job(7).key, JSON.stringify(job(7, 'b2')))
+    })
+    await j.done(taken[0]!)
+    await expect.poll(async () => redis((c) => c.hget(key(job(7).key), 'finishedOn'))).not.toBeNull()
+    await new Promise((r) => setTimeout(r, 300))
+    expect(await redis((c) => c.hget(key('sending'), job(7).key))).toBe('a later copy')
+    expect(await redis((c) => c.hkeys(key('kept')))).toEqual([job(7).key])
+    expect(taken).toHaveLength(1)
+  })
+
   it('Redis: what an instance left kept behind a copy that ended goes back with the sweep of parked strings; behind a copy under way, it stays with its mark and goes without', async () => {
     const j = await journal()
     const taken: Job[] = []

@@ -43,3 +43,27 @@ it.skipIf(!redisServer && !process.env.CI)('a batch whose writes Redis does not 
     await journal.close()
   }
 }, 30_000)
+
+// The mark a status update's strings get before it goes out (`sending`) waits for Redis: without a
+// deadline, a Redis that stopped answering stopped every report, and a stop waiting for them, for
+// as long as it did not answer. Past the deadline the update fails (its strings are held).
+it.skipIf(!redisServer && !process.env.CI)('a status update whose mark Redis does not answer fails after the deadline instead of waiting for ever', async () => {
+  redis ??= await startPrivateRedis()
+  const journal = new BullmqJournal({ redisUrl: redis.socket, name: 'mark-stops-answering', concurrency: 1, attempts: 1, backoffMs: 1000, lockMs: 30_000, dedupeTtlMs: 60_000, markWaitMs: 500, log: silentLogger() })
+  const taken: Job[] = []
+  try {
+    journal.start((t) => taken.push(t))
+    await journal.append('b1', [job(7)])
+    for (let i = 0; i < 100 && taken.length === 0; i++) await new Promise((r) => setTimeout(r, 50))
+    expect(taken).toHaveLength(1)
+    redis.pause()
+    const t0 = Date.now()
+    const refused = await journal.sending(taken).then(() => undefined, (e: Error) => e)
+    expect(Date.now() - t0).toBeLessThan(5000)
+    expect(refused?.message).toMatch(/did not answer the mark of a status update within 0.5 s; the update was not sent/)
+  } finally {
+    redis.resume()
+    await (journal as unknown as { queue: { obliterate(o: { force: boolean }): Promise<void> } }).queue.obliterate({ force: true }).catch(() => undefined)
+    await journal.close()
+  }
+}, 30_000)
