@@ -337,6 +337,22 @@ for i = 2, #ARGV, 2 do
   end
 end
 return out`
+/**
+ * Marks ARGV[2..] [field, copy, ...] of KEYS[1] as a scan read them, whose copy is over (its job,
+ * under ARGV[1] .. field, finished or gone) and with nothing kept behind it (KEYS[2]): they go (an
+ * instance lost between a job's end and letting go of its mark left them). Unchanged marks only.
+ */
+const STALE_MARKS = `
+local gone = 0
+for i = 2, #ARGV, 2 do
+  local f = ARGV[i]
+  local job = ARGV[1] .. f
+  if (redis.call('EXISTS', job) == 0 or redis.call('HGET', job, 'finishedOn')) and redis.call('HEXISTS', KEYS[2], f) == 0 and redis.call('HGET', KEYS[1], f) == ARGV[i + 1] then
+    redis.call('HDEL', KEYS[1], f)
+    gone = gone + 1
+  end
+end
+return gone`
 /** Kept arrivals ARGV [field, value, ...] queued: off KEYS[1], unless another was kept there since. */
 const FORGET_KEPT = `
 for i = 1, #ARGV, 2 do
@@ -864,7 +880,22 @@ export class BullmqJournal implements IntakeJournal {
       cursor = next
       if (flat.length) released += await this.queueKept((await this.queueClient.eval(STRANDED_KEPT, 2, this.sendingKey, this.keptKey, this.queue.toKey(''), ...flat)) as string[])
     } while (cursor !== '0')
+    await this.forgetStaleMarks()
     return released
+  }
+
+  /**
+   * Marks of copies that are over, with nothing kept behind them (STALE_MARKS): an instance lost
+   * between a job's end and letting go of its mark, or whose letting go failed, left them; without
+   * this they stayed in the sending hash for good. Swept with the kept arrivals left behind.
+   */
+  private async forgetStaleMarks(): Promise<void> {
+    let cursor = '0'
+    do {
+      const [next, flat] = await this.queueClient.hscan(this.sendingKey, cursor, 'COUNT', RELEASE_CHUNK)
+      cursor = next
+      if (flat.length) await this.queueClient.eval(STALE_MARKS, 2, this.sendingKey, this.keptKey, this.queue.toKey(''), ...flat)
+    } while (cursor !== '0')
   }
 
   /**

@@ -237,9 +237,10 @@ await describeWithService('redis', 'QUEUE=bullmq: a string sent back while its u
     await expect.poll(() => taken.length).toBe(3)
     await j.done(taken.find((t) => t.stringId === 4)!)
     await expect.poll(async () => redis((c) => c.hget(key(job(4).key), 'finishedOn'))).not.toBeNull()
-    // As an instance lost between a job's end and letting go of it would leave them.
+    // As an instance lost between a job's end and letting go of it would leave them (and marks
+    // with nothing kept behind them: of a copy that finished, 4's own below, and of one gone, 8).
     await redis(async (c) => {
-      await c.hset(key('sending'), job(4).key, '1', job(5).key, '1')
+      await c.hset(key('sending'), job(4).key, '1', job(5).key, '1', job(8).key, '1')
       await c.hset(key('kept'), job(4).key, JSON.stringify(job(4, 'b2')), job(5).key, JSON.stringify(job(5, 'b2')), job(6).key, JSON.stringify(job(6, 'b2')))
     })
     expect(await j.replayParked()).toBe(1)
