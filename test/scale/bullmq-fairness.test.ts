@@ -9,14 +9,12 @@ import { afterEach, expect, it } from 'vitest'
 import { BullmqJournal, FAIR_TURN, flowsWaiting, REDIS_BYTES_PER_STRING } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
-import { describeWithService } from '../support/services.js'
+import { describeWithService, forgetJournalQueue } from '../support/services.js'
 
 const open: BullmqJournal[] = []
 afterEach(async () => {
   for (const journal of open.splice(0)) {
-    await queueOf(journal).obliterate({ force: true }).catch(() => undefined)
-    // The fairness keys are the journal's own, outside BullMQ's.
-    await clientOf(journal).del(queueOf(journal).toKey('fair:steps'), queueOf(journal).toKey('fair:clock')).catch(() => undefined)
+    await forgetJournalQueue(journal)
     await journal.close()
   }
 })

@@ -8,13 +8,13 @@ import type { Queue } from 'bullmq'
 import { BullmqJournal, FAIR_TURN, REDIS_BYTES_PER_STRING, type BullmqJournalOptions } from '../../src/queue/bullmq-journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { createLogger, silentLogger } from '../../src/util/logger.js'
-import { describeWithService } from '../support/services.js'
+import { describeWithService, forgetJournalQueue } from '../support/services.js'
 
 const open: BullmqJournal[] = []
 const queueOf = (j: BullmqJournal) => (j as unknown as { queue: Queue }).queue
 afterEach(async () => {
   for (const journal of open.splice(0)) {
-    await queueOf(journal).obliterate({ force: true }).catch(() => undefined)
+    await forgetJournalQueue(journal)
     await journal.close()
   }
 })

@@ -15,7 +15,7 @@ import { entryTime } from '../../src/queue/journal.js'
 import type { Job } from '../../src/protocol/job.js'
 import { createLogger, silentLogger, type Logger } from '../../src/util/logger.js'
 import { freePort } from '../../src/util/free-port.js'
-import { describeWithService } from '../support/services.js'
+import { describeWithService, forgetJournalQueue } from '../support/services.js'
 
 const open: BullmqJournal[] = []
 const clients: Redis[] = []
@@ -23,11 +23,7 @@ const queueOf = (j: BullmqJournal) => (j as unknown as { queue: Queue }).queue
 afterEach(async () => {
   vi.useRealTimers()
   for (const journal of open.splice(0)) {
-    const queue = queueOf(journal)
-    await queue.obliterate({ force: true }).catch(() => undefined)
-    // The fairness keys are the journal's own, outside BullMQ's.
-    const client = (journal as unknown as { queueClient: Redis }).queueClient
-    await client.del(queue.toKey('fair:steps'), queue.toKey('fair:clock')).catch(() => undefined)
+    await forgetJournalQueue(journal)
     await journal.close()
   }
   for (const client of clients.splice(0)) client.disconnect()

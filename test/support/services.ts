@@ -128,3 +128,19 @@ export async function flushRedis(url: string): Promise<void> {
     client.disconnect()
   }
 }
+
+/**
+ * Remove a BullMQ journal's queue from Redis, every key of it: BullMQ's (obliterate) and the
+ * journal's own beside them (fairness, the filter of finished strings, held strings), which
+ * obliterate leaves. For test files that share a database and tell their queues apart by name.
+ */
+export async function forgetJournalQueue(journal: unknown): Promise<void> {
+  const { queue, queueClient } = journal as { queue: { obliterate(o: { force: boolean }): Promise<void>; toKey(name: string): string }; queueClient: { scan(cursor: string, ...args: string[]): Promise<[string, string[]]>; del(...keys: string[]): Promise<number> } }
+  await queue.obliterate({ force: true }).catch(() => undefined)
+  let cursor = '0'
+  do {
+    const [next, keys] = await queueClient.scan(cursor, 'MATCH', `${queue.toKey('')}*`, 'COUNT', '500').catch((): [string, string[]] => ['0', []])
+    cursor = next
+    if (keys.length) await queueClient.del(...keys).catch(() => undefined)
+  } while (cursor !== '0')
+}
