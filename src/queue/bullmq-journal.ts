@@ -880,7 +880,8 @@ export class BullmqJournal implements IntakeJournal {
       cursor = next
       if (flat.length) released += await this.queueKept((await this.queueClient.eval(STRANDED_KEPT, 2, this.sendingKey, this.keptKey, this.queue.toKey(''), ...flat)) as string[])
     } while (cursor !== '0')
-    await this.forgetStaleMarks()
+    // Housekeeping: its failure must not keep the parked strings from their replay.
+    await this.forgetStaleMarks().catch((error: unknown) => this.options.log.warn({ err: error }, 'bullmq: could not sweep the marks of status updates whose strings are done; the next sweep does'))
     return released
   }
 
