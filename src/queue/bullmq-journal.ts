@@ -45,7 +45,7 @@
 // (a new epoch) when the queue is empty and no batch is on its way to it.
 import { randomUUID } from 'node:crypto'
 import { DelayedError, Queue, Worker as BullWorker, type Job as BullJob } from 'bullmq'
-import { Redis } from 'ioredis'
+import { Redis, type ChainableCommander } from 'ioredis'
 import type { Logger } from '../util/logger.js'
 import type { BacklogView } from './backlog.js'
 import type { IntakeJournal } from './intake-journal.js'
@@ -353,6 +353,21 @@ for i = 2, #ARGV, 2 do
   end
 end
 return gone`
+/**
+ * Finished copies ARGV [field, copy, ...] removed (in the same transaction): the mark of that very
+ * copy (KEYS[1]), which an instance lost before letting go of it left, goes with it, and what was
+ * kept behind that mark (KEYS[2]) too: the copy queued in its place answers for it, checked with
+ * the service. Returns the fields whose kept arrival went. A mark of another copy stays.
+ */
+const FORGET_MARKS_OF = `
+local out = {}
+for i = 1, #ARGV, 2 do
+  if redis.call('HGET', KEYS[1], ARGV[i]) == ARGV[i + 1] then
+    redis.call('HDEL', KEYS[1], ARGV[i])
+    if redis.call('HDEL', KEYS[2], ARGV[i]) == 1 then out[#out + 1] = ARGV[i] end
+  end
+end
+return out`
 /** Kept arrivals ARGV [field, value, ...] queued: off KEYS[1], unless another was kept there since. */
 const FORGET_KEPT = `
 for i = 1, #ARGV, 2 do
@@ -508,8 +523,14 @@ export class BullmqJournal implements IntakeJournal {
   /**
    * Strings whose status update this instance sent (`sending`), and the copy that sent it (its
    * BullMQ job's timestamp: the mark's value): when that job ends, what was kept behind it goes.
+   * `settledAt`: when its processor here settled. BullMQ tells of no end for a job given back to
+   * wait out a back-off (`delay`), nor for one whose lock was lost (taken over by another instance:
+   * its completion here fails): past lockMs after it settled, no end can come (its lock, no longer
+   * renewed, has lapsed), and the entry goes (`forgetSentSettled`) rather than stay for the life of
+   * the process.
    */
-  private readonly sent = new Map<string, string>()
+  private readonly sent = new Map<string, { copy: string; settledAt?: number }>()
+  private sentPrunedAt = 0
   /** Of those, the ones whose job ended, waiting for the next release of kept arrivals (one round trip for them all): [field, copy, ...]. */
   private ended: string[] = []
   private endedTimer?: NodeJS.Immediate
@@ -756,8 +777,8 @@ export class BullmqJournal implements IntakeJournal {
    * (removed, so addBulk takes the new arrival), marked to be checked with the service before it
    * runs; one whose id is queued or running is left out (BullMQ would absorb it, and it would take
    * positions no string stands for), unless that copy's status update went out: then it is kept
-   * behind it (KEEP_BEHIND_SENT) until it ends. One round trip for the whole batch (and one more
-   * for those kept).
+   * behind it (KEEP_BEHIND_SENT) until it ends. One round trip reads the whole batch, one removes
+   * its finished jobs (and one more for those kept).
    */
   private async replaceFinished(jobs: Job[]): Promise<Job[]> {
     const pipeline = this.queueClient.pipeline()
@@ -767,12 +788,13 @@ export class BullmqJournal implements IntakeJournal {
     const marks = (answers[jobs.length]?.[1] as Array<string | null> | undefined) ?? []
     const out: Job[] = []
     const behindSent: Job[] = []
+    const finished: string[] = []
     const replaced: string[] = []
     for (let i = 0; i < jobs.length; i++) {
       const job = jobs[i]!
       const [timestamp, finishedOn] = (answers[i]?.[1] as Array<string | null> | undefined) ?? []
       if (finishedOn) {
-        await this.queue.remove(job.key)
+        finished.push(job.key)
         job.recheck = true
         if (marks[i]) replaced.push(job.key)
       } else if (timestamp) {
@@ -782,10 +804,29 @@ export class BullmqJournal implements IntakeJournal {
       out.push(job)
     }
     // A mark left on a copy that finished (its instance stopped before letting go of it): this
-    // arrival, checked with the service, answers for what was kept behind it.
-    if (replaced.length) await this.queueClient.multi().hdel(this.sendingKey, ...replaced).hdel(this.keptKey, ...replaced).exec()
+    // arrival, checked with the service, answers for what was kept behind it. Removed with the jobs.
+    await this.removeFinished(finished, (tx) => {
+      if (replaced.length) tx.hdel(this.sendingKey, ...replaced).hdel(this.keptKey, ...replaced)
+    })
     await this.recheckIfFinishedBefore(out.filter((job) => !job.recheck))
     return behindSent.length ? [...out, ...(await this.keepBehindSent(behindSent))] : out
+  }
+
+  /**
+   * Remove finished jobs, all at once (Queue.remove each, sent together on the connection: one
+   * round trip's wait for the batch, not one a job), then what `alongside` adds about those jobs,
+   * in one transaction (with no jobs, nothing is done). Returns the answers to what it added.
+   */
+  private async removeFinished(keys: string[], alongside: (tx: ChainableCommander) => void = () => undefined): Promise<unknown[]> {
+    if (keys.length === 0) return []
+    await Promise.all(keys.map((key) => this.queue.remove(key)))
+    const tx = this.queueClient.multi()
+    alongside(tx)
+    if (tx.length === 0) return []
+    const answers = await tx.exec()
+    if (!answers) throw new Error('Redis did not run the transaction that forgets the marks of finished jobs')
+    for (const [error] of answers) if (error) throw error
+    return answers.map(([, value]) => value)
   }
 
   /**
@@ -814,21 +855,44 @@ export class BullmqJournal implements IntakeJournal {
     for (const job of jobs) {
       // The copy: two copies of a string (one finished and replaced, the next running) never
       // clear each other's mark.
-      const copy = String(this.running.get(job.key)?.createdAt ?? Date.now())
+      const w = this.running.get(job.key)
+      const copy = String(w?.createdAt ?? Date.now())
       fields.push(job.key, copy)
-      this.sent.set(job.key, copy)
+      // Not running here: nothing here ends it, so it is as good as settled.
+      this.sent.set(job.key, w ? { copy } : { copy, settledAt: Date.now() })
     }
+    this.forgetSentSettled(Date.now())
     const waitMs = this.options.markWaitMs ?? MARK_WAIT_MS
     await withDeadline(this.queueClient.hset(this.sendingKey, ...fields), waitMs, `the queue's Redis did not answer the mark of a status update within ${waitMs / 1000} s; the update was not sent (its strings are held and sent again once Redis answers)`)
   }
 
   /** A string's BullMQ job ended here (completed, held, failed): if its update was sent, what was kept behind it goes soon. */
   private jobEnded(key: string | undefined): void {
-    const copy = key === undefined ? undefined : this.sent.get(key)
-    if (copy === undefined) return
+    const sent = key === undefined ? undefined : this.sent.get(key)
+    if (sent === undefined) return
     this.sent.delete(key!)
-    this.ended.push(key!, copy)
+    this.ended.push(key!, sent.copy)
     this.endedTimer ??= setImmediate(() => void this.letGoOfEnded())
+  }
+
+  /** The processor of a string's copy settled here (done, held, parked, delayed, given back): see `sent`. */
+  private settled(key: string, copy: string): void {
+    const now = Date.now()
+    const sent = this.sent.get(key)
+    if (sent?.copy === copy) sent.settledAt = now
+    this.forgetSentSettled(now)
+  }
+
+  /**
+   * Every lockMs at most: forget the strings of `sent` whose processor settled more than lockMs ago
+   * (BullMQ never told of their end here, see `sent`; their marks and what was kept behind them go
+   * with another instance's end of the copy or the sweep with the parked strings).
+   */
+  private forgetSentSettled(now: number): void {
+    const lockMs = this.options.lockMs
+    if (now - this.sentPrunedAt < lockMs) return
+    this.sentPrunedAt = now
+    for (const [key, { settledAt }] of this.sent) if (settledAt !== undefined && settledAt <= now - lockMs) this.sent.delete(key)
   }
 
   /** What was kept behind the jobs that ended since the last time goes (one round trip, and one more if any was kept). */
@@ -951,14 +1015,25 @@ export class BullmqJournal implements IntakeJournal {
           // run may have reported it already, so the service is asked first, as for a string that
           // comes back (only NEED_PROCESS runs again).
           // Its update may have gone out with the mark (`sending`) set: its end lets go of what was kept behind it.
+          const copy = String(bullJob.timestamp)
           if (bullJob.stalledCounter > 0) {
             job.recheck = true
-            this.sent.set(job.key, String(bullJob.timestamp))
+            this.sent.set(job.key, { copy })
+          } else if (this.sent.get(job.key)?.copy === copy) {
+            // Taken here again (back from a back-off, say): running, not settled.
+            this.sent.get(job.key)!.settledAt = undefined
           }
           this.delayed.get(job.domain)?.delete(job.key)
           // Taken again: an earlier completion of it here is over, or failed (its lock lost).
           this.underWay.completing.delete(bullJob.id!)
-          this.running.set(job.key, { resolve, reject, createdAt: bullJob.timestamp, bullJob, token })
+          const settled = () => this.settled(job.key, copy)
+          this.running.set(job.key, {
+            resolve: (value) => (settled(), resolve(value)),
+            reject: (error) => (settled(), reject(error)),
+            createdAt: bullJob.timestamp,
+            bullJob,
+            token,
+          })
           // Handed out as this instance stopped taking (a fetch under way when the worker paused).
           if (!this.taking) return void this.giveBack([job])
           take(job)
@@ -1335,7 +1410,8 @@ export class BullmqJournal implements IntakeJournal {
    * the job is added again as it was held), a copy still waiting or running (left: it may be a
    * hold under way, so the string is kept for a later release), a copy that finished since
    * (removed; the job is checked with the service before it runs, as any string that comes back),
-   * or nothing (expired: added). Returns the keys added and those left, with their copy's creation time.
+   * or nothing (expired: added). A finished copy's mark (`sending`) goes with its job (FORGET_MARKS_OF).
+   * Returns the keys added and those left, with their copy's creation time.
    */
   private async requeue(jobs: Job[]): Promise<{ added: string[]; running: Map<string, number> }> {
     if (!jobs.length) return { added: [], running: new Map() }
@@ -1344,7 +1420,8 @@ export class BullmqJournal implements IntakeJournal {
     const answers = (await pipeline.exec()) ?? []
     const add: Job[] = []
     const running = new Map<string, number>()
-    const removals: Array<Promise<unknown>> = []
+    /** Finished copies to remove: [field, copy (its timestamp), ...]. */
+    const finished: string[] = []
     /** Nothing under their id: expired, or removed past DEDUPE_MAX. */
     const gone: Job[] = []
     jobs.forEach((job, i) => {
@@ -1356,12 +1433,16 @@ export class BullmqJournal implements IntakeJournal {
         return
       }
       if (finishedOn) {
-        removals.push(this.queue.remove(job.key))
+        finished.push(job.key, timestamp ?? '')
         if (returnvalue !== JSON.stringify(HELD)) job.recheck = true
       } else gone.push(job)
       add.push(job)
     })
-    await Promise.all(removals)
+    // The mark a lost instance left on a finished copy goes with its job: left, it kept every
+    // arrival of the string behind the copy queued here until the sweep with the parked strings.
+    const [keptWent] = await this.removeFinished(finished.filter((_, i) => i % 2 === 0), (tx) => void tx.eval(FORGET_MARKS_OF, 2, this.sendingKey, this.keptKey, ...finished))
+    const answersFor = new Set((keptWent as string[] | undefined) ?? [])
+    for (const job of add) if (answersFor.has(job.key)) job.recheck = true
     // A copy that ran while these were held may have finished and been removed since.
     await this.recheckIfFinishedBefore(gone.filter((job) => !job.recheck))
     await this.add(add)

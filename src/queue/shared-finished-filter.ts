@@ -59,6 +59,8 @@ const CHUNK = 500
 
 export class SharedFinishedFilter {
   private readonly bits: number
+  /** The scope hashed last, and its hash: a group's strings share one, so it is built and hashed once, not per string (as Dedupe does). */
+  private hashed = { organizationId: '', projectId: -1, stepId: -1, languageId: '', hash: 0 }
 
   /** `keyOf` names the filter's keys in Redis (under the queue's prefix); `perGeneration` 0: none kept. */
   constructor(
@@ -101,6 +103,14 @@ export class SharedFinishedFilter {
 
   /** A string's probes, hashed as the de-duplication of the default path hashes it (scope, string id, revision). */
   private probes(s: StringRef & { revision: number }): number[] {
-    return probesOf(scopeHash(`${s.organizationId}|${s.projectId}|${s.stepId}|${s.languageId}`), s.stringId, s.revision, this.bits)
+    return probesOf(this.scopeHashOf(s), s.stringId, s.revision, this.bits)
+  }
+
+  private scopeHashOf(s: StringRef): number {
+    const h = this.hashed
+    if (h.organizationId === s.organizationId && h.projectId === s.projectId && h.stepId === s.stepId && h.languageId === s.languageId) return h.hash
+    const hash = scopeHash(`${s.organizationId}|${s.projectId}|${s.stepId}|${s.languageId}`)
+    this.hashed = { organizationId: s.organizationId, projectId: s.projectId, stepId: s.stepId, languageId: s.languageId, hash }
+    return hash
   }
 }

@@ -25,6 +25,7 @@ export function takenTogether(hand: (jobs: Job[]) => void, o: { windowMs?: numbe
   const longestMs = o.longestMs ?? TAKEN_TOGETHER_LONGEST_MS
   let jobs: Job[] = []
   let firstAt = 0
+  let lastAt = 0
   let timer: NodeJS.Timeout | undefined
   const take = (): Job[] => {
     clearTimeout(timer)
@@ -37,13 +38,22 @@ export function takenTogether(hand: (jobs: Job[]) => void, o: { windowMs?: numbe
     const out = take()
     if (out.length) hand(out)
   }
+  // Armed once per group, not per string (a timer cleared and set again for each of 500 strings
+  // taken in a burst): when it fires, a string taken since sets it again for what is left of its
+  // window, if the group's longest wait allows.
+  const due = () => {
+    timer = undefined
+    const left = Math.min(lastAt + windowMs, firstAt + longestMs) - Date.now()
+    if (left > 0) timer = setTimeout(due, left)
+    else flush()
+  }
   return {
     add(job) {
-      if (jobs.length === 0) firstAt = Date.now()
+      lastAt = Date.now()
+      if (jobs.length === 0) firstAt = lastAt
       jobs.push(job)
-      clearTimeout(timer)
       if (jobs.length >= max) return flush()
-      timer = setTimeout(flush, Math.max(0, Math.min(windowMs, firstAt + longestMs - Date.now())))
+      timer ??= setTimeout(due, Math.max(0, Math.min(windowMs, firstAt + longestMs - lastAt)))
     },
     drain: take,
   }
