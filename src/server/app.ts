@@ -57,11 +57,31 @@ const noSniffing: Middleware = async (ctx, next) => {
   await next()
 }
 
+/**
+ * An error that escapes errorMiddleware (one of sending the answer, after the routes are done: a
+ * body JSON.stringify refuses) is answered by Koa's own ctx.onerror, which first removes every
+ * header set so far: the 500 went without nosniff, and without the `Connection: close` of a worker
+ * stopping. Koa sets the headers the error carries: these go with them. (A body stream that fails
+ * gets no answer at all: Koa pipes it with stream.pipeline, which destroys the response.)
+ */
+function keepHeadersOnErrors(app: Koa): void {
+  const onerror = app.context.onerror
+  app.context.onerror = function (this: Koa.Context, error: unknown) {
+    if (error instanceof Error && !this.headerSent) {
+      const e = error as Error & { headers?: Record<string, string> }
+      const closing: Record<string, string> = this.response.get('Connection') === 'close' ? { Connection: 'close' } : {}
+      e.headers = { ...e.headers, 'X-Content-Type-Options': 'nosniff', ...closing }
+    }
+    onerror.call(this, error as Error)
+  }
+}
+
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa()
   app.proxy = true
   // Koa logs errors itself unless told otherwise; ours are logged (or not) by the middleware.
   app.silent = true
+  keepHeadersOnErrors(app)
   app.use(noSniffing)
   app.use(errorMiddleware(deps.log))
   // A kept-alive connection would hold the listener open (and a request on it would be cut when

@@ -4,6 +4,7 @@
 // keep a body buffer for five minutes.
 import { createServer, type RequestListener, type Server } from 'node:http'
 import { once } from 'node:events'
+import { answerClientError } from './client-error.js'
 
 export interface ListenOptions {
   port: number
@@ -23,6 +24,8 @@ export async function listen(handler: RequestListener, o: ListenOptions): Promis
     },
     handler,
   )
+  // Node's own refusals (400, 408, 413, 431), with the headers every answer of the worker carries.
+  server.on('clientError', answerClientError)
   server.listen(o.port, o.host)
   try {
     await once(server, 'listening')

@@ -75,4 +75,32 @@ describe('X-Content-Type-Options: nosniff', () => {
     expect(await answer('/findings?stringId=1')).toEqual({ status: 401, type: expect.stringMatching(/^text\/plain/), nosniff: 'nosniff' })
     expect((await answer('/nowhere')).nosniff).toBe('nosniff')
   })
+
+  // Koa answers an error that escapes the error middleware itself (one of sending the answer, once
+  // the routes are done: here a body JSON.stringify refuses) and removes every header set before:
+  // nosniff went, and a stopping worker's Connection: close with it.
+  it("on Koa's own answer to an error of sending the answer, after the routes", async () => {
+    const app = createApp({
+      log: silentLogger(),
+      metrics: createMetrics({ defaults: false }),
+      webhook: async () => undefined,
+      health: async () => ({ status: 'ok', uptime: 1n }),
+      ready: async () => ({ ready: true, checks: {} }),
+      manifest: () => ({}),
+      logo: () => undefined,
+      closing: () => true,
+    })
+    const own = app.listen(0, '127.0.0.1')
+    await new Promise((r) => own.once('listening', r))
+    try {
+      const res = await fetch(`http://127.0.0.1:${(own.address() as AddressInfo).port}/healthz`)
+      await res.arrayBuffer()
+      expect(res.status).toBe(500)
+      expect(res.headers.get('x-content-type-options')).toBe('nosniff')
+      expect(res.headers.get('connection')).toBe('close')
+    } finally {
+      own.closeAllConnections()
+      await new Promise<void>((r) => own.close(() => r()))
+    }
+  })
 })
