@@ -5,8 +5,9 @@ import { optionsTable } from '../config/options-table.js'
 
 const USAGE = `usage: switchyard config [--check]
 Prints the configuration reference (every environment variable, its type, default and meaning).
---check: validates the current environment instead (and that PIPELINES_DIR, PLUGINS_DIR and DATA_DIR
-are there and usable), and says what is missing for a real organization.
+--check: validates the current environment instead (and that PIPELINES_DIR holds pipelines, PLUGINS_DIR
+is there, and DATA_DIR and the directory of a sqlite:// STORE_URL can be written), and says what is
+missing for a real organization.
 `
 
 export async function runConfig(args: string[]): Promise<number> {

@@ -14,7 +14,8 @@ Commands:
   manifest                      print the app manifest rendered from the pipelines
   config [--check]              print the configuration reference (environment variables);
                                 --check validates the environment and the directories it
-                                names (PIPELINES_DIR, PLUGINS_DIR, DATA_DIR)
+                                names (PIPELINES_DIR, PLUGINS_DIR, DATA_DIR, a sqlite://
+                                STORE_URL's)
   emulate [--port N]            run the emulated localization service alone
   demo                          the emulated service + the worker + a sample project, routed
   bench [--quick]               measure throughput, API calls, model calls and memory

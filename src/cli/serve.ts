@@ -1,6 +1,7 @@
 // `switchyard serve`: the worker with everything wired: store, pipelines (reloaded on SIGHUP),
 // OAuth tokens, step settings, and graceful shutdown on SIGTERM/SIGINT.
-import { loadConfig, missingToConnect, type Config } from '../config/load-config.js'
+import { ConfigError, loadConfig, missingToConnect, type Config } from '../config/load-config.js'
+import { writableProblems } from '../config/path-problems.js'
 import { parseAppSecrets, scopedOrganizations } from '../webhooks/app-secrets.js'
 import { PipelineHost, pipelineSourceOf } from '../engine/pipeline-host.js'
 import { createPipelinePool, type PipelinePool } from '../engine/pipeline-pool.js'
@@ -135,6 +136,11 @@ export async function runServe(args: string[]): Promise<number> {
     return 2
   }
   const config = loadConfig(process.env)
+  // Refused before anything opens, as `config --check` refuses it: a DATA_DIR or SQLite directory
+  // the worker cannot write failed the start only once the store opened, or (DATA_DIR/incoming)
+  // the first large webhook body, after the worker had said it was listening.
+  const unwritable = writableProblems(config)
+  if (unwritable.length) throw new ConfigError(unwritable)
   const log = createLogger({ level: config.logLevel, format: config.logFormat })
   let running: Running
   try {

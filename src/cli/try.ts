@@ -26,7 +26,7 @@ import { memoryCacheFor, processIo, type CliIo } from './cli-io.js'
 
 const USAGE = `usage: switchyard try PIPELINE STRINGS.json [--pretty]
 STRINGS.json: a JSON array of { id? (a string or a number, echoed as given), source, translation, sourceLanguage, targetLanguage
-(language codes such as "en" and "fr"; both required), key?, context?, maxLength?, settings?, fileType?, filePath?, labelIds?,
+(BCP 47 language codes such as "en" and "pt-BR"; both required), key?, context?, maxLength?, settings?, fileType?, filePath?, labelIds?,
 isPlural?, plurals? ([{ plural, text }]) }, or a webhook batch body ({ "events": [...] }), read as the worker reads one.
 Prints, per string, { id, output, findings: [{ check, code, severity, message }] } where output is the port
 ("" when parked) and code the finding's stable code (null when its plugin gives none).
@@ -47,18 +47,34 @@ export interface TryInput {
 const EXAMPLE_CODE = { sourceLanguage: 'en', targetLanguage: 'fr' } as const
 
 /**
+ * Is `code` a BCP 47 language tag (`fr`, `pt-BR`, `sr-Latn`; `_` taken for `-`, as the engine reads
+ * a record's locale)? Intl.getCanonicalLocales checks the form only, and takes a language subtag of
+ * five to eight letters ("french", "english"), which BCP 47 reserves and no language has.
+ */
+function isLanguageCode(code: string): boolean {
+  try {
+    const [tag] = Intl.getCanonicalLocales(code.replaceAll('_', '-'))
+    return tag !== undefined && /^[a-z]{2,3}$/.test(new Intl.Locale(tag).language)
+  } catch {
+    return false
+  }
+}
+
+/**
  * A language of an entry: a code (`fr`, `pt-BR`) or a language record with its `id`. Required, as
  * the input format says: one missing, empty or of another type was taken as en or fr without a
  * word, and the checks that depend on the language (plurals, punctuation, the AI's prompt) then
- * judged a German translation as a French one.
+ * judged a German translation as a French one. A code that is not BCP 47 ("french") was taken as
+ * written, and those checks fell back to the default locale's rules without a word. `n` counts entries from 1.
  */
-function language(raw: Obj, field: keyof typeof EXAMPLE_CODE, i: number): Language {
+function language(raw: Obj, field: keyof typeof EXAMPLE_CODE, n: number): Language {
   const v = raw[field]
   if (isObj(v) && typeof v.id === 'string' && v.id) return v as unknown as Language
-  if (typeof v === 'string' && v.trim()) return languageFromCode(v.trim())
   const expected = `a language code such as "${EXAMPLE_CODE[field]}" (or a language record with its "id")`
-  if (v === undefined) throw new Error(`entry ${i}: "${field}" is missing: give ${expected}`)
-  throw new Error(`entry ${i}: "${field}" must be ${expected}, not ${JSON.stringify(v).slice(0, 60)}`)
+  if (typeof v === 'string' && isLanguageCode(v.trim())) return languageFromCode(v.trim())
+  if (typeof v === 'string' && v.trim()) throw new Error(`entry ${n}: "${field}" ${JSON.stringify(v.slice(0, 60))} is not a BCP 47 language code such as "${EXAMPLE_CODE[field]}" or "pt-BR"`)
+  if (v === undefined) throw new Error(`entry ${n}: "${field}" is missing: give ${expected}`)
+  throw new Error(`entry ${n}: "${field}" must be ${expected}, not ${JSON.stringify(v).slice(0, 60)}`)
 }
 
 /**
@@ -82,16 +98,18 @@ export function itemsFromInput(input: unknown, signal: AbortSignal, withTranslat
   if (isObj(input) && 'events' in input) return itemsFromBatch(input, { log, signal })
   if (!Array.isArray(input)) throw new Error('STRINGS.json must be a JSON array of strings or a webhook batch body ({ "events": [...] })')
   return input.map((raw, i) => {
-    if (!isObj(raw) || typeof raw.source !== 'string') throw new Error(`entry ${i}: must be an object with a "source" text`)
-    if (raw.translation !== undefined && typeof raw.translation !== 'string') throw new Error(`entry ${i}: "translation" must be a string`)
-    if (raw.id !== undefined && typeof raw.id !== 'string' && typeof raw.id !== 'number') throw new Error(`entry ${i}: "id" must be a string or a number`)
+    // Entries are named by position from 1, as an id left out is (and as a person counts them).
+    const n = i + 1
+    if (!isObj(raw) || typeof raw.source !== 'string') throw new Error(`entry ${n}: must be an object with a "source" text`)
+    if (raw.translation !== undefined && typeof raw.translation !== 'string') throw new Error(`entry ${n}: "translation" must be a string`)
+    if (raw.id !== undefined && typeof raw.id !== 'string' && typeof raw.id !== 'number') throw new Error(`entry ${n}: "id" must be a string or a number`)
     const plurals = Array.isArray(raw.plurals) ? (raw.plurals as PluralForm[]) : undefined
     const string: ItemSource = {
       // Plugins see a number: the caller's when it is a safe integer, else the position.
-      stringId: Number.isSafeInteger(raw.id) ? (raw.id as number) : i + 1,
+      stringId: Number.isSafeInteger(raw.id) ? (raw.id as number) : n,
       projectId: 0, stepId: 0, organizationId: '',
       string: {
-        key: typeof raw.key === 'string' ? raw.key : `string.${i + 1}`,
+        key: typeof raw.key === 'string' ? raw.key : `string.${n}`,
         context: typeof raw.context === 'string' ? raw.context : '',
         maxLength: Number(raw.maxLength) || 0,
         text: raw.source,
@@ -100,12 +118,12 @@ export function itemsFromInput(input: unknown, signal: AbortSignal, withTranslat
         filePath: typeof raw.filePath === 'string' ? raw.filePath : '',
         labelIds: Array.isArray(raw.labelIds) ? raw.labelIds.filter((n): n is number => typeof n === 'number') : [],
       },
-      sourceLanguage: language(raw, 'sourceLanguage', i),
-      targetLanguage: language(raw, 'targetLanguage', i),
+      sourceLanguage: language(raw, 'sourceLanguage', n),
+      targetLanguage: language(raw, 'targetLanguage', n),
     }
     // The worker fetches translations only for a pipeline some check of which needs them.
     const translation: TargetText | undefined = !withTranslation ? undefined : typeof raw.translation === 'string' || plurals ? { ...(typeof raw.translation === 'string' ? { text: raw.translation } : {}), ...(plurals ? { plurals } : {}) } : undefined
-    return { item: buildItem(string, { translation, settings: {}, log, signal }), settings: raw.settings, id: raw.id ?? i + 1 }
+    return { item: buildItem(string, { translation, settings: {}, log, signal }), settings: raw.settings, id: raw.id ?? n }
   })
 }
 

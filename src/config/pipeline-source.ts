@@ -7,5 +7,10 @@
  */
 export function pipelineSourceOf(setting: string): string[] | { dir: string } {
   const entries = setting.split(',').map((f) => f.trim()).filter(Boolean)
-  return setting.includes(',') || /\.ya?ml$/i.test(setting.trim()) ? entries : { dir: setting }
+  return setting.includes(',') || isPipelineFileName(setting.trim()) ? entries : { dir: setting }
+}
+
+/** Is this the name of a pipeline file (*.yaml, *.yml)? The files of a directory the engine loads. */
+export function isPipelineFileName(name: string): boolean {
+  return /\.ya?ml$/i.test(name)
 }

@@ -11,6 +11,7 @@ import type { Pipeline, PipelineSet } from './pipeline.js'
 import { pipelineSchema, type PipelineFile } from './pipeline-schema.js'
 import { PluginRegistry } from './plugin-registry.js'
 import type { PluginEvent, PluginInstance } from './types.js'
+import { isPipelineFileName } from '../config/pipeline-source.js'
 
 export type { EngineDeps } from './compile-pipeline.js'
 export type { EditorMode, Pipeline, PipelineSet, PipelineSource } from './pipeline.js'
@@ -33,7 +34,7 @@ const validatePipeline = ajv.compile<PipelineFile>(pipelineSchema)
 /** The pipeline files of a directory: *.yaml and *.yml, sorted. */
 export async function listPipelineFiles(dir: string): Promise<string[]> {
   const names = await readdir(dir)
-  return names.filter((n) => /\.ya?ml$/i.test(n)).sort().map((n) => path.join(dir, n))
+  return names.filter(isPipelineFileName).sort().map((n) => path.join(dir, n))
 }
 
 /**

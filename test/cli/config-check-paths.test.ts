@@ -12,6 +12,11 @@ const dir = mkdtempSync(path.join(os.tmpdir(), 'switchyard-config-check-'))
 const aFile = path.join(dir, 'a-file')
 writeFileSync(aFile, 'not a directory\n')
 mkdirSync(path.join(dir, 'plugins'))
+// A directory with files, none of them a pipeline (a README, a pipeline renamed .yaml.off).
+mkdirSync(path.join(dir, 'no-pipelines-inside'))
+writeFileSync(path.join(dir, 'no-pipelines-inside', 'README.md'), '# pipelines\n')
+writeFileSync(path.join(dir, 'no-pipelines-inside', 'qa-gate.yaml.off'), 'key: qa-gate\n')
+mkdirSync(path.join(dir, 'empty'))
 afterAll(() => rmSync(dir, { recursive: true, force: true }))
 
 async function check(env: Record<string, string>): Promise<{ status: number; out: string; err: string }> {
@@ -76,5 +81,36 @@ describe('switchyard config --check: the directories', () => {
     const r = await check({ DATA_DIR: path.join(aFile, 'data') })
     expect(r.status).toBe(2)
     expect(r.err).toContain(`DATA_DIR: "${path.join(aFile, 'data')}" does not exist and cannot be created: "${aFile}" is a file, not a directory`)
+  })
+
+  // A worker started on such a directory served no step: its manifest declared none.
+  it('refuses a PIPELINES_DIR that holds no pipeline files', async () => {
+    for (const pipelines of [path.join(dir, 'empty'), path.join(dir, 'no-pipelines-inside')]) {
+      const r = await check({ PIPELINES_DIR: pipelines, DATA_DIR: path.join(dir, 'data') })
+      expect(r.status, pipelines).toBe(2)
+      expect(r.err).toContain(`PIPELINES_DIR: "${pipelines}" holds no pipeline files (*.yaml, *.yml): the worker would serve no step`)
+    }
+  })
+
+  it('checks the directory of a sqlite:// STORE_URL outside DATA_DIR', async () => {
+    const store = path.join(aFile, 'store', 'switchyard.sqlite')
+    const r = await check({ PIPELINES_DIR: path.join(PACKAGE_ROOT, 'pipelines'), DATA_DIR: path.join(dir, 'data'), STORE_URL: `sqlite://${store}` })
+    expect(r.status).toBe(2)
+    expect(r.err).toContain(`STORE_URL: the SQLite store's directory "${path.dirname(store)}" does not exist and cannot be created: "${aFile}" is a file, not a directory`)
+    expect(r.err).not.toContain('DATA_DIR')
+    // A store that is a directory (STORE_URL naming DATA_DIR itself, say).
+    const folder = await check({ PIPELINES_DIR: path.join(PACKAGE_ROOT, 'pipelines'), DATA_DIR: path.join(dir, 'data'), STORE_URL: `sqlite://${path.join(dir, 'plugins')}` })
+    expect(folder.status).toBe(2)
+    expect(folder.err).toContain(`STORE_URL: the SQLite store "${path.join(dir, 'plugins')}" is a directory, not a file`)
+    // One the worker can create is fine.
+    const fine = await check({ PIPELINES_DIR: path.join(PACKAGE_ROOT, 'pipelines'), DATA_DIR: path.join(dir, 'data'), STORE_URL: `sqlite://${path.join(dir, 'elsewhere', 'not-yet', 'x.sqlite')}` })
+    expect(fine.err).toBe('')
+    expect(fine.status).toBe(0)
+  })
+
+  it('names a DATA_DIR that holds the default SQLite store once, under DATA_DIR', async () => {
+    const r = await check({ PIPELINES_DIR: path.join(PACKAGE_ROOT, 'pipelines'), DATA_DIR: aFile })
+    expect(r.status).toBe(2)
+    expect(r.err).toBe(`Invalid configuration:\n  DATA_DIR: "${aFile}" is a file, not a directory`)
   })
 })

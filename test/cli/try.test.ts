@@ -59,7 +59,8 @@ describe('switchyard try', () => {
       const bad = captureIo(env)
       writeFileSync(file, JSON.stringify([{ id: { n: 1 }, source: 'x' }]))
       expect(await runTry([PIPELINE, file], bad)).toBe(2)
-      expect(bad.err()).toMatch(/entry 0: "id" must be a string or a number/)
+      // Entries are counted from 1, as an id left out is.
+      expect(bad.err()).toMatch(/entry 1: "id" must be a string or a number/)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
@@ -72,11 +73,17 @@ describe('switchyard try', () => {
     try {
       const file = path.join(dir, 'languages.json')
       const refused: Array<[object, RegExp]> = [
-        [{ sourceLanguage: 'en' }, /\/languages\.json: entry 1: "targetLanguage" is missing: give a language code such as "fr" \(or a language record with its "id"\)\n$/],
-        [{ targetLanguage: 'de' }, /\/languages\.json: entry 1: "sourceLanguage" is missing: give a language code such as "en"/],
-        [{ sourceLanguage: 'en', targetLanguage: '' }, /entry 1: "targetLanguage" must be a language code such as "fr" \(or a language record with its "id"\), not ""\n$/],
-        [{ sourceLanguage: 'en', targetLanguage: 49 }, /entry 1: "targetLanguage" must be a language code .*, not 49\n$/],
-        [{ sourceLanguage: { name: 'English' }, targetLanguage: 'de' }, /entry 1: "sourceLanguage" must be a language code .*, not \{"name":"English"\}\n$/],
+        [{ sourceLanguage: 'en' }, /\/languages\.json: entry 2: "targetLanguage" is missing: give a language code such as "fr" \(or a language record with its "id"\)\n$/],
+        [{ targetLanguage: 'de' }, /\/languages\.json: entry 2: "sourceLanguage" is missing: give a language code such as "en"/],
+        [{ sourceLanguage: 'en', targetLanguage: '' }, /entry 2: "targetLanguage" must be a language code such as "fr" \(or a language record with its "id"\), not ""\n$/],
+        [{ sourceLanguage: 'en', targetLanguage: 49 }, /entry 2: "targetLanguage" must be a language code .*, not 49\n$/],
+        [{ sourceLanguage: { name: 'English' }, targetLanguage: 'de' }, /entry 2: "sourceLanguage" must be a language code .*, not \{"name":"English"\}\n$/],
+        // Not BCP 47: a language's name (a subtag of 5 to 8 letters is well-formed, and no language's),
+        // a code with a space, a private-use tag.
+        [{ sourceLanguage: 'en', targetLanguage: 'french' }, /\/languages\.json: entry 2: "targetLanguage" "french" is not a BCP 47 language code such as "fr" or "pt-BR"\n$/],
+        [{ sourceLanguage: 'English', targetLanguage: 'de' }, /entry 2: "sourceLanguage" "English" is not a BCP 47 language code such as "en" or "pt-BR"\n$/],
+        [{ sourceLanguage: 'en', targetLanguage: 'pt BR' }, /entry 2: "targetLanguage" "pt BR" is not a BCP 47 language code/],
+        [{ sourceLanguage: 'en', targetLanguage: 'x-klingon' }, /entry 2: "targetLanguage" "x-klingon" is not a BCP 47 language code/],
       ]
       for (const [languages, message] of refused) {
         writeFileSync(file, JSON.stringify([{ id: 1, source: 'Close', translation: 'Fermer', ...EN_FR }, { id: 2, source: 'Close', translation: 'Schließen', ...languages }]))
@@ -90,6 +97,11 @@ describe('switchyard try', () => {
       const io = captureIo(env)
       expect(await runTry([PIPELINE, file], io)).toBe(0)
       expect(JSON.parse(io.out())).toEqual([{ id: 1, output: 'approved', findings: [] }])
+      // Codes with a region or script, in any case, `_` for `-` as the engine reads them.
+      writeFileSync(file, JSON.stringify(['pt-BR', 'sr_Latn', 'zh-Hant-TW', 'EN-us', 'fil'].map((targetLanguage, i) => ({ id: i + 1, source: 'Close', translation: 'Fechar', sourceLanguage: 'en', targetLanguage }))))
+      const codes = captureIo(env)
+      expect(await runTry([PIPELINE, file], codes), codes.err()).toBe(0)
+      expect((JSON.parse(codes.out()) as unknown[]).length).toBe(5)
     } finally {
       rmSync(dir, { recursive: true, force: true })
     }
