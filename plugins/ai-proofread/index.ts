@@ -5,7 +5,7 @@
 // server's content filter refuses, or the model declines, is split until only the refused strings
 // fail. Requests and their retries end within the check's time limit.
 import { createHash } from 'node:crypto'
-import { definePlugin, MAX_TIMER_MS, type FindingInput, type Item, type OptionsOf, type PluginMetrics } from '../../src/engine/types.js'
+import { definePlugin, MAX_TIMER_MS, type FindingInput, type Item, type OptionsOf, type PluginContext, type PluginMetrics } from '../../src/engine/types.js'
 import { loadGlossary, type GlossaryTerm } from './glossary.js'
 import { DEFAULT_BASE_URL, isForeignServer, isOpenAi, quotable } from './foreign-server.js'
 import { ContentFilterError, KEY_FORBIDDEN, ModelClient, ModelRefusalError } from './model-client.js'
@@ -181,6 +181,19 @@ function chunkReviewer(request: (asks: Ask[]) => Promise<Map<string, Verdict>>, 
   return reviewChunk
 }
 
+/**
+ * The missing-key reasons warned of in this process. A check whose options take a step's settings
+ * is created once per settings value (and every check again at a reload): each instance repeated
+ * the same warning, one per step using the check.
+ */
+const warnedMissingKey = new Set<string>()
+
+function warnOfMissingKey(log: PluginContext['log'], missingKey: string): void {
+  if (warnedMissingKey.has(missingKey)) return
+  warnedMissingKey.add(missingKey)
+  log.warn(`ai-proofread: no API key for OpenAI's API; every check will fail until one is given: ${missingKey}`)
+}
+
 export default definePlugin({
   name: 'ai-proofread',
   description: 'A language model reviews each translation (MQM errors with severity, span and fix).',
@@ -205,7 +218,7 @@ export default definePlugin({
       throw new Error(`ai-proofread: baseUrl ${quotable(baseUrl)} comes from the step's settings and names a server other than the environment's, and the check has no apiKey for it: strings go to a server a step's settings name only with a key given for it (the apiKey option, from a setting too); or have the operator set OPENAI_BASE_URL to that server`)
     }
     // OpenAI's API answers nothing without a key; another server may need none.
-    if (!apiKey && isOpenAi(baseUrl)) context.log.warn(`ai-proofread: no API key for OpenAI's API; every check will fail until one is given: ${missingKey}`)
+    if (!apiKey && isOpenAi(baseUrl)) warnOfMissingKey(context.log, missingKey)
     // The engine stops waiting for a batch after the check's time limit: requests end before it.
     const limitMs = context.timeoutMs ?? PLUGIN_TIMEOUT_MS
     const client = new ModelClient({

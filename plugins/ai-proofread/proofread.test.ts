@@ -459,17 +459,41 @@ describe('ai-proofread set-up', () => {
     expect(user.startsWith('Instructions for this project:\nUse Sie.\n\nReview these translations')).toBe(true)
   })
 
+  // The warning is once per process and reason: a fresh copy of the plugin's module stands for a
+  // fresh process (other tests of this file have warned already).
+  const freshPlugin = async () => {
+    vi.resetModules()
+    return (await import('./index.js')).default as unknown as PluginDefinition<never>
+  }
+  const load = (plugin: PluginDefinition<never>, options: Record<string, unknown>, context: Partial<PluginContext>) =>
+    instantiatePlugin(plugin, options, testContext(plugin, { env: { OPENAI_API_KEY: 'test-key', OPENAI_BASE_URL: fake.url }, ...context }))
+
   it("warns at load when there is no API key for OpenAI's API, and only then", async () => {
-    const without = capture()
-    await setUp({}, { env: { OPENAI_API_KEY: '' }, log: without.log })
-    expect(without.lines.map((l) => l.msg)).toEqual(["ai-proofread: no API key for OpenAI's API; every check will fail until one is given: set OPENAI_API_KEY (or the apiKey option)"])
+    const plugin = await freshPlugin()
     const withKey = capture()
-    await setUp({}, { log: withKey.log })
+    await load(plugin, {}, { log: withKey.log })
     expect(withKey.lines).toEqual([])
     // Another server may need no key (a self-hosted one).
     const selfHosted = capture()
-    await setUp({}, { env: { OPENAI_BASE_URL: fake.url }, log: selfHosted.log })
+    await load(plugin, {}, { env: { OPENAI_BASE_URL: fake.url }, log: selfHosted.log })
     expect(selfHosted.lines).toEqual([])
+    const without = capture()
+    await load(plugin, {}, { env: { OPENAI_API_KEY: '' }, log: without.log })
+    expect(without.lines.map((l) => l.msg)).toEqual(["ai-proofread: no API key for OpenAI's API; every check will fail until one is given: set OPENAI_API_KEY (or the apiKey option)"])
+  })
+
+  // A check whose options take a step's settings is created once per settings value: each of its
+  // instances (every step using it) repeated the warning.
+  it('warns of a missing key once per process and reason, however many instances are created', async () => {
+    const plugin = await freshPlugin()
+    const lines = capture()
+    for (const instructions of ['Use Sie.', 'Use du.', 'Be brief.']) await load(plugin, { instructions }, { env: { OPENAI_API_KEY: '' }, log: lines.log })
+    // Another reason (a server named by the option, with OpenAI's address) is warned of once too.
+    for (let i = 0; i < 2; i++) await load(plugin, { baseUrl: 'https://api.openai.com/v1/' }, { env: { OPENAI_API_KEY: 'k', OPENAI_BASE_URL: fake.url }, log: lines.log })
+    expect(lines.lines.map((l) => l.msg)).toEqual([
+      "ai-proofread: no API key for OpenAI's API; every check will fail until one is given: set OPENAI_API_KEY (or the apiKey option)",
+      "ai-proofread: no API key for OpenAI's API; every check will fail until one is given: give this check its own key with the apiKey option (OPENAI_API_KEY is sent to the environment's server only)",
+    ])
   })
 
   // Rule: a key with a line break, space or control character inside is refused at load, and the
@@ -739,9 +763,10 @@ describe('ai-proofread and whose key goes where', () => {
       const [result] = await instance.checkBatch!(good(1))
       expect((result as Error).message, JSON.stringify(env)).toBe("ai-proofread: request to gpt-4o-mini failed (HTTP 401 invalid_api_key): the server wants an API key, and this check sends none: give this check its own key with the apiKey option (OPENAI_API_KEY is sent to the environment's server only)")
     }
-    // Asked once each (a 401 is not retried), never with a key: the fake takes any key it is given.
+    // Asked once each (a 401 is not retried), never with a key: the fake takes any key it is given,
+    // and shows the headers of the requests it refuses too.
     expect(other.stats().byStatus).toEqual({ 401: 3 })
-    expect(otherKeys).toEqual([])
+    expect(otherKeys).toEqual([undefined, undefined, undefined])
     expect(keys).toEqual([])
     await expect(setUp({ baseUrl: 'not a url' })).rejects.toThrow(/^ai-proofread: the base URL \(the baseUrl option\) "not a url" must start with http:\/\/ or https:\/\//)
   })

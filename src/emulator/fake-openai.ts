@@ -83,7 +83,10 @@ export interface FakeOpenAiOptions {
    * one (vLLM, Ollama, llama.cpp). Default true: no bearer token, 401 (OpenAI's answer).
    */
   keyRequired?: boolean
-  /** Sees each chat-completions body (after the auth check) and its headers, for tests of what was sent. */
+  /**
+   * Sees each chat-completions body that is JSON and its headers, for tests of what was sent:
+   * before the auth check, so the headers of a request answered 401 can be seen too.
+   */
   onRequest?: (body: Record<string, unknown>, headers: Record<string, string | string[] | undefined>) => void
 }
 
@@ -273,17 +276,19 @@ export function createFakeOpenAi(options: FakeOpenAiOptions = {}): FakeOpenAi {
   }
 
   const answer = async (ctx: Koa.Context) => {
-    const auth = ctx.get('authorization')
-    if (options.keyRequired !== false && !/^Bearer \S+/.test(auth)) return fail(ctx, 401, 'Missing or empty bearer token.', 'invalid_request_error', 'invalid_api_key')
-
-    let body: Record<string, unknown>
+    let body: Record<string, unknown> | undefined
     try {
       const given = (ctx.request as { body?: unknown }).body
       body = given && typeof given === 'object' ? given as Record<string, unknown> : JSON.parse(await getRawBody(ctx.req, { encoding: 'utf8', limit: '10mb' })) as Record<string, unknown>
     } catch {
-      return fail(ctx, 400, 'The body is not JSON.', 'invalid_request_error')
+      body = undefined
     }
-    options.onRequest?.(body, ctx.headers)
+    // Before the auth check: a test of what a client sends (which key, to which server) must see
+    // the request that was refused too. The answers keep OpenAI's order: 401, then 400.
+    if (body) options.onRequest?.(body, ctx.headers)
+    const auth = ctx.get('authorization')
+    if (options.keyRequired !== false && !/^Bearer \S+/.test(auth)) return fail(ctx, 401, 'Missing or empty bearer token.', 'invalid_request_error', 'invalid_api_key')
+    if (!body) return fail(ctx, 400, 'The body is not JSON.', 'invalid_request_error')
     const format = body.response_format as { type?: unknown; json_schema?: { name?: unknown; schema?: unknown } } | undefined
     if (format?.type !== 'json_schema' || typeof format.json_schema?.name !== 'string' || typeof format.json_schema.schema !== 'object') {
       return fail(ctx, 400, 'This fake answers only structured requests: response_format must be { type: "json_schema", json_schema: { name, schema } }.', 'invalid_request_error')

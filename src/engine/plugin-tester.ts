@@ -6,6 +6,7 @@
 import { buildItem } from './build-item.js'
 import { languageFromCode } from './languages.js'
 import { instantiatePlugin } from './instantiate-plugin.js'
+import { DEFAULT_TIMEOUT_MS } from './run-pipeline.js'
 import type { Finding, FindingInput, Item, PluginCache, PluginContext, PluginDefinition, PluginInstance, PluralForm, Severity } from './types.js'
 import { silentLogger } from '../util/logger.js'
 
@@ -26,6 +27,11 @@ export interface PluginTestCase {
   fileType?: string
   labelIds?: number[]
   settings?: Record<string, unknown>
+  /**
+   * The check's `timeout` in a pipeline, in ms: the plugin's `context.timeoutMs`. Default, as in
+   * the engine: the plugin's `timeoutMs`, else 30 s.
+   */
+  timeout?: number
 }
 
 export interface ExpectedFinding {
@@ -60,11 +66,17 @@ function memoryCache(): PluginCache {
   }
 }
 
+/**
+ * A context as the engine gives one at load. `timeoutMs` is the engine's for a check without a
+ * `timeout`: a plugin that bounds its retries by it (ai-proofread) was tested without the limit
+ * it gets in the worker.
+ */
 export function testContext(definition: PluginDefinition<never>, overrides: Partial<PluginContext> = {}): PluginContext {
   return {
     pipelineKey: 'test',
     pipelineDir: process.cwd(),
     checkId: definition.name,
+    timeoutMs: definition.timeoutMs ?? DEFAULT_TIMEOUT_MS,
     log: silentLogger(),
     cache: memoryCache(),
     env: {},
@@ -85,7 +97,7 @@ export function testItem(c: PluginTestCase, id = 1): Item {
 
 /** Run a plugin on one case and return its findings, with check and severity filled in. */
 export async function runPluginCase(definition: PluginDefinition<never>, c: PluginTestCase, context?: Partial<PluginContext>): Promise<Finding[]> {
-  const instance: PluginInstance = await instantiatePlugin(definition, c.options ?? {}, testContext(definition, context))
+  const instance: PluginInstance = await instantiatePlugin(definition, c.options ?? {}, testContext(definition, { ...(c.timeout !== undefined ? { timeoutMs: c.timeout } : {}), ...context }))
   // As in the worker, an item has the translation only for a plugin that declares the need.
   const needsTranslation = Array.isArray(definition.needs) && definition.needs.includes('translation')
   const item = needsTranslation ? testItem(c) : { ...testItem(c), translation: undefined, plurals: undefined }

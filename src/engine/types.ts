@@ -78,7 +78,8 @@ export interface PluginContext {
   /**
    * The check's time limit in ms (its `timeout`, else the plugin's `timeoutMs`, else 30 s): the
    * engine stops waiting for a call to `check` or `checkBatch` after it. A plugin that retries
-   * can end its retries before it. Set by the engine; absent from a context a test builds.
+   * can end its retries before it. Set by the engine; in a test context (testContext), the
+   * engine's default, or the case's `timeout`.
    */
   timeoutMs?: number
   /**

@@ -158,6 +158,24 @@ describe('fake OpenAI', () => {
     }
   })
 
+  // A test of what a client sends (which key, if any) must see the request the fake refused.
+  it('shows onRequest each request, one it answers 401 too', async () => {
+    const seen: Array<string | undefined> = []
+    const watched = await startFakeOpenAi({ onRequest: (_b, h) => { seen.push(h.authorization as string | undefined) } })
+    try {
+      const send = (auth?: string) => fetch(`${watched.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'application/json', ...(auth ? { authorization: auth } : {}) }, body: JSON.stringify(body()) })
+      expect((await send()).status).toBe(401)
+      expect((await send('Bearer ')).status).toBe(401)
+      expect((await send('Bearer k')).status).toBe(200)
+      expect(seen).toEqual([undefined, 'Bearer', 'Bearer k'])
+      // Still 401 before 400: a body that is not JSON, without a key.
+      const notJson = await fetch(`${watched.url}/chat/completions`, { method: 'POST', headers: { 'content-type': 'text/plain' }, body: '{' })
+      expect(notJson.status).toBe(401)
+    } finally {
+      await watched.stop()
+    }
+  })
+
   it('keeps the verdict deterministic', () => {
     expect(fakeVerdict(items[1]!)).toEqual(fakeVerdict(items[1]!))
     expect(fakeVerdict({ id: 'x', source: 'Version 1.5', translation: 'Version 1,5' }).errors).toHaveLength(1)

@@ -123,3 +123,28 @@ describe('PluginTester: a plugin that declares its messages', () => {
     await expect(runPluginCase(findXCoded, { source: 'a', translation: 'b', options: { rogue: 'severity' } })).rejects.toThrow('finding "x-in-source" has severity info; its messages declare error')
   })
 })
+
+// The engine gives every check its time limit (context.timeoutMs); a test context had none, so a
+// plugin that bounds its retries by it was tested without the limit the worker gives it.
+describe('PluginTester: the check\'s time limit', () => {
+  const limitOf = (timeoutMs?: number) => definePlugin({
+    name: 'says-limit',
+    description: 'Reports its context.timeoutMs.',
+    options: { type: 'object', additionalProperties: false, properties: {} } as const,
+    ...(timeoutMs !== undefined ? { timeoutMs } : {}),
+    create(_options, context) {
+      return { check: () => [{ message: String(context.timeoutMs) }] }
+    },
+  }) as unknown as PluginDefinition<never>
+  const said = async (definition: PluginDefinition<never>, timeout?: number) =>
+    (await runPluginCase(definition, { source: 'a', translation: 'b', ...(timeout !== undefined ? { timeout } : {}) }))[0]!.message
+
+  it("is the engine's default: the plugin's timeoutMs, else 30 s", async () => {
+    expect(await said(limitOf())).toBe('30000')
+    expect(await said(limitOf(1500))).toBe('1500')
+  })
+
+  it("is the case's timeout when it sets one, as a pipeline's `timeout` sets it", async () => {
+    expect(await said(limitOf(1500), 250)).toBe('250')
+  })
+})
