@@ -6,8 +6,28 @@ export type IcuParse =
   | { ok: true; elements: MessageFormatElement[] }
   | { ok: false; message: string; offset: number }
 
+/**
+ * Braces nested deeper are refused before parsing. The parser recurses per level and overflows
+ * the stack near 2,000 levels (fewer on a thread's smaller stack), which surfaced as "Maximum call
+ * stack size exceeded"; no real message comes near 100.
+ */
+export const MAX_ICU_DEPTH = 100
+
+/** The offset of the first `{` nested deeper than `max`, or -1. Quoted braces count too: a bound, not a parse. */
+function tooDeepAt(text: string, max: number): number {
+  let depth = 0
+  for (let i = text.indexOf('{'); i !== -1 && i < text.length; i++) {
+    const c = text.charCodeAt(i)
+    if (c === 0x7b && ++depth > max) return i
+    if (c === 0x7d && depth > 0) depth--
+  }
+  return -1
+}
+
 /** Parse as ICU. HTML-like tags stay literal text: tags are the tags check's business. */
 export function parseIcu(text: string): IcuParse {
+  const deep = tooDeepAt(text, MAX_ICU_DEPTH)
+  if (deep !== -1) return { ok: false, message: `braces nested more than ${MAX_ICU_DEPTH} levels deep`, offset: deep }
   try {
     return { ok: true, elements: parse(text, { ignoreTag: true, captureLocation: true, requiresOtherClause: true }) }
   } catch (err) {

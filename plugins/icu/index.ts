@@ -7,6 +7,7 @@ import { icuArgumentNames, icuPluralsAndSelects, parseIcu, usesIcuSyntax } from 
 import { localeTag } from '../_shared/language-traits.js'
 import { pluralRulesOf } from '../_shared/plural-rules.js'
 import { argumentTypeChanges, icuArgumentTypes } from './argument-types.js'
+import { rewriteIcu4jArguments } from './icu4j-arguments.js'
 
 // A category is required when an integer in this range falls into it. Categories reached only by
 // fractions (Lithuanian `many`) or by millions (French, Spanish, Italian `many`) are optional:
@@ -78,13 +79,15 @@ export default definePlugin({
     return {
       check(item: Item) {
         if (!item.source.includes('{')) return []
-        const source = parseIcu(item.source)
+        const sourceIcu4j = rewriteIcu4jArguments(item.source)
+        const source = parseIcu(sourceIcu4j.text)
         if (!source.ok) return []
         const sourceNames = icuArgumentNames(source.elements)
         if (!sourceNames.size) return []
-        if (!options.simpleArguments && !usesIcuSyntax(source.elements)) return []
+        if (!options.simpleArguments && !usesIcuSyntax(source.elements) && !sourceIcu4j.shapes.size) return []
         const translation = item.translation ?? ''
-        const target = parseIcu(translation)
+        const targetIcu4j = rewriteIcu4jArguments(translation)
+        const target = parseIcu(targetIcu4j.text)
         const quoteHint = /'[{}]/.test(translation) ? ' (an apostrophe before a brace quotes it in ICU: write ’ or \'\')' : ''
         if (!target.ok) {
           return [report('invalid-icu', { error: target.message, hint: quoteHint }, { span: { start: target.offset, end: Math.min(translation.length, target.offset + ((translation.codePointAt(target.offset) ?? 0) > 0xffff ? 2 : 1)), in: 'translation' } })]
@@ -96,7 +99,7 @@ export default definePlugin({
 
         const locale = localeTag(item.targetLanguage)
         const singleCategory = needsFor(locale, 'cardinal').categories.length === 1
-        for (const c of argumentTypeChanges(icuArgumentTypes(source.elements), icuArgumentTypes(target.elements), singleCategory)) {
+        for (const c of argumentTypeChanges(icuArgumentTypes(source.elements, sourceIcu4j.shapes), icuArgumentTypes(target.elements, targetIcu4j.shapes), singleCategory)) {
           findings.push(report('argument-type-changed', { name: c.name, source: c.source, translation: c.translation }, { severity: c.severity }))
         }
         const sourceSelects = icuPluralsAndSelects(source.elements)
