@@ -1,7 +1,9 @@
 // URLs and e-mail addresses are kept unchanged in the translation (as a multiset). Sentence
 // punctuation after a URL is not part of it. With `allowLocalizedUrls`, a URL whose only change
 // is its locale (a path segment, subdomain or query value such as /en/ -> /fr/, en.example.com
-// -> fr.example.com, ?lang=en -> ?lang=fr) counts as the same URL.
+// -> fr.example.com, ?lang=en -> ?lang=fr) counts as the same URL. Hosts are compared in their
+// ASCII form (punycode, lower case); paths and queries as written.
+import { domainToASCII } from 'node:url'
 import { defineMessages, definePlugin, type FindingInput, type Language } from '../../src/engine/types.js'
 import { baseLanguage } from '../_shared/language-traits.js'
 import { multisetDiff } from '../_shared/multiset-diff.js'
@@ -27,6 +29,25 @@ function delocalize(url: string, languages: readonly Language[]): string {
   return url.replace(/(?<=^[a-z][a-z0-9+.-]*:\/\/)[^/.?#:]+(?=\.)/i, swap).replace(/(?<=[/=])[^/?#&=.]+(?=[/?#&]|$)/g, swap)
 }
 
+// The host of a URL (after `scheme://` and any `user@`, or after `www.`), of a `mailto:` address
+// and of an e-mail address; a bracketed IPv6 host is left alone.
+const URL_HOST = /^((?:[a-z][a-z0-9+.-]*:\/\/(?:[^/?#@]*@)?)|(?=www\.))([^/?#:[\]]+)/i
+const MAILTO_HOST = /^(mailto:[^@?#]*@)([^?#,]+)/i
+const EMAIL_HOST = /^(.*@)(.+)$/s
+
+/**
+ * The address with its host in the form DNS uses: `münchen.de` and `xn--mnchen-3ya.de` are one
+ * host, and so are `Example.COM` and `example.com` (url.domainToASCII, as WHATWG URL parsing does).
+ * Paths, queries and the local part of an address stay as written: those a server may tell apart.
+ */
+function asciiHost(u: Address): string {
+  const m = (u.kind === 'email' ? EMAIL_HOST : /^mailto:/i.test(u.text) ? MAILTO_HOST : URL_HOST).exec(u.text)
+  if (!m) return u.text
+  // An invalid domain gives '': such a host is compared as written.
+  const host = domainToASCII(m[2]!) || m[2]!
+  return m[1]! + host + u.text.slice(m[0].length)
+}
+
 export default definePlugin({
   name: 'urls',
   description: 'URLs and e-mail addresses are kept unchanged in the translation.',
@@ -48,7 +69,7 @@ export default definePlugin({
         const target = pick(item.translation ?? '')
         if (!source.length && !target.length) return []
         const languages = [item.sourceLanguage, item.targetLanguage]
-        const key = (u: FoundUrl) => (options.allowLocalizedUrls && u.kind === 'url' ? delocalize(u.text, languages) : u.text)
+        const key = (u: FoundUrl) => (options.allowLocalizedUrls && u.kind === 'url' ? delocalize(asciiHost(u), languages) : asciiHost(u))
         const diff = multisetDiff(source, target, key)
         const findings: FindingInput[] = []
         const extra = [...diff.extra]
