@@ -107,8 +107,12 @@ export function isCharacterEntity(name: string): boolean {
   return CHARACTER_ENTITIES.has(name) || ACCENTED_LETTER.test(name) || /^#(?:\d+|[xX][0-9A-Fa-f]+)$/.test(name)
 }
 
-const POSITIONAL_BRACE = /^(?::[^{}\s][^{}]*)?$/
-const BRACE_NAME = /^\s*([A-Za-z_][\w.-]*|\d+)\s*(?:[,:][\s\S]*)?$/
+// Python str.format may convert the value before formatting it: `{value!r}` (repr), `!s` (str),
+// `!a` (ascii), then an optional spec (`{value!r:>10}`). The conversion is part of the key, as the
+// `r` of `%(name)r` is: `repr` shows a string in quotes, so `{value}` for `{value!r}` prints
+// something else. The spec stays free, as it is for `{0:N2}`.
+const POSITIONAL_BRACE = /^(![rsa](?=:|$))?(?::[^{}\s][^{}]*)?$/
+const BRACE_NAME = /^\s*([A-Za-z_][\w.-]*|\d+)(?:(![rsa])(?=:|$)|\s*(?=[,:]|$))(?:[,:][\s\S]*)?$/
 
 export interface FindPlaceholdersOptions {
   formats?: readonly PlaceholderFormat[]
@@ -194,10 +198,11 @@ function topLevelBraces(work: string, text: string): Placeholder[] {
         const m = BRACE_NAME.exec(inner)
         if (m) {
           const raw = text.slice(start, i + 1)
-          out.push({ text: raw, start, end: i + 1, format: 'brace', key: `{${m[1]}}` })
-        } else if (POSITIONAL_BRACE.test(inner)) {
-          // Python/Rust `{}` and `{:.2f}` take the next argument: only their count can be compared.
-          out.push({ text: text.slice(start, i + 1), start, end: i + 1, format: 'brace', key: '{}' })
+          out.push({ text: raw, start, end: i + 1, format: 'brace', key: `{${m[1]}${m[2] ?? ''}}` })
+        } else {
+          // Python/Rust `{}` and `{:.2f}` take the next argument: only their count (and conversion) can be compared.
+          const p = POSITIONAL_BRACE.exec(inner)
+          if (p) out.push({ text: text.slice(start, i + 1), start, end: i + 1, format: 'brace', key: `{${p[1] ?? ''}}` })
         }
       }
     }
@@ -210,7 +215,7 @@ export function maskPlaceholders(text: string, options: FindPlaceholdersOptions 
   return maskSpans(text, findPlaceholders(text, options))
 }
 
-/** How a placeholder is named in a message: ICU arguments by their name (`{count, …}`). */
+/** How a placeholder is named in a message: ICU arguments by their name (`{count, …}`), a Python conversion as written. */
 export function displayPlaceholder(p: Placeholder): string {
-  return p.format === 'brace' && /[,:]/.test(p.text) ? `${p.key.slice(0, -1)}, …}` : p.text
+  return p.format === 'brace' && /[,:]/.test(p.text) && !p.key.includes('!') ? `${p.key.slice(0, -1)}, …}` : p.text
 }

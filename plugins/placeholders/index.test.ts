@@ -14,6 +14,10 @@ new PluginTester().run(placeholders, {
     { name: 'braces around CJK text are not placeholders', source: 'Open {file}', translation: '打开 {file}（{文件}）', targetLanguage: 'zh-CN' },
     { source: 'Welcome, {{user}}!', translation: 'स्वागत है, {{ user }}!', targetLanguage: 'hi' },
     { name: 'double-brace spacing around a filter is free', source: 'Hi {{ name|upper }}', translation: 'Salut {{name | upper}}' },
+    // Python str.format conversions: compared by name and conversion; the format spec is free.
+    { name: 'Python conversions kept', source: 'Got {value!r}, {name!s} and {text!a}', translation: '{name!s} a reçu {value!r} et {text!a}' },
+    { name: 'Python conversion with a format spec', source: '{value!r:>10} saved', translation: '{value!r:<12} gespeichert', targetLanguage: 'de' },
+    { name: 'Python positional conversions', source: '{!r} of {}', translation: '{!r} из {}', targetLanguage: 'ru' },
     { source: 'Total: ${amount}', translation: 'Σύνολο: ${amount}', targetLanguage: 'el' },
     { source: 'Hi %{name}, see $t(common.more)', translation: 'שלום %{name}, ראה $t(common.more)', targetLanguage: 'he' },
     { source: 'Path: %APPDATA%', translation: 'เส้นทาง: %APPDATA%', targetLanguage: 'th' },
@@ -68,6 +72,9 @@ new PluginTester().run(placeholders, {
     { name: 'custom pattern', source: 'Hi [[user]]', translation: 'Salut [[user]]', options: { custom: ['\\[\\[\\w+\\]\\]'] } },
   ],
   invalid: [
+    { name: 'a Python conversion placeholder renamed', source: 'Got {value!r}', translation: 'Erhalten {wert!r}', targetLanguage: 'de', findings: [{ code: 'missing-placeholder', message: 'Missing placeholder {value!r}', span: { start: 4, end: 13, in: 'source' } }, { code: 'extra-placeholder', message: 'Placeholder {wert!r} is not in the source', span: { start: 9, end: 17, in: 'translation' } }] },
+    { name: 'a Python conversion dropped', source: 'Got {value!r:>10}', translation: 'Erhalten {value}', targetLanguage: 'de', findings: [{ code: 'missing-placeholder', message: 'Missing placeholder {value!r:>10}', in: 'source' }, { code: 'extra-placeholder', message: 'Placeholder {value} is not in the source', in: 'translation' }] },
+    { name: 'a Python placeholder missing', source: 'Value: {value!a}', translation: 'Valeur :', findings: [{ code: 'missing-placeholder', message: 'Missing placeholder {value!a}', in: 'source' }] },
     { source: 'Delete %s?', translation: 'Supprimer ?', findings: [{ code: 'missing-placeholder', span: { start: 7, end: 9, in: 'source' } }] },
     { source: 'Hello {name}', translation: 'Привет, {имя}', targetLanguage: 'ru', findings: [{ code: 'missing-placeholder', in: 'source', message: 'Missing placeholder {name}' }] },
     { source: 'Hello {name}', translation: 'こんにちは {user}', targetLanguage: 'ja', findings: [{ code: 'missing-placeholder', in: 'source', message: 'Missing placeholder {name}' }, { code: 'extra-placeholder', span: { start: 6, end: 12, in: 'translation' } }] },
