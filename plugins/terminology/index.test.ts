@@ -50,6 +50,9 @@ new PluginTester().run(terminology, {
     { name: 'term for another language', source: 'Open the file', translation: 'Ouvrir le fichier', targetLanguage: 'fr', options: inline },
     { name: 'source term only as part of a word', source: 'Open the profile', translation: 'Profil öffnen', targetLanguage: 'de', options: inline },
     { name: 'term inside a placeholder or URL', source: 'Open {file} from https://example.com/file', translation: '{file} öffnen', targetLanguage: 'de', options: inline },
+    // Bracketed prose is text; only bracket placeholders are masked.
+    { name: 'a target term inside brackets', source: 'Delete the file', translation: 'Die [Datei] löschen', targetLanguage: 'de', options: inline },
+    { name: 'bracket placeholders are masked', source: 'Open [[file]], [file_name], [FILE] or [0]', translation: '[[file]], [file_name], [FILE] oder [0] öffnen', targetLanguage: 'de', options: inline },
     { name: 'CSV alternatives', source: 'Sign in to continue', translation: 'Connectez-vous pour continuer', targetLanguage: 'fr', options: csv },
     { name: 'CSV Japanese', source: 'Open the file', translation: 'ファイルを開く', targetLanguage: 'ja', options: csv },
     { name: 'wide CSV, Hebrew', source: 'Open the file', translation: 'פתח את הקובץ', targetLanguage: 'he', options: wide },
@@ -75,6 +78,8 @@ new PluginTester().run(terminology, {
     { name: 'forbidden term inflected, exact inflection', source: 'Open the directory', translation: 'Ordner und Verzeichnisse öffnen', targetLanguage: 'de', options: { ...more, inflection: 'exact' } },
   ],
   invalid: [
+    { name: 'a forbidden term inside brackets', source: 'Open the file', translation: 'Datei öffnen [File]', targetLanguage: 'de', options: inline, findings: [{ code: 'forbidden-term', message: '"File" is a forbidden term (use "Datei")', span: { start: 14, end: 18, in: 'translation' } }] },
+    { name: 'a source term inside brackets', source: 'Click [Save to cloud]', translation: '点击 [保存到存储]', targetLanguage: 'zh-CN', options: inline, findings: [{ code: 'term-not-translated', message: 'The term "cloud" should be translated as "云"', span: { start: 15, end: 20, in: 'source' } }] },
     { source: 'Open the file', translation: 'Dokument öffnen', targetLanguage: 'de', options: inline, findings: [{ code: 'term-not-translated', span: { start: 9, end: 13, in: 'source' } }] },
     { name: 'forbidden term', source: 'Open the file', translation: 'Datei öffnen (File)', targetLanguage: 'de', options: inline, findings: [{ code: 'forbidden-term', span: { start: 14, end: 18, in: 'translation' } }] },
     { name: 'Russian wrong term', source: 'Move to folder', translation: 'Переместить в каталог', targetLanguage: 'ru', options: inline, findings: [{ code: 'term-not-translated', span: { start: 8, end: 14, in: 'source' } }] },

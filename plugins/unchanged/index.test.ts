@@ -3,6 +3,7 @@ import unchanged from './index.js'
 
 new PluginTester().run(unchanged, {
   valid: [
+    { name: 'bracket placeholders are not words', source: '[USER_NAME]: [0] [[link]]', translation: '[USER_NAME]: [0] [[link]]', targetLanguage: 'de' },
     { source: 'Save your changes', translation: 'Enregistrez vos modifications' },
     { source: 'Save your changes', translation: 'Сохраните изменения', targetLanguage: 'ru' },
     { source: 'Save your changes', translation: 'احفظ تغييراتك', targetLanguage: 'ar' },
@@ -30,6 +31,7 @@ new PluginTester().run(unchanged, {
     { name: 'four capitalised words', source: 'Google Drive Sync Backup', translation: 'Google Drive Sync Backup', targetLanguage: 'ja' },
   ],
   invalid: [
+    { name: 'bracketed words left in English', source: 'Click [Save changes]', translation: 'Click [Save changes]', targetLanguage: 'de', findings: [{ code: 'untranslated', span: { start: 0, end: 20, in: 'translation' } }] },
     { source: 'Save your changes', translation: 'Save your changes', findings: [{ code: 'untranslated', span: { start: 0, end: 17, in: 'translation' } }] },
     { name: 'Cyrillic target left in English', source: 'Delete this file?', translation: 'Delete this file?', targetLanguage: 'ru', findings: [{ code: 'untranslated', span: { start: 0, end: 17, in: 'translation' } }] },
     { name: 'case and spacing ignored', source: 'Delete this file?', translation: ' delete  this file? ', targetLanguage: 'de', findings: [{ code: 'untranslated', span: { start: 0, end: 20, in: 'translation' } }] },
