@@ -3,6 +3,13 @@ import tags from './index.js'
 
 new PluginTester().run(tags, {
   valid: [
+    // Character references in attribute values: the same character however written (HTML and XML).
+    { name: 'an ampersand written as a named or numeric reference', source: '<a href="/s?a=1&amp;b=2">search</a>', translation: '<a href="/s?a=1&#38;b=2">Suche</a>', targetLanguage: 'de' },
+    { name: 'a hexadecimal reference', source: '<a title="x" href="/a&#x2F;b">x</a>', translation: '<a title="y" href="/a&#47;b">y</a>' },
+    // `markup: html`: tag and attribute names as HTML reads them, without case.
+    { name: 'HTML tag names without case', source: 'Click <B>here</B>', translation: 'Cliquez <b>ici</b>', options: { markup: 'html' } },
+    { name: 'HTML attribute names without case', source: '<A HREF="/terms">terms</A>', translation: '<a href="/terms">conditions</a>', options: { markup: 'html' } },
+    { name: 'HTML nesting without case', source: '<b>here</b>', translation: '<B>ici</b>', options: { markup: 'html' } },
     { source: 'Click <b>here</b> to <i>continue</i>', translation: 'Pour <i>continuer</i>, cliquez <b>ici</b>' },
     { source: 'Line one<br>Line two', translation: '第一行<br/>第二行', targetLanguage: 'zh-CN' },
     { name: '"a < b" is not a tag', source: 'Use a < b and c > d', translation: 'Используйте a < b и c > d', targetLanguage: 'ru' },
@@ -21,6 +28,9 @@ new PluginTester().run(tags, {
     { name: 'comments are not tags', source: 'Save<!-- verb -->', translation: 'Enregistrer' },
   ],
   invalid: [
+    { name: 'XML (default) tag names keep their case', source: 'Click <B>here</B>', translation: 'Cliquez <b>ici</b>', findings: [{ code: 'missing-tag', message: 'Missing tag <B>', in: 'source' }, { code: 'missing-tag', message: 'Missing tag </B>', in: 'source' }, { code: 'extra-tag', message: 'Tag <b> is not in the source', in: 'translation' }, { code: 'extra-tag', message: 'Tag </b> is not in the source', in: 'translation' }] },
+    { name: 'HTML attribute values keep their case', source: '<a href="/Terms">terms</a>', translation: '<A HREF="/terms">conditions</A>', options: { markup: 'html' }, findings: [{ code: 'changed-attributes', message: 'Attributes of <a href="/Terms"> changed in the translation (href): <A HREF="/terms">', in: 'translation' }] },
+    { name: 'a reference to another character', source: '<a href="/s?a=1&amp;b=2">search</a>', translation: '<a href="/s?a=1&#39;b=2">Suche</a>', targetLanguage: 'de', findings: [{ code: 'changed-attributes', message: '(href)', in: 'translation' }] },
     { source: 'Click <b>here</b>', translation: 'Cliquez <b>ici', findings: [{ code: 'unclosed-tag', in: 'translation', message: 'Tag <b> is not closed' }, { code: 'missing-tag', in: 'source', message: 'Missing tag </b>' }] },
     { source: '<b>Bold <i>and italic</i></b>', translation: '<b>粗体<i>和斜体</b></i>', targetLanguage: 'zh-CN', findings: [{ code: 'crossed-tags', in: 'translation', message: 'Tag <i> is not closed before </b>' }, { code: 'unopened-tag', in: 'translation', message: 'Closing tag </i> has no opening tag' }] },
     { source: 'Read the <a href="/terms">terms</a>', translation: 'Lesen Sie die <a href="/de/terms">Bedingungen</a>', targetLanguage: 'de', findings: [{ code: 'changed-attributes', in: 'translation', message: 'Attributes of <a href="/terms"> changed in the translation (href)' }] },

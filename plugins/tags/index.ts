@@ -1,6 +1,7 @@
 // HTML/XML tags: the translation's tags are well formed (when the source's are: a fragment of a
 // larger text may open a tag it does not close) and the same as the source's, in any order.
 // Attributes that carry human text may be translated; the others must be kept as they are.
+// Names compare with case (XML) or without (`markup: html`); character references in values decoded.
 import { defineMessages, definePlugin, type FindingInput } from '../../src/engine/types.js'
 import { findTags, tagNestingProblems, type MarkupTag } from '../_shared/markup-tags.js'
 import { multisetDiff } from '../_shared/multiset-diff.js'
@@ -14,6 +15,27 @@ const { messages, report } = defineMessages({
   'extra-tag': { severity: 'error', meaning: 'The translation has a tag the source does not have.', text: (d: { tag: string }) => `Tag ${d.tag} is not in the source` },
 })
 const NESTING = { unopened: 'unopened-tag', crossed: 'crossed-tags', unclosed: 'unclosed-tag' } as const
+
+// XML's five named references and numeric ones name the same character in XML and in HTML:
+// `&amp;`, `&#38;` and `&#x26;` in an `href` are one URL. HTML's other names (`&nbsp;`) would need
+// HTML's whole table; they are compared as written.
+const XML_NAMED: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
+const REFERENCE = /&(?:#(\d+)|#[xX]([\dA-Fa-f]+)|(amp|lt|gt|quot|apos));/g
+
+function decodeReferences(value: string): string {
+  if (!value.includes('&')) return value
+  return value.replace(REFERENCE, (whole, dec?: string, hex?: string, named?: string) => {
+    if (named) return XML_NAMED[named]!
+    const code = dec ? Number(dec) : parseInt(hex!, 16)
+    return code <= 0x10ffff ? String.fromCodePoint(code) : whole
+  })
+}
+
+/** A tag as compared: values decoded; in HTML, tag and attribute names without case (HTML ignores it, XML does not). */
+function comparable(tag: MarkupTag, html: boolean): MarkupTag {
+  const name = (n: string) => (html ? n.toLowerCase() : n)
+  return { ...tag, name: name(tag.name), attributes: tag.attributes.map((a) => ({ name: name(a.name), value: a.value === undefined ? undefined : decodeReferences(a.value) })) }
+}
 
 export default definePlugin({
   name: 'tags',
@@ -35,11 +57,17 @@ export default definePlugin({
         description: 'Attributes that name the language or direction of the text, and change with it (`lang="en"` becomes `lang="ar"`, `dir="ltr"` becomes `dir="rtl"`).',
       },
       checkNesting: { type: 'boolean', default: true, description: 'Report unbalanced or badly nested tags in the translation.' },
+      markup: {
+        enum: ['xml', 'html'],
+        default: 'xml',
+        description: 'How tag and attribute names compare: `xml` with case (`<B>` is not `<b>`), `html` without, as HTML reads them. Attribute values keep their case in both; character references in them (`&amp;`, `&#38;`) are decoded in both.',
+      },
     },
   } as const,
   messages,
   needs: ['translation'],
   create(options) {
+    const html = options.markup === 'html'
     const translatable = new Set(options.translatableAttributes.map((a) => a.toLowerCase()))
     // A right-to-left translation adds `dir="rtl"`; one that is no longer in English drops `lang="en"`.
     const locale = new Set(options.localeAttributes.map((a) => a.toLowerCase()))
@@ -54,9 +82,11 @@ export default definePlugin({
     return {
       check(item) {
         const translation = item.translation ?? ''
-        const source = findTags(item.source)
-        const target = findTags(translation)
-        if (!source.length && !target.length) return []
+        const found = findTags(item.source)
+        const foundTarget = findTags(translation)
+        if (!found.length && !foundTarget.length) return []
+        const source = found.map((t) => comparable(t, html))
+        const target = foundTarget.map((t) => comparable(t, html))
         const findings: FindingInput[] = []
         if (options.checkNesting && !tagNestingProblems(source).length) {
           for (const p of tagNestingProblems(target)) {
