@@ -3,7 +3,13 @@
 // answer of the service means for the strings (after the API client's own retries):
 // - 2XX: reported.
 // - 400 (or 413): something in the request is refused; it is split in halves until the bad strings
-//   are isolated, so the others still go through. A string refused alone is `rejected`.
+//   are isolated, so the others still go through. A string refused alone is `rejected`. A 400 for
+//   strings of one output is probed first: one string of it alone, then another; both refused and
+//   none accepted, the step at the service does not declare that output (an output added to a
+//   pipeline after the app was installed): the rest of the group is `rejected` at once, with one
+//   warning, and the output is remembered as refused at that step (organization, project, step:
+//   every language of a step has its outputs) for REFUSED_OUTPUT_MS, so that a later group of it
+//   costs one probe, not a bisection. A 2XX for it there forgets it. A 413 is halved, no probe.
 // - 404: the language is no longer among the step's (or the step is gone): the service no longer
 //   waits for these strings there; the group is `dropped` once, whole, without splitting.
 // - 403, or 401 after one refresh: the organization's token may not update statuses (for now): its
@@ -15,7 +21,8 @@
 //   a 2XX whose body is not JSON (the client tries it again as a network error), and any error
 //   that is no answer of the service (the token store failing, say).
 // - any other refusal (a 4XX with no rule of its own): `parked`, durably.
-// A group sends at most one request per attempt unless the service answers 400.
+// A group sends at most one request per attempt unless the service answers 400 (or 413), or it holds
+// an output remembered as refused at its step (one more: that output's probe).
 import type { Decision } from '../protocol/decision.js'
 import type { Logger } from '../util/logger.js'
 import { ApiError, mayHaveApplied, type ApiClient } from './api-client.js'
@@ -75,7 +82,20 @@ export interface ReporterOptions {
   hooks: ReporterHooks
   /** Is this organization held now? Its decisions then go straight to `held`, with no request. */
   holding?(domain: string): HoldCause | undefined
+  /** The clock of the memory of refused outputs (tests). */
+  now?: () => number
 }
+
+/**
+ * How long an output refused at a step is taken as not declared there. An operator who fixes the
+ * step's outputs at the service (or reinstalls the app) waits at most this long, and each group
+ * of the output sends one probe meanwhile: an accepted probe ends it at once.
+ */
+export const REFUSED_OUTPUT_MS = 10 * 60_000
+/** Outputs remembered as refused, at most (the oldest goes first): a bound, not a cache to tune. */
+export const REFUSED_OUTPUTS_KEPT = 1000
+/** Strings of one output refused alone, none accepted, that show the step does not declare it. */
+const PROBES = 2
 
 interface Group {
   domain: string
@@ -113,6 +133,16 @@ export function verdictOf(error: unknown): Verdict {
   }
 }
 
+/** The service's answer as a reason for the hooks and the log. */
+const reasonOf = (error: unknown): string =>
+  error instanceof ApiError ? `${error.status}: ${error.body.slice(0, 300) || 'refused'}` : error instanceof Error ? error.message : String(error)
+
+/** A refusal that may be about the output port (platform notes: 400 for a port the step does not declare); a 413 is about size. */
+const portRefusal = (error: unknown): boolean => error instanceof ApiError && error.status === 400
+
+/** A step's outputs are the same in every language: the memory of refused ones is per step, not per group. */
+const outputKey = (group: Group, port: string): string => `${group.domain}|${group.projectId}|${group.stepId}|${port}`
+
 const codeError = (error: unknown): boolean => error instanceof TypeError || error instanceof RangeError || error instanceof ReferenceError || error instanceof SyntaxError
 
 /** The updates under way for strings of `chunk`, if any (none in the common case: no array made). */
@@ -142,11 +172,15 @@ export class Reporter {
    */
   private readonly flying = new Map<string, Map<number, Promise<void>>>()
   private readonly inFlight = new Set<Promise<void>>()
+  /** `domain|project|step|output` -> until when the output is taken as not declared at that step. */
+  private readonly refusedOutputs = new Map<string, number>()
   private readonly maxBatch: number
+  private readonly now: () => number
   patches = 0
 
   constructor(private readonly options: ReporterOptions) {
     this.maxBatch = options.maxBatch ?? 500
+    this.now = options.now ?? Date.now
   }
 
   /** Decisions waiting to be sent. */
@@ -198,14 +232,14 @@ export class Reporter {
       const chunk = decisions.slice(i, i + this.maxBatch)
       const before = earlierUpdates(flying, chunk)
       if (!before) {
-        this.track(key, flying, chunk, this.deliver(group, chunk))
+        this.track(key, flying, chunk, this.post(group, chunk))
         continue
       }
       // Only those with an earlier update under way wait for it; then they go as if decided now
       // (their organization may be held by then).
       const waiting = chunk.filter((d) => flying.has(d.job.stringId))
       const free = chunk.filter((d) => !flying.has(d.job.stringId))
-      if (free.length) this.track(key, flying, free, this.deliver(group, free))
+      if (free.length) this.track(key, flying, free, this.post(group, free))
       const wait: Promise<void> = this.track(key, flying, waiting, Promise.allSettled(before).then(() => {
         // Their wait is over: it no longer stands for an update under way. Left in `flying`, it
         // would be found by the send its own re-adding makes (a group filled by them goes at
@@ -233,7 +267,44 @@ export class Reporter {
     return p
   }
 
-  private async deliver(group: Group, decisions: Decision[]): Promise<void> {
+  /**
+   * A group's first request. Decisions of an output refused at this step a short while ago go
+   * behind one probe of theirs (see `probe`) rather than into the others' PATCH, which that output
+   * would have the service refuse whole.
+   */
+  private post(group: Group, decisions: Decision[]): Promise<void> {
+    if (this.refusedOutputs.size === 0) return this.deliver(group, decisions)
+    const refused = new Map<string, Decision[]>()
+    const others: Decision[] = []
+    const known = new Map<string, boolean>()
+    for (const d of decisions) {
+      let isRefused = known.get(d.port)
+      if (isRefused === undefined) known.set(d.port, (isRefused = this.isRefused(group, d.port)))
+      if (!isRefused) others.push(d)
+      else {
+        const list = refused.get(d.port)
+        if (list) list.push(d)
+        else refused.set(d.port, [d])
+      }
+    }
+    if (refused.size === 0) return this.deliver(group, decisions)
+    const work = [...refused.values()].map((ds) => this.probe(group, ds, 1, (rest, accepted) => this.deliver(group, rest, accepted)))
+    if (others.length) work.push(this.deliver(group, others))
+    return Promise.all(work).then(() => undefined)
+  }
+
+  /**
+   * `declared`: a string of this output was accepted at this step within this bisection, so a 400
+   * for its strings is about the strings, and is only halved (no probe).
+   */
+  private async deliver(group: Group, decisions: Decision[], declared = false): Promise<void> {
+    const failure = await this.patch(group, decisions)
+    if (failure) return this.failed(group, decisions, failure.error, declared)
+    await this.options.hooks.reported(decisions)
+  }
+
+  /** One PATCH: undefined when the service accepted it, else what failed it (wrapped: anything may be thrown). */
+  private async patch(group: Group, decisions: Decision[]): Promise<{ error: unknown } | undefined> {
     const { api, hooks, log } = this.options
     const ops = decisions.map(statusOp)
     const where = { domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId }
@@ -243,19 +314,21 @@ export class Reporter {
       await api.patchStatuses(group.domain, group.projectId, group.stepId, group.languageId, ops)
       log.debug({ ...where, organization: decisions[0]?.job.organizationId, strings: decisions.length }, 'statuses reported')
     } catch (error) {
-      return this.failed(group, decisions, error)
+      return { error }
     }
-    await hooks.reported(decisions)
+    if (this.refusedOutputs.size) this.forget(group, decisions)
+    return undefined
   }
 
   /**
    * A 400 (or 413) for several strings. The service refuses an output its step does not declare
    * (platform notes): decisions of several outputs are sent again one output at a time, so that a
-   * refused output costs the others nothing; those of one output are halved until the refused
+   * refused output costs the others nothing. Those of one output are halved until the refused
    * string is alone (a 400 may also be about one string, or the size of the request: two refused
-   * halves do not prove that their output is).
+   * halves do not prove that their output is); after a 400, though, the output is probed first,
+   * as halving a whole output that is refused costs 2n-1 requests.
    */
-  private async split(group: Group, decisions: Decision[]): Promise<void> {
+  private async split(group: Group, decisions: Decision[], error: unknown, declared: boolean): Promise<void> {
     const byPort = new Map<string, Decision[]>()
     for (const d of decisions) {
       const list = byPort.get(d.port)
@@ -266,14 +339,91 @@ export class Reporter {
       await Promise.all([...byPort.values()].map((ds) => this.deliver(group, ds)))
       return
     }
-    const half = Math.ceil(decisions.length / 2)
-    await Promise.all([this.deliver(group, decisions.slice(0, half)), this.deliver(group, decisions.slice(half))])
+    // "" is never an undeclared output (it parks the string as TODO): a 400 for it is about strings.
+    const port = decisions[0]!.port
+    if (declared || port === '' || !portRefusal(error)) return this.halve(group, decisions, declared)
+    // Remembered as refused (by a group sent before the memory was made): one probe says it again.
+    return this.probe(group, decisions, this.isRefused(group, port) ? 1 : PROBES, (rest, accepted) => this.halve(group, rest, accepted))
   }
 
-  private async failed(group: Group, decisions: Decision[], error: unknown): Promise<void> {
+  private async halve(group: Group, decisions: Decision[], declared: boolean): Promise<void> {
+    if (decisions.length <= 1) {
+      if (decisions.length) await this.deliver(group, decisions, declared)
+      return
+    }
+    const half = Math.ceil(decisions.length / 2)
+    await Promise.all([this.deliver(group, decisions.slice(0, half), declared), this.deliver(group, decisions.slice(half), declared)])
+  }
+
+  /**
+   * Decisions of one output that the service may not declare at this step: up to `probes` of them
+   * are sent alone, one after the other, while the rest wait. One accepted: the output is declared
+   * (forgotten as refused), and `go` sends the rest (`accepted` true). Each refused with 400 is
+   * `rejected`, as any string refused alone; all `probes` refused: the step does not declare the
+   * output, and the rest are `rejected` at once, with one warning for all, and remembered. An
+   * answer that says nothing of the output (a 404, a 5XX, ...) is the probe's own, as any one
+   * string's, and `go` sends the rest (`accepted` false).
+   */
+  private async probe(group: Group, decisions: Decision[], probes: number, go: (rest: Decision[], accepted: boolean) => Promise<void>): Promise<void> {
+    let reason = ''
+    let i = 0
+    for (; i < probes && i < decisions.length; i++) {
+      const one = decisions.slice(i, i + 1)
+      const failure = await this.patch(group, one)
+      const rest = decisions.slice(i + 1)
+      if (!failure) {
+        await Promise.all([this.options.hooks.reported(one), rest.length ? go(rest, true) : undefined])
+        return
+      }
+      await this.failed(group, one, failure.error, false)
+      if (!portRefusal(failure.error)) return rest.length ? go(rest, false) : undefined
+      reason = reasonOf(failure.error)
+    }
+    this.remember(group, decisions[0]!.port)
+    return this.undeclared(group, decisions[0]!.port, decisions.slice(i), i, reason)
+  }
+
+  /** The step does not declare `port`: one warning that says what to do, then each string `rejected`. */
+  private async undeclared(group: Group, port: string, rest: Decision[], probed: number, reason: string): Promise<void> {
+    const { hooks, log } = this.options
+    log.warn(
+      { domain: group.domain, organization: rest[0]?.job.organizationId, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, output: port, probed, strings: rest.length, status: 400 },
+      `step ${group.stepId} at the service does not declare output "${port}" (${probed} of its strings refused alone, none accepted: ${reason}): update the app or the step's outputs at the service, or change the pipeline so that it does not route to "${port}". ${rest.length} more of its strings are rejected without a request of their own; the output is taken as refused at this step for ${REFUSED_OUTPUT_MS / 60_000} minutes`,
+    )
+    for (const d of rest) await hooks.rejected(d, reason)
+  }
+
+  private isRefused(group: Group, port: string): boolean {
+    const key = outputKey(group, port)
+    const until = this.refusedOutputs.get(key)
+    if (until === undefined) return false
+    if (until > this.now()) return true
+    this.refusedOutputs.delete(key)
+    return false
+  }
+
+  /** A 2XX for these outputs at this step: they are declared there (the step was updated, say). */
+  private forget(group: Group, decisions: Decision[]): void {
+    let last: string | undefined
+    for (const d of decisions) {
+      if (d.port === last) continue
+      last = d.port
+      this.refusedOutputs.delete(outputKey(group, d.port))
+    }
+  }
+
+  private remember(group: Group, port: string): void {
+    const key = outputKey(group, port)
+    // Deleted first so that a refreshed entry is the newest in the Map's order, the last to go.
+    this.refusedOutputs.delete(key)
+    this.refusedOutputs.set(key, this.now() + REFUSED_OUTPUT_MS)
+    if (this.refusedOutputs.size > REFUSED_OUTPUTS_KEPT) this.refusedOutputs.delete(this.refusedOutputs.keys().next().value!)
+  }
+
+  private async failed(group: Group, decisions: Decision[], error: unknown, declared: boolean): Promise<void> {
     const { hooks, log } = this.options
     const where = { domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId }
-    const reason = error instanceof ApiError ? `${error.status}: ${error.body.slice(0, 300) || 'refused'}` : error instanceof Error ? error.message : String(error)
+    const reason = reasonOf(error)
     const verdict = verdictOf(error)
     switch (verdict.kind) {
       case 'split': {
@@ -282,7 +432,7 @@ export class Reporter {
           log.warn({ ...where, stringId: d.job.stringId, delivery: d.job.batchId, organization: d.job.organizationId, output: d.port, status: (error as ApiError).status }, `status update refused: ${reason}`)
           return hooks.rejected(d, reason)
         }
-        return this.split(group, decisions)
+        return this.split(group, decisions, error, declared)
       }
       case 'drop':
         log.warn({ ...where, strings: decisions.length }, `the service no longer waits for these strings at this step and language (${reason}); they are dropped`)
