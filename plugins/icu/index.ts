@@ -22,7 +22,7 @@ const { messages, report } = defineMessages({
   'extra-argument': { severity: 'error', meaning: 'The translation has an argument the source does not have.', text: (d: { name: string }) => `ICU argument {${d.name}} is not in the source` },
   'argument-type-changed': {
     severity: ['error', 'warning'],
-    meaning: 'An argument has another type or style in the translation (`number` for `plural`); a warning when only a date or time style changed.',
+    meaning: 'An argument has another type or style in the translation (`number` for `plural`); a warning when only a date or time style, or an ICU4J rule set (`%spellout-ordinal`) of a spellout, ordinal or duration, changed.',
     text: (d: { name: string; source: string[]; translation: string[] }) => {
       const list = (xs: string[]) => xs.join(' and ') || `{${d.name}} as well`
       return `ICU argument {${d.name}} is ${list(d.source)} in the source but ${list(d.translation)} in the translation`

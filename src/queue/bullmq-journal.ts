@@ -815,14 +815,16 @@ export class BullmqJournal implements IntakeJournal {
   /**
    * Remove finished jobs, all at once (Queue.remove each, sent together on the connection: one
    * round trip's wait for the batch, not one a job), then what `alongside` adds about those jobs,
-   * in one transaction (with no jobs, nothing is done). Returns the answers to what it added.
+   * in one transaction (with no jobs, nothing is done; with nothing added, no transaction). Returns the answers to what it added.
    */
   private async removeFinished(keys: string[], alongside: (tx: ChainableCommander) => void = () => undefined): Promise<unknown[]> {
     if (keys.length === 0) return []
     await Promise.all(keys.map((key) => this.queue.remove(key)))
     const tx = this.queueClient.multi()
+    // An ioredis transaction holds its MULTI from the start: nothing added is still one round trip.
+    const empty = tx.length
     alongside(tx)
-    if (tx.length === 0) return []
+    if (tx.length === empty) return []
     const answers = await tx.exec()
     if (!answers) throw new Error('Redis did not run the transaction that forgets the marks of finished jobs')
     for (const [error] of answers) if (error) throw error

@@ -157,3 +157,36 @@ await describeWithService('redis', 'BullMQ journal: marks of status updates, and
     expect(await raw.hlen(key('kept'))).toBe(0)
   })
 })
+
+await describeWithService('redis', 'BullMQ journal: finished jobs replaced without marks', (url) => {
+  // An ioredis multi() holds its MULTI from the start (length 1): a transaction nothing was added
+  // to is still one round trip (MULTI, EXEC) when executed.
+  it('a batch whose finished jobs carry no mark sends no empty transaction after removing them', async () => {
+    const j = new BullmqJournal({ redisUrl: url, name: `marks-empty-${process.pid}-${Date.now()}`, concurrency: 8, attempts: 1, backoffMs: 1000, lockMs: 30_000, dedupeTtlMs: 60_000, log: silentLogger() })
+    open.push(j)
+    const raw = redisClient(url)
+    clients.push(raw)
+    j.start((x) => void j.done(x))
+    await j.append('a', batch('F', 0, 5))
+    await expect.poll(() => raw.zcard(queueOf(j).toKey('completed')), { timeout: 10_000 }).toBe(5)
+    await j.stopTaking()
+    const client = (j as unknown as { queueClient: Redis }).queueClient
+    const multi = client.multi.bind(client)
+    /** Commands besides MULTI in each transaction executed. */
+    const executed: number[] = []
+    client.multi = ((...args: Parameters<typeof client.multi>) => {
+      const tx = multi(...args)
+      const exec = tx.exec.bind(tx)
+      tx.exec = ((...a: Parameters<typeof tx.exec>) => (executed.push(tx.length - 1), exec(...a))) as typeof tx.exec
+      return tx
+    }) as typeof client.multi
+    try {
+      await j.append('again', batch('F', 0, 5))
+    } finally {
+      client.multi = multi
+    }
+    expect(executed.filter((n) => n === 0)).toEqual([])
+    // Replaced all the same: queued again, to be checked with the service.
+    for (const i of [0, 4]) expect((await queueOf(j).getJob(job('F', i).key))?.data).toMatchObject({ recheck: true })
+  })
+})
