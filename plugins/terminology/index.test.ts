@@ -1,3 +1,6 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises'
+import { tmpdir } from 'node:os'
+import path from 'node:path'
 import { describe, expect, it } from 'vitest'
 import { PluginTester, runPluginCase } from '../../src/engine/plugin-tester.js'
 import terminology from './index.js'
@@ -126,6 +129,16 @@ describe('terminology glossaries', () => {
   it('fails at load on a missing file', async () => {
     await expect(runPluginCase(terminology, { source: 'a', translation: 'b', options: { file: 'nope.csv' } })).rejects.toThrow(/cannot read the glossary/)
   })
+  it('fails at load, located, on a character reference to no character XML allows (not well-formed)', async () => {
+    const dir = await mkdtemp(path.join(tmpdir(), 'terminology-'))
+    try {
+      const file = path.join(dir, 'bad.tbx')
+      await writeFile(file, '<martif><text><body><termEntry><langSet xml:lang="en"><tig><term>a&#99999999;</term></tig></langSet></termEntry></body></text></martif>')
+      await expect(runPluginCase(terminology, { source: 'a', translation: 'b', options: { file } })).rejects.toThrow(`terminology: cannot parse the glossary ${file}: XML: &#99999999; is not a character XML allows (offset 66)`)
+    } finally {
+      await rm(dir, { recursive: true, force: true })
+    }
+  })
 })
 
 describe('terminology glossary parsers', () => {
@@ -176,6 +189,14 @@ describe('terminology glossary parsers', () => {
     expect(() => parseXml('<a>1 < 2</a>')).toThrow('XML: stray "<" at offset 5')
     expect(() => parseXml('<a><b></a>')).toThrow('XML: </a> does not close <b> (offset 6)')
     expect(() => parseXml('<a><b>')).toThrow('XML: <b> is not closed')
+    // Character references to no character XML allows (XML 1.0's Char): not well-formed, located
+    // in text and in attribute values, as a real XML reader rejects them.
+    expect(() => parseXml('<a>x&#xD800;</a>')).toThrow('XML: &#xD800; is not a character XML allows (offset 4)')
+    expect(() => parseXml('<a b="1" c=\'&#x110000;\'/>')).toThrow('XML: &#x110000; is not a character XML allows (offset 12)')
+    expect(() => parseXml('<a>&#0;</a>')).toThrow('XML: &#0; is not a character XML allows (offset 3)')
+    expect(() => parseXml('<a>&#xFFFE;</a>')).toThrow(/&#xFFFE; is not a character/)
+    expect(() => parseXml('<a>&#99999999999999999999;</a>')).toThrow(/&#99999999999999999999; is not a character/)
+    expect(textOf(parseXml('<a>&#9;&#x10FFFF;&#xE000;&#xD7FF;&#x1F600;</a>'))).toBe('\u{10FFFF}\uE000\uD7FF\u{1F600}')
   })
 })
 

@@ -12,11 +12,22 @@ export type XmlNode = XmlElement | string
 
 const ENTITIES: Record<string, string> = { amp: '&', lt: '<', gt: '>', quot: '"', apos: "'" }
 
-export function decodeXmlEntities(text: string): string {
-  return text.replace(/&(#x[0-9a-fA-F]+|#\d+|[a-zA-Z]+);/g, (whole, ref: string) => {
-    if (ref.startsWith('#x')) return String.fromCodePoint(parseInt(ref.slice(2), 16))
-    if (ref.startsWith('#')) return String.fromCodePoint(parseInt(ref.slice(1), 10))
-    return ENTITIES[ref] ?? whole
+/** Is this code point a character XML 1.0 allows (its `Char`: no surrogate, no C0 control but tab and line ends, none past U+10FFFF)? */
+const isXmlChar = (cp: number) =>
+  cp === 0x9 || cp === 0xa || cp === 0xd || (cp >= 0x20 && cp <= 0xd7ff) || (cp >= 0xe000 && cp <= 0xfffd) || (cp >= 0x10000 && cp <= 0x10ffff)
+
+/**
+ * Decode the predefined entities and character references of `text`, found at offset `at` of the
+ * document (for the error). A reference to no character XML allows (`&#xD800;`, `&#99999999;`) is
+ * not well-formed XML: it throws, located, as other malformed XML does. An unknown named entity (one
+ * a DTD would declare, which is never read) stays as written.
+ */
+export function decodeXmlEntities(text: string, at = 0): string {
+  return text.replace(/&(#x[0-9a-fA-F]+|#\d+|[a-zA-Z]+);/g, (whole, ref: string, offset: number) => {
+    if (!ref.startsWith('#')) return ENTITIES[ref] ?? whole
+    const cp = ref.startsWith('#x') ? parseInt(ref.slice(2), 16) : parseInt(ref.slice(1), 10)
+    if (!isXmlChar(cp)) throw new Error(`XML: ${whole} is not a character XML allows (offset ${at + offset})`)
+    return String.fromCodePoint(cp)
   })
 }
 
@@ -42,7 +53,12 @@ export function parseXml(text: string): XmlElement {
       stackNames.pop()
     } else if (opening !== undefined) {
       const attrs: Record<string, string> = {}
-      for (const a of (attrText ?? '').matchAll(ATTR)) attrs[a[1]!] = decodeXmlEntities(a[2] ?? a[3] ?? '')
+      // The attributes follow `<name`; each value ends before its closing quote.
+      const attrsAt = m.index + 1 + opening.length
+      for (const a of (attrText ?? '').matchAll(ATTR)) {
+        const value = a[2] ?? a[3] ?? ''
+        attrs[a[1]!] = decodeXmlEntities(value, attrsAt + a.index + a[0].length - 1 - value.length)
+      }
       const element: XmlElement = { name: localName(opening), attrs, children: [] }
       top.children.push(element)
       if (!selfClosing) {
@@ -52,7 +68,7 @@ export function parseXml(text: string): XmlElement {
     } else if (whole === '<') {
       throw new Error(`XML: stray "<" at offset ${m.index}`)
     } else if (!whole.startsWith('<')) {
-      top.children.push(decodeXmlEntities(whole))
+      top.children.push(decodeXmlEntities(whole, m.index))
     }
   }
   if (stack.length > 1) throw new Error(`XML: <${stackNames[stackNames.length - 1]}> is not closed`)

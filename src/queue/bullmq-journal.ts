@@ -44,7 +44,7 @@
 // backlog, and when its oldest waiting string was queued. Clock and positions start again from 0
 // (a new epoch) when the queue is empty and no batch is on its way to it.
 import { randomUUID } from 'node:crypto'
-import { DelayedError, Queue, Worker as BullWorker, type Job as BullJob } from 'bullmq'
+import { DelayedError, Queue, Worker as BullWorker, type Job as BullJob, type Processor, type WorkerOptions } from 'bullmq'
 import { Redis, type ChainableCommander } from 'ioredis'
 import type { Logger } from '../util/logger.js'
 import type { BacklogView } from './backlog.js'
@@ -504,6 +504,30 @@ export function flowsWaiting(text: string, clock: number): { waiting: number; ol
   return { waiting, ...(oldestAt !== undefined ? { oldestAt } : {}) }
 }
 
+/**
+ * BullMQ's worker, telling when its handling of a job is over (`handled`): the processor settled,
+ * then the job's completion or failure in Redis done, or failed. A completion fails where the job's
+ * lock was lost (another instance took it over); BullMQ then emits neither 'completed' nor 'failed'.
+ */
+class Worker extends BullWorker {
+  constructor(
+    private readonly handled: (id: string | undefined, token: string) => void,
+    name: string,
+    processor: Processor,
+    opts: WorkerOptions,
+  ) {
+    super(name, processor, opts)
+  }
+
+  override async processJob(...[bullJob, token, fetchNext]: Parameters<BullWorker['processJob']>): ReturnType<BullWorker['processJob']> {
+    try {
+      return await super.processJob(bullJob, token, fetchNext)
+    } finally {
+      this.handled(bullJob.id, token)
+    }
+  }
+}
+
 interface Running {
   resolve(value?: string): void
   reject(error: Error): void
@@ -518,7 +542,7 @@ export class BullmqJournal implements IntakeJournal {
   private readonly queue: Queue
   private readonly queueClient: Redis
   private workerClient?: Redis
-  private worker?: BullWorker
+  private worker?: Worker
   private readonly running = new Map<string, Running>()
   /**
    * Strings whose status update this instance sent (`sending`), and the copy that sent it (its
@@ -576,9 +600,10 @@ export class BullmqJournal implements IntakeJournal {
    * What close() lets end first (up to CLOSE_WAIT_MS): releases of held strings under way (their
    * lock), notes of finished strings, and the jobs of strings reported or held here that BullMQ
    * has not completed yet (their lock: cut off, they would lapse, and another instance would take
-   * strings already reported).
+   * strings already reported). `completing`: their BullMQ ids, and the token of the run that
+   * completes each (a later run of the same id here is not cleared by an earlier one's end).
    */
-  private readonly underWay = { releases: new Set<Promise<unknown>>(), notes: 0, completing: new Set<string>() }
+  private readonly underWay = { releases: new Set<Promise<unknown>>(), notes: 0, completing: new Map<string, string | undefined>() }
   private closing = false
 
   constructor(private readonly options: BullmqJournalOptions) {
@@ -996,13 +1021,18 @@ export class BullmqJournal implements IntakeJournal {
   /** A string's BullMQ job is to complete (its processor settled here): close() lets BullMQ complete it first. */
   private completing(w: Running | undefined, value?: string): void {
     if (!w) return
-    if (w.bullJob.id !== undefined) this.underWay.completing.add(w.bullJob.id)
+    if (w.bullJob.id !== undefined) this.underWay.completing.set(w.bullJob.id, w.token)
     w.resolve(value)
   }
 
   /** Start taking jobs; `take` hands each to the local pipeline. */
   start(take: (job: Job) => void): void {
-    const worker = (this.worker = new BullWorker(
+    const worker = (this.worker = new Worker(
+      // Its completion is over, done or failed (its lock lost: no other end is told of, and close()
+      // would wait CLOSE_WAIT_MS for it).
+      (id, token) => {
+        if (id !== undefined && this.underWay.completing.get(id) === token) this.underWay.completing.delete(id)
+      },
       this.queue.name,
       (bullJob, token) =>
         new Promise<string | undefined>((resolve, reject) => {

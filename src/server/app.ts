@@ -1,6 +1,7 @@
 // The Koa app: routes and one error middleware that turns thrown http-errors into JSON answers,
 // with `expose` deciding what the client sees. No business logic here.
-import { createReadStream } from 'node:fs'
+import type { ReadStream } from 'node:fs'
+import { open } from 'node:fs/promises'
 import Router from '@koa/router'
 import Koa, { type Middleware } from 'koa'
 import type { Logger } from '../util/logger.js'
@@ -76,6 +77,25 @@ function keepHeadersOnErrors(app: Koa): void {
   }
 }
 
+/**
+ * A logo file opened to be streamed. A file gone or unreadable (moved, or replaced by a directory,
+ * after the pipelines were loaded) fails here, before any header is sent, and is answered as any
+ * other error. Streamed from its path as it was, it failed only once the 200 and its headers were
+ * out: Koa then destroys the response, and the client got no answer at all. Read from the handle
+ * opened here, the file cannot go in between. (Koa destroys the stream, closing the handle, once
+ * the response is over, a HEAD's or a dropped one's too.)
+ */
+async function openLogo(file: string): Promise<ReadStream> {
+  const handle = await open(file, 'r')
+  try {
+    if (!(await handle.stat()).isFile()) throw new Error('not a file')
+    return handle.createReadStream()
+  } catch (error) {
+    await handle.close().catch(() => undefined)
+    throw error
+  }
+}
+
 export function createApp(deps: AppDeps): Koa {
   const app = new Koa()
   app.proxy = true
@@ -119,14 +139,16 @@ export function createApp(deps: AppDeps): Koa {
     ctx.body = deps.manifest()
   })
   // Every logo the manifest names: the app's, and each step's (its pipeline's, else the default).
-  router.get([APP_LOGO_PATH, '/steps/:key/logo'], (ctx) => {
+  router.get([APP_LOGO_PATH, '/steps/:key/logo'], async (ctx) => {
     const key = ctx.params.key
     const logo = key === undefined ? APP_LOGO : (deps.logo(key) ?? (namesStep(deps.manifest(), key) ? DEFAULT_STEP_LOGO : undefined))
     if (!logo) return ctx.throw(404, 'no logo for this step')
     if (!isServableLogoType(logo.contentType)) return ctx.throw(404, 'the logo of this step is not a png, svg, jpeg, webp or gif image')
+    // A logo the manifest names is the worker's to have: one it cannot read is a 500, logged with why.
+    const stream = await openLogo(logo.path).catch((error: unknown) => ctx.throw(500, `cannot read the logo file ${logo.path}: ${(error as Error).message}`))
     ctx.type = logo.contentType
     ctx.set(LOGO_HEADERS)
-    ctx.body = createReadStream(logo.path)
+    ctx.body = stream
   })
   app.use(router.routes()).use(router.allowedMethods())
   for (const r of deps.routers ?? []) app.use(r.routes()).use(r.allowedMethods())

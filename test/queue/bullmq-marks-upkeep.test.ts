@@ -118,6 +118,26 @@ await describeWithService('redis', 'BullMQ journal: marks of status updates, and
     await expect.poll(() => sentOf(j).size).toBe(0)
   })
 
+  it('a job whose completion failed here (its lock lost) is no longer waited for: close() returns at once, and nothing of it stays', async () => {
+    const raw = redis()
+    const j = journal()
+    const taken: Job[] = []
+    j.start((x) => taken.push(x))
+    await j.append('a', [job('F', 1)])
+    await expect.poll(() => taken.length).toBe(1)
+    await j.stopTaking()
+    // Another instance took it over once its lock lapsed: BullMQ's completion here fails.
+    await raw.del(queueOf(j).toKey(`${taken[0]!.key}:lock`))
+    await j.done(taken[0]!)
+    await sleep(300)
+    expect(await raw.hget(queueOf(j).toKey(taken[0]!.key), 'finishedOn')).toBeNull()
+    expect((j as unknown as { underWay: { completing: Set<string> } }).underWay.completing.size).toBe(0)
+    await forgetJournalQueue(open.splice(open.indexOf(j), 1)[0])
+    const started = Date.now()
+    await j.close()
+    expect(Date.now() - started).toBeLessThan(1000)
+  })
+
   it("removes a batch's finished jobs all at once, not one after another, and a mark left on one goes with what was kept behind it", async () => {
     const raw = redis()
     const j = journal({ concurrency: 40 })
