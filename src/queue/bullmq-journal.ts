@@ -551,7 +551,7 @@ export class BullmqJournal implements IntakeJournal {
    * wait out a back-off (`delay`), nor for one whose lock was lost (taken over by another instance:
    * its completion here fails): past lockMs after it settled, no end can come (its lock, no longer
    * renewed, has lapsed), and the entry goes (`forgetSentSettled`) rather than stay for the life of
-   * the process.
+   * the process. A delayed job may run again here after its back-off: it counts as settled then.
    */
   private readonly sent = new Map<string, { copy: string; settledAt?: number }>()
   private sentPrunedAt = 0
@@ -1204,6 +1204,10 @@ export class BullmqJournal implements IntakeJournal {
     }
     // BullMQ leaves a job it was told is delayed as it is: neither completed nor failed.
     w.reject(new DelayedError())
+    // It may come back here after its back-off and end here: its update's record stays until
+    // lockMs past that (`forgetSentSettled`), not from now.
+    const sent = this.sent.get(job.key)
+    if (sent?.settledAt !== undefined) sent.settledAt = Math.max(sent.settledAt, due)
   }
 
   /** The organization's API answered: its strings waiting out a back-off here (`delay`) go now. */
