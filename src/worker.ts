@@ -523,7 +523,7 @@ async function createParts(deps: WorkerDeps, metrics: Metrics, shutdown: AbortSi
     const domain = d[0]?.job.domain
     if (domain !== undefined && shared?.holdsInRedis(domain) && held.cause(domain) === undefined) releaseHeld(domain)
   }
-  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { sending: markSending(dedupe, shared), reported, superseded: (d) => outcomes.reporterHooks.superseded(d), rejected: (d, r) => outcomes.reporterHooks.rejected(d, r), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c, after, landed) => outcomes.reporterHooks.held(d, r, c, after, landed) } })
+  const reporter = new Reporter({ api, log, lingerMs: config.reportLingerMs, holding: (domain) => held.cause(domain), hooks: { sending: markSending(dedupe, shared), reported, superseded: (d) => outcomes.reporterHooks.superseded(d), rejected: (d, r, g) => outcomes.reporterHooks.rejected(d, r, g), dropped: (d, r) => outcomes.reporterHooks.dropped(d, r), parked: (d, r) => outcomes.reporterHooks.parked(d, r), held: (d, r, c, after, landed) => outcomes.reporterHooks.held(d, r, c, after, landed) } })
   const queue: WorkQueue = new WorkQueue({
     concurrency: config.concurrency,
     limit: config.queueLimit,

@@ -59,8 +59,11 @@ export interface ReporterHooks {
    * this one is not sent, and leaves as superseded.
    */
   superseded(decision: Decision): void | Promise<void>
-  /** The service refused this one string's update (400 for it alone). */
-  rejected(decision: Decision, reason: string): void | Promise<void>
+  /**
+   * The service refused this one string's update (400 for it alone), or its output at the step
+   * (`grouped`: one warning for the whole group said so already, not a line per string).
+   */
+  rejected(decision: Decision, reason: string, grouped?: boolean): void | Promise<void>
   /** The service no longer waits for these strings here (404): forget them, once. */
   dropped(decisions: Decision[], reason: string): void | Promise<void>
   /** Retries ran out, or a refusal with no rule of its own: keep the decisions aside, durably. */
@@ -390,7 +393,7 @@ export class Reporter {
       { domain: group.domain, organization: rest[0]?.job.organizationId, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId, output: port, probed, strings: rest.length, status: 400 },
       `step ${group.stepId} at the service does not declare output "${port}" (${probed} of its strings refused alone, none accepted: ${reason}): update the app or the step's outputs at the service, or change the pipeline so that it does not route to "${port}". ${rest.length} more of its strings are rejected without a request of their own; the output is taken as refused at this step for ${REFUSED_OUTPUT_MS / 60_000} minutes`,
     )
-    for (const d of rest) await hooks.rejected(d, reason)
+    for (const d of rest) await hooks.rejected(d, reason, true)
   }
 
   private isRefused(group: Group, port: string): boolean {

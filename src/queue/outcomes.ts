@@ -89,12 +89,14 @@ export function createOutcomes(deps: OutcomesDeps): Outcomes {
       if (decisions[0]) held.succeeded(decisions[0].job.domain)
       for (const d of decisions) await finish(d.job, 'reported', d.port)
     },
-    async rejected(d, reason) {
+    async rejected(d, reason, grouped) {
       metrics.jobs.inc({ outcome: 'rejected', port: d.port })
       // The service still waits for the string: park it there as TODO (""), where a manager sees
       // it, rather than forget it. If even "" is refused, keep it here, parked, for the next start.
       if (d.port !== '') {
-        log.warn({ string: d.job.stringId, output: d.port }, `the service refused output "${d.port}" (${reason}); the string is parked at the service with ""`)
+        // A whole group refused for one output (the step does not declare it): the reporter said so
+        // once for all of them; a line each here would be hundreds.
+        log[grouped ? 'debug' : 'warn']({ string: d.job.stringId, output: d.port }, `the service refused output "${d.port}" (${reason}); the string is parked at the service with ""`)
         deps.report({ job: d.job, port: '' })
       } else await park(d.job, reason)
     },

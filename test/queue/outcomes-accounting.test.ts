@@ -77,6 +77,14 @@ describe('outcomes', () => {
     expect(warning!.msg).toContain('parked at the service')
   })
 
+  it('says it once for a whole group refused for its output (the reporter warned for the group), not a line each', async () => {
+    const { outcomes, events, lines } = setup()
+    await outcomes.reporterHooks.rejected({ job: job(1), port: 'retired' }, '400: unknown output', true)
+    await outcomes.reporterHooks.rejected({ job: job(2), port: 'retired' }, '400: unknown output', true)
+    expect(events).toEqual(['jobs {"outcome":"rejected","port":"retired"} 1', 'report 1 ""', 'jobs {"outcome":"rejected","port":"retired"} 1', 'report 2 ""'])
+    expect(lines.filter((l) => (l.level as number) >= 40)).toEqual([])
+  })
+
   it('keeps a string parked here when even "" is refused', async () => {
     const { outcomes, events } = setup()
     await outcomes.reporterHooks.rejected({ job: job(1), port: '' }, '400: no')
