@@ -12,6 +12,7 @@ import { BullmqJournal, HELD, redisClient, type BullmqJournalOptions } from '../
 import type { Job } from '../../src/protocol/job.js'
 import { silentLogger } from '../../src/util/logger.js'
 import { describeWithService, forgetJournalQueue } from '../support/services.js'
+import { orgBatch, orgJob } from '../support/jobs.js'
 
 const open: BullmqJournal[] = []
 const clients: Redis[] = []
@@ -26,12 +27,8 @@ afterEach(async () => {
   for (const client of clients.splice(0)) client.disconnect()
 })
 
-const job = (organization: string, i: number): Job => ({
-  key: `${organization}|1|2|de|${i}|1`, organizationId: organization, domain: organization.toLowerCase(), moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
-  string: { key: `k${i}`, context: '', maxLength: 0, text: `t${i}`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [] },
-  sourceLanguage: { id: 'en' } as Job['sourceLanguage'], targetLanguage: { id: 'de' } as Job['targetLanguage'], batchId: 'b', attempts: 0,
-})
-const batch = (organization: string, from: number, n: number) => Array.from({ length: n }, (_, i) => job(organization, from + i))
+const job = orgJob
+const batch = orgBatch
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms))
 
 await describeWithService('redis', 'BullMQ journal: marks of status updates, and finished jobs replaced', (url) => {

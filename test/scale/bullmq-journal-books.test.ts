@@ -9,6 +9,7 @@ import { BullmqJournal, FAIR_TURN, REDIS_BYTES_PER_STRING, type BullmqJournalOpt
 import type { Job } from '../../src/protocol/job.js'
 import { createLogger, silentLogger } from '../../src/util/logger.js'
 import { describeWithService, forgetJournalQueue } from '../support/services.js'
+import { orgBatch, orgJob } from '../support/jobs.js'
 
 const open: BullmqJournal[] = []
 const queueOf = (j: BullmqJournal) => (j as unknown as { queue: Queue }).queue
@@ -19,12 +20,8 @@ afterEach(async () => {
   }
 })
 
-const job = (organization: string, i: number): Job => ({
-  key: `${organization}|1|2|de|${i}|1`, organizationId: organization, domain: organization.toLowerCase(), moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
-  string: { key: `k${i}`, context: '', maxLength: 0, text: `t${i}`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [] },
-  sourceLanguage: { id: 'en' } as Job['sourceLanguage'], targetLanguage: { id: 'de' } as Job['targetLanguage'], batchId: 'b', attempts: 3,
-})
-const batch = (organization: string, from: number, n: number) => Array.from({ length: n }, (_, i) => job(organization, from + i))
+const job = orgJob
+const batch = orgBatch
 const settle = () => new Promise((r) => setTimeout(r, 300))
 
 await describeWithService('redis', 'BullMQ journal: jobs, parking and the budget', (url) => {

@@ -11,3 +11,16 @@ export const job = (stringId: number, extra: Partial<Job> = {}): Job =>
     sourceLanguage: lang('en'), targetLanguage: lang('de'),
     ...extra,
   }) as Job
+
+/**
+ * String `i` of an organization (project 1, step 2, German), keyed as the queue keys it: for tests
+ * of the journals, where organizations are told apart and strings counted.
+ */
+export const orgJob = (organization: string, i: number): Job => ({
+  key: `${organization}|1|2|de|${i}|1`, organizationId: organization, domain: organization.toLowerCase(), moduleKey: 'm', projectId: 1, stepId: 2, languageId: 'de', stringId: i, revision: 1,
+  string: { key: `k${i}`, context: '', maxLength: 0, text: `t${i}`, isPlural: false, fileType: 'json', filePath: '/a.json', labelIds: [] },
+  sourceLanguage: { id: 'en' } as Job['sourceLanguage'], targetLanguage: { id: 'de' } as Job['targetLanguage'], batchId: 'b', attempts: 0,
+})
+
+/** Strings `from` .. `from + n - 1` of an organization. */
+export const orgBatch = (organization: string, from: number, n: number): Job[] => Array.from({ length: n }, (_, i) => orgJob(organization, from + i))
