@@ -9,7 +9,9 @@
 //   pipeline after the app was installed): the rest of the group is `rejected` at once, with one
 //   warning, and the output is remembered as refused at that step (organization, project, step:
 //   every language of a step has its outputs) for REFUSED_OUTPUT_MS, so that a later group of it
-//   costs one probe, not a bisection. A 2XX for it there forgets it. A 413 is halved, no probe.
+//   costs one probe, not a bisection. A 2XX for it there forgets it (and sends the rest of a group
+//   whose probes were out meanwhile). A probe answered otherwise (429, 5XX, 403, 404) is as any
+//   one string's, and the rest share its answer without a request. A 413 is halved, no probe.
 // - 404: the language is no longer among the step's (or the step is gone): the service no longer
 //   waits for these strings there; the group is `dropped` once, whole, without splitting.
 // - 403, or 401 after one refresh: the organization's token may not update statuses (for now): its
@@ -177,6 +179,12 @@ export class Reporter {
   private readonly inFlight = new Set<Promise<void>>()
   /** `domain|project|step|output` -> until when the output is taken as not declared at that step. */
   private readonly refusedOutputs = new Map<string, number>()
+  /**
+   * `domain|project|step|output` -> the probes of it under way, each marked when a 2XX for that
+   * output at that step (another group's, another language's) comes meanwhile: the step declares
+   * it now (just updated), and refusals answered to probes sent before say nothing of the rest.
+   */
+  private readonly probing = new Map<string, Set<{ accepted: boolean }>>()
   private readonly maxBatch: number
   private readonly now: () => number
   patches = 0
@@ -319,7 +327,7 @@ export class Reporter {
     } catch (error) {
       return { error }
     }
-    if (this.refusedOutputs.size) this.forget(group, decisions)
+    if (this.refusedOutputs.size || this.probing.size) this.forget(group, decisions)
     return undefined
   }
 
@@ -364,13 +372,27 @@ export class Reporter {
    * (forgotten as refused), and `go` sends the rest (`accepted` true). Each refused with 400 is
    * `rejected`, as any string refused alone; all `probes` refused: the step does not declare the
    * output, and the rest are `rejected` at once, with one warning for all, and remembered. An
-   * answer that says nothing of the output (a 404, a 5XX, ...) is the probe's own, as any one
-   * string's, and `go` sends the rest (`accepted` false).
+   * answer that says nothing of the output is the probe's own, as any one string's; then the rest
+   * share it (see `unprobed`) or `go` sends them (`accepted` false).
    */
   private async probe(group: Group, decisions: Decision[], probes: number, go: (rest: Decision[], accepted: boolean) => Promise<void>): Promise<void> {
+    const key = outputKey(group, decisions[0]!.port)
+    const watch = { accepted: false }
+    let watching = this.probing.get(key)
+    if (!watching) this.probing.set(key, (watching = new Set()))
+    watching.add(watch)
+    try {
+      return await this.probeWatched(group, decisions, probes, go, watch)
+    } finally {
+      watching.delete(watch)
+      if (watching.size === 0 && this.probing.get(key) === watching) this.probing.delete(key)
+    }
+  }
+
+  private async probeWatched(group: Group, decisions: Decision[], probes: number, go: (rest: Decision[], accepted: boolean) => Promise<void>, watch: { accepted: boolean }): Promise<void> {
     let reason = ''
     let i = 0
-    for (; i < probes && i < decisions.length; i++) {
+    for (; i < probes && i < decisions.length && !watch.accepted; i++) {
       const one = decisions.slice(i, i + 1)
       const failure = await this.patch(group, one)
       const rest = decisions.slice(i + 1)
@@ -379,11 +401,27 @@ export class Reporter {
         return
       }
       await this.failed(group, one, failure.error, false)
-      if (!portRefusal(failure.error)) return rest.length ? go(rest, false) : undefined
+      if (!portRefusal(failure.error)) return rest.length ? this.unprobed(group, rest, failure.error, go) : undefined
       reason = reasonOf(failure.error)
     }
+    // Accepted at the step meanwhile: the rest go, as after an accepted probe of their own.
+    if (watch.accepted) return i < decisions.length ? go(decisions.slice(i), true) : undefined
     this.remember(group, decisions[0]!.port)
     return this.undeclared(group, decisions[0]!.port, decisions.slice(i), i, reason)
+  }
+
+  /**
+   * The rest of a probe answered with no refusal of its output. A hold (429 with its Retry-After,
+   * a 5XX, 403, no token) is about the organization and a 404 about the language, not the string:
+   * the rest share it, without a request of their own (sent, they went into the wait the service
+   * asked for, the outage or the refusal just met, and after a 400 as halves, each probed again).
+   * Never sent, they cannot have landed. Another answer (a refusal with no rule, 413) may be the
+   * probe string's own: `go` sends them.
+   */
+  private async unprobed(group: Group, rest: Decision[], error: unknown, go: (rest: Decision[], accepted: boolean) => Promise<void>): Promise<void> {
+    const kind = verdictOf(error).kind
+    if (kind === 'hold' || kind === 'drop') return this.failed(group, rest, error, false, false)
+    return go(rest, false)
   }
 
   /** The step does not declare `port`: one warning that says what to do, then each string `rejected`. */
@@ -405,13 +443,16 @@ export class Reporter {
     return false
   }
 
-  /** A 2XX for these outputs at this step: they are declared there (the step was updated, say). */
+  /** A 2XX for these outputs at this step: they are declared there (the step was updated, say), for its probes under way too. */
   private forget(group: Group, decisions: Decision[]): void {
     let last: string | undefined
     for (const d of decisions) {
       if (d.port === last) continue
       last = d.port
-      this.refusedOutputs.delete(outputKey(group, d.port))
+      const key = outputKey(group, d.port)
+      this.refusedOutputs.delete(key)
+      const watching = this.probing.get(key)
+      if (watching) for (const w of watching) w.accepted = true
     }
   }
 
@@ -423,7 +464,8 @@ export class Reporter {
     if (this.refusedOutputs.size > REFUSED_OUTPUTS_KEPT) this.refusedOutputs.delete(this.refusedOutputs.keys().next().value!)
   }
 
-  private async failed(group: Group, decisions: Decision[], error: unknown, declared: boolean): Promise<void> {
+  /** `sent`: false for decisions that share the answer to another's request (a probe's) without one of their own. */
+  private async failed(group: Group, decisions: Decision[], error: unknown, declared: boolean, sent = true): Promise<void> {
     const { hooks, log } = this.options
     const where = { domain: group.domain, projectId: group.projectId, stepId: group.stepId, languageId: group.languageId }
     const reason = reasonOf(error)
@@ -445,7 +487,7 @@ export class Reporter {
         // network), whatever the last one said: held as unavailable after those, or refused (403,
         // no token for the next attempt) after one. Answered 429 every time, it did not land: its
         // decided output is kept (no recheck, no second pipeline run).
-        return hooks.held(decisions, reason, verdict.cause, (error as ApiError).retryAfterMs, mayHaveApplied(error))
+        return hooks.held(decisions, reason, verdict.cause, (error as ApiError).retryAfterMs, sent && mayHaveApplied(error))
       case 'park': {
         // The whole message (method, path, status, body): it is what an operator reads later.
         const why = error instanceof Error ? error.message : reason

@@ -5,8 +5,8 @@
 // group, and the memory of it makes a later group cost one probe (reporter.ts, `probe`).
 import { describe, expect, it } from 'vitest'
 import { loadConfig } from '../../src/config/load-config.js'
-import { ApiClient } from '../../src/platform/api-client.js'
-import { REFUSED_OUTPUT_MS, REFUSED_OUTPUTS_KEPT, Reporter, type ReporterHooks } from '../../src/platform/reporter.js'
+import { ApiClient, ApiError } from '../../src/platform/api-client.js'
+import { REFUSED_OUTPUT_MS, REFUSED_OUTPUTS_KEPT, Reporter, type HoldCause, type ReporterHooks } from '../../src/platform/reporter.js'
 import type { Decision } from '../../src/protocol/decision.js'
 import { StaticTokenProvider } from '../../src/platform/token-provider.js'
 import type { Job } from '../../src/protocol/job.js'
@@ -31,7 +31,7 @@ function setUp(o: { fake?: ContractFakeOptions; resendEmpty?: boolean } = {}) {
   const lines: Array<Record<string, unknown>> = []
   const log = createLogger({ level: 'debug', destination: { write: (s: string) => void lines.push(JSON.parse(s) as Record<string, unknown>) } })
   const api = new ApiClient({ config: loadConfig({}, { apiUrl: API, apiMaxAttempts: 1 }), tokens: new StaticTokenProvider(new Map([['*', 'token']])), log, fetch: fake.fetch, baseDelayMs: 1, maxDelayMs: 5 })
-  const seen = { reported: [] as number[], rejected: [] as number[] }
+  const seen = { reported: [] as number[], rejected: [] as number[], dropped: [] as number[], held: [] as Array<{ ids: number[]; cause: HoldCause; retryAfterMs: number | undefined; mayHaveLanded: boolean }> }
   const clock = { now: 1_000_000 }
   let reporter!: Reporter
   const hooks: ReporterHooks = {
@@ -41,9 +41,9 @@ function setUp(o: { fake?: ContractFakeOptions; resendEmpty?: boolean } = {}) {
       seen.rejected.push(d.job.stringId)
       if (o.resendEmpty !== false) reporter.add({ job: d.job, port: '' })
     },
-    dropped: () => undefined,
+    dropped: (ds) => void seen.dropped.push(...ds.map((d) => d.job.stringId)),
     parked: () => undefined,
-    held: () => undefined,
+    held: (ds, _reason, cause, retryAfterMs, mayHaveLanded) => void seen.held.push({ ids: ds.map((d) => d.job.stringId), cause, retryAfterMs, mayHaveLanded }),
   }
   reporter = new Reporter({ api, log, lingerMs: 5, hooks, now: () => clock.now })
   /** PATCHes sent with a value of `port` (the "" ones that park rejected strings are not counted). */
@@ -180,5 +180,104 @@ describe('Reporter: an output the step does not declare', () => {
     expect(fake.requestsTo('status', 'PATCH').map((r) => (r.body as unknown[]).length)).toEqual([8, 4, 4, 2, 2, 2, 2])
     expect(sorted(seen.reported)).toEqual(ids(1, 8))
     expect(undeclaredWarnings()).toHaveLength(0)
+  })
+})
+
+describe('Reporter: a probe answered with something that says nothing of its output', () => {
+  // 429 (its Retry-After), 5XX, 403 are about the organization, 404 about the language: the rest of
+  // the output's strings were sent all the same right after, into the wait the service asked for,
+  // the outage or the refusal just met (and, after a 400 for the group, as two halves).
+  const cases = [
+    { status: 429, cause: 'unavailable', retryAfterMs: 120_000, landed: false },
+    { status: 503, cause: 'unavailable', retryAfterMs: undefined, landed: true },
+    { status: 403, cause: 'forbidden', retryAfterMs: undefined, landed: false },
+    { status: 404 },
+  ] as const
+  const answer = (status: number) => ({ status, body: { error: { code: status, message: 'no' } }, ...(status === 429 ? { headers: { 'retry-after': '120' } } : {}) })
+  const expectShared = (seen: ReturnType<typeof setUp>['seen'], c: (typeof cases)[number], probe: number, rest: number[]) => {
+    if (!('cause' in c)) return expect([seen.dropped, seen.held, seen.rejected]).toEqual([[probe, ...rest], [], []])
+    // The rest were never sent: they cannot have landed.
+    expect([seen.held, seen.rejected, seen.dropped]).toEqual([
+      [
+        { ids: [probe], cause: c.cause, retryAfterMs: c.retryAfterMs, mayHaveLanded: c.landed },
+        { ids: rest, cause: c.cause, retryAfterMs: c.retryAfterMs, mayHaveLanded: false },
+      ],
+      [],
+      [],
+    ])
+  }
+
+  for (const c of cases) {
+    it(`${c.status} for the probe after a 400 for the group: the rest share its answer without a request of their own`, async () => {
+      const { seen, group, patchesOf } = setUp({ fake: { answer: ({ body }) => ((body as unknown[]).length === 1 ? answer(c.status) : undefined) } })
+      await group(1, 10, 'retired')
+      expect(patchesOf('retired')).toBe(2)
+      expectShared(seen, c, 1, ids(2, 9))
+    })
+
+    it(`${c.status} for the probe of an output remembered as refused: the rest share its answer without a request of their own`, async () => {
+      let failing = false
+      const { seen, group, patchesOf } = setUp({ fake: { answer: ({ body }) => (failing && (body as Array<{ value: string }>).some((o) => o.value === 'retired') ? answer(c.status) : undefined) } })
+      await group(1, 10, 'retired')
+      seen.rejected.length = 0
+      failing = true
+      await group(11, 10, 'retired')
+      expect(patchesOf('retired')).toBe(3 + 1)
+      expectShared(seen, c, 11, ids(12, 9))
+    })
+  }
+})
+
+describe('Reporter: the output accepted at the step while a group of it is probed', () => {
+  it('a 2XX for the output at that step (another language\'s group) while the probes were out: the rest of the group goes, none rejected for refusals now out of date', async () => {
+    // The operator adds the output at the service while groups of it are in flight: de's probes
+    // reached the service before, fr's update after. The service's answers are driven by hand.
+    let declared = false
+    let letSecondProbeAnswer!: () => void
+    const secondProbeHeld = new Promise<void>((r) => (letSecondProbeAnswer = r))
+    const sent: Array<{ languageId: string; ids: number[] }> = []
+    const refuse = () => new ApiError(400, 'output port "retired" is not declared', 'PATCH', '/status', 1)
+    const api = {
+      async patchStatuses(_domain: string, _projectId: number, _stepId: number, languageId: string, ops: Array<{ path: string; value: string }>) {
+        const ids = ops.map((o) => Number(o.path.split('/')[1]))
+        sent.push({ languageId, ids })
+        if (ops.every((o) => o.value === '')) return []
+        if (languageId === 'de' && ids.length === 1 && ids[0] === 2) {
+          // Refused when it reached the service; its answer comes back after fr's update was accepted.
+          await secondProbeHeld
+          throw refuse()
+        }
+        if (!declared) throw refuse()
+        return []
+      },
+    } as unknown as ApiClient
+    const seen = { reported: [] as number[], rejected: [] as number[] }
+    const log = createLogger({ level: 'silent' })
+    const reporter: Reporter = new Reporter({
+      api, log, lingerMs: 1,
+      hooks: {
+        reported: (ds) => void seen.reported.push(...ds.filter((d) => d.port !== '').map((d) => d.job.stringId)),
+        superseded: () => undefined,
+        rejected: (d) => {
+          seen.rejected.push(d.job.stringId)
+          reporter.add({ job: d.job, port: '' })
+        },
+        dropped: () => undefined,
+        parked: () => undefined,
+        held: () => undefined,
+      },
+    })
+    for (let i = 1; i <= 10; i++) reporter.add({ job: job(i), port: 'retired' })
+    const flushed = reporter.flush()
+    // de: the group, its first probe (refused), its second (out).
+    await expect.poll(() => sent.length).toBe(3)
+    declared = true
+    for (let i = 101; i <= 105; i++) reporter.add({ job: job(i, { languageId: 'fr' }), port: 'retired' })
+    await expect.poll(() => seen.reported.length).toBe(5)
+    letSecondProbeAnswer()
+    await flushed
+    await reporter.flush()
+    expect(sorted(seen.rejected)).toEqual([1, 2])
+    expect(sorted(seen.reported)).toEqual([...ids(3, 8), ...ids(101, 5)])
   })
 })
