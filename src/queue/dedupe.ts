@@ -15,7 +15,8 @@
 // `finished` (asked about), else as `new`. Finished strings are
 // kept as columns, not as keys (finished-strings.ts): a hundred thousand of them are remembered
 // through every large burst.
-import { FinishedFilter, scopeHash } from './finished-filter.js'
+import { FinishedFilter } from './finished-filter.js'
+import { LastScopeHash } from './last-scope-hash.js'
 import { FinishedStrings, type StringRef } from './finished-strings.js'
 import type { RevisedStrings } from '../protocol/job.js'
 
@@ -83,7 +84,7 @@ export class Dedupe {
   /** Strings that may have finished here before the memory above (finished-filter.ts). */
   private readonly longAgo: FinishedFilter
   /** The scope hashed last, and its hash. */
-  private hashed = { organizationId: '', projectId: -1, stepId: -1, languageId: '', hash: 0 }
+  private readonly scopes = new LastScopeHash()
 
   /**
    * `released`: where an arrival kept behind a sent copy goes once that copy ends (the worker
@@ -98,14 +99,6 @@ export class Dedupe {
     private readonly released: (ref: StringRef) => void = () => undefined,
   ) {
     this.longAgo = new FinishedFilter(filterPerGeneration)
-  }
-
-  private scopeHashOf(ref: StringRef): number {
-    const h = this.hashed
-    if (h.organizationId === ref.organizationId && h.projectId === ref.projectId && h.stepId === ref.stepId && h.languageId === ref.languageId) return h.hash
-    const hash = scopeHash(`${ref.organizationId}|${ref.projectId}|${ref.stepId}|${ref.languageId}`)
-    this.hashed = { organizationId: ref.organizationId, projectId: ref.projectId, stepId: ref.stepId, languageId: ref.languageId, hash }
-    return hash
   }
 
   /**
@@ -262,7 +255,7 @@ export class Dedupe {
 
   /** Could this revision have finished before what this memory knows (a restart, or a finish it forgot)? */
   private mayHaveFinished(ref: StringRef, revision: number): boolean {
-    return this.now() < this.uncertainUntil || this.longAgo.mayHave(this.scopeHashOf(ref), ref.stringId, revision)
+    return this.now() < this.uncertainUntil || this.longAgo.mayHave(this.scopes.of(ref), ref.stringId, revision)
   }
 
   /**
@@ -355,7 +348,7 @@ export class Dedupe {
     if (ids) this.deleteActive(ref, ids)
     if (this.kept.size > 0 && this.kept.get(overtakenKey(ref))?.revision === revision) {
       // It finished here (a later arrival may be a repeat of it), and is active again at once.
-      if (this.ttlMs > 0) this.longAgo.add(this.scopeHashOf(ref), ref.stringId, revision)
+      if (this.ttlMs > 0) this.longAgo.add(this.scopes.of(ref), ref.stringId, revision)
       this.releaseKept(ref, revision)
       return
     }
@@ -364,7 +357,7 @@ export class Dedupe {
       return
     }
     this.finished.add(ref, revision, this.now())
-    this.longAgo.add(this.scopeHashOf(ref), ref.stringId, revision)
+    this.longAgo.add(this.scopes.of(ref), ref.stringId, revision)
     if (this.finished.finishes > this.maxFinished) this.expire(true)
   }
 

@@ -11,7 +11,8 @@
 // older one and a new one starts. Redis memory is bounded: 2 x filterBits(perGeneration) / 8 bytes
 // (4 MiB at the default million per generation, the last one to two million finishes).
 import type { Redis } from 'ioredis'
-import { filterBits, PROBES, probesOf, scopeHash } from './finished-filter.js'
+import { filterBits, PROBES, probesOf } from './finished-filter.js'
+import { LastScopeHash } from './last-scope-hash.js'
 import type { StringRef } from './finished-strings.js'
 
 /** Strings per generation by default, as the default path's filter (finished-filter.ts). */
@@ -60,7 +61,7 @@ const CHUNK = 500
 export class SharedFinishedFilter {
   private readonly bits: number
   /** The scope hashed last, and its hash: a group's strings share one, so it is built and hashed once, not per string (as Dedupe does). */
-  private hashed = { organizationId: '', projectId: -1, stepId: -1, languageId: '', hash: 0 }
+  private readonly scopes = new LastScopeHash()
 
   /** `keyOf` names the filter's keys in Redis (under the queue's prefix); `perGeneration` 0: none kept. */
   constructor(
@@ -103,14 +104,6 @@ export class SharedFinishedFilter {
 
   /** A string's probes, hashed as the de-duplication of the default path hashes it (scope, string id, revision). */
   private probes(s: StringRef & { revision: number }): number[] {
-    return probesOf(this.scopeHashOf(s), s.stringId, s.revision, this.bits)
-  }
-
-  private scopeHashOf(s: StringRef): number {
-    const h = this.hashed
-    if (h.organizationId === s.organizationId && h.projectId === s.projectId && h.stepId === s.stepId && h.languageId === s.languageId) return h.hash
-    const hash = scopeHash(`${s.organizationId}|${s.projectId}|${s.stepId}|${s.languageId}`)
-    this.hashed = { organizationId: s.organizationId, projectId: s.projectId, stepId: s.stepId, languageId: s.languageId, hash }
-    return hash
+    return probesOf(this.scopes.of(s), s.stringId, s.revision, this.bits)
   }
 }
